@@ -1,0 +1,224 @@
+//! Account types: account state, open positions, pending orders and deals.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::time::UnixMs;
+
+/// Kind of trading account, reported truthfully by the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TradeMode {
+    /// Demo account (no real money).
+    Demo,
+    /// Real-money account.
+    Real,
+    /// Contest account.
+    Contest,
+}
+
+impl TradeMode {
+    /// Lower-case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Demo => "demo",
+            Self::Real => "real",
+            Self::Contest => "contest",
+        }
+    }
+}
+
+/// Direction of a position or order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Long.
+    Buy,
+    /// Short.
+    Sell,
+}
+
+impl Side {
+    /// The other side.
+    pub const fn opposite(self) -> Self {
+        match self {
+            Self::Buy => Self::Sell,
+            Self::Sell => Self::Buy,
+        }
+    }
+
+    /// `+1.0` for buys, `-1.0` for sells.
+    pub const fn sign(self) -> f64 {
+        match self {
+            Self::Buy => 1.0,
+            Self::Sell => -1.0,
+        }
+    }
+}
+
+/// Account state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AccountInfo {
+    /// Account number.
+    pub login: u64,
+    /// Account holder name.
+    pub name: String,
+    /// Trade server name.
+    pub server: String,
+    /// Broker company.
+    pub company: String,
+    /// Deposit currency.
+    pub currency: String,
+    /// Leverage (100 means 1:100).
+    pub leverage: u32,
+    /// Demo, real or contest.
+    pub trade_mode: TradeMode,
+    /// Balance (closed P&L included).
+    pub balance: f64,
+    /// Equity (balance plus floating P&L and swaps).
+    pub equity: f64,
+    /// Margin in use.
+    pub margin: f64,
+    /// `equity - margin`.
+    pub free_margin: f64,
+    /// `equity / margin * 100`, or `None` without open positions.
+    pub margin_level: Option<f64>,
+    /// Floating profit of open positions.
+    pub profit: f64,
+}
+
+/// An open position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Position {
+    /// Position ticket.
+    pub ticket: u64,
+    /// Instrument.
+    pub symbol: String,
+    /// Long or short.
+    pub side: Side,
+    /// Volume in lots.
+    pub volume: f64,
+    /// Entry price.
+    pub open_price: f64,
+    /// Open time, unix ms UTC.
+    pub open_time: UnixMs,
+    /// Stop loss price, if any.
+    pub stop_loss: Option<f64>,
+    /// Take profit price, if any.
+    pub take_profit: Option<f64>,
+    /// Current close price (bid for longs, ask for shorts).
+    pub current_price: f64,
+    /// Accumulated swap.
+    pub swap: f64,
+    /// Commission charged.
+    pub commission: f64,
+    /// Floating profit, account currency.
+    pub profit: f64,
+    /// Expert magic number.
+    pub magic: u64,
+    /// Order comment.
+    pub comment: String,
+}
+
+/// Kind of order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OrderType {
+    /// Market buy.
+    Buy,
+    /// Market sell.
+    Sell,
+    /// Buy when the ask falls to the price.
+    BuyLimit,
+    /// Sell when the bid rises to the price.
+    SellLimit,
+    /// Buy when the ask rises to the price.
+    BuyStop,
+    /// Sell when the bid falls to the price.
+    SellStop,
+}
+
+impl OrderType {
+    /// Direction of the resulting position.
+    pub const fn side(self) -> Side {
+        match self {
+            Self::Buy | Self::BuyLimit | Self::BuyStop => Side::Buy,
+            Self::Sell | Self::SellLimit | Self::SellStop => Side::Sell,
+        }
+    }
+
+    /// Whether the order executes immediately at market.
+    pub const fn is_market(self) -> bool {
+        matches!(self, Self::Buy | Self::Sell)
+    }
+}
+
+/// A pending (not yet triggered) order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingOrder {
+    /// Order ticket.
+    pub ticket: u64,
+    /// Instrument.
+    pub symbol: String,
+    /// Limit or stop, buy or sell.
+    pub order_type: OrderType,
+    /// Volume in lots.
+    pub volume: f64,
+    /// Trigger price.
+    pub price: f64,
+    /// Stop loss to attach on fill.
+    pub stop_loss: Option<f64>,
+    /// Take profit to attach on fill.
+    pub take_profit: Option<f64>,
+    /// Placement time.
+    pub time_setup: UnixMs,
+    /// Expert magic number.
+    pub magic: u64,
+    /// Order comment.
+    pub comment: String,
+}
+
+/// Whether a deal opened or closed exposure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DealEntry {
+    /// Opened a position.
+    In,
+    /// Closed (part of) a position.
+    Out,
+    /// Balance operation (deposit, withdrawal) or swap/commission charge.
+    Balance,
+}
+
+/// An executed deal (fill) in the account history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Deal {
+    /// Deal ticket.
+    pub ticket: u64,
+    /// Order that caused it.
+    pub order: u64,
+    /// Position it belongs to (0 for balance deals).
+    pub position: u64,
+    /// Instrument (empty for balance deals).
+    pub symbol: String,
+    /// Direction of the deal itself (a close of a long is a `sell`).
+    pub side: Side,
+    /// In, out or balance.
+    pub entry: DealEntry,
+    /// Volume in lots.
+    pub volume: f64,
+    /// Fill price.
+    pub price: f64,
+    /// Execution time.
+    pub time: UnixMs,
+    /// Realised profit, account currency.
+    pub profit: f64,
+    /// Swap realised with this deal.
+    pub swap: f64,
+    /// Commission.
+    pub commission: f64,
+    /// Expert magic number.
+    pub magic: u64,
+    /// Comment (`sl`, `tp`, or the order comment).
+    pub comment: String,
+}

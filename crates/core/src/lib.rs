@@ -1,0 +1,23 @@
+//! # tradeterm-core
+//!
+//! Pure domain logic for tradeterm: market and account types, order
+//! validation and trade maths, indicators, market-structure detection,
+//! regimes, risk and backtesting.
+//!
+//! **Architecture invariant:** this crate performs no I/O. It knows no async
+//! runtime, no web framework, no database and no clock: time and randomness
+//! come in as arguments, so every result is reproducible. Other Rust programs
+//! can embed it on its own.
+//!
+//! **Invariant:** no function of this crate panics on user input; bad input is
+//! reported through the typed errors of each module.
+
+pub mod account;
+pub mod bars;
+pub mod error;
+pub mod market;
+pub mod time;
+
+pub use account::{AccountInfo, Deal, DealEntry, Position, PendingOrder, Side, TradeMode};
+pub use error::CoreError;
+pub use market::{Bar, SwapMode, SymbolSpec, Tick, Timeframe};
