@@ -15,7 +15,9 @@
 pub mod account;
 pub mod bars;
 pub mod error;
+pub mod indicators;
 pub mod market;
+pub mod structure;
 pub mod time;
 
 pub use account::{AccountInfo, Deal, DealEntry, Position, PendingOrder, Side, TradeMode};

@@ -1,0 +1,1 @@
+//! Technical indicators, streaming first and batch second.

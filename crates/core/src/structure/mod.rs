@@ -1,0 +1,1 @@
+//! Market-structure detection without look-ahead.
