@@ -1,0 +1,25 @@
+//! # tradeterm-protocol
+//!
+//! The versioned JSON protocol spoken between the gateway and terminal-side
+//! agents (MetaTrader expert advisors, bridges, the simulated terminal), and
+//! the [`dispatch::Dispatch`] interface through which the REST and MCP
+//! adapters reach terminals.
+//!
+//! The message model ([`agent`]) is independent of its transport: the gateway
+//! carries it over WebSocket text frames today; an HTTP long-poll binding can
+//! carry the same frames later. `docs/agent-protocol.md` documents it for
+//! authors of agents in other languages.
+//!
+//! **Architecture invariant:** this crate holds types and (behind the
+//! `client` feature) one HTTP client of the gateway's dispatch route. It knows
+//! nothing of the gateway's internals, the store or any web framework.
+
+pub mod agent;
+pub mod dispatch;
+#[cfg(feature = "client")]
+pub mod http_client;
+
+pub use agent::{
+    AgentFrame, Command, CommandResult, ErrorBody, Event, GatewayFrame, Hello, PROTOCOL_VERSION,
+};
+pub use dispatch::{Dispatch, DispatchError, TerminalStatus};
