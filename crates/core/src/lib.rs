@@ -19,6 +19,7 @@ pub mod indicators;
 pub mod market;
 pub mod structure;
 pub mod time;
+pub mod trading;
 
 pub use account::{AccountInfo, Deal, DealEntry, Position, PendingOrder, Side, TradeMode};
 pub use error::CoreError;

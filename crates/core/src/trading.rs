@@ -1,0 +1,1 @@
+//! Order validation, margin and profit maths (being written).

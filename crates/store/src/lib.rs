@@ -1,0 +1,159 @@
+//! # tradeterm-store
+//!
+//! Persistence behind one trait, [`Store`], with two backends that pass the
+//! same conformance suite: SQLite (embedded, the default for a single node)
+//! and PostgreSQL (production, shared by several instances). Migrations live
+//! in `migrations/{sqlite,postgres}` and run on open.
+//!
+//! It holds licenses (with a hashed master key), terminals, terminal keys
+//! (hashed; bound to one terminal installation by the first successful agent
+//! connection), REST API keys (`svc_api_…`, SHA-256 hashed, at most
+//! [`MAX_ACTIVE_API_KEYS`] active per license), journal entries and
+//! idempotency records.
+//!
+//! **Invariants:** plaintext secrets are never stored and never logged; they
+//! leave this crate once, wrapped in [`Secret`], when created. Every read that
+//! a caller makes on behalf of a license is filtered by that license id, so
+//! nothing of one license is reachable from another. Key lookups hash the
+//! presented key and compare hashes in constant time.
+
+pub mod keys;
+mod model;
+mod sql;
+
+pub use keys::{Secret, hash_key};
+pub use model::*;
+pub use sql::SqlStore;
+
+use async_trait::async_trait;
+
+/// At most this many active REST API keys per license (spec §8).
+pub const MAX_ACTIVE_API_KEYS: usize = 5;
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The license already has [`MAX_ACTIVE_API_KEYS`] active API keys.
+    #[error("the license already has {MAX_ACTIVE_API_KEYS} active API keys; revoke one first")]
+    ApiKeyLimit,
+    /// A referenced record does not exist (for this license).
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// Input refused (empty label, oversized body, ...).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    /// Database failure. The message is for logs, not for clients.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Database(e.to_string())
+    }
+}
+
+/// Result alias of this crate.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Persistence operations. Every method that acts for a license takes its id
+/// and never returns another license's data.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // ----- licenses -----
+
+    /// Creates a license and returns it with its master key (shown once).
+    async fn create_license(&self, name: &str, tier: Tier) -> StoreResult<(License, Secret)>;
+    /// A license by id.
+    async fn license(&self, license_id: &str) -> StoreResult<Option<License>>;
+    /// The license whose master key this is, if any (and not disabled).
+    async fn license_by_master_key(&self, master_key: &str) -> StoreResult<Option<License>>;
+    /// All licenses, oldest first (admin use).
+    async fn list_licenses(&self) -> StoreResult<Vec<License>>;
+    /// Changes a license's tier.
+    async fn set_license_tier(&self, license_id: &str, tier: Tier) -> StoreResult<()>;
+
+    // ----- terminals and terminal keys -----
+
+    /// Creates a terminal slot for the license with a new terminal key (shown once).
+    async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)>;
+    /// Revokes the terminal's active key and issues a new one. The binding to
+    /// the terminal installation is kept.
+    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<Secret>;
+    /// Resolves an active (not revoked) terminal key.
+    async fn terminal_key(&self, key: &str) -> StoreResult<Option<TerminalKeyAuth>>;
+    /// Binds a terminal to an installation fingerprint. The first call binds;
+    /// the same fingerprint again is [`BindOutcome::AlreadyBound`]; another
+    /// fingerprint is [`BindOutcome::Conflict`] and changes nothing. Atomic.
+    async fn bind_terminal(&self, terminal_id: &str, fingerprint: &str) -> StoreResult<BindOutcome>;
+    /// Records what a connected agent reported and the time it was last seen.
+    async fn update_terminal_info(&self, terminal_id: &str, info: &TerminalInfo) -> StoreResult<()>;
+    /// Updates only `last_seen` to now.
+    async fn touch_terminal(&self, terminal_id: &str) -> StoreResult<()>;
+    /// One terminal of a license.
+    async fn terminal(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>>;
+    /// The terminals of a license, oldest first.
+    async fn list_terminals(&self, license_id: &str) -> StoreResult<Vec<Terminal>>;
+
+    // ----- REST API keys -----
+
+    /// Creates an API key (`svc_api_…`), refusing with [`StoreError::ApiKeyLimit`]
+    /// when the license already has [`MAX_ACTIVE_API_KEYS`] active keys. Atomic
+    /// with respect to concurrent creations on the same license.
+    async fn create_api_key(&self, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)>;
+    /// The license's API keys (active and revoked), newest first. Never the secrets.
+    async fn list_api_keys(&self, license_id: &str) -> StoreResult<Vec<ApiKey>>;
+    /// Revokes a key of this license. `Ok(false)` when no such active key exists for it.
+    async fn revoke_api_key(&self, license_id: &str, key_id: &str) -> StoreResult<bool>;
+    /// Resolves an active API key (with its license's tier).
+    async fn api_key(&self, key: &str) -> StoreResult<Option<ApiKeyAuth>>;
+    /// Whether the key with this id is active (used to honour revocation at once).
+    async fn api_key_active(&self, key_id: &str) -> StoreResult<bool>;
+    /// Sets `last_used_at` to now.
+    async fn touch_api_key(&self, key_id: &str) -> StoreResult<()>;
+
+    // ----- journal -----
+
+    /// Adds a journal entry; `terminal_id` is the optional attribution.
+    async fn create_journal_entry(
+        &self,
+        license_id: &str,
+        terminal_id: Option<&str>,
+        body: &serde_json::Value,
+    ) -> StoreResult<JournalEntry>;
+    /// One entry of the license.
+    async fn journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<Option<JournalEntry>>;
+    /// Entries of the license matching the filter, newest first.
+    async fn list_journal(&self, license_id: &str, filter: &JournalFilter) -> StoreResult<Vec<JournalEntry>>;
+    /// Replaces an entry's body (and, when given, its attribution).
+    async fn update_journal_entry(
+        &self,
+        license_id: &str,
+        entry_id: &str,
+        terminal_id: Option<Option<&str>>,
+        body: &serde_json::Value,
+    ) -> StoreResult<Option<JournalEntry>>;
+    /// Deletes an entry. `Ok(false)` when it did not exist for this license.
+    async fn delete_journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<bool>;
+
+    // ----- idempotency (live trade calls) -----
+
+    /// Claims an idempotency key for a request. Exactly one concurrent caller
+    /// gets [`IdempotencyBegin::Started`]; later callers see the stored outcome,
+    /// [`IdempotencyBegin::InProgress`], or [`IdempotencyBegin::Mismatch`] when
+    /// the same key comes with a different request hash.
+    async fn idempotency_begin(
+        &self,
+        license_id: &str,
+        key: &str,
+        request_hash: &str,
+    ) -> StoreResult<IdempotencyBegin>;
+    /// Stores the outcome of a claimed key (status code and body).
+    async fn idempotency_finish(
+        &self,
+        license_id: &str,
+        key: &str,
+        status: u16,
+        response: &serde_json::Value,
+    ) -> StoreResult<()>;
+}

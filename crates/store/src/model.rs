@@ -1,0 +1,246 @@
+//! Records held by the store.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// License tier (spec §5.7, §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Read and analytics only.
+    Free,
+    /// Adds trading.
+    Pro,
+    /// Pro for teams.
+    Team,
+    /// Everything, highest limits.
+    Enterprise,
+}
+
+impl Tier {
+    /// Every tier, lowest first.
+    pub const ALL: [Tier; 4] = [Tier::Free, Tier::Pro, Tier::Team, Tier::Enterprise];
+
+    /// Lower-case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Free => "free",
+            Self::Pro => "pro",
+            Self::Team => "team",
+            Self::Enterprise => "enterprise",
+        }
+    }
+
+    /// Parses a lower-case name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// Capabilities the tier grants: `read` and `analytics` for all, `trade` from Pro up.
+    pub fn capabilities(self) -> &'static [Capability] {
+        match self {
+            Self::Free => &[Capability::Read, Capability::Analytics],
+            _ => &[Capability::Read, Capability::Analytics, Capability::Trade],
+        }
+    }
+
+    /// Whether the tier grants `cap`.
+    pub fn allows(self, cap: Capability) -> bool {
+        self.capabilities().contains(&cap)
+    }
+}
+
+/// Capability gating a tool or endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Capability {
+    /// Read account and market data.
+    Read,
+    /// Server-side analytics.
+    Analytics,
+    /// Trade-affecting operations.
+    Trade,
+}
+
+impl Capability {
+    /// Lower-case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Analytics => "analytics",
+            Self::Trade => "trade",
+        }
+    }
+
+    /// Parses a lower-case name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Read, Self::Analytics, Self::Trade].into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+/// A license: the unit of tenancy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct License {
+    /// Id (`lic_…`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Tier.
+    pub tier: Tier,
+    /// Creation time, unix ms.
+    pub created_at: i64,
+    /// Disabled licenses authenticate nothing.
+    pub disabled: bool,
+}
+
+/// A terminal slot of a license and what its agent last reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Terminal {
+    /// Id (`term_…`), used in `X-Terminal-Id`.
+    pub id: String,
+    /// Owning license.
+    pub license_id: String,
+    /// Label.
+    pub name: String,
+    /// Installation fingerprint bound by the first agent connection.
+    pub fingerprint: Option<String>,
+    /// When it was bound, unix ms.
+    pub bound_at: Option<i64>,
+    /// Creation time, unix ms.
+    pub created_at: i64,
+    /// Last time an agent frame was seen, unix ms.
+    pub last_seen: Option<i64>,
+    /// Last reported details.
+    pub info: Option<TerminalInfo>,
+}
+
+/// What an agent reports about its terminal and account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TerminalInfo {
+    /// `MT4` or `MT5`.
+    pub platform: String,
+    /// Terminal build.
+    pub build: u32,
+    /// Account number.
+    pub account_login: u64,
+    /// Trade server.
+    pub account_server: String,
+    /// Deposit currency.
+    pub account_currency: String,
+    /// `demo`, `real` or `contest`.
+    pub trade_mode: String,
+}
+
+/// An active terminal key resolved to its terminal and license.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalKeyAuth {
+    /// Key record id.
+    pub key_id: String,
+    /// The terminal the key belongs to.
+    pub terminal: Terminal,
+    /// The owning license.
+    pub license: License,
+}
+
+/// Outcome of [`crate::Store::bind_terminal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindOutcome {
+    /// First binding, done now.
+    Bound,
+    /// Already bound to this same fingerprint.
+    AlreadyBound,
+    /// Bound to another installation: refuse the connection.
+    Conflict,
+}
+
+/// A REST API key (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ApiKey {
+    /// Id (`key_…`).
+    pub id: String,
+    /// Owning license.
+    pub license_id: String,
+    /// Label chosen at creation.
+    pub label: String,
+    /// First characters of the key (`svc_api_AbCd`), to recognise it.
+    pub prefix: String,
+    /// Reserved for future scoped keys; `null` means the license's full capabilities.
+    pub permissions: Option<serde_json::Value>,
+    /// Creation time, unix ms.
+    pub created_at: i64,
+    /// Revocation time, unix ms.
+    pub revoked_at: Option<i64>,
+    /// Last successful use, unix ms.
+    pub last_used_at: Option<i64>,
+}
+
+/// An active API key resolved with its license.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeyAuth {
+    /// The key record.
+    pub key: ApiKey,
+    /// The owning license.
+    pub license: License,
+}
+
+/// A journal entry. The body is free-form JSON validated by the journal tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JournalEntry {
+    /// Id (`jrn_…`).
+    pub id: String,
+    /// Owning license.
+    pub license_id: String,
+    /// Terminal attribution; `None` is "unassigned".
+    pub terminal_id: Option<String>,
+    /// Creation time, unix ms.
+    pub created_at: i64,
+    /// Last update, unix ms.
+    pub updated_at: i64,
+    /// Entry content.
+    pub body: serde_json::Value,
+}
+
+/// Which entries [`crate::Store::list_journal`] returns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JournalFilter {
+    /// Terminal selection.
+    pub terminal: TerminalFilter,
+    /// Only entries created at or after this unix ms.
+    pub since: Option<i64>,
+    /// Only entries created before this unix ms.
+    pub until: Option<i64>,
+    /// At most this many (default 100, capped at 1000 by callers).
+    pub limit: u32,
+    /// Skip this many.
+    pub offset: u32,
+}
+
+/// Terminal selection of a journal query.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TerminalFilter {
+    /// Every entry of the license.
+    #[default]
+    All,
+    /// Only entries without terminal attribution.
+    Unassigned,
+    /// Only entries attributed to this terminal.
+    Terminal(String),
+}
+
+/// Outcome of [`crate::Store::idempotency_begin`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyBegin {
+    /// New key: the caller executes and then calls `idempotency_finish`.
+    Started,
+    /// Another call with this key is executing now.
+    InProgress,
+    /// Finished before: return this stored outcome.
+    Done {
+        /// HTTP status of the first outcome.
+        status: u16,
+        /// Body of the first outcome.
+        response: serde_json::Value,
+    },
+    /// The key was used with a different request.
+    Mismatch,
+}

@@ -1,0 +1,1 @@
+//! SQL backends (placeholder, being written).
