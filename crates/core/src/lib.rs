@@ -16,6 +16,7 @@ pub mod account;
 pub mod bars;
 pub mod error;
 pub mod indicators;
+pub mod license;
 pub mod market;
 pub mod structure;
 pub mod time;

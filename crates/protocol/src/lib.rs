@@ -18,6 +18,8 @@ pub mod agent;
 pub mod dispatch;
 #[cfg(feature = "client")]
 pub mod http_client;
+#[cfg(feature = "jwt")]
+pub mod token;
 
 pub use agent::{
     AgentFrame, Command, CommandResult, ErrorBody, Event, GatewayFrame, Hello, PROTOCOL_VERSION,
