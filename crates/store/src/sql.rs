@@ -1,1 +1,0 @@
-//! SQL backends (placeholder, being written).

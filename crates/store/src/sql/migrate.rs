@@ -1,0 +1,111 @@
+//! Embedded migrations, one directory per backend.
+//!
+//! The SQL files are compiled into the binary with `include_str!` and run
+//! through sqlx's [`Migrator`], which records applied versions (with a
+//! checksum) in `_sqlx_migrations`, so connecting again is a no-op and an
+//! edited, already-applied file is reported instead of silently ignored. On
+//! PostgreSQL the migrator holds an advisory lock while it runs, so several
+//! instances starting together apply each migration once.
+
+use sqlx::SqlStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+
+/// One migration file, `NNNN_description.sql`: version, description and SQL.
+pub(super) struct Embedded {
+    pub(super) version: i64,
+    pub(super) description: &'static str,
+    pub(super) sql: &'static str,
+}
+
+macro_rules! embedded {
+    ($backend:literal, $version:literal, $file:literal, $description:literal) => {
+        Embedded {
+            version: $version,
+            description: $description,
+            sql: include_str!(concat!("../../migrations/", $backend, "/", $file)),
+        }
+    };
+}
+
+/// SQLite migrations, in order. Every file of `migrations/sqlite` must be
+/// listed (a unit test checks it).
+pub(super) const SQLITE: &[Embedded] = &[embedded!("sqlite", 1, "0001_init.sql", "init")];
+
+/// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
+/// be listed (a unit test checks it).
+pub(super) const POSTGRES: &[Embedded] = &[embedded!("postgres", 1, "0001_init.sql", "init")];
+
+/// A migrator over embedded migrations.
+pub(super) fn migrator(files: &[Embedded]) -> Migrator {
+    Migrator::with_migrations(
+        files
+            .iter()
+            .map(|m| {
+                Migration::new(
+                    m.version,
+                    m.description.into(),
+                    MigrationType::Simple,
+                    SqlStr::from_static(m.sql),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed_files(dir: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("migrations")
+            .join(dir);
+        let mut names: Vec<String> = std::fs::read_dir(path)
+            .expect("migrations directory")
+            .map(|e| {
+                e.expect("dir entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_migration_file_is_embedded_in_order() {
+        for (dir, files) in [("sqlite", SQLITE), ("postgres", POSTGRES)] {
+            let embedded: Vec<String> = files
+                .iter()
+                .map(|m| format!("{:04}_{}.sql", m.version, m.description))
+                .collect();
+            assert_eq!(
+                listed_files(dir),
+                embedded,
+                "migrations/{dir} and the embedded list differ"
+            );
+            for (i, m) in files.iter().enumerate() {
+                assert_eq!(m.version, i as i64 + 1, "versions are 1, 2, ... in order");
+            }
+        }
+    }
+
+    #[test]
+    fn both_backends_have_the_same_versions() {
+        let v = |files: &[Embedded]| {
+            files
+                .iter()
+                .map(|m| (m.version, m.description))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(v(SQLITE), v(POSTGRES));
+    }
+
+    #[test]
+    fn migrator_holds_all_versions() {
+        assert_eq!(migrator(SQLITE).iter().count(), SQLITE.len());
+    }
+}
