@@ -20,7 +20,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::account::OrderType;
 use tradeterm_core::time::UnixMs;
-use tradeterm_core::{AccountInfo, Bar, Deal, PendingOrder, Position, SymbolSpec, Tick, Timeframe, TradeMode};
+use tradeterm_core::{
+    AccountInfo, Bar, Deal, PendingOrder, Position, SymbolSpec, Tick, Timeframe, TradeMode,
+};
 
 /// Version of this protocol. Sent in `hello` and `welcome`.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -148,12 +150,20 @@ pub struct Response {
 impl Response {
     /// A successful response.
     pub fn ok(id: impl Into<String>, result: CommandResult) -> Self {
-        Self { id: id.into(), result: Some(result), error: None }
+        Self {
+            id: id.into(),
+            result: Some(result),
+            error: None,
+        }
     }
 
     /// A failed response.
     pub fn err(id: impl Into<String>, error: ErrorBody) -> Self {
-        Self { id: id.into(), result: None, error: Some(error) }
+        Self {
+            id: id.into(),
+            result: None,
+            error: Some(error),
+        }
     }
 }
 
@@ -172,12 +182,20 @@ pub struct ErrorBody {
 impl ErrorBody {
     /// Builds an error body.
     pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Self { code: code.to_owned(), message: message.into(), retcode: None }
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+            retcode: None,
+        }
     }
 
     /// A trade rejection with a return code.
     pub fn rejected(retcode: &str, message: impl Into<String>) -> Self {
-        Self { code: codes::TRADE_REJECTED.to_owned(), message: message.into(), retcode: Some(retcode.to_owned()) }
+        Self {
+            code: codes::TRADE_REJECTED.to_owned(),
+            message: message.into(),
+            retcode: Some(retcode.to_owned()),
+        }
     }
 }
 
@@ -537,7 +555,9 @@ pub struct TradeResult {
 }
 
 /// Importance of a calendar event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Importance {
     /// Low.
@@ -711,7 +731,9 @@ pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 
 fn parse_frame<T: for<'de> Deserialize<'de>>(text: &str, known: &[&str]) -> Result<T, FrameError> {
     if text.len() > MAX_FRAME_BYTES {
-        return Err(FrameError::Malformed(format!("frame larger than {MAX_FRAME_BYTES} bytes")));
+        return Err(FrameError::Malformed(format!(
+            "frame larger than {MAX_FRAME_BYTES} bytes"
+        )));
     }
     match serde_json::from_str::<T>(text) {
         Ok(frame) => Ok(frame),
@@ -720,7 +742,9 @@ fn parse_frame<T: for<'de> Deserialize<'de>>(text: &str, known: &[&str]) -> Resu
             let value: serde_json::Value =
                 serde_json::from_str(text).map_err(|e2| FrameError::Malformed(e2.to_string()))?;
             match value.get("type").and_then(|t| t.as_str()) {
-                Some(t) if !known.contains(&t) => Err(FrameError::UnknownType(t.chars().take(64).collect())),
+                Some(t) if !known.contains(&t) => {
+                    Err(FrameError::UnknownType(t.chars().take(64).collect()))
+                }
                 None => Err(FrameError::Malformed("missing string field `type`".into())),
                 Some(_) => Err(FrameError::Malformed(e.to_string())),
             }
@@ -754,7 +778,10 @@ impl GatewayFrame {
 
     /// An error frame.
     pub fn error(id: Option<String>, code: &str, message: impl Into<String>) -> Self {
-        Self::Error { id, error: ErrorBody::new(code, message) }
+        Self::Error {
+            id,
+            error: ErrorBody::new(code, message),
+        }
     }
 }
 
@@ -786,16 +813,30 @@ mod tests {
     #[test]
     fn error_frame_is_flat() {
         let f = GatewayFrame::error(Some("7".into()), codes::UNKNOWN_COMMAND, "nope");
-        assert_eq!(f.to_json(), r#"{"type":"error","id":"7","code":"UNKNOWN_COMMAND","message":"nope"}"#);
+        assert_eq!(
+            f.to_json(),
+            r#"{"type":"error","id":"7","code":"UNKNOWN_COMMAND","message":"nope"}"#
+        );
         assert_eq!(GatewayFrame::parse(&f.to_json()).unwrap(), f);
     }
 
     #[test]
     fn parse_errors_are_typed() {
-        assert!(matches!(AgentFrame::parse("not json"), Err(FrameError::Malformed(_))));
-        assert!(matches!(AgentFrame::parse("[1,2]"), Err(FrameError::Malformed(_))));
-        assert!(matches!(AgentFrame::parse(r#"{"type":"bogus"}"#), Err(FrameError::UnknownType(t)) if t == "bogus"));
-        assert!(matches!(AgentFrame::parse(r#"{"type":"ping"}"#), Err(FrameError::Malformed(_))));
+        assert!(matches!(
+            AgentFrame::parse("not json"),
+            Err(FrameError::Malformed(_))
+        ));
+        assert!(matches!(
+            AgentFrame::parse("[1,2]"),
+            Err(FrameError::Malformed(_))
+        ));
+        assert!(
+            matches!(AgentFrame::parse(r#"{"type":"bogus"}"#), Err(FrameError::UnknownType(t)) if t == "bogus")
+        );
+        assert!(matches!(
+            AgentFrame::parse(r#"{"type":"ping"}"#),
+            Err(FrameError::Malformed(_))
+        ));
         let e = AgentFrame::parse(r#"{"type":"bogus"}"#).unwrap_err();
         assert_eq!(e.code(), codes::UNKNOWN_FRAME);
     }
@@ -821,9 +862,10 @@ mod tests {
 
     #[test]
     fn order_request_defaults() {
-        let c: Command =
-            serde_json::from_str(r#"{"cmd":"place_order","order":{"symbol":"EURUSD","order_type":"BUY","volume":0.1}}"#)
-                .unwrap();
+        let c: Command = serde_json::from_str(
+            r#"{"cmd":"place_order","order":{"symbol":"EURUSD","order_type":"BUY","volume":0.1}}"#,
+        )
+        .unwrap();
         match c {
             Command::PlaceOrder { order } => {
                 assert_eq!(order.comment, "");

@@ -79,6 +79,9 @@ impl DispatchError {
     }
 }
 
+/// Header carrying the shared secret of the gateway's internal routes.
+pub const INTERNAL_TOKEN_HEADER: &str = "x-tradeterm-internal-token";
+
 /// Default time a command may take before [`DispatchError::Timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -141,8 +144,14 @@ pub struct DispatchReplyError {
 impl From<Result<CommandResult, DispatchError>> for DispatchReply {
     fn from(r: Result<CommandResult, DispatchError>) -> Self {
         match r {
-            Ok(result) => Self { result: Some(result), error: None },
-            Err(e) => Self { result: None, error: Some(DispatchReplyError::from(&e)) },
+            Ok(result) => Self {
+                result: Some(result),
+                error: None,
+            },
+            Err(e) => Self {
+                result: None,
+                error: Some(DispatchReplyError::from(&e)),
+            },
         }
     }
 }
@@ -172,10 +181,14 @@ impl DispatchReply {
             (_, Some(e)) => Err(match e.code.as_str() {
                 "TERMINAL_NOT_FOUND" => DispatchError::NotFound,
                 "TERMINAL_UNREACHABLE" => DispatchError::Unreachable,
-                "TERMINAL_TIMEOUT" => DispatchError::Timeout(Duration::from_millis(e.timeout_ms.unwrap_or(0))),
-                "COMMAND_FAILED" => DispatchError::CommandFailed(
-                    e.detail.unwrap_or_else(|| ErrorBody::new(crate::agent::codes::INTERNAL, e.message)),
-                ),
+                "TERMINAL_TIMEOUT" => {
+                    DispatchError::Timeout(Duration::from_millis(e.timeout_ms.unwrap_or(0)))
+                }
+                "COMMAND_FAILED" => {
+                    DispatchError::CommandFailed(e.detail.unwrap_or_else(|| {
+                        ErrorBody::new(crate::agent::codes::INTERNAL, e.message)
+                    }))
+                }
                 _ => DispatchError::Gateway(e.message),
             }),
             (None, None) => Err(DispatchError::Gateway("empty dispatch reply".into())),

@@ -6,10 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::agent::{Command, CommandResult};
-use crate::dispatch::{Dispatch, DispatchError, DispatchReply, DispatchRequest, TerminalStatus};
-
-/// Header carrying the shared secret of the gateway's internal routes.
-pub const INTERNAL_TOKEN_HEADER: &str = "x-tradeterm-internal-token";
+use crate::dispatch::{
+    Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, TerminalStatus,
+};
 
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
@@ -28,7 +27,11 @@ impl HttpDispatch {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| DispatchError::Gateway(e.to_string()))?;
-        Ok(Self { base: base_url.trim_end_matches('/').to_owned(), token: internal_token.to_owned(), http })
+        Ok(Self {
+            base: base_url.trim_end_matches('/').to_owned(),
+            token: internal_token.to_owned(),
+            http,
+        })
     }
 }
 
@@ -57,10 +60,15 @@ impl Dispatch for HttpDispatch {
             .await
             .map_err(|e| DispatchError::Gateway(format!("dispatch request failed: {e}")))?;
         if !resp.status().is_success() {
-            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
+            return Err(DispatchError::Gateway(format!(
+                "gateway answered {}",
+                resp.status()
+            )));
         }
-        let reply: DispatchReply =
-            resp.json().await.map_err(|e| DispatchError::Gateway(format!("bad dispatch reply: {e}")))?;
+        let reply: DispatchReply = resp
+            .json()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("bad dispatch reply: {e}")))?;
         reply.into_result()
     }
 
@@ -75,8 +83,13 @@ impl Dispatch for HttpDispatch {
             .await
             .map_err(|e| DispatchError::Gateway(format!("terminal list request failed: {e}")))?;
         if !resp.status().is_success() {
-            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
+            return Err(DispatchError::Gateway(format!(
+                "gateway answered {}",
+                resp.status()
+            )));
         }
-        resp.json().await.map_err(|e| DispatchError::Gateway(format!("bad terminal list: {e}")))
+        resp.json()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("bad terminal list: {e}")))
     }
 }

@@ -1,0 +1,299 @@
+//! The agent WebSocket endpoint: handshake, heartbeats, responses and events.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_ws::{AggregatedMessage, AggregatedMessageStream, Session};
+use tradeterm_protocol::agent::{
+    AgentFrame, Event, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes,
+};
+use tradeterm_store::{BindOutcome, TerminalInfo, hash_key};
+
+use crate::Gateway;
+use crate::registry::{Conn, TerminalEvent};
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// `GET /agent/v1`: upgrades to a WebSocket and serves one agent.
+pub async fn agent_ws(
+    req: HttpRequest,
+    body: web::Payload,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let (response, session, stream) = actix_ws::handle(&req, body)?;
+    let stream = stream
+        .max_frame_size(MAX_FRAME_BYTES)
+        .aggregate_continuations()
+        .max_continuation_size(MAX_FRAME_BYTES);
+    let peer = req.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let gateway = gateway.get_ref().clone();
+    actix_web::rt::spawn(async move {
+        serve(gateway, session, stream, peer).await;
+    });
+    Ok(response)
+}
+
+async fn send(session: &mut Session, frame: &GatewayFrame) -> bool {
+    session.text(frame.to_json()).await.is_ok()
+}
+
+async fn refuse(mut session: Session, code: &str, message: &str) {
+    let _ = send(&mut session, &GatewayFrame::error(None, code, message)).await;
+    let _ = session.close(None).await;
+}
+
+/// Waits for a valid `hello`. Malformed frames get an error frame and are
+/// otherwise ignored; anything else first is a protocol error.
+async fn await_hello(
+    session: &mut Session,
+    stream: &mut AggregatedMessageStream,
+    deadline: Duration,
+) -> Result<Hello, (&'static str, String)> {
+    let wait = async {
+        loop {
+            match stream.recv().await {
+                Some(Ok(AggregatedMessage::Text(text))) => match AgentFrame::parse(&text) {
+                    Ok(AgentFrame::Hello(hello)) => return Ok(*hello),
+                    Ok(AgentFrame::Ping { ts }) => {
+                        let _ = send(session, &GatewayFrame::Pong { ts }).await;
+                    }
+                    Ok(_) => {
+                        return Err((
+                            codes::PROTOCOL_ERROR,
+                            "the first frame must be `hello`".to_owned(),
+                        ));
+                    }
+                    Err(e) => {
+                        let _ = send(session, &GatewayFrame::error(None, e.code(), e.to_string()))
+                            .await;
+                    }
+                },
+                Some(Ok(AggregatedMessage::Ping(b))) => {
+                    let _ = session.pong(&b).await;
+                }
+                Some(Ok(AggregatedMessage::Binary(_))) => {
+                    let _ = send(
+                        session,
+                        &GatewayFrame::error(
+                            None,
+                            codes::MALFORMED_FRAME,
+                            "binary frames are not supported",
+                        ),
+                    )
+                    .await;
+                }
+                Some(Ok(AggregatedMessage::Pong(_))) => {}
+                Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => {
+                    return Err((
+                        codes::PROTOCOL_ERROR,
+                        "connection closed before hello".to_owned(),
+                    ));
+                }
+            }
+        }
+    };
+    match tokio::time::timeout(deadline, wait).await {
+        Ok(r) => r,
+        Err(_) => Err((
+            codes::PROTOCOL_ERROR,
+            "no hello received in time".to_owned(),
+        )),
+    }
+}
+
+async fn serve(
+    gateway: Gateway,
+    mut session: Session,
+    mut stream: AggregatedMessageStream,
+    peer: String,
+) {
+    let settings = gateway.settings().clone();
+    let hello = match await_hello(&mut session, &mut stream, settings.hello_timeout).await {
+        Ok(h) => h,
+        Err((code, message)) => {
+            tracing::info!(%peer, code, %message, "agent handshake failed");
+            return refuse(session, code, &message).await;
+        }
+    };
+    if hello.protocol_version != PROTOCOL_VERSION {
+        return refuse(
+            session,
+            codes::UNSUPPORTED_VERSION,
+            &format!(
+                "protocol version {} is not supported; use {PROTOCOL_VERSION}",
+                hello.protocol_version
+            ),
+        )
+        .await;
+    }
+    let store = gateway.store().clone();
+    let auth = match store.terminal_key(&hello.terminal_key).await {
+        Ok(Some(a)) if !a.license.disabled => a,
+        Ok(_) => {
+            let is_master = matches!(
+                store.license_by_master_key(&hello.terminal_key).await,
+                Ok(Some(_))
+            );
+            let message = if is_master {
+                "master license keys are not accepted for agent connections; use a terminal key"
+            } else {
+                "unknown or revoked terminal key"
+            };
+            tracing::info!(%peer, master = is_master, "agent authentication refused");
+            return refuse(session, codes::AUTH_FAILED, message).await;
+        }
+        Err(e) => {
+            tracing::error!(%peer, error = %e, "store failure during agent authentication");
+            return refuse(session, codes::INTERNAL, "temporary failure, retry later").await;
+        }
+    };
+    if hello.terminal.uid.trim().is_empty() || hello.terminal.uid.len() > 256 {
+        return refuse(
+            session,
+            codes::PROTOCOL_ERROR,
+            "terminal.uid must be 1..=256 characters",
+        )
+        .await;
+    }
+    let fingerprint = hash_key(&hello.terminal.uid);
+    match store.bind_terminal(&auth.terminal.id, &fingerprint).await {
+        Ok(BindOutcome::Bound) => {
+            tracing::info!(terminal = %auth.terminal.id, license = %auth.license.id, "terminal key bound to installation");
+        }
+        Ok(BindOutcome::AlreadyBound) => {}
+        Ok(BindOutcome::Conflict) => {
+            tracing::warn!(terminal = %auth.terminal.id, %peer, "terminal key presented by another installation");
+            return refuse(
+                session,
+                codes::AUTH_FAILED,
+                "this terminal key is bound to another terminal",
+            )
+            .await;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "store failure during binding");
+            return refuse(session, codes::INTERNAL, "temporary failure, retry later").await;
+        }
+    }
+    let info = TerminalInfo {
+        platform: format!("{:?}", hello.terminal.platform),
+        build: hello.terminal.build,
+        account_login: hello.account.login,
+        account_server: hello.account.server.clone(),
+        account_currency: hello.account.currency.clone(),
+        trade_mode: hello.account.trade_mode.as_str().to_owned(),
+    };
+    if let Err(e) = store.update_terminal_info(&auth.terminal.id, &info).await {
+        tracing::warn!(error = %e, "could not record terminal info");
+    }
+
+    let registry = &gateway.inner.registry;
+    let now = now_ms();
+    let conn = Arc::new(Conn {
+        conn_id: registry.next_conn_id(),
+        license_id: auth.license.id.clone(),
+        terminal_id: auth.terminal.id.clone(),
+        terminal: hello.terminal.clone(),
+        account: hello.account.clone(),
+        permissions: std::sync::Mutex::new(hello.permissions),
+        connected_since: now,
+        last_seen: std::sync::atomic::AtomicI64::new(now),
+        session: session.clone(),
+        pending: std::sync::Mutex::new(std::collections::HashMap::new()),
+        kill: tokio::sync::Notify::new(),
+    });
+    if let Some(old) = registry.insert(conn.clone()) {
+        tracing::info!(terminal = %conn.terminal_id, "a new connection replaces the previous one");
+        old.kill.notify_one();
+        old.fail_all();
+    }
+    let welcome = GatewayFrame::Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        terminal_id: conn.terminal_id.clone(),
+        heartbeat_interval_ms: settings.heartbeat_interval.as_millis() as u64,
+        heartbeat_timeout_ms: settings.heartbeat_timeout.as_millis() as u64,
+    };
+    tracing::info!(license = %conn.license_id, terminal = %conn.terminal_id, %peer, platform = ?hello.terminal.platform, "agent connected");
+    if !send(&mut session, &welcome).await {
+        registry.remove(&conn.terminal_id, conn.conn_id);
+        return;
+    }
+
+    let mut heartbeat = tokio::time::interval(settings.heartbeat_interval);
+    heartbeat.tick().await;
+    let reason = loop {
+        tokio::select! {
+            msg = stream.recv() => {
+                let Some(Ok(msg)) = msg else { break "connection closed" };
+                conn.last_seen.store(now_ms(), Ordering::Relaxed);
+                match msg {
+                    AggregatedMessage::Text(text) => handle_text(&gateway, &conn, &mut session, &text).await,
+                    AggregatedMessage::Binary(_) => {
+                        let _ = send(&mut session, &GatewayFrame::error(None, codes::MALFORMED_FRAME, "binary frames are not supported")).await;
+                    }
+                    AggregatedMessage::Ping(b) => { let _ = session.pong(&b).await; }
+                    AggregatedMessage::Pong(_) => {}
+                    AggregatedMessage::Close(_) => break "agent closed the connection",
+                }
+            }
+            _ = heartbeat.tick() => {
+                let silent = now_ms() - conn.last_seen.load(Ordering::Relaxed);
+                if silent > settings.heartbeat_timeout.as_millis() as i64 {
+                    break "heartbeat timeout";
+                }
+                if !send(&mut session, &GatewayFrame::Ping { ts: now_ms() }).await {
+                    break "send failed";
+                }
+                let _ = store.touch_terminal(&conn.terminal_id).await;
+            }
+            _ = conn.kill.notified() => break "replaced by a newer connection",
+        }
+    };
+    registry.remove(&conn.terminal_id, conn.conn_id);
+    conn.fail_all();
+    let _ = store.touch_terminal(&conn.terminal_id).await;
+    tracing::info!(license = %conn.license_id, terminal = %conn.terminal_id, reason, "agent disconnected");
+    let _ = session.close(None).await;
+}
+
+async fn handle_text(gateway: &Gateway, conn: &Arc<Conn>, session: &mut Session, text: &str) {
+    match AgentFrame::parse(text) {
+        Ok(AgentFrame::Response(resp)) => {
+            let id = resp.id.clone();
+            if !conn.complete(resp) {
+                tracing::debug!(%id, "response for an unknown or expired request");
+            }
+        }
+        Ok(AgentFrame::Event { event }) => {
+            if let Event::Permissions(p) = &event
+                && let Ok(mut cur) = conn.permissions.lock()
+            {
+                *cur = *p;
+            }
+            gateway.inner.registry.publish(TerminalEvent {
+                license_id: conn.license_id.clone(),
+                terminal_id: conn.terminal_id.clone(),
+                event,
+            });
+        }
+        Ok(AgentFrame::Ping { ts }) => {
+            let _ = send(session, &GatewayFrame::Pong { ts }).await;
+        }
+        Ok(AgentFrame::Pong { .. }) => {}
+        Ok(AgentFrame::Hello(_)) => {
+            let _ = send(
+                session,
+                &GatewayFrame::error(None, codes::PROTOCOL_ERROR, "hello was already received"),
+            )
+            .await;
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "bad frame from agent");
+            let _ = send(session, &GatewayFrame::error(None, e.code(), e.to_string())).await;
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The error envelope of the gateway's HTTP routes: `{ "error": { "code", "message" } }`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+/// An HTTP error with a spec error code. Internal errors are logged with a
+/// request id and answered with a generic message.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with an explicit status and code.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 401 `UNAUTHORIZED`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message)
+    }
+
+    /// 400 `VALIDATION_ERROR`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "VALIDATION_ERROR", message)
+    }
+
+    /// 404 `NOT_FOUND`.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
+    }
+
+    /// 500 `INTERNAL_ERROR`: logs `detail` with a fresh request id and answers
+    /// only the id (never the detail).
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        let request_id = uuid::Uuid::new_v4().simple().to_string();
+        tracing::error!(%request_id, error = %detail, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            format!("internal error (request id {request_id})"),
+        )
+    }
+
+    /// The error code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::build(self.status)
+            .json(json!({ "error": { "code": self.code, "message": self.message } }))
+    }
+}
+
+impl From<tradeterm_store::StoreError> for ApiError {
+    fn from(e: tradeterm_store::StoreError) -> Self {
+        use tradeterm_store::StoreError;
+        match e {
+            StoreError::ApiKeyLimit => {
+                Self::new(StatusCode::CONFLICT, "API_KEY_LIMIT", e.to_string())
+            }
+            StoreError::NotFound(what) => Self::not_found(format!("{what} not found")),
+            StoreError::Invalid(m) => Self::bad_request(m),
+            StoreError::Database(_) => Self::internal(e),
+        }
+    }
+}

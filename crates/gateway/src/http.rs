@@ -1,0 +1,367 @@
+//! HTTP routes of the gateway.
+
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+use tradeterm_protocol::Dispatch;
+use tradeterm_protocol::dispatch::INTERNAL_TOKEN_HEADER;
+use tradeterm_protocol::dispatch::{DispatchReply, DispatchRequest};
+use tradeterm_protocol::token::{Claims, CredentialKind};
+use tradeterm_store::License;
+
+use crate::{ApiError, Gateway};
+
+/// Largest JSON body accepted by the management routes.
+const JSON_LIMIT: usize = 64 * 1024;
+
+pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
+    let json_cfg = web::JsonConfig::default()
+        .limit(JSON_LIMIT)
+        .error_handler(|err, _req| {
+            ApiError::bad_request(format!("invalid JSON body: {err}")).into()
+        });
+    let internal_json = web::JsonConfig::default()
+        .limit(1024 * 1024)
+        .error_handler(|err, _req| {
+            ApiError::bad_request(format!("invalid JSON body: {err}")).into()
+        });
+    cfg.app_data(web::Data::new(gateway))
+        .app_data(json_cfg)
+        .route("/healthz", web::get().to(healthz))
+        .route("/agent/v1", web::get().to(crate::agent::agent_ws))
+        .route("/api/token", web::post().to(token_for_terminal_key))
+        .route("/api/token/api-key", web::post().to(token_for_api_key))
+        .service(
+            web::resource("/api/dashboard/api-keys")
+                .route(web::get().to(list_api_keys))
+                .route(web::post().to(create_api_key))
+                .route(web::delete().to(revoke_api_key)),
+        )
+        .service(
+            web::resource("/api/dashboard/terminals")
+                .route(web::get().to(list_terminals))
+                .route(web::post().to(create_terminal)),
+        )
+        .service(
+            web::scope("/internal/v1")
+                .app_data(internal_json)
+                .route("/dispatch", web::post().to(internal_dispatch))
+                .route("/terminals", web::get().to(internal_terminals)),
+        )
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(ApiError::not_found("no such route"))
+        }));
+}
+
+async fn healthz(gateway: web::Data<Gateway>) -> HttpResponse {
+    let _ = &gateway;
+    HttpResponse::Ok().json(json!({ "status": "ok", "service": "tradeterm-gateway" }))
+}
+
+/// The bearer credential of a request, if any.
+fn bearer(req: &HttpRequest) -> Option<String> {
+    let value = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let token = token.trim();
+    (!token.is_empty() && token.len() <= 4096).then(|| token.to_owned())
+}
+
+fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+fn issue(
+    gateway: &Gateway,
+    license: &License,
+    cred: CredentialKind,
+    cred_id: &str,
+    terminal: Option<String>,
+    lifetime: Duration,
+) -> Result<HttpResponse, ApiError> {
+    let now = now_secs();
+    let exp = now + lifetime.as_secs() as i64;
+    let claims = Claims {
+        iss: String::new(),
+        aud: String::new(),
+        sub: license.id.clone(),
+        iat: now,
+        nbf: now,
+        exp,
+        jti: uuid::Uuid::new_v4().simple().to_string(),
+        tier: license.tier,
+        caps: license.tier.capabilities().to_vec(),
+        cred,
+        cred_id: cred_id.to_owned(),
+        terminal: terminal.clone(),
+    };
+    let token = gateway
+        .inner
+        .signer
+        .sign(claims)
+        .map_err(ApiError::internal)?;
+    let expires_at = chrono::DateTime::from_timestamp(exp, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    Ok(HttpResponse::Ok().json(json!({
+        "token": token,
+        "token_type": "Bearer",
+        "expires_in": lifetime.as_secs(),
+        "expires_at": expires_at,
+        "license_id": license.id,
+        "tier": license.tier,
+        "terminal_id": terminal,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenBody {
+    license_key: Option<String>,
+}
+
+/// `POST /api/token`: a terminal key (Bearer header, or `{ "license_key" }` body) → session token.
+async fn token_for_terminal_key(
+    req: HttpRequest,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let from_body = if body.is_empty() {
+        None
+    } else {
+        serde_json::from_slice::<TokenBody>(&body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+            .license_key
+    };
+    let Some(key) = bearer(&req).or(from_body) else {
+        return Err(ApiError::unauthorized(
+            "missing terminal key: send `Authorization: Bearer <TERMINAL_KEY>`",
+        ));
+    };
+    let store = gateway.store();
+    match store.terminal_key(&key).await? {
+        Some(auth) if !auth.license.disabled => issue(
+            &gateway,
+            &auth.license,
+            CredentialKind::TerminalKey,
+            &auth.key_id,
+            Some(auth.terminal.id.clone()),
+            gateway.settings().token_lifetime,
+        ),
+        _ => {
+            if store.license_by_master_key(&key).await?.is_some() {
+                Err(ApiError::unauthorized(
+                    "master license keys are not accepted for token exchange; use a terminal key",
+                ))
+            } else {
+                Err(ApiError::unauthorized("invalid or revoked terminal key"))
+            }
+        }
+    }
+}
+
+/// `POST /api/token/api-key`: a REST API key (Bearer) → short-lived, license-scoped session token.
+async fn token_for_api_key(
+    req: HttpRequest,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(key) = bearer(&req) else {
+        return Err(ApiError::unauthorized(
+            "missing API key: send `Authorization: Bearer svc_api_…`",
+        ));
+    };
+    let store = gateway.store();
+    let Some(auth) = store.api_key(&key).await?.filter(|a| !a.license.disabled) else {
+        return Err(ApiError::unauthorized("invalid or revoked API key"));
+    };
+    if let Err(e) = store.touch_api_key(&auth.key.id).await {
+        tracing::warn!(error = %e, "could not update last_used_at");
+    }
+    issue(
+        &gateway,
+        &auth.license,
+        CredentialKind::ApiKey,
+        &auth.key.id,
+        None,
+        gateway.settings().api_token_lifetime,
+    )
+}
+
+/// Authenticates a dashboard request with the license's master key.
+async fn master(req: &HttpRequest, gateway: &Gateway) -> Result<License, ApiError> {
+    let Some(key) = bearer(req) else {
+        return Err(ApiError::unauthorized(
+            "missing master license key: send `Authorization: Bearer <LICENSE_KEY>`",
+        ));
+    };
+    gateway
+        .store()
+        .license_by_master_key(&key)
+        .await?
+        .ok_or_else(|| {
+            ApiError::unauthorized("dashboard endpoints require the license's master key")
+        })
+}
+
+async fn list_api_keys(
+    req: HttpRequest,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let keys = gateway.store().list_api_keys(&license.id).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": keys })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateKeyBody {
+    #[serde(default)]
+    label: Option<String>,
+}
+
+async fn create_api_key(
+    req: HttpRequest,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let parsed: CreateKeyBody = if body.is_empty() {
+        CreateKeyBody { label: None }
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+    };
+    let label = parsed.label.unwrap_or_else(|| "API key".to_owned());
+    let (key, secret) = gateway.store().create_api_key(&license.id, &label).await?;
+    tracing::info!(license = %license.id, key_id = %key.id, "API key created");
+    Ok(HttpResponse::Created().json(json!({ "data": { "key": key, "api_key": secret.expose() } })))
+}
+
+#[derive(Debug, Deserialize)]
+struct RevokeQuery {
+    id: Option<String>,
+}
+
+async fn revoke_api_key(
+    req: HttpRequest,
+    query: web::Query<RevokeQuery>,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let from_body = if body.is_empty() {
+        None
+    } else {
+        serde_json::from_slice::<RevokeQuery>(&body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+            .id
+    };
+    let Some(id) = query.into_inner().id.or(from_body) else {
+        return Err(ApiError::bad_request(
+            "give the key id as `?id=` or in a JSON body `{ \"id\": … }`",
+        ));
+    };
+    if gateway.store().revoke_api_key(&license.id, &id).await? {
+        tracing::info!(license = %license.id, key_id = %id, "API key revoked");
+        Ok(HttpResponse::Ok().json(json!({ "data": { "id": id, "revoked": true } })))
+    } else {
+        Err(ApiError::not_found("no active API key with this id"))
+    }
+}
+
+async fn list_terminals(
+    req: HttpRequest,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let list = gateway
+        .terminals(&license.id)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(HttpResponse::Ok().json(json!({ "data": list })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateTerminalBody {
+    name: String,
+}
+
+async fn create_terminal(
+    req: HttpRequest,
+    body: web::Json<CreateTerminalBody>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let (terminal, key) = gateway
+        .store()
+        .create_terminal(&license.id, &body.name)
+        .await?;
+    tracing::info!(license = %license.id, terminal = %terminal.id, "terminal created");
+    Ok(HttpResponse::Created()
+        .json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
+}
+
+fn check_internal(req: &HttpRequest, gateway: &Gateway) -> Result<(), ApiError> {
+    let Some(expected) = gateway.settings().internal_token.as_deref() else {
+        return Err(ApiError::not_found("no such route"));
+    };
+    let given = req
+        .headers()
+        .get(INTERNAL_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if given.len() == expected.len() && bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "invalid internal token",
+        ))
+    }
+}
+
+async fn internal_dispatch(
+    req: HttpRequest,
+    body: web::Json<DispatchRequest>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    check_internal(&req, &gateway)?;
+    let body = body.into_inner();
+    let result = gateway
+        .execute(
+            &body.license_id,
+            &body.terminal_id,
+            body.command,
+            Duration::from_millis(body.timeout_ms),
+        )
+        .await;
+    Ok(HttpResponse::Ok().json(DispatchReply::from(result)))
+}
+
+#[derive(Debug, Deserialize)]
+struct LicenseQuery {
+    license_id: String,
+}
+
+async fn internal_terminals(
+    req: HttpRequest,
+    query: web::Query<LicenseQuery>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    check_internal(&req, &gateway)?;
+    let list = gateway
+        .terminals(&query.license_id)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(HttpResponse::Ok().json(list))
+}

@@ -1,0 +1,182 @@
+//! # tradeterm-gateway
+//!
+//! The gateway is where terminal-side agents connect (one connection per
+//! terminal) and where credentials turn into session tokens. It:
+//!
+//! - authenticates agents with terminal keys over the WebSocket endpoint
+//!   `GET /agent/v1`, binds each key to the first terminal installation that
+//!   presents it, keeps the connection alive with heartbeats and marks the
+//!   terminal disconnected when they stop;
+//! - exchanges terminal keys (`POST /api/token`) and REST API keys
+//!   (`POST /api/token/api-key`) for RS256 session tokens;
+//! - manages REST API keys and terminals for a license
+//!   (`/api/dashboard/api-keys`, `/api/dashboard/terminals`, authenticated
+//!   with the license's master key);
+//! - dispatches commands to terminals with per-command timeouts, in process
+//!   through [`Gateway`]'s [`Dispatch`] implementation or over HTTP through
+//!   `/internal/v1/dispatch` for adapters in other processes.
+//!
+//! **Architecture invariant:** the gateway dispatches and never computes
+//! tools; it depends on `protocol` and `store`, never on the REST or MCP
+//! adapters. Nothing of one license is reachable with another license's
+//! credentials: a terminal of another license is reported as not found.
+
+mod agent;
+mod error;
+mod http;
+mod registry;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+pub use actix_web::dev::ServerHandle;
+pub use error::ApiError;
+pub use registry::TerminalEvent;
+use tradeterm_protocol::token::TokenSigner;
+pub use tradeterm_protocol::{Dispatch, DispatchError};
+use tradeterm_store::Store;
+
+/// Settings of a gateway instance.
+#[derive(Debug, Clone)]
+pub struct GatewaySettings {
+    /// Lifetime of tokens exchanged for terminal keys (default 24 h).
+    pub token_lifetime: Duration,
+    /// Lifetime of tokens exchanged for REST API keys (default 15 min).
+    pub api_token_lifetime: Duration,
+    /// How often the gateway pings agents and expects their pings (default 10 s).
+    pub heartbeat_interval: Duration,
+    /// Silence after which a connection is declared dead (default 30 s).
+    pub heartbeat_timeout: Duration,
+    /// Time an agent has to send `hello` after connecting (default 10 s).
+    pub hello_timeout: Duration,
+    /// Shared secret of `/internal/v1/*`; those routes answer 404 when unset.
+    pub internal_token: Option<String>,
+    /// HTTP worker threads (default 2).
+    pub workers: usize,
+    /// Production mode hides internal error details.
+    pub production: bool,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        Self {
+            token_lifetime: Duration::from_secs(tradeterm_protocol::token::DEFAULT_LIFETIME_SECS),
+            api_token_lifetime: Duration::from_secs(15 * 60),
+            heartbeat_interval: Duration::from_secs(10),
+            heartbeat_timeout: Duration::from_secs(30),
+            hello_timeout: Duration::from_secs(10),
+            internal_token: None,
+            workers: 2,
+            production: false,
+        }
+    }
+}
+
+/// The gateway's shared state: store, token signer and live connections.
+/// Cheap to clone. Implements [`Dispatch`] for in-process adapters.
+#[derive(Clone, Debug)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    signer: TokenSigner,
+    settings: GatewaySettings,
+    registry: registry::Registry,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// Builds the gateway state.
+    pub fn new(settings: GatewaySettings, store: Arc<dyn Store>, signer: TokenSigner) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                signer,
+                settings,
+                registry: registry::Registry::new(),
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &GatewaySettings {
+        &self.inner.settings
+    }
+
+    /// Subscribes to events pushed by every connected agent (ticks, trades,
+    /// account and permission changes), tagged with license and terminal.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TerminalEvent> {
+        self.inner.registry.subscribe()
+    }
+
+    /// Whether an agent is connected for this terminal now.
+    pub fn is_connected(&self, terminal_id: &str) -> bool {
+        self.inner.registry.get(terminal_id).is_some()
+    }
+
+    /// Binds an HTTP server for this gateway on `listener`.
+    pub fn server(&self, listener: TcpListener) -> std::io::Result<GatewayServer> {
+        GatewayServer::build(self.clone(), listener)
+    }
+}
+
+/// A running gateway HTTP server.
+pub struct GatewayServer {
+    port: u16,
+    server: Server,
+}
+
+impl std::fmt::Debug for GatewayServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayServer")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GatewayServer {
+    fn build(gateway: Gateway, listener: TcpListener) -> std::io::Result<Self> {
+        let port = listener.local_addr()?.port();
+        let workers = gateway.settings().workers.max(1);
+        let server = actix_web::HttpServer::new(move || {
+            actix_web::App::new().configure(|cfg| http::configure(cfg, gateway.clone()))
+        })
+        .workers(workers)
+        .disable_signals()
+        .shutdown_timeout(5)
+        .listen(listener)?
+        .run();
+        Ok(Self { port, server })
+    }
+
+    /// The port actually bound.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A handle that stops the server.
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until stopped through [`GatewayServer::handle`].
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

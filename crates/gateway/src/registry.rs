@@ -1,0 +1,270 @@
+//! Live agent connections and request/response correlation.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::{Notify, broadcast, oneshot};
+use tradeterm_core::time::to_iso;
+use tradeterm_protocol::agent::{
+    AccountIdentity, ErrorBody, Event, GatewayFrame, Permissions, Response, TerminalIdentity, codes,
+};
+use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
+
+use crate::Gateway;
+
+/// Longest timeout a caller may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An event pushed by an agent, tagged with where it came from.
+#[derive(Debug, Clone)]
+pub struct TerminalEvent {
+    /// License owning the terminal.
+    pub license_id: String,
+    /// Terminal that pushed it.
+    pub terminal_id: String,
+    /// The event.
+    pub event: Event,
+}
+
+/// One live agent connection.
+pub(crate) struct Conn {
+    pub conn_id: u64,
+    pub license_id: String,
+    pub terminal_id: String,
+    pub terminal: TerminalIdentity,
+    pub account: AccountIdentity,
+    pub permissions: Mutex<Permissions>,
+    pub connected_since: i64,
+    pub last_seen: AtomicI64,
+    pub session: actix_ws::Session,
+    pub pending: Mutex<HashMap<String, oneshot::Sender<Response>>>,
+    /// Notified to make the connection task close this connection.
+    pub kill: Notify,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("conn_id", &self.conn_id)
+            .field("terminal_id", &self.terminal_id)
+            .finish()
+    }
+}
+
+impl Conn {
+    /// Delivers a response to the waiting dispatcher, if any.
+    pub fn complete(&self, response: Response) -> bool {
+        let waiter = self
+            .pending
+            .lock()
+            .map(|mut p| p.remove(&response.id))
+            .ok()
+            .flatten();
+        match waiter {
+            Some(tx) => tx.send(response).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Drops every waiting dispatcher (they see the terminal as unreachable).
+    pub fn fail_all(&self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
+    }
+}
+
+/// Registry of live connections, by terminal id.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    conns: RwLock<HashMap<String, Arc<Conn>>>,
+    next_id: AtomicU64,
+    events: broadcast::Sender<TerminalEvent>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        let (events, _) = broadcast::channel(4096);
+        Self {
+            conns: RwLock::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            events,
+        }
+    }
+
+    pub fn next_conn_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn get(&self, terminal_id: &str) -> Option<Arc<Conn>> {
+        self.conns
+            .read()
+            .ok()
+            .and_then(|m| m.get(terminal_id).cloned())
+    }
+
+    /// Registers a connection, returning the one it replaces (if any).
+    pub fn insert(&self, conn: Arc<Conn>) -> Option<Arc<Conn>> {
+        self.conns
+            .write()
+            .ok()
+            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn))
+    }
+
+    /// Removes the connection if it is still the registered one.
+    pub fn remove(&self, terminal_id: &str, conn_id: u64) {
+        if let Ok(mut m) = self.conns.write()
+            && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
+        {
+            m.remove(terminal_id);
+        }
+    }
+
+    pub fn publish(&self, event: TerminalEvent) {
+        // No subscriber is fine.
+        let _ = self.events.send(event);
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<TerminalEvent> {
+        self.events.subscribe()
+    }
+}
+
+#[async_trait]
+impl Dispatch for Gateway {
+    async fn execute(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        let timeout = timeout.min(MAX_TIMEOUT);
+        let Some(conn) = self
+            .inner
+            .registry
+            .get(terminal_id)
+            .filter(|c| c.license_id == license_id)
+        else {
+            return match self.inner.store.terminal(license_id, terminal_id).await {
+                Ok(Some(_)) => Err(DispatchError::Unreachable),
+                Ok(None) => Err(DispatchError::NotFound),
+                Err(e) => Err(DispatchError::Gateway(format!("store: {e}"))),
+            };
+        };
+        // Fail closed: the gateway also refuses trade commands when it knows
+        // trading is switched off on the terminal side.
+        if command.is_trade() {
+            let perms = conn.permissions.lock().map(|p| *p).unwrap_or_default();
+            if !perms.trading_enabled() {
+                return Err(DispatchError::CommandFailed(ErrorBody::new(
+                    codes::TRADING_DISABLED,
+                    "live trading is disabled on the terminal (allow-trading input or automated-trading switch is off)",
+                )));
+            }
+        }
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = conn.pending.lock() {
+            p.insert(id.clone(), tx);
+        }
+        let cmd_name = command.name();
+        let frame = GatewayFrame::Request {
+            id: id.clone(),
+            timeout_ms: timeout.as_millis() as u64,
+            command,
+        }
+        .to_json();
+        let mut session = conn.session.clone();
+        if session.text(frame).await.is_err() {
+            conn.pending.lock().map(|mut p| p.remove(&id)).ok();
+            return Err(DispatchError::Unreachable);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Response {
+                result: Some(result),
+                error: None,
+                ..
+            })) => Ok(result),
+            Ok(Ok(Response {
+                error: Some(error), ..
+            })) => Err(DispatchError::CommandFailed(error)),
+            Ok(Ok(_)) => Err(DispatchError::CommandFailed(ErrorBody::new(
+                codes::MALFORMED_FRAME,
+                "agent response had neither result nor error",
+            ))),
+            Ok(Err(_)) => Err(DispatchError::Unreachable),
+            Err(_) => {
+                conn.pending.lock().map(|mut p| p.remove(&id)).ok();
+                tracing::warn!(terminal = %terminal_id, cmd = cmd_name, ?timeout, "dispatch timed out");
+                Err(DispatchError::Timeout(timeout))
+            }
+        }
+    }
+
+    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+        let stored = self
+            .inner
+            .store
+            .list_terminals(license_id)
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("store: {e}")))?;
+        Ok(stored
+            .into_iter()
+            .map(|t| {
+                let live = self
+                    .inner
+                    .registry
+                    .get(&t.id)
+                    .filter(|c| c.license_id == license_id);
+                match live {
+                    Some(c) => TerminalStatus {
+                        id: t.id,
+                        name: t.name,
+                        connected: true,
+                        bound: true,
+                        platform: Some(c.terminal.platform),
+                        build: Some(c.terminal.build),
+                        account_login: Some(c.account.login),
+                        account_server: Some(c.account.server.clone()),
+                        account_currency: Some(c.account.currency.clone()),
+                        trade_mode: Some(c.account.trade_mode),
+                        permissions: c.permissions.lock().map(|p| *p).unwrap_or_default(),
+                        last_seen: Some(to_iso(c.last_seen.load(Ordering::Relaxed))),
+                        connected_since: Some(to_iso(c.connected_since)),
+                    },
+                    None => {
+                        let info = t.info.as_ref();
+                        TerminalStatus {
+                            id: t.id.clone(),
+                            name: t.name.clone(),
+                            connected: false,
+                            bound: t.fingerprint.is_some(),
+                            platform: info.and_then(|i| match i.platform.as_str() {
+                                "MT4" => Some(tradeterm_protocol::agent::Platform::MT4),
+                                "MT5" => Some(tradeterm_protocol::agent::Platform::MT5),
+                                _ => None,
+                            }),
+                            build: info.map(|i| i.build),
+                            account_login: info.map(|i| i.account_login),
+                            account_server: info.map(|i| i.account_server.clone()),
+                            account_currency: info.map(|i| i.account_currency.clone()),
+                            trade_mode: info.and_then(|i| match i.trade_mode.as_str() {
+                                "demo" => Some(tradeterm_core::TradeMode::Demo),
+                                "real" => Some(tradeterm_core::TradeMode::Real),
+                                "contest" => Some(tradeterm_core::TradeMode::Contest),
+                                _ => None,
+                            }),
+                            permissions: Permissions::default(),
+                            last_seen: t.last_seen.map(to_iso),
+                            connected_since: None,
+                        }
+                    }
+                }
+            })
+            .collect())
+    }
+}

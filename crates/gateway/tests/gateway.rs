@@ -1,0 +1,767 @@
+//! Integration tests of the gateway over real HTTP and real WebSockets, with a
+//! scripted agent standing in for a terminal.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tradeterm_core::{AccountInfo, TradeMode};
+use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_protocol::agent::{
+    AccountIdentity, AgentFrame, AgentInfo, Event, GatewayFrame, Hello, Permissions, Platform,
+    Response, TerminalIdentity, TradeResult, codes,
+};
+use tradeterm_protocol::http_client::HttpDispatch;
+use tradeterm_protocol::token::{
+    CredentialKind, TokenSigner, TokenVerifier, generate_rsa_pem_pair,
+};
+use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, PROTOCOL_VERSION};
+use tradeterm_store::{SqlStore, Store, Tier};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+const INTERNAL: &str = "internal-test-token";
+
+struct TestApp {
+    base: String,
+    ws_url: String,
+    gateway: Gateway,
+    store: Arc<dyn Store>,
+    verifier: TokenVerifier,
+    license_id: String,
+    license_key: String,
+    terminals: Vec<(String, String)>,
+    http: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+async fn spawn_app() -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("gw.db").display());
+    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.unwrap());
+    let (private, public) = generate_rsa_pem_pair().unwrap();
+    let signer = TokenSigner::from_pem(private.as_bytes(), "test-iss", "test-aud").unwrap();
+    let verifier = TokenVerifier::from_pem(public.as_bytes(), "test-iss", "test-aud").unwrap();
+    let settings = GatewaySettings {
+        heartbeat_interval: Duration::from_millis(200),
+        heartbeat_timeout: Duration::from_millis(1000),
+        hello_timeout: Duration::from_secs(2),
+        internal_token: Some(INTERNAL.into()),
+        ..GatewaySettings::default()
+    };
+    let gateway = Gateway::new(settings, store.clone(), signer);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = gateway.server(listener).unwrap();
+    let port = server.port();
+    tokio::spawn(server.run_until_stopped());
+    let (license, key) = store.create_license("acme", Tier::Pro).await.unwrap();
+    let mut terminals = Vec::new();
+    for name in ["alpha", "beta"] {
+        let (t, k) = store.create_terminal(&license.id, name).await.unwrap();
+        terminals.push((t.id, k.expose().to_owned()));
+    }
+    TestApp {
+        base: format!("http://127.0.0.1:{port}"),
+        ws_url: format!("ws://127.0.0.1:{port}/agent/v1"),
+        gateway,
+        store,
+        verifier,
+        license_id: license.id,
+        license_key: key.expose().to_owned(),
+        terminals,
+        http: reqwest::Client::new(),
+        _dir: dir,
+    }
+}
+
+fn hello(key: &str, uid: &str, permissions: Permissions) -> String {
+    AgentFrame::Hello(Box::new(Hello {
+        protocol_version: PROTOCOL_VERSION,
+        terminal_key: key.to_owned(),
+        terminal: TerminalIdentity {
+            uid: uid.to_owned(),
+            platform: Platform::MT5,
+            build: 4000,
+        },
+        account: AccountIdentity {
+            login: 5001,
+            server: "Test-Demo".into(),
+            company: "Test Broker".into(),
+            currency: "USD".into(),
+            leverage: 100,
+            trade_mode: TradeMode::Demo,
+        },
+        permissions,
+        agent: AgentInfo {
+            name: "scripted".into(),
+            version: "0".into(),
+        },
+    }))
+    .to_json()
+}
+
+async fn next_gateway_frame(ws: &mut Ws) -> GatewayFrame {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("frame in time");
+        match msg {
+            Some(Ok(Message::Text(t))) => {
+                return GatewayFrame::parse(&t).expect("valid gateway frame");
+            }
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            other => panic!("unexpected websocket message {other:?}"),
+        }
+    }
+}
+
+/// Connects and completes the handshake, returning the socket and the welcome frame.
+async fn connect(
+    app: &TestApp,
+    key: &str,
+    uid: &str,
+    permissions: Permissions,
+) -> (Ws, GatewayFrame) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(&app.ws_url).await.unwrap();
+    ws.send(Message::text(hello(key, uid, permissions)))
+        .await
+        .unwrap();
+    let first = next_gateway_frame(&mut ws).await;
+    (ws, first)
+}
+
+fn account() -> AccountInfo {
+    AccountInfo {
+        login: 5001,
+        name: "Test".into(),
+        server: "Test-Demo".into(),
+        company: "Test Broker".into(),
+        currency: "USD".into(),
+        leverage: 100,
+        trade_mode: TradeMode::Demo,
+        balance: 10_000.0,
+        equity: 10_000.0,
+        margin: 0.0,
+        free_margin: 10_000.0,
+        margin_level: None,
+        profit: 0.0,
+    }
+}
+
+/// Runs a scripted agent that answers requests: `account_info` with an
+/// account, `symbols` with a list, trade commands with a trade result, and
+/// `tick` for `FAIL` with an error. Stops answering when `mute` is set.
+fn run_agent(mut ws: Ws, mute: Arc<std::sync::atomic::AtomicBool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(Ok(msg)) = ws.next().await {
+            let Message::Text(text) = msg else { continue };
+            if mute.load(std::sync::atomic::Ordering::Relaxed) {
+                continue;
+            }
+            let frame = GatewayFrame::parse(&text).unwrap();
+            let reply = match frame {
+                GatewayFrame::Request { id, command, .. } => {
+                    let response = match command {
+                        Command::AccountInfo => {
+                            Response::ok(id, CommandResult::AccountInfo(account()))
+                        }
+                        Command::Symbols => Response::ok(
+                            id,
+                            CommandResult::Symbols {
+                                symbols: vec!["EURUSD".into()],
+                            },
+                        ),
+                        Command::Tick { symbol } if symbol == "FAIL" => Response::err(
+                            id,
+                            tradeterm_protocol::ErrorBody::new(
+                                codes::NOT_FOUND,
+                                "unknown symbol FAIL",
+                            ),
+                        ),
+                        c if c.is_trade() => Response::ok(
+                            id,
+                            CommandResult::Trade(TradeResult {
+                                retcode: "done".into(),
+                                order: 1,
+                                deal: 1,
+                                position: 1,
+                                volume: 0.1,
+                                price: 1.1,
+                                comment: String::new(),
+                            }),
+                        ),
+                        other => Response::err(
+                            id,
+                            tradeterm_protocol::ErrorBody::new(
+                                codes::UNKNOWN_COMMAND,
+                                other.name(),
+                            ),
+                        ),
+                    };
+                    AgentFrame::Response(response).to_json()
+                }
+                GatewayFrame::Ping { ts } => AgentFrame::Pong { ts }.to_json(),
+                _ => continue,
+            };
+            if ws.send(Message::text(reply)).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
+async fn wait_until(what: &str, mut f: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn token_exchange_signs_verifiable_rs256_tokens() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = &app.terminals[0];
+    let resp = app
+        .http
+        .post(format!("{}/api/token", app.base))
+        .bearer_auth(term_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    let token = body["token"].as_str().unwrap();
+    let claims = app.verifier.verify(token).unwrap();
+    assert_eq!(claims.sub, app.license_id);
+    assert_eq!(claims.iss, "test-iss");
+    assert_eq!(claims.aud, "test-aud");
+    assert_eq!(claims.exp - claims.iat, 24 * 3600);
+    assert_eq!(claims.terminal.as_deref(), Some(term_id.as_str()));
+    assert_eq!(claims.cred, CredentialKind::TerminalKey);
+    assert!(claims.caps.contains(&tradeterm_store::Capability::Trade));
+
+    // The same exchange through the JSON body form.
+    let resp = app
+        .http
+        .post(format!("{}/api/token", app.base))
+        .json(&json!({ "license_key": term_key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+
+    // Master key, API key, garbage and nothing are refused.
+    for bad in [app.license_key.as_str(), "svc_api_nope", "garbage"] {
+        let resp = app
+            .http
+            .post(format!("{}/api/token", app.base))
+            .bearer_auth(bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{bad}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    }
+    let resp = app
+        .http
+        .post(format!("{}/api/token", app.base))
+        .bearer_auth(&app.license_key)
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("master license keys are not accepted")
+    );
+    let resp = app
+        .http
+        .post(format!("{}/api/token", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+}
+
+#[tokio::test]
+async fn agent_binding_and_refusals() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let perms = Permissions {
+        allow_trading: false,
+        automated_trading: true,
+    };
+
+    // Master license key refused on the agent endpoint.
+    let (_ws, first) = connect(&app, &app.license_key, "uid-x", perms).await;
+    match first {
+        GatewayFrame::Error { error, .. } => {
+            assert_eq!(error.code, codes::AUTH_FAILED);
+            assert!(error.message.contains("master license keys"));
+        }
+        other => panic!("expected an error frame, got {other:?}"),
+    }
+
+    // First connection binds the key.
+    let (ws, first) = connect(&app, &term_key, "uid-A", perms).await;
+    match first {
+        GatewayFrame::Welcome {
+            terminal_id,
+            protocol_version,
+            ..
+        } => {
+            assert_eq!(terminal_id, term_id);
+            assert_eq!(protocol_version, PROTOCOL_VERSION);
+        }
+        other => panic!("expected welcome, got {other:?}"),
+    }
+    assert!(
+        app.store
+            .terminal(&app.license_id, &term_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .fingerprint
+            .is_some()
+    );
+    drop(ws);
+
+    // Another installation presenting the same key is refused.
+    let (_ws, first) = connect(&app, &term_key, "uid-B", perms).await;
+    match first {
+        GatewayFrame::Error { error, .. } => {
+            assert_eq!(error.code, codes::AUTH_FAILED);
+            assert!(error.message.contains("bound to another terminal"));
+        }
+        other => panic!("expected an error frame, got {other:?}"),
+    }
+
+    // The bound installation can reconnect.
+    let (_ws, first) = connect(&app, &term_key, "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }));
+
+    // Wrong protocol version.
+    let (mut ws, _) = tokio_tungstenite::connect_async(&app.ws_url).await.unwrap();
+    let bad = hello(&app.terminals[1].1, "uid-C", perms)
+        .replace("\"protocol_version\":1", "\"protocol_version\":99");
+    ws.send(Message::text(bad)).await.unwrap();
+    match next_gateway_frame(&mut ws).await {
+        GatewayFrame::Error { error, .. } => assert_eq!(error.code, codes::UNSUPPORTED_VERSION),
+        other => panic!("expected an error frame, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn api_key_lifecycle_limit_and_revocation() {
+    let app = spawn_app().await;
+    let url = format!("{}/api/dashboard/api-keys", app.base);
+    // Dashboard needs the master key.
+    let resp = app
+        .http
+        .get(&url)
+        .bearer_auth(&app.terminals[0].1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+
+    let mut secrets = Vec::new();
+    for i in 0..5 {
+        let resp = app
+            .http
+            .post(&url)
+            .bearer_auth(&app.license_key)
+            .json(&json!({ "label": format!("key {i}") }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201);
+        let body: Value = resp.json().await.unwrap();
+        let secret = body["data"]["api_key"].as_str().unwrap().to_owned();
+        assert!(secret.starts_with("svc_api_"));
+        secrets.push((
+            body["data"]["key"]["id"].as_str().unwrap().to_owned(),
+            secret,
+        ));
+    }
+    let resp = app
+        .http
+        .post(&url)
+        .bearer_auth(&app.license_key)
+        .json(&json!({"label": "six"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 409);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "API_KEY_LIMIT");
+
+    let resp = app
+        .http
+        .get(&url)
+        .bearer_auth(&app.license_key)
+        .send()
+        .await
+        .unwrap();
+    let text = resp.text().await.unwrap();
+    for (_, secret) in &secrets {
+        assert!(
+            !text.contains(secret.as_str()),
+            "listing must not reveal secrets"
+        );
+    }
+    let listed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 5);
+
+    // Exchange works, then stops at once after revocation.
+    let exchange = |key: String| {
+        let http = app.http.clone();
+        let base = app.base.clone();
+        async move {
+            http.post(format!("{base}/api/token/api-key"))
+                .bearer_auth(key)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let resp = exchange(secrets[0].1.clone()).await;
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    let claims = app
+        .verifier
+        .verify(body["token"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(claims.cred, CredentialKind::ApiKey);
+    assert_eq!(claims.cred_id, secrets[0].0);
+    assert!(claims.terminal.is_none());
+
+    let resp = app
+        .http
+        .delete(format!("{url}?id={}", secrets[0].0))
+        .bearer_auth(&app.license_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(exchange(secrets[0].1.clone()).await.status(), 401);
+    assert_eq!(exchange(secrets[1].1.clone()).await.status(), 200);
+    // Revoking again, or a key of nobody, is a 404.
+    let resp = app
+        .http
+        .delete(&url)
+        .bearer_auth(&app.license_key)
+        .json(&json!({ "id": secrets[0].0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    // A sixth key fits again.
+    let resp = app
+        .http
+        .post(&url)
+        .bearer_auth(&app.license_key)
+        .json(&json!({"label": "again"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+
+    // Another license cannot see or revoke these keys.
+    let (_, other_master) = app.store.create_license("other", Tier::Free).await.unwrap();
+    let resp = app
+        .http
+        .get(&url)
+        .bearer_auth(other_master.expose())
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["data"].as_array().unwrap().len(), 0);
+    let resp = app
+        .http
+        .delete(format!("{url}?id={}", secrets[1].0))
+        .bearer_auth(other_master.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    assert_eq!(exchange(secrets[1].1.clone()).await.status(), 200);
+}
+
+#[tokio::test]
+async fn dispatch_in_process_and_over_http_with_license_scoping() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let perms = Permissions {
+        allow_trading: true,
+        automated_trading: true,
+    };
+    let (ws, first) = connect(&app, &term_key, "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }));
+    let mute = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _agent = run_agent(ws, mute.clone());
+    let t = Duration::from_secs(3);
+
+    let remote = HttpDispatch::new(&app.base, INTERNAL).unwrap();
+    for d in [&app.gateway as &dyn Dispatch, &remote as &dyn Dispatch] {
+        match d
+            .execute(&app.license_id, &term_id, Command::AccountInfo, t)
+            .await
+            .unwrap()
+        {
+            CommandResult::AccountInfo(a) => assert_eq!(a.login, 5001),
+            other => panic!("unexpected {other:?}"),
+        }
+        let err = d
+            .execute(
+                &app.license_id,
+                &term_id,
+                Command::Tick {
+                    symbol: "FAIL".into(),
+                },
+                t,
+            )
+            .await
+            .unwrap_err();
+        match err {
+            DispatchError::CommandFailed(body) => assert_eq!(body.code, codes::NOT_FOUND),
+            other => panic!("unexpected {other:?}"),
+        }
+        // The second terminal exists but is not connected.
+        let err = d
+            .execute(&app.license_id, &app.terminals[1].0, Command::Symbols, t)
+            .await
+            .unwrap_err();
+        assert_eq!(err, DispatchError::Unreachable);
+        // Unknown terminal, and a terminal of another license, look the same.
+        let err = d
+            .execute(&app.license_id, "term_nope", Command::Symbols, t)
+            .await
+            .unwrap_err();
+        assert_eq!(err, DispatchError::NotFound);
+        let err = d
+            .execute("lic_other", &term_id, Command::Symbols, t)
+            .await
+            .unwrap_err();
+        assert_eq!(err, DispatchError::NotFound);
+
+        let list = d.terminals(&app.license_id).await.unwrap();
+        assert_eq!(list.len(), 2);
+        let live = list.iter().find(|s| s.id == term_id).unwrap();
+        assert!(live.connected && live.bound);
+        assert_eq!(live.account_login, Some(5001));
+        assert_eq!(live.trade_mode, Some(TradeMode::Demo));
+        assert!(live.permissions.allow_trading);
+        assert!(!list.iter().find(|s| s.id != term_id).unwrap().connected);
+        assert!(d.terminals("lic_other").await.unwrap().is_empty());
+    }
+
+    // Internal routes need the internal token.
+    let resp = app
+        .http
+        .get(format!(
+            "{}/internal/v1/terminals?license_id={}",
+            app.base, app.license_id
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let wrong = HttpDispatch::new(&app.base, "wrong-token").unwrap();
+    assert!(matches!(
+        wrong.terminals(&app.license_id).await,
+        Err(DispatchError::Gateway(_))
+    ));
+
+    // An agent that stops answering makes dispatch fail with a timeout...
+    mute.store(true, std::sync::atomic::Ordering::Relaxed);
+    let started = Instant::now();
+    let err = app
+        .gateway
+        .execute(
+            &app.license_id,
+            &term_id,
+            Command::AccountInfo,
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, DispatchError::Timeout(Duration::from_millis(300)));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // ...and once its heartbeats are missed the terminal is disconnected.
+    wait_until("heartbeat timeout", async || {
+        !app.gateway.is_connected(&term_id)
+    })
+    .await;
+    let err = app
+        .gateway
+        .execute(&app.license_id, &term_id, Command::AccountInfo, t)
+        .await
+        .unwrap_err();
+    assert_eq!(err, DispatchError::Unreachable);
+    let list = app.gateway.terminals(&app.license_id).await.unwrap();
+    let s = list.iter().find(|s| s.id == term_id).unwrap();
+    assert!(!s.connected && s.bound && s.last_seen.is_some());
+}
+
+#[tokio::test]
+async fn dropped_agent_fails_pending_dispatch_quickly() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (ws, _) = connect(&app, &term_key, "uid-A", Permissions::default()).await;
+    let gateway = app.gateway.clone();
+    let license = app.license_id.clone();
+    let tid = term_id.clone();
+    let pending = tokio::spawn(async move {
+        gateway
+            .execute(&license, &tid, Command::AccountInfo, Duration::from_secs(8))
+            .await
+    });
+    // Let the request reach the agent, then drop the connection without answering.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(ws);
+    let started = Instant::now();
+    let err = pending.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, DispatchError::Unreachable | DispatchError::Timeout(_)),
+        "unexpected {err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
+
+#[tokio::test]
+async fn trade_commands_fail_closed_when_trading_is_off() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (ws, _) = connect(
+        &app,
+        &term_key,
+        "uid-A",
+        Permissions {
+            allow_trading: false,
+            automated_trading: true,
+        },
+    )
+    .await;
+    let _agent = run_agent(ws, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let err = app
+        .gateway
+        .execute(
+            &app.license_id,
+            &term_id,
+            Command::CancelOrder { ticket: 1 },
+            Duration::from_secs(2),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        DispatchError::CommandFailed(b) => assert_eq!(b.code, codes::TRADING_DISABLED),
+        other => panic!("unexpected {other:?}"),
+    }
+    // Reads still work.
+    assert!(
+        app.gateway
+            .execute(
+                &app.license_id,
+                &term_id,
+                Command::AccountInfo,
+                Duration::from_secs(2)
+            )
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn garbage_frames_leave_connection_and_gateway_working() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (mut ws, first) = connect(&app, &term_key, "uid-A", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }));
+    let mut events = app.gateway.subscribe();
+    for (garbage, code) in [
+        ("not json at all", codes::MALFORMED_FRAME),
+        ("{\"type\":\"bogus\"}", codes::UNKNOWN_FRAME),
+        ("{\"no_type\":1}", codes::MALFORMED_FRAME),
+        ("{\"type\":\"response\"}", codes::MALFORMED_FRAME),
+        ("[1,2,3]", codes::MALFORMED_FRAME),
+    ] {
+        ws.send(Message::text(garbage)).await.unwrap();
+        match next_gateway_frame(&mut ws).await {
+            GatewayFrame::Error { error, .. } => assert_eq!(error.code, code, "{garbage}"),
+            GatewayFrame::Ping { .. } => match next_gateway_frame(&mut ws).await {
+                GatewayFrame::Error { error, .. } => assert_eq!(error.code, code, "{garbage}"),
+                other => panic!("unexpected {other:?}"),
+            },
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    ws.send(Message::binary(vec![0u8, 1, 2])).await.unwrap();
+    // An event still flows through after the garbage.
+    let perms = Permissions {
+        allow_trading: true,
+        automated_trading: true,
+    };
+    ws.send(Message::text(
+        AgentFrame::Event {
+            event: Event::Permissions(perms),
+        }
+        .to_json(),
+    ))
+    .await
+    .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ev.terminal_id, term_id);
+    assert_eq!(ev.event, Event::Permissions(perms));
+    // Requests still round-trip on the same connection.
+    let _agent = run_agent(ws, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let r = app
+        .gateway
+        .execute(
+            &app.license_id,
+            &term_id,
+            Command::Symbols,
+            Duration::from_secs(3),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        CommandResult::Symbols {
+            symbols: vec!["EURUSD".into()]
+        }
+    );
+    // The permission change reached the gateway: trade commands now pass through.
+    let r = app
+        .gateway
+        .execute(
+            &app.license_id,
+            &term_id,
+            Command::CancelOrder { ticket: 9 },
+            Duration::from_secs(3),
+        )
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    let health = app
+        .http
+        .get(format!("{}/healthz", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}
