@@ -1,0 +1,157 @@
+//! `cargo xtask`: project automation, kept dependency-light (std + serde_json).
+//!
+//! - `cargo xtask test`: the whole test suite. Makes sure what the tests need
+//!   is there (PostgreSQL and Redis on loopback are started if down; the
+//!   Python packages of the reference and interoperability tests are
+//!   installed), checks the layering, then runs `cargo test --workspace`.
+//! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
+//!   `cargo deny check licenses bans sources` (installs cargo-deny if missing)
+//!   and the layering check.
+//! - `cargo xtask ci`: `lint`, then `test`.
+//! - `cargo xtask layering`: only the layering check.
+
+#![allow(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
+
+mod layering;
+
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+type Result<T> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let result = match task {
+        "test" => test(),
+        "lint" => lint(),
+        "ci" => lint().and_then(|()| test()),
+        "layering" => layering::check(),
+        "deny" => deny(),
+        _ => {
+            println!("usage: cargo xtask <test|lint|ci|layering|deny>");
+            return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    println!("$ {cmd:?}");
+    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    let manifest = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(std::path::Path::to_path_buf).unwrap_or(manifest)
+}
+
+fn lint() -> Result<()> {
+    let root = workspace_root();
+    run(cargo().current_dir(&root).args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo().current_dir(&root).args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    deny()?;
+    layering::check()
+}
+
+fn deny() -> Result<()> {
+    let root = workspace_root();
+    let have = cargo().args(["deny", "--version"]).output().map(|o| o.status.success()).unwrap_or(false);
+    if !have {
+        run(cargo().args(["install", "--locked", "cargo-deny"]))?;
+    }
+    run(cargo().current_dir(&root).args(["deny", "check", "licenses", "bans", "sources"]))
+}
+
+fn reachable(addr: &str) -> bool {
+    addr.parse::<SocketAddr>()
+        .ok()
+        .is_some_and(|a| TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
+}
+
+fn wait_reachable(addr: &str) -> bool {
+    (0..100).any(|_| {
+        if reachable(addr) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        false
+    })
+}
+
+/// Starts PostgreSQL and Redis on loopback when they are down, with the
+/// commands this machine kind uses.
+fn ensure_services() -> Result<()> {
+    if !reachable("127.0.0.1:5432") {
+        println!("PostgreSQL is down; starting it");
+        let versions = std::fs::read_dir("/etc/postgresql")
+            .map_err(|e| format!("PostgreSQL is not reachable on 127.0.0.1:5432 and not installed here: {e}"))?;
+        for v in versions.flatten() {
+            let _ = run(Command::new("pg_ctlcluster").args([
+                "--skip-systemctl-redirect",
+                &v.file_name().to_string_lossy(),
+                "main",
+                "start",
+            ]));
+        }
+        if !wait_reachable("127.0.0.1:5432") {
+            return Err("PostgreSQL did not come up on 127.0.0.1:5432".into());
+        }
+    }
+    if !reachable("127.0.0.1:6379") {
+        println!("Redis is down; starting it");
+        run(Command::new("redis-server").args([
+            "--daemonize",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]))?;
+        if !wait_reachable("127.0.0.1:6379") {
+            return Err("Redis did not come up on 127.0.0.1:6379".into());
+        }
+    }
+    Ok(())
+}
+
+/// Installs the Python packages the test suite drives (pinned in
+/// `scripts/requirements-test.txt`) when they are missing.
+fn ensure_python() -> Result<()> {
+    let root = workspace_root();
+    let req = root.join("scripts/requirements-test.txt");
+    if !req.is_file() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&req).map_err(|e| e.to_string())?;
+    let pins: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    if pins.is_empty() {
+        return Ok(());
+    }
+    // `pip install` is quick when everything is already satisfied.
+    run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&req))
+}
+
+fn test() -> Result<()> {
+    ensure_services()?;
+    ensure_python()?;
+    layering::check()?;
+    let root = workspace_root();
+    run(cargo().current_dir(&root).args(["test", "--workspace", "--all-features", "--no-fail-fast"]).env("CI", "true"))
+}
