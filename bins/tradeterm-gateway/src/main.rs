@@ -1,0 +1,68 @@
+//! `tradeterm-gateway`: the gateway alone (agents, tokens, keys, dispatch),
+//! for deployments that run REST and MCP in other processes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use tradeterm::{Settings, keys};
+use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_store::{SqlStore, Store};
+
+#[derive(Debug, Parser)]
+#[command(name = "tradeterm-gateway", version, about = "tradeterm gateway")]
+struct Cli {
+    /// Optional TOML configuration file (environment variables override it).
+    #[arg(long, env = "TRADETERM_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory (SQLite and development keys).
+    #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
+    data_dir: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tradeterm::init_tracing();
+    match run(Cli::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let settings = Settings::load(cli.config.as_deref())?;
+    std::fs::create_dir_all(&cli.data_dir)?;
+    let url = settings
+        .database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", cli.data_dir.join("tradeterm.db").display()));
+    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.context("opening the database")?);
+    let key_paths = keys::resolve(&settings, &cli.data_dir)?;
+    let gateway = Gateway::new(
+        GatewaySettings {
+            token_lifetime: Duration::from_secs(settings.token_lifetime_secs),
+            heartbeat_interval: settings.heartbeat_interval(),
+            heartbeat_timeout: settings.heartbeat_timeout(),
+            internal_token: settings.gateway_internal_token.clone(),
+            production: settings.production(),
+            ..GatewaySettings::default()
+        },
+        store,
+        keys::signer(&settings, &key_paths)?,
+    );
+    let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.gateway_port))
+        .with_context(|| format!("binding {}:{}", settings.host, settings.gateway_port))?;
+    let server = gateway.server(listener)?;
+    tracing::info!(port = server.port(), "gateway listening");
+    let handle = server.handle();
+    let task = tokio::spawn(server.run_until_stopped());
+    tokio::signal::ctrl_c().await?;
+    handle.stop(true).await;
+    task.await??;
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! `tradeterm`: the all-in-one single node and the admin commands.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use tradeterm::Settings;
+use tradeterm::stack::{Stack, StackOptions};
+use tradeterm_store::{SqlStore, Store, Tier};
+
+#[derive(Debug, Parser)]
+#[command(name = "tradeterm", version, about = "Safe, fast API for MetaTrader-style trading terminals")]
+struct Cli {
+    /// Optional TOML configuration file (environment variables override it).
+    #[arg(long, global = true, env = "TRADETERM_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the single-node stack: gateway and simulated terminals on SQLite.
+    Serve {
+        /// Directory for the database, keys and demo credentials.
+        #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
+        data_dir: PathBuf,
+        /// Simulated terminals to run in process (default 2; 0 in production).
+        #[arg(long)]
+        sim_terminals: Option<usize>,
+        /// Turn the simulated agents' allow-trading input on (default off, as on a real agent).
+        #[arg(long)]
+        sim_allow_trading: bool,
+    },
+    /// Administration of a real deployment (licenses, terminals, API keys).
+    Admin {
+        /// Directory of the SQLite database (ignored when DATABASE_URL is set).
+        #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
+        data_dir: PathBuf,
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create a license and print its master key (shown once).
+    CreateLicense {
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// free, pro, team or enterprise.
+        #[arg(long, default_value = "free")]
+        tier: String,
+    },
+    /// List licenses.
+    ListLicenses,
+    /// Create a terminal for a license and print its terminal key (shown once).
+    CreateTerminal {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// Label.
+        #[arg(long)]
+        name: String,
+    },
+    /// Revoke a terminal's key and print a new one (the binding is kept).
+    RotateTerminalKey {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// Terminal id.
+        #[arg(long)]
+        terminal: String,
+    },
+    /// Create a REST API key and print it (shown once).
+    CreateApiKey {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// Label.
+        #[arg(long, default_value = "API key")]
+        label: String,
+    },
+    /// List a license's API keys (never the secrets).
+    ListApiKeys {
+        /// License id.
+        #[arg(long)]
+        license: String,
+    },
+    /// Revoke an API key.
+    RevokeApiKey {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// Key id (`key_…`).
+        #[arg(long)]
+        id: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tradeterm::init_tracing();
+    match run(Cli::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let settings = Settings::load(cli.config.as_deref())?;
+    match cli.command {
+        Command::Serve { data_dir, sim_terminals, sim_allow_trading } => {
+            serve(settings, data_dir, sim_terminals, sim_allow_trading).await
+        }
+        Command::Admin { data_dir, command } => admin(settings, data_dir, command).await,
+    }
+}
+
+#[allow(clippy::print_stdout, reason = "the demo credentials are printed for the user on purpose")]
+async fn serve(
+    settings: Settings,
+    data_dir: PathBuf,
+    sim_terminals: Option<usize>,
+    sim_allow_trading: bool,
+) -> anyhow::Result<()> {
+    let sim_terminals = sim_terminals.unwrap_or(if settings.production() { 0 } else { 2 });
+    let stack =
+        Stack::start(StackOptions { data_dir: data_dir.clone(), sim_terminals, sim_allow_trading, settings }).await?;
+    tracing::info!(port = stack.gateway_port, "gateway listening");
+    if let Some(c) = &stack.credentials {
+        let file = data_dir.join(tradeterm::demo::FILE_NAME);
+        println!();
+        println!("tradeterm is running ({} simulated terminals).", c.terminals.len());
+        println!("  gateway      {}", c.gateway_url);
+        println!("  license id   {}", c.license_id);
+        println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
+        println!("  REST API key {}", c.api_key);
+        for t in &c.terminals {
+            println!("  terminal     {}  key {}", t.id, t.key);
+        }
+        println!("  saved to {} (mode 0600){}", file.display(), if stack.credentials_created { "" } else { ", reused" });
+        println!();
+        println!("Try: curl -s -X POST {}/api/token -H \"Authorization: Bearer {}\"", c.gateway_url, c.terminals[0].key);
+        println!("Stop with Ctrl-C.");
+        if !stack.wait_connected(Duration::from_secs(10)).await {
+            tracing::warn!("not every simulated terminal connected within 10 s; they keep retrying");
+        }
+    }
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    tracing::info!("shutting down");
+    stack.stop().await;
+    Ok(())
+}
+
+async fn open_store(settings: &Settings, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
+    let url = match &settings.database_url {
+        Some(u) => u.clone(),
+        None => {
+            std::fs::create_dir_all(data_dir)?;
+            format!("sqlite://{}?mode=rwc", data_dir.join("tradeterm.db").display())
+        }
+    };
+    Ok(Arc::new(SqlStore::connect(&url).await.context("opening the database")?))
+}
+
+#[allow(clippy::print_stdout, reason = "admin commands print their results")]
+async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> anyhow::Result<()> {
+    let store = open_store(&settings, &data_dir).await?;
+    match command {
+        AdminCommand::CreateLicense { name, tier } => {
+            let tier = Tier::parse(&tier).context("tier must be free, pro, team or enterprise")?;
+            let (license, key) = store.create_license(&name, tier).await?;
+            println!("{}", serde_json::json!({ "license": license, "license_key": key.expose() }));
+        }
+        AdminCommand::ListLicenses => {
+            println!("{}", serde_json::to_string_pretty(&store.list_licenses().await?)?);
+        }
+        AdminCommand::CreateTerminal { license, name } => {
+            anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
+            let (terminal, key) = store.create_terminal(&license, &name).await?;
+            println!("{}", serde_json::json!({ "terminal": terminal, "terminal_key": key.expose() }));
+        }
+        AdminCommand::RotateTerminalKey { license, terminal } => {
+            let key = store.rotate_terminal_key(&license, &terminal).await?;
+            println!("{}", serde_json::json!({ "terminal_id": terminal, "terminal_key": key.expose() }));
+        }
+        AdminCommand::CreateApiKey { license, label } => {
+            anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
+            let (key, secret) = store.create_api_key(&license, &label).await?;
+            println!("{}", serde_json::json!({ "key": key, "api_key": secret.expose() }));
+        }
+        AdminCommand::ListApiKeys { license } => {
+            println!("{}", serde_json::to_string_pretty(&store.list_api_keys(&license).await?)?);
+        }
+        AdminCommand::RevokeApiKey { license, id } => {
+            anyhow::ensure!(store.revoke_api_key(&license, &id).await?, "no active API key {id} on license {license}");
+            println!("{}", serde_json::json!({ "id": id, "revoked": true }));
+        }
+    }
+    Ok(())
+}

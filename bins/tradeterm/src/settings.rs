@@ -1,0 +1,186 @@
+//! Typed settings, loaded once: built-in defaults → optional TOML file →
+//! environment variables with the spec's names (`PORT`, `GATEWAY_PORT`,
+//! `MCP_PORT`, `NODE_ENV`, `JWT_PUBLIC_KEY_PATH`, …).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+/// Deployment settings shared by the tradeterm binaries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Interface to bind (default `127.0.0.1`; use `0.0.0.0` in containers).
+    pub host: String,
+    /// REST API port (spec `PORT`, default 4000).
+    pub port: u16,
+    /// Gateway port (`GATEWAY_PORT`, default 8081).
+    pub gateway_port: u16,
+    /// MCP port (`MCP_PORT`, default 8090).
+    pub mcp_port: u16,
+    /// `development` (default) or `production` (`NODE_ENV`).
+    pub node_env: String,
+    /// Database URL (`DATABASE_URL`); default SQLite under the data dir.
+    pub database_url: Option<String>,
+    /// RS256 private key PEM used by the gateway to sign (`JWT_PRIVATE_KEY_PATH`).
+    pub jwt_private_key_path: Option<PathBuf>,
+    /// RS256 public key PEM used to verify (`JWT_PUBLIC_KEY_PATH`).
+    pub jwt_public_key_path: Option<PathBuf>,
+    /// Token issuer (`JWT_ISSUER`).
+    pub jwt_issuer: String,
+    /// Token audience (`JWT_AUDIENCE`).
+    pub jwt_audience: String,
+    /// Lifetime of terminal-key session tokens in seconds (`TOKEN_LIFETIME_SECS`, default 86400).
+    pub token_lifetime_secs: u64,
+    /// Shared secret of the gateway's internal dispatch routes (`GATEWAY_INTERNAL_TOKEN`).
+    pub gateway_internal_token: Option<String>,
+    /// Gateway base URL for separate REST/MCP processes (`GATEWAY_URL`).
+    pub gateway_url: Option<String>,
+    /// Key-value store URL for rate limiting (`KEYVALUE_URL`).
+    pub keyvalue_url: Option<String>,
+    /// Agent heartbeat interval in ms (`HEARTBEAT_INTERVAL_MS`, default 10000).
+    pub heartbeat_interval_ms: u64,
+    /// Agent heartbeat timeout in ms (`HEARTBEAT_TIMEOUT_MS`, default 30000).
+    pub heartbeat_timeout_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 4000,
+            gateway_port: 8081,
+            mcp_port: 8090,
+            node_env: "development".into(),
+            database_url: None,
+            jwt_private_key_path: None,
+            jwt_public_key_path: None,
+            jwt_issuer: tradeterm_protocol::token::DEFAULT_ISSUER.into(),
+            jwt_audience: tradeterm_protocol::token::DEFAULT_AUDIENCE.into(),
+            token_lifetime_secs: tradeterm_protocol::token::DEFAULT_LIFETIME_SECS,
+            gateway_internal_token: None,
+            gateway_url: None,
+            keyvalue_url: None,
+            heartbeat_interval_ms: 10_000,
+            heartbeat_timeout_ms: 30_000,
+        }
+    }
+}
+
+/// Environment variables read, lower-cased as they map onto [`Settings`].
+const ENV_KEYS: &[&str] = &[
+    "HOST",
+    "PORT",
+    "GATEWAY_PORT",
+    "MCP_PORT",
+    "NODE_ENV",
+    "DATABASE_URL",
+    "JWT_PRIVATE_KEY_PATH",
+    "JWT_PUBLIC_KEY_PATH",
+    "JWT_ISSUER",
+    "JWT_AUDIENCE",
+    "TOKEN_LIFETIME_SECS",
+    "GATEWAY_INTERNAL_TOKEN",
+    "GATEWAY_URL",
+    "KEYVALUE_URL",
+    "HEARTBEAT_INTERVAL_MS",
+    "HEARTBEAT_TIMEOUT_MS",
+];
+
+impl Settings {
+    /// Loads defaults, then `file` if given, then the process environment.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        Self::load_from(file, &env)
+    }
+
+    /// As [`Settings::load`] with an explicit environment (for tests).
+    pub fn load_from(file: Option<&Path>, env: &[(String, String)]) -> anyhow::Result<Self> {
+        let mut builder = config::Config::builder();
+        if let Some(path) = file {
+            builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true));
+        }
+        for (k, v) in env {
+            if ENV_KEYS.contains(&k.as_str()) && !v.is_empty() {
+                builder = builder.set_override(k.to_ascii_lowercase(), v.clone())?;
+            }
+        }
+        let settings: Settings = builder
+            .build()
+            .context("reading configuration")?
+            .try_deserialize()
+            .context("invalid configuration")?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        match self.node_env.as_str() {
+            "development" | "production" | "test" => {}
+            other => bail!("NODE_ENV must be `development`, `production` or `test`, not `{other}`"),
+        }
+        if self.heartbeat_interval_ms == 0 || self.heartbeat_timeout_ms <= self.heartbeat_interval_ms {
+            bail!("HEARTBEAT_TIMEOUT_MS must be greater than HEARTBEAT_INTERVAL_MS (> 0)");
+        }
+        if self.token_lifetime_secs < 60 {
+            bail!("TOKEN_LIFETIME_SECS must be at least 60");
+        }
+        Ok(())
+    }
+
+    /// Whether `NODE_ENV=production`.
+    pub fn production(&self) -> bool {
+        self.node_env == "production"
+    }
+
+    /// Heartbeat interval.
+    pub fn heartbeat_interval(&self) -> Duration {
+        Duration::from_millis(self.heartbeat_interval_ms)
+    }
+
+    /// Heartbeat timeout.
+    pub fn heartbeat_timeout(&self) -> Duration {
+        Duration::from_millis(self.heartbeat_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn defaults_and_spec_variable_names() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert_eq!((s.port, s.gateway_port, s.mcp_port), (4000, 8081, 8090));
+        assert!(!s.production());
+        let s = Settings::load_from(
+            None,
+            &env(&[("PORT", "5000"), ("GATEWAY_PORT", "9000"), ("NODE_ENV", "production"), ("HOME", "/x")]),
+        )
+        .unwrap();
+        assert_eq!((s.port, s.gateway_port), (5000, 9000));
+        assert!(s.production());
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(Settings::load_from(None, &env(&[("PORT", "not-a-port")])).is_err());
+        assert!(Settings::load_from(None, &env(&[("NODE_ENV", "prod")])).is_err());
+        assert!(Settings::load_from(None, &env(&[("HEARTBEAT_TIMEOUT_MS", "10")])).is_err());
+    }
+
+    #[test]
+    fn file_then_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tradeterm.toml");
+        std::fs::write(&path, "port = 4100\ngateway_port = 8100\n").unwrap();
+        let s = Settings::load_from(Some(&path), &env(&[("PORT", "4200")])).unwrap();
+        assert_eq!((s.port, s.gateway_port), (4200, 8100));
+    }
+}

@@ -1,0 +1,144 @@
+//! The single-node stack behind `tradeterm serve`: store, gateway listener
+//! and simulated terminals connected over the real agent protocol on loopback.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tradeterm_gateway::{Gateway, GatewaySettings, ServerHandle};
+use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemClock};
+use tradeterm_store::{SqlStore, Store};
+
+use crate::demo::{DemoCredentials, Urls};
+use crate::{Settings, keys};
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    /// Where SQLite, keys and the demo credentials live.
+    pub data_dir: PathBuf,
+    /// Number of simulated terminals to start in process.
+    pub sim_terminals: usize,
+    /// Whether the simulated agents have their allow-trading input on.
+    pub sim_allow_trading: bool,
+    /// Deployment settings.
+    pub settings: Settings,
+}
+
+/// A running stack.
+#[derive(Debug)]
+pub struct Stack {
+    /// The gateway state (implements `Dispatch`).
+    pub gateway: Gateway,
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// Port the gateway listens on.
+    pub gateway_port: u16,
+    /// Demo credentials, when simulated terminals run.
+    pub credentials: Option<DemoCredentials>,
+    /// Whether the demo credentials were created by this start.
+    pub credentials_created: bool,
+    sims: Vec<AgentHandle>,
+    gateway_handle: ServerHandle,
+    gateway_task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Stack {
+    /// Opens the store, binds the gateway, creates or reuses the demo
+    /// credentials and starts the simulated terminals.
+    pub async fn start(opts: StackOptions) -> anyhow::Result<Self> {
+        let settings = &opts.settings;
+        std::fs::create_dir_all(&opts.data_dir)
+            .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
+        let db_url = settings.database_url.clone().unwrap_or_else(|| {
+            format!("sqlite://{}?mode=rwc", opts.data_dir.join("tradeterm.db").display())
+        });
+        let store: Arc<dyn Store> =
+            Arc::new(SqlStore::connect(&db_url).await.context("opening the database")?);
+        let key_paths = keys::resolve(settings, &opts.data_dir)?;
+        let signer = keys::signer(settings, &key_paths)?;
+
+        let gw_settings = GatewaySettings {
+            token_lifetime: Duration::from_secs(settings.token_lifetime_secs),
+            heartbeat_interval: settings.heartbeat_interval(),
+            heartbeat_timeout: settings.heartbeat_timeout(),
+            internal_token: settings.gateway_internal_token.clone(),
+            production: settings.production(),
+            ..GatewaySettings::default()
+        };
+        let gateway = Gateway::new(gw_settings, store.clone(), signer);
+        let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
+            .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
+        let server = gateway.server(listener)?;
+        let gateway_port = server.port();
+        let gateway_handle = server.handle();
+        let gateway_task = tokio::spawn(server.run_until_stopped());
+
+        let host = if settings.host == "0.0.0.0" { "127.0.0.1" } else { settings.host.as_str() };
+        let mut credentials = None;
+        let mut credentials_created = false;
+        let mut sims = Vec::new();
+        if opts.sim_terminals > 0 {
+            let urls = Urls {
+                rest: format!("http://{host}:{}", settings.port),
+                gateway: format!("http://{host}:{gateway_port}"),
+                mcp: format!("http://{host}:{}/mcp/v1", settings.mcp_port),
+            };
+            let (creds, created) =
+                crate::demo::ensure(store.as_ref(), &opts.data_dir, opts.sim_terminals, &urls).await?;
+            credentials_created = created;
+            for (i, t) in creds.terminals.iter().take(opts.sim_terminals).enumerate() {
+                let mut sim_settings = SimSettings::demo(i as u32);
+                sim_settings.allow_trading = opts.sim_allow_trading;
+                let sim = Simulator::new(sim_settings, Arc::new(SystemClock::new(1.0)));
+                let handle = tradeterm_sim::spawn_agent(
+                    sim,
+                    AgentSettings {
+                        url: format!("ws://{host}:{gateway_port}/agent/v1"),
+                        terminal_key: t.key.clone(),
+                        uid: format!("tradeterm-sim-{}", t.id),
+                    },
+                );
+                sims.push(handle);
+            }
+            credentials = Some(creds);
+        }
+        Ok(Self {
+            gateway,
+            store,
+            gateway_port,
+            credentials,
+            credentials_created,
+            sims,
+            gateway_handle,
+            gateway_task,
+        })
+    }
+
+    /// Waits until every simulated terminal is connected, or the deadline passes.
+    pub async fn wait_connected(&self, deadline: Duration) -> bool {
+        let until = tokio::time::Instant::now() + deadline;
+        while tokio::time::Instant::now() < until {
+            if self.sims.iter().all(AgentHandle::is_connected) {
+                if let Some(c) = &self.credentials
+                    && c.terminals.iter().take(self.sims.len()).all(|t| self.gateway.is_connected(&t.id))
+                {
+                    return true;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    /// Stops the simulated terminals, then the gateway.
+    pub async fn stop(self) {
+        for s in self.sims {
+            s.shutdown().await;
+        }
+        self.gateway_handle.stop(true).await;
+        let _ = self.gateway_task.await;
+    }
+}
