@@ -63,12 +63,7 @@ mod tests {
             .join(dir);
         let mut names: Vec<String> = std::fs::read_dir(path)
             .expect("migrations directory")
-            .map(|e| {
-                e.expect("dir entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".sql"))
             .collect();
         names.sort();
@@ -95,12 +90,7 @@ mod tests {
 
     #[test]
     fn both_backends_have_the_same_versions() {
-        let v = |files: &[Embedded]| {
-            files
-                .iter()
-                .map(|m| (m.version, m.description))
-                .collect::<Vec<_>>()
-        };
+        let v = |files: &[Embedded]| files.iter().map(|m| (m.version, m.description)).collect::<Vec<_>>();
         assert_eq!(v(SQLITE), v(POSTGRES));
     }
 

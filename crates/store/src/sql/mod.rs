@@ -25,18 +25,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, Postgres};
-use sqlx::sqlite::{
-    Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-};
+use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 
-use crate::keys::{
-    self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX, hash_key, hashes_equal,
-};
+use crate::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX, hash_key, hashes_equal};
 use crate::{
-    ApiKey, ApiKeyAuth, BindOutcome, IdempotencyBegin, JournalEntry, JournalFilter, License,
-    MAX_ACTIVE_API_KEYS, Secret, Store, StoreError, StoreResult, Terminal, TerminalFilter,
-    TerminalInfo, TerminalKeyAuth, Tier,
+    ApiKey, ApiKeyAuth, BindOutcome, IdempotencyBegin, JournalEntry, JournalFilter, License, MAX_ACTIVE_API_KEYS,
+    Secret, Store, StoreError, StoreResult, Terminal, TerminalFilter, TerminalInfo, TerminalKeyAuth, Tier,
 };
 use rows::{RowExt, api_key_cols, journal_cols, license_cols, terminal_cols};
 
@@ -87,9 +82,7 @@ macro_rules! on_pool {
 trait WritePool {
     type Db: sqlx::Database;
     /// Begins a write transaction.
-    fn begin_write(
-        &self,
-    ) -> impl Future<Output = Result<Transaction<'static, Self::Db>, sqlx::Error>> + Send;
+    fn begin_write(&self) -> impl Future<Output = Result<Transaction<'static, Self::Db>, sqlx::Error>> + Send;
     /// `SELECT id FROM licenses WHERE id = $1`, locking the row where that is how the backend serializes.
     fn lock_license_sql(&self) -> &'static str;
     /// `SELECT id FROM terminals WHERE id = $1 AND license_id = $2`, locking likewise.
@@ -98,9 +91,7 @@ trait WritePool {
 
 impl WritePool for SqlitePool {
     type Db = Sqlite;
-    fn begin_write(
-        &self,
-    ) -> impl Future<Output = Result<Transaction<'static, Sqlite>, sqlx::Error>> + Send {
+    fn begin_write(&self) -> impl Future<Output = Result<Transaction<'static, Sqlite>, sqlx::Error>> + Send {
         self.begin_with("BEGIN IMMEDIATE")
     }
     fn lock_license_sql(&self) -> &'static str {
@@ -113,9 +104,7 @@ impl WritePool for SqlitePool {
 
 impl WritePool for PgPool {
     type Db = Postgres;
-    fn begin_write(
-        &self,
-    ) -> impl Future<Output = Result<Transaction<'static, Postgres>, sqlx::Error>> + Send {
+    fn begin_write(&self) -> impl Future<Output = Result<Transaction<'static, Postgres>, sqlx::Error>> + Send {
         self.begin()
     }
     fn lock_license_sql(&self) -> &'static str {
@@ -190,9 +179,7 @@ impl SqlStore {
     /// be lower-case ASCII letters, digits and `_`.
     pub async fn connect_with_schema(pg_url: &str, schema: &str) -> StoreResult<Self> {
         if !is_postgres_url(pg_url) {
-            return Err(StoreError::Invalid(
-                "a schema needs a postgres:// URL".to_owned(),
-            ));
+            return Err(StoreError::Invalid("a schema needs a postgres:// URL".to_owned()));
         }
         if !valid_schema_name(schema) {
             return Err(StoreError::Invalid(format!(
@@ -232,15 +219,13 @@ impl SqlStore {
     }
 
     async fn connect_postgres(url: &str, schema: Option<&str>) -> StoreResult<Self> {
-        let options = PgConnectOptions::from_str(url)
-            .map_err(|e| StoreError::Invalid(format!("PostgreSQL URL: {e}")))?;
+        let options =
+            PgConnectOptions::from_str(url).map_err(|e| StoreError::Invalid(format!("PostgreSQL URL: {e}")))?;
         let mut pool_options = PgPoolOptions::new().max_connections(PG_MAX_CONNECTIONS);
         if let Some(schema) = schema {
             let mut conn: PgConnection = options.connect().await?;
-            conn.execute(AssertSqlSafe(format!(
-                "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
-            )))
-            .await?;
+            conn.execute(AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"")))
+                .await?;
             conn.close().await?;
             let set_path: Arc<str> = format!("SET search_path TO \"{schema}\"").into();
             pool_options = pool_options.after_connect(move |conn, _meta| {
@@ -313,7 +298,8 @@ impl Store for SqlStore {
             created_at: now_ms(),
             disabled: false,
         };
-        const SQL: &str = "INSERT INTO licenses (id, name, tier, master_key_hash, created_at) VALUES ($1, $2, $3, $4, $5)";
+        const SQL: &str =
+            "INSERT INTO licenses (id, name, tier, master_key_hash, created_at) VALUES ($1, $2, $3, $4, $5)";
         on_pool!(self, pool => {
             sqlx::query(SQL)
                 .bind(&license.id)
@@ -328,11 +314,7 @@ impl Store for SqlStore {
     }
 
     async fn license(&self, license_id: &str) -> StoreResult<Option<License>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            license_cols!(),
-            " FROM licenses l WHERE l.id = $1"
-        );
+        const SQL: &str = concat!("SELECT ", license_cols!(), " FROM licenses l WHERE l.id = $1");
         on_pool!(self, pool => sqlx::query(SQL)
             .bind(license_id)
             .fetch_optional(pool)
@@ -385,11 +367,7 @@ impl Store for SqlStore {
 
     // ----- terminals and terminal keys -----
 
-    async fn create_terminal(
-        &self,
-        license_id: &str,
-        name: &str,
-    ) -> StoreResult<(Terminal, Secret)> {
+    async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)> {
         validate::name("terminal name", name)?;
         let secret = keys::generate(TERMINAL_KEY_PREFIX);
         let hash = hash_key(secret.expose());
@@ -434,11 +412,7 @@ impl Store for SqlStore {
         Ok((terminal, secret))
     }
 
-    async fn rotate_terminal_key(
-        &self,
-        license_id: &str,
-        terminal_id: &str,
-    ) -> StoreResult<Secret> {
+    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<Secret> {
         let secret = keys::generate(TERMINAL_KEY_PREFIX);
         let hash = hash_key(secret.expose());
         let key_id = keys::new_id("tkey_");
@@ -492,17 +466,14 @@ impl Store for SqlStore {
         Ok(found.and_then(|(auth, stored)| hashes_equal(&stored, &hash).then_some(auth)))
     }
 
-    async fn bind_terminal(
-        &self,
-        terminal_id: &str,
-        fingerprint: &str,
-    ) -> StoreResult<BindOutcome> {
+    async fn bind_terminal(&self, terminal_id: &str, fingerprint: &str) -> StoreResult<BindOutcome> {
         validate::token("fingerprint", fingerprint)?;
         // One conditional UPDATE claims an unbound terminal. Both backends
         // serialize writers of the row (SQLite: one writer at a time;
         // PostgreSQL: the row lock, then the WHERE is re-checked against the
         // committed row), so exactly one concurrent caller changes it.
-        const CLAIM: &str = "UPDATE terminals SET fingerprint = $1, bound_at = $2 WHERE id = $3 AND fingerprint IS NULL";
+        const CLAIM: &str =
+            "UPDATE terminals SET fingerprint = $1, bound_at = $2 WHERE id = $3 AND fingerprint IS NULL";
         const CURRENT: &str = "SELECT fingerprint AS t_fingerprint FROM terminals WHERE id = $1";
         let (claimed, current) = on_pool!(self, pool => {
             let claimed = sqlx::query(CLAIM)
@@ -529,18 +500,12 @@ impl Store for SqlStore {
             (false, Some(Some(_))) => BindOutcome::Conflict,
             // No operation unbinds a terminal, so a failed claim always finds a fingerprint.
             (false, _) => {
-                return Err(StoreError::Database(
-                    "terminal binding changed concurrently".to_owned(),
-                ));
+                return Err(StoreError::Database("terminal binding changed concurrently".to_owned()));
             }
         })
     }
 
-    async fn update_terminal_info(
-        &self,
-        terminal_id: &str,
-        info: &TerminalInfo,
-    ) -> StoreResult<()> {
+    async fn update_terminal_info(&self, terminal_id: &str, info: &TerminalInfo) -> StoreResult<()> {
         let account_login = validate::terminal_info(info)?;
         const SQL: &str = "UPDATE terminals SET platform = $1, build = $2, account_login = $3, account_server = $4, \
                            account_currency = $5, trade_mode = $6, last_seen = $7 WHERE id = $8";
@@ -622,8 +587,7 @@ impl Store for SqlStore {
             revoked_at: None,
             last_used_at: None,
         };
-        const COUNT: &str =
-            "SELECT COUNT(*) AS n FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL";
+        const COUNT: &str = "SELECT COUNT(*) AS n FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL";
         const INSERT: &str = "INSERT INTO api_keys (id, license_id, label, prefix, key_hash, created_at) \
                               VALUES ($1, $2, $3, $4, $5, $6)";
         // Count and insert inside one write transaction that holds the
@@ -668,7 +632,8 @@ impl Store for SqlStore {
     }
 
     async fn revoke_api_key(&self, license_id: &str, key_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND license_id = $3 AND revoked_at IS NULL";
+        const SQL: &str =
+            "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND license_id = $3 AND revoked_at IS NULL";
         let n = on_pool!(self, pool => sqlx::query(SQL)
             .bind(now_ms())
             .bind(key_id)
@@ -757,11 +722,7 @@ impl Store for SqlStore {
         }
     }
 
-    async fn journal_entry(
-        &self,
-        license_id: &str,
-        entry_id: &str,
-    ) -> StoreResult<Option<JournalEntry>> {
+    async fn journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<Option<JournalEntry>> {
         const SQL: &str = concat!(
             "SELECT ",
             journal_cols!(),
@@ -776,11 +737,7 @@ impl Store for SqlStore {
             .transpose())
     }
 
-    async fn list_journal(
-        &self,
-        license_id: &str,
-        filter: &JournalFilter,
-    ) -> StoreResult<Vec<JournalEntry>> {
+    async fn list_journal(&self, license_id: &str, filter: &JournalFilter) -> StoreResult<Vec<JournalEntry>> {
         let mut sql = String::from(concat!(
             "SELECT ",
             journal_cols!(),
@@ -795,9 +752,7 @@ impl Store for SqlStore {
         match &filter.terminal {
             TerminalFilter::All => {}
             TerminalFilter::Unassigned => sql.push_str(" AND j.terminal_id IS NULL"),
-            TerminalFilter::Terminal(id) => {
-                and(&mut sql, "j.terminal_id =", Bind::Text(id.clone()))
-            }
+            TerminalFilter::Terminal(id) => and(&mut sql, "j.terminal_id =", Bind::Text(id.clone())),
         }
         if let Some(since) = filter.since {
             and(&mut sql, "j.created_at >=", Bind::Int(since));
@@ -840,7 +795,8 @@ impl Store for SqlStore {
         if let Some(Some(t)) = terminal_id {
             validate::token("terminal id", t)?;
         }
-        const UPDATE_BODY: &str = "UPDATE journal_entries SET body = $1, updated_at = $2 WHERE id = $3 AND license_id = $4";
+        const UPDATE_BODY: &str =
+            "UPDATE journal_entries SET body = $1, updated_at = $2 WHERE id = $3 AND license_id = $4";
         const UPDATE_ALL: &str = "UPDATE journal_entries SET body = $1, updated_at = $2, terminal_id = $5 \
                                   WHERE id = $3 AND license_id = $4";
         const SELECT: &str = concat!(
@@ -929,21 +885,17 @@ impl Store for SqlStore {
             return Ok(match status {
                 None => IdempotencyBegin::InProgress,
                 Some(status) => IdempotencyBegin::Done {
-                    status: u16::try_from(status).map_err(|_| {
-                        StoreError::Database("stored status is not valid".to_owned())
-                    })?,
+                    status: u16::try_from(status)
+                        .map_err(|_| StoreError::Database("stored status is not valid".to_owned()))?,
                     response: match response {
-                        Some(text) => serde_json::from_str(&text).map_err(|_| {
-                            StoreError::Database("stored response is not valid".to_owned())
-                        })?,
+                        Some(text) => serde_json::from_str(&text)
+                            .map_err(|_| StoreError::Database("stored response is not valid".to_owned()))?,
                         None => serde_json::Value::Null,
                     },
                 },
             });
         }
-        Err(StoreError::Database(
-            "idempotency record kept disappearing".to_owned(),
-        ))
+        Err(StoreError::Database("idempotency record kept disappearing".to_owned()))
     }
 
     async fn idempotency_finish(
@@ -953,8 +905,7 @@ impl Store for SqlStore {
         status: u16,
         response: &serde_json::Value,
     ) -> StoreResult<()> {
-        let text = serde_json::to_string(response)
-            .map_err(|e| StoreError::Invalid(format!("response: {e}")))?;
+        let text = serde_json::to_string(response).map_err(|e| StoreError::Invalid(format!("response: {e}")))?;
         // Only an unfinished record is written: the first outcome stays.
         const FINISH: &str = "UPDATE idempotency SET status = $1, response = $2 \
                               WHERE license_id = $3 AND key = $4 AND status IS NULL";
@@ -1005,9 +956,7 @@ mod tests {
 
     #[tokio::test]
     async fn unsupported_url_is_refused_without_echoing_it() {
-        let err = SqlStore::connect("mysql://user:hunter2@host/db")
-            .await
-            .unwrap_err();
+        let err = SqlStore::connect("mysql://user:hunter2@host/db").await.unwrap_err();
         assert!(
             matches!(&err, StoreError::Invalid(m) if !m.contains("hunter2")),
             "{err}"
@@ -1020,10 +969,7 @@ mod tests {
         let (license, _) = store.create_license("mem", Tier::Free).await.unwrap();
         // With more than one connection each would see its own empty database.
         for _ in 0..3 {
-            assert_eq!(
-                store.license(&license.id).await.unwrap().as_ref(),
-                Some(&license)
-            );
+            assert_eq!(store.license(&license.id).await.unwrap().as_ref(), Some(&license));
         }
         assert_eq!(store.backend(), "sqlite");
         store.ping().await.unwrap();

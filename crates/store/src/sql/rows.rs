@@ -105,8 +105,7 @@ pub(super) fn terminal(r: &impl RowExt) -> StoreResult<Terminal> {
         None => None,
         Some(platform) => Some(TerminalInfo {
             platform,
-            build: u32::try_from(r.opt_int("t_build")?.unwrap_or_default())
-                .map_err(|_| corrupt("build"))?,
+            build: u32::try_from(r.opt_int("t_build")?.unwrap_or_default()).map_err(|_| corrupt("build"))?,
             account_login: u64::try_from(r.opt_int("t_account_login")?.unwrap_or_default())
                 .map_err(|_| corrupt("account login"))?,
             account_server: r.opt_text("t_account_server")?.unwrap_or_default(),

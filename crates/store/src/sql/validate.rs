@@ -20,14 +20,10 @@ pub(super) fn name(field: &str, value: &str) -> StoreResult<()> {
         return Err(invalid(format!("{field} must not be empty")));
     }
     if value.chars().count() > MAX_NAME_CHARS {
-        return Err(invalid(format!(
-            "{field} must be at most {MAX_NAME_CHARS} characters"
-        )));
+        return Err(invalid(format!("{field} must be at most {MAX_NAME_CHARS} characters")));
     }
     if value.chars().any(char::is_control) {
-        return Err(invalid(format!(
-            "{field} must not contain control characters"
-        )));
+        return Err(invalid(format!("{field} must not contain control characters")));
     }
     Ok(())
 }
@@ -38,9 +34,7 @@ pub(super) fn token(field: &str, value: &str) -> StoreResult<()> {
         return Err(invalid(format!("{field} must not be empty")));
     }
     if value.chars().count() > MAX_TOKEN_CHARS {
-        return Err(invalid(format!(
-            "{field} must be at most {MAX_TOKEN_CHARS} characters"
-        )));
+        return Err(invalid(format!("{field} must be at most {MAX_TOKEN_CHARS} characters")));
     }
     Ok(())
 }
@@ -66,9 +60,7 @@ pub(super) fn terminal_info(info: &TerminalInfo) -> StoreResult<i64> {
         ("trade_mode", &info.trade_mode),
     ] {
         if value.chars().count() > MAX_TOKEN_CHARS {
-            return Err(invalid(format!(
-                "{field} must be at most {MAX_TOKEN_CHARS} characters"
-            )));
+            return Err(invalid(format!("{field} must be at most {MAX_TOKEN_CHARS} characters")));
         }
     }
     i64::try_from(info.account_login).map_err(|_| invalid("account_login is out of range"))

@@ -1,0 +1,1027 @@
+//! The store's conformance suite: every scenario runs against SQLite (a
+//! temporary file) and PostgreSQL (a fresh schema), as `sqlite::NAME` and
+//! `postgres::NAME`. See `docs/store.md` for how to run it.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::Barrier;
+use tradeterm_store::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX};
+use tradeterm_store::{
+    BindOutcome, IdempotencyBegin, JournalFilter, MAX_ACTIVE_API_KEYS, Store, StoreError, TerminalFilter, TerminalInfo,
+    Tier, hash_key,
+};
+
+use support::{Fixture, Kind, Val};
+
+type Fx = Arc<Fixture>;
+
+/// Declares each scenario once per backend.
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    crate::support::run(crate::Kind::Sqlite, super::$name).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    crate::support::run(crate::Kind::Postgres, super::$name).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    licenses_create_lookup_tier_and_list,
+    license_names_are_validated,
+    disabled_license_authenticates_nothing,
+    terminal_create_and_key_resolution,
+    terminal_key_rotation,
+    terminal_binding,
+    concurrent_binds_bind_exactly_once,
+    terminal_info_and_last_seen,
+    api_key_format_and_only_hash_stored,
+    api_key_lifecycle,
+    api_key_limit,
+    concurrent_api_key_creation_respects_limit,
+    api_key_labels_are_validated,
+    journal_crud_and_attribution,
+    journal_filters_and_order,
+    journal_body_limit,
+    cross_license_matrix,
+    idempotency_flow,
+    concurrent_idempotency_begin_starts_once,
+    idempotency_keys_are_per_license,
+    migrations_are_idempotent,
+    unknown_parents_are_not_found,
+);
+
+fn info(login: u64) -> TerminalInfo {
+    TerminalInfo {
+        platform: "MT5".to_owned(),
+        build: 4410,
+        account_login: login,
+        account_server: "Broker-Demo".to_owned(),
+        account_currency: "USD".to_owned(),
+        trade_mode: "demo".to_owned(),
+    }
+}
+
+fn assert_invalid<T: std::fmt::Debug>(r: Result<T, StoreError>) {
+    assert!(matches!(r, Err(StoreError::Invalid(_))), "expected Invalid, got {r:?}");
+}
+
+/// Sets an entry's `created_at` so that time filters can be checked exactly.
+async fn set_created_at(fx: &Fixture, entry_id: &str, ms: i64) {
+    let n = fx
+        .raw
+        .exec(
+            "UPDATE journal_entries SET created_at = $1 WHERE id = $2",
+            &[Val::Int(ms), Val::Text(entry_id)],
+        )
+        .await;
+    assert_eq!(n, 1);
+}
+
+// ----- licenses -----
+
+async fn licenses_create_lookup_tier_and_list(fx: Fx) {
+    let s = &fx.store;
+    let (a, a_key) = s.create_license("Alpha", Tier::Free).await.unwrap();
+    let (b, b_key) = s.create_license("Beta", Tier::Pro).await.unwrap();
+    assert!(a.id.starts_with("lic_"));
+    assert!(a_key.expose().starts_with(LICENSE_KEY_PREFIX));
+    assert_eq!(a_key.expose().len(), LICENSE_KEY_PREFIX.len() + 43);
+    assert_ne!(a_key, b_key);
+    assert_eq!((a.name.as_str(), a.tier, a.disabled), ("Alpha", Tier::Free, false));
+    assert!(a.created_at > 1_600_000_000_000, "unix milliseconds");
+
+    assert_eq!(s.license(&a.id).await.unwrap(), Some(a.clone()));
+    assert_eq!(s.license("lic_missing").await.unwrap(), None);
+
+    assert_eq!(s.license_by_master_key(a_key.expose()).await.unwrap(), Some(a.clone()));
+    assert_eq!(s.license_by_master_key(b_key.expose()).await.unwrap(), Some(b.clone()));
+    let mut tampered = a_key.expose().to_owned();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    assert_eq!(s.license_by_master_key(&tampered).await.unwrap(), None);
+    assert_eq!(s.license_by_master_key("").await.unwrap(), None);
+    // The hash itself is not a key.
+    assert_eq!(s.license_by_master_key(&hash_key(a_key.expose())).await.unwrap(), None);
+
+    s.set_license_tier(&a.id, Tier::Enterprise).await.unwrap();
+    assert_eq!(s.license(&a.id).await.unwrap().unwrap().tier, Tier::Enterprise);
+    assert_eq!(
+        s.license(&b.id).await.unwrap().unwrap().tier,
+        Tier::Pro,
+        "other license untouched"
+    );
+    assert!(matches!(
+        s.set_license_tier("lic_missing", Tier::Pro).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    let (c, _) = s.create_license("Gamma", Tier::Team).await.unwrap();
+    let listed: Vec<String> = s.list_licenses().await.unwrap().into_iter().map(|l| l.id).collect();
+    assert_eq!(listed, vec![a.id.clone(), b.id.clone(), c.id.clone()], "oldest first");
+
+    // Only the hash of the master key is stored.
+    let cells = fx.raw.all_cells().await;
+    assert!(
+        cells
+            .iter()
+            .all(|c| !c.contains(a_key.expose()) && !c.contains(&a_key.expose()[8..]))
+    );
+    assert!(cells.contains(&hash_key(a_key.expose())));
+}
+
+async fn license_names_are_validated(fx: Fx) {
+    let s = &fx.store;
+    assert_invalid(s.create_license("", Tier::Free).await);
+    assert_invalid(s.create_license("   ", Tier::Free).await);
+    assert_invalid(s.create_license(&"x".repeat(101), Tier::Free).await);
+    let (l, _) = s.create_license(&"é".repeat(100), Tier::Free).await.unwrap();
+    assert_eq!(l.name.chars().count(), 100);
+    assert_eq!(
+        s.list_licenses().await.unwrap().len(),
+        1,
+        "refused creations stored nothing"
+    );
+}
+
+async fn disabled_license_authenticates_nothing(fx: Fx) {
+    let s = &fx.store;
+    let (l, master) = s.create_license("Off", Tier::Pro).await.unwrap();
+    let (_, term_key) = s.create_terminal(&l.id, "T").await.unwrap();
+    let (api, api_secret) = s.create_api_key(&l.id, "k").await.unwrap();
+    fx.raw.disable_license(&l.id).await;
+
+    assert_eq!(s.license_by_master_key(master.expose()).await.unwrap(), None);
+    assert!(s.terminal_key(term_key.expose()).await.unwrap().is_none());
+    assert!(s.api_key(api_secret.expose()).await.unwrap().is_none());
+    assert!(!s.api_key_active(&api.id).await.unwrap());
+    // Still visible to the admin.
+    assert!(s.license(&l.id).await.unwrap().unwrap().disabled);
+    assert!(s.list_licenses().await.unwrap()[0].disabled);
+}
+
+// ----- terminals -----
+
+async fn terminal_create_and_key_resolution(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, key) = s.create_terminal(&l.id, "Desk 1").await.unwrap();
+    assert!(t.id.starts_with("term_"));
+    assert!(key.expose().starts_with(TERMINAL_KEY_PREFIX));
+    assert_eq!(key.expose().len(), TERMINAL_KEY_PREFIX.len() + 43);
+    assert_eq!(format!("{key:?}"), "Secret(***)");
+    assert_eq!((t.license_id.as_str(), t.name.as_str()), (l.id.as_str(), "Desk 1"));
+    assert_eq!(
+        (t.fingerprint.as_ref(), t.bound_at, t.last_seen, t.info.as_ref()),
+        (None, None, None, None)
+    );
+
+    let auth = s.terminal_key(key.expose()).await.unwrap().expect("key resolves");
+    assert_eq!(auth.terminal, t);
+    assert_eq!(auth.license, l);
+    assert!(!auth.key_id.is_empty());
+    assert!(s.terminal_key("tt_term_nope").await.unwrap().is_none());
+    assert!(s.terminal_key(&hash_key(key.expose())).await.unwrap().is_none());
+
+    assert_eq!(s.terminal(&l.id, &t.id).await.unwrap(), Some(t.clone()));
+    let (t2, key2) = s.create_terminal(&l.id, "Desk 2").await.unwrap();
+    assert_ne!(key, key2);
+    let ids: Vec<String> = s
+        .list_terminals(&l.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(ids, vec![t.id.clone(), t2.id.clone()], "oldest first");
+    assert_eq!(s.terminal_key(key2.expose()).await.unwrap().unwrap().terminal.id, t2.id);
+
+    assert_invalid(s.create_terminal(&l.id, "").await);
+    assert_invalid(s.create_terminal(&l.id, &"n".repeat(101)).await);
+
+    let cells = fx.raw.all_cells().await;
+    assert!(
+        cells
+            .iter()
+            .all(|c| !c.contains(&key.expose()[TERMINAL_KEY_PREFIX.len()..]))
+    );
+    assert!(cells.contains(&hash_key(key.expose())));
+}
+
+async fn terminal_key_rotation(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, old) = s.create_terminal(&l.id, "T").await.unwrap();
+    assert_eq!(s.bind_terminal(&t.id, "fp-1").await.unwrap(), BindOutcome::Bound);
+
+    let new = s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    assert!(new.expose().starts_with(TERMINAL_KEY_PREFIX));
+    assert_ne!(old, new);
+    assert!(s.terminal_key(old.expose()).await.unwrap().is_none(), "old key refused");
+    let auth = s.terminal_key(new.expose()).await.unwrap().expect("new key works");
+    assert_eq!(auth.terminal.id, t.id);
+    assert_eq!(auth.terminal.fingerprint.as_deref(), Some("fp-1"), "binding kept");
+    assert_eq!(s.bind_terminal(&t.id, "fp-1").await.unwrap(), BindOutcome::AlreadyBound);
+
+    let newer = s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    assert!(s.terminal_key(new.expose()).await.unwrap().is_none());
+    assert!(s.terminal_key(newer.expose()).await.unwrap().is_some());
+    let active = fx
+        .raw
+        .int(
+            "SELECT COUNT(*) FROM terminal_keys WHERE terminal_id = $1 AND revoked_at IS NULL",
+            &[Val::Text(&t.id)],
+        )
+        .await;
+    assert_eq!(active, 1);
+    assert!(matches!(
+        s.rotate_terminal_key(&l.id, "term_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn terminal_binding(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+
+    assert_eq!(s.bind_terminal(&t.id, "install-A").await.unwrap(), BindOutcome::Bound);
+    let bound = s.terminal(&l.id, &t.id).await.unwrap().unwrap();
+    assert_eq!(bound.fingerprint.as_deref(), Some("install-A"));
+    assert!(bound.bound_at.is_some());
+
+    assert_eq!(
+        s.bind_terminal(&t.id, "install-A").await.unwrap(),
+        BindOutcome::AlreadyBound
+    );
+    assert_eq!(
+        s.bind_terminal(&t.id, "install-B").await.unwrap(),
+        BindOutcome::Conflict
+    );
+    let after = s.terminal(&l.id, &t.id).await.unwrap().unwrap();
+    assert_eq!(
+        after.fingerprint.as_deref(),
+        Some("install-A"),
+        "a conflict changes nothing"
+    );
+    assert_eq!(after.bound_at, bound.bound_at);
+
+    assert!(matches!(
+        s.bind_terminal("term_missing", "x").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_invalid(s.bind_terminal(&t.id, "").await);
+}
+
+async fn concurrent_binds_bind_exactly_once(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    for round in 0..5 {
+        let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+        let contenders = if round == 0 { 2 } else { 8 };
+        let barrier = Arc::new(Barrier::new(contenders));
+        let tasks: Vec<_> = (0..contenders)
+            .map(|i| {
+                let (store, barrier, id) = (fx.store.clone(), Arc::clone(&barrier), t.id.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    (i, store.bind_terminal(&id, &format!("fp-{i}")).await.unwrap())
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for task in tasks {
+            let (i, outcome) = task.await.unwrap();
+            match outcome {
+                BindOutcome::Bound => winners.push(i),
+                BindOutcome::Conflict => {}
+                BindOutcome::AlreadyBound => panic!("distinct fingerprints cannot be AlreadyBound"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}: exactly one Bound, got {winners:?}");
+        let stored = s.terminal(&l.id, &t.id).await.unwrap().unwrap().fingerprint;
+        assert_eq!(
+            stored,
+            Some(format!("fp-{}", winners[0])),
+            "the winner's fingerprint is stored"
+        );
+    }
+}
+
+async fn terminal_info_and_last_seen(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+
+    s.update_terminal_info(&t.id, &info(12_345_678)).await.unwrap();
+    let got = s.terminal(&l.id, &t.id).await.unwrap().unwrap();
+    assert_eq!(got.info, Some(info(12_345_678)));
+    let seen = got.last_seen.expect("last_seen set with info");
+    assert!(seen >= t.created_at);
+
+    s.touch_terminal(&t.id).await.unwrap();
+    let touched = s.terminal(&l.id, &t.id).await.unwrap().unwrap();
+    assert!(touched.last_seen.unwrap() >= seen);
+    assert_eq!(touched.info, Some(info(12_345_678)), "touch keeps the info");
+
+    // Largest login that fits; one beyond is refused.
+    s.update_terminal_info(&t.id, &info(i64::MAX as u64)).await.unwrap();
+    assert_eq!(
+        s.terminal(&l.id, &t.id).await.unwrap().unwrap().info,
+        Some(info(i64::MAX as u64))
+    );
+    assert_invalid(s.update_terminal_info(&t.id, &info(i64::MAX as u64 + 1)).await);
+
+    assert!(matches!(
+        s.update_terminal_info("term_missing", &info(1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.touch_terminal("term_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+// ----- API keys -----
+
+async fn api_key_format_and_only_hash_stored(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (key, secret) = s.create_api_key(&l.id, "ci").await.unwrap();
+    let plain = secret.expose();
+    assert!(plain.starts_with(API_KEY_PREFIX));
+    let body = &plain[API_KEY_PREFIX.len()..];
+    assert_eq!(body.len(), 43);
+    assert!(
+        body.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+        "URL-safe"
+    );
+    assert!(key.id.starts_with("key_"));
+    assert_eq!(key.prefix, keys::display_prefix(plain));
+    assert_eq!(key.prefix.len(), API_KEY_PREFIX.len() + 4);
+    assert_eq!(key.permissions, None);
+    assert_eq!((key.revoked_at, key.last_used_at), (None, None));
+
+    // The table holds the SHA-256 and nothing of the plaintext beyond the displayed prefix.
+    let hashes = fx
+        .raw
+        .texts("SELECT key_hash FROM api_keys WHERE id = $1", &[Val::Text(&key.id)])
+        .await;
+    assert_eq!(hashes, vec![Some(hash_key(plain))]);
+    assert_eq!(hash_key(plain).len(), 64);
+    for cell in fx.raw.all_cells().await {
+        assert!(!cell.contains(plain), "plaintext key stored");
+        assert!(!cell.contains(&body[4..]), "secret part of the key stored");
+    }
+    if let Some(path) = &fx.sqlite_path {
+        // Nothing in the database files either (WAL included).
+        for file in [path.clone(), path.with_extension("db-wal")] {
+            if let Ok(bytes) = std::fs::read(&file) {
+                assert!(
+                    !bytes.windows(body.len()).any(|w| w == body.as_bytes()),
+                    "plaintext in {}",
+                    file.display()
+                );
+            }
+        }
+    }
+    let perms = fx
+        .raw
+        .texts("SELECT permissions FROM api_keys WHERE id = $1", &[Val::Text(&key.id)])
+        .await;
+    assert_eq!(perms, vec![None], "permissions is NULL by default");
+}
+
+async fn api_key_lifecycle(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Team).await.unwrap();
+    let (key, secret) = s.create_api_key(&l.id, "deploy").await.unwrap();
+
+    let auth = s.api_key(secret.expose()).await.unwrap().expect("resolves");
+    assert_eq!(auth.key, key);
+    assert_eq!(auth.license, l);
+    assert_eq!(auth.license.tier, Tier::Team);
+    assert!(s.api_key("svc_api_nope").await.unwrap().is_none());
+    assert!(s.api_key(&hash_key(secret.expose())).await.unwrap().is_none());
+    assert!(s.api_key_active(&key.id).await.unwrap());
+    assert!(!s.api_key_active("key_missing").await.unwrap());
+
+    s.touch_api_key(&key.id).await.unwrap();
+    let used = s.list_api_keys(&l.id).await.unwrap()[0]
+        .last_used_at
+        .expect("last_used_at set");
+    assert!(used >= key.created_at);
+    assert!(matches!(
+        s.touch_api_key("key_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // Tier changes show on resolution.
+    s.set_license_tier(&l.id, Tier::Free).await.unwrap();
+    assert_eq!(
+        s.api_key(secret.expose()).await.unwrap().unwrap().license.tier,
+        Tier::Free
+    );
+
+    assert!(s.revoke_api_key(&l.id, &key.id).await.unwrap());
+    assert!(!s.revoke_api_key(&l.id, &key.id).await.unwrap(), "already revoked");
+    assert!(
+        s.api_key(secret.expose()).await.unwrap().is_none(),
+        "revoked key does not resolve"
+    );
+    assert!(!s.api_key_active(&key.id).await.unwrap());
+    let listed = s.list_api_keys(&l.id).await.unwrap();
+    assert_eq!(listed.len(), 1, "revoked keys stay listed");
+    assert!(listed[0].revoked_at.is_some());
+}
+
+async fn api_key_limit(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let mut ids = Vec::new();
+    for i in 0..MAX_ACTIVE_API_KEYS {
+        ids.push(s.create_api_key(&l.id, &format!("k{i}")).await.unwrap().0.id);
+    }
+    assert!(matches!(
+        s.create_api_key(&l.id, "sixth").await,
+        Err(StoreError::ApiKeyLimit)
+    ));
+    let labels: Vec<String> = s
+        .list_api_keys(&l.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| k.label)
+        .collect();
+    assert_eq!(
+        labels,
+        vec!["k4", "k3", "k2", "k1", "k0"],
+        "newest first, the refused one absent"
+    );
+
+    assert!(s.revoke_api_key(&l.id, &ids[2]).await.unwrap());
+    let (again, _) = s.create_api_key(&l.id, "replacement").await.unwrap();
+    assert!(matches!(
+        s.create_api_key(&l.id, "seventh").await,
+        Err(StoreError::ApiKeyLimit)
+    ));
+    assert_eq!(s.list_api_keys(&l.id).await.unwrap()[0].id, again.id);
+
+    // The limit is per license.
+    let (other, _) = s.create_license("Other", Tier::Pro).await.unwrap();
+    s.create_api_key(&other.id, "mine").await.unwrap();
+}
+
+async fn concurrent_api_key_creation_respects_limit(fx: Fx) {
+    let (l, _) = fx.store.create_license("L", Tier::Pro).await.unwrap();
+    for round in 0..2 {
+        let barrier = Arc::new(Barrier::new(10));
+        let tasks: Vec<_> = (0..10)
+            .map(|i| {
+                let (store, barrier, id) = (fx.store.clone(), Arc::clone(&barrier), l.id.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.create_api_key(&id, &format!("r{round}-{i}")).await
+                })
+            })
+            .collect();
+        let (mut created, mut refused) = (0, 0);
+        for task in tasks {
+            match task.await.unwrap() {
+                Ok(_) => created += 1,
+                Err(StoreError::ApiKeyLimit) => refused += 1,
+                Err(e) => panic!("unexpected error under concurrency: {e}"),
+            }
+        }
+        assert_eq!(
+            (created, refused),
+            (MAX_ACTIVE_API_KEYS, 10 - MAX_ACTIVE_API_KEYS),
+            "round {round}"
+        );
+        let active = fx
+            .raw
+            .int(
+                "SELECT COUNT(*) FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL",
+                &[Val::Text(&l.id)],
+            )
+            .await;
+        assert_eq!(active, MAX_ACTIVE_API_KEYS as i64);
+        // Free every slot for the next round.
+        for k in fx.store.list_api_keys(&l.id).await.unwrap() {
+            fx.store.revoke_api_key(&l.id, &k.id).await.unwrap();
+        }
+    }
+}
+
+async fn api_key_labels_are_validated(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    assert_invalid(s.create_api_key(&l.id, "").await);
+    assert_invalid(s.create_api_key(&l.id, " \t").await);
+    assert_invalid(s.create_api_key(&l.id, &"x".repeat(101)).await);
+    s.create_api_key(&l.id, &"x".repeat(100)).await.unwrap();
+    s.create_api_key(&l.id, "y").await.unwrap();
+    assert_eq!(s.list_api_keys(&l.id).await.unwrap().len(), 2);
+}
+
+// ----- journal -----
+
+async fn journal_crud_and_attribution(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t1, _) = s.create_terminal(&l.id, "T1").await.unwrap();
+    let (t2, _) = s.create_terminal(&l.id, "T2").await.unwrap();
+
+    let body = json!({"note": "entered long EURUSD", "tags": ["breakout"], "r": 1.5});
+    let attributed = s.create_journal_entry(&l.id, Some(&t1.id), &body).await.unwrap();
+    assert!(attributed.id.starts_with("jrn_"));
+    assert_eq!(attributed.terminal_id.as_deref(), Some(t1.id.as_str()));
+    assert_eq!(attributed.body, body);
+    assert_eq!(attributed.created_at, attributed.updated_at);
+    let unassigned = s.create_journal_entry(&l.id, None, &json!("plain text")).await.unwrap();
+    assert_eq!(unassigned.terminal_id, None);
+    // Attribution is a label: an id that is no terminal (any more) does not fail the write.
+    let loose = s
+        .create_journal_entry(&l.id, Some("term_gone"), &json!(1))
+        .await
+        .unwrap();
+    assert_eq!(loose.terminal_id.as_deref(), Some("term_gone"));
+
+    assert_eq!(
+        s.journal_entry(&l.id, &attributed.id).await.unwrap(),
+        Some(attributed.clone())
+    );
+    assert_eq!(s.journal_entry(&l.id, "jrn_missing").await.unwrap(), None);
+
+    // Body only: attribution kept.
+    let v2 = s
+        .update_journal_entry(&l.id, &attributed.id, None, &json!({"note": "v2"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v2.body, json!({"note": "v2"}));
+    assert_eq!(v2.terminal_id.as_deref(), Some(t1.id.as_str()));
+    assert_eq!(v2.created_at, attributed.created_at);
+    assert!(v2.updated_at >= attributed.updated_at);
+    // New attribution.
+    let v3 = s
+        .update_journal_entry(&l.id, &attributed.id, Some(Some(&t2.id)), &json!(3))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((v3.terminal_id.as_deref(), &v3.body), (Some(t2.id.as_str()), &json!(3)));
+    // Unassign.
+    let v4 = s
+        .update_journal_entry(&l.id, &attributed.id, Some(None), &json!(4))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v4.terminal_id, None);
+    assert_eq!(s.journal_entry(&l.id, &attributed.id).await.unwrap(), Some(v4));
+    assert_eq!(
+        s.update_journal_entry(&l.id, "jrn_missing", None, &json!(0))
+            .await
+            .unwrap(),
+        None
+    );
+
+    assert!(s.delete_journal_entry(&l.id, &attributed.id).await.unwrap());
+    assert!(!s.delete_journal_entry(&l.id, &attributed.id).await.unwrap());
+    assert_eq!(s.journal_entry(&l.id, &attributed.id).await.unwrap(), None);
+    let left = s.list_journal(&l.id, &JournalFilter::default()).await.unwrap();
+    assert_eq!(left.len(), 2);
+}
+
+async fn journal_filters_and_order(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (ta, _) = s.create_terminal(&l.id, "A").await.unwrap();
+    let (tb, _) = s.create_terminal(&l.id, "B").await.unwrap();
+    // (name, terminal, created_at); "e3b" shares e3's millisecond and was written later.
+    let plan: [(&str, Option<&str>, i64); 7] = [
+        ("e1", Some(&ta.id), 1_000),
+        ("e2", None, 2_000),
+        ("e3", Some(&tb.id), 3_000),
+        ("e3b", Some(&ta.id), 3_000),
+        ("e4", Some(&ta.id), 4_000),
+        ("e5", None, 5_000),
+        ("e6", Some(&tb.id), 6_000),
+    ];
+    for (name, terminal, at) in plan {
+        let e = s
+            .create_journal_entry(&l.id, terminal, &json!({ "n": name }))
+            .await
+            .unwrap();
+        set_created_at(&fx, &e.id, at).await;
+    }
+    let names = |filter: JournalFilter| {
+        let fx = Arc::clone(&fx);
+        let id = l.id.clone();
+        async move {
+            fx.store
+                .list_journal(&id, &filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| e.body["n"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let all = JournalFilter::default();
+    assert_eq!(
+        names(all.clone()).await,
+        ["e6", "e5", "e4", "e3b", "e3", "e2", "e1"],
+        "newest first"
+    );
+    let unassigned = JournalFilter {
+        terminal: TerminalFilter::Unassigned,
+        ..all.clone()
+    };
+    assert_eq!(names(unassigned).await, ["e5", "e2"]);
+    let only_a = JournalFilter {
+        terminal: TerminalFilter::Terminal(ta.id.clone()),
+        ..all.clone()
+    };
+    assert_eq!(names(only_a.clone()).await, ["e4", "e3b", "e1"]);
+    let only_b = JournalFilter {
+        terminal: TerminalFilter::Terminal(tb.id.clone()),
+        ..all.clone()
+    };
+    assert_eq!(names(only_b).await, ["e6", "e3"]);
+    let none = JournalFilter {
+        terminal: TerminalFilter::Terminal("term_other".into()),
+        ..all.clone()
+    };
+    assert!(names(none).await.is_empty());
+
+    // since is inclusive, until exclusive.
+    assert_eq!(
+        names(JournalFilter {
+            since: Some(4_000),
+            ..all.clone()
+        })
+        .await,
+        ["e6", "e5", "e4"]
+    );
+    assert_eq!(
+        names(JournalFilter {
+            until: Some(3_000),
+            ..all.clone()
+        })
+        .await,
+        ["e2", "e1"]
+    );
+    let window = JournalFilter {
+        since: Some(2_000),
+        until: Some(5_000),
+        ..all.clone()
+    };
+    assert_eq!(names(window.clone()).await, ["e4", "e3b", "e3", "e2"]);
+    assert_eq!(
+        names(JournalFilter {
+            terminal: TerminalFilter::Terminal(ta.id.clone()),
+            ..window
+        })
+        .await,
+        ["e4", "e3b"]
+    );
+
+    // Paging.
+    assert_eq!(
+        names(JournalFilter {
+            limit: 2,
+            ..all.clone()
+        })
+        .await,
+        ["e6", "e5"]
+    );
+    assert_eq!(
+        names(JournalFilter {
+            limit: 2,
+            offset: 2,
+            ..all.clone()
+        })
+        .await,
+        ["e4", "e3b"]
+    );
+    assert_eq!(
+        names(JournalFilter {
+            limit: 3,
+            offset: 5,
+            ..all.clone()
+        })
+        .await,
+        ["e2", "e1"]
+    );
+    assert!(
+        names(JournalFilter {
+            offset: 7,
+            ..all.clone()
+        })
+        .await
+        .is_empty()
+    );
+    assert_eq!(
+        names(JournalFilter {
+            limit: 1,
+            offset: 1,
+            ..only_a
+        })
+        .await,
+        ["e3b"]
+    );
+
+    // limit 0 means the default page of 100.
+    for i in 0..100 {
+        s.create_journal_entry(&l.id, None, &json!({ "n": format!("bulk{i}") }))
+            .await
+            .unwrap();
+    }
+    assert_eq!(names(all.clone()).await.len(), 100);
+    assert_eq!(names(JournalFilter { limit: 1000, ..all }).await.len(), 107);
+}
+
+async fn journal_body_limit(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    // A JSON string serializes with its two quotes.
+    let largest = json!("x".repeat(64 * 1024 - 2));
+    let too_large = json!("x".repeat(64 * 1024 - 1));
+    let e = s.create_journal_entry(&l.id, None, &largest).await.unwrap();
+    assert_eq!(s.journal_entry(&l.id, &e.id).await.unwrap().unwrap().body, largest);
+    assert_invalid(s.create_journal_entry(&l.id, None, &too_large).await);
+    assert_invalid(s.update_journal_entry(&l.id, &e.id, None, &too_large).await);
+    assert_eq!(
+        s.journal_entry(&l.id, &e.id).await.unwrap().unwrap().body,
+        largest,
+        "refused update changed nothing"
+    );
+}
+
+// ----- isolation between licenses -----
+
+/// Every operation that takes a license id, called with license B's id on
+/// license A's records, finds nothing and changes nothing.
+async fn cross_license_matrix(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    let (a_term, _) = s.create_terminal(&a.id, "A's terminal").await.unwrap();
+    let (a_key, _) = s.create_api_key(&a.id, "A's key").await.unwrap();
+    let a_entry = s
+        .create_journal_entry(&a.id, Some(&a_term.id), &json!({"owner": "A"}))
+        .await
+        .unwrap();
+    let a_loose = s
+        .create_journal_entry(&a.id, None, &json!({"owner": "A", "loose": true}))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.idempotency_begin(&a.id, "idem-1", "h1").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    let before = fx.raw.snapshot().await;
+
+    // Reads.
+    assert_eq!(s.terminal(&b.id, &a_term.id).await.unwrap(), None);
+    assert!(s.list_terminals(&b.id).await.unwrap().is_empty());
+    assert!(s.list_api_keys(&b.id).await.unwrap().is_empty());
+    for entry in [&a_entry, &a_loose] {
+        assert_eq!(s.journal_entry(&b.id, &entry.id).await.unwrap(), None);
+    }
+    for terminal in [
+        TerminalFilter::All,
+        TerminalFilter::Unassigned,
+        TerminalFilter::Terminal(a_term.id.clone()),
+    ] {
+        let filter = JournalFilter {
+            terminal,
+            limit: 1000,
+            ..JournalFilter::default()
+        };
+        assert!(s.list_journal(&b.id, &filter).await.unwrap().is_empty());
+    }
+    // Writes.
+    assert!(matches!(
+        s.rotate_terminal_key(&b.id, &a_term.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(!s.revoke_api_key(&b.id, &a_key.id).await.unwrap());
+    for entry in [&a_entry, &a_loose] {
+        for attribution in [None, Some(None), Some(Some(a_term.id.as_str()))] {
+            assert_eq!(
+                s.update_journal_entry(&b.id, &entry.id, attribution, &json!("B"))
+                    .await
+                    .unwrap(),
+                None
+            );
+        }
+        assert!(!s.delete_journal_entry(&b.id, &entry.id).await.unwrap());
+    }
+    assert!(matches!(
+        s.idempotency_finish(&b.id, "idem-1", 200, &json!("B")).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    assert_eq!(fx.raw.snapshot().await, before, "license B's calls changed nothing");
+    // And A still sees all of its own.
+    assert!(s.api_key_active(&a_key.id).await.unwrap());
+    assert_eq!(s.journal_entry(&a.id, &a_entry.id).await.unwrap(), Some(a_entry));
+    assert_eq!(s.list_terminals(&a.id).await.unwrap(), vec![a_term]);
+}
+
+// ----- idempotency -----
+
+async fn idempotency_flow(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k1", "hash-a").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k1", "hash-a").await.unwrap(),
+        IdempotencyBegin::InProgress
+    );
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k1", "hash-b").await.unwrap(),
+        IdempotencyBegin::Mismatch
+    );
+
+    let response = json!({"order": 42, "status": "filled"});
+    s.idempotency_finish(&l.id, "k1", 201, &response).await.unwrap();
+    let done = IdempotencyBegin::Done {
+        status: 201,
+        response: response.clone(),
+    };
+    assert_eq!(s.idempotency_begin(&l.id, "k1", "hash-a").await.unwrap(), done);
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k1", "hash-b").await.unwrap(),
+        IdempotencyBegin::Mismatch
+    );
+
+    // The first outcome stays.
+    s.idempotency_finish(&l.id, "k1", 500, &json!("late")).await.unwrap();
+    assert_eq!(s.idempotency_begin(&l.id, "k1", "hash-a").await.unwrap(), done);
+
+    assert!(matches!(
+        s.idempotency_finish(&l.id, "never-begun", 200, &json!(null)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_invalid(s.idempotency_begin(&l.id, "", "h").await);
+    assert_invalid(s.idempotency_begin(&l.id, &"k".repeat(256), "h").await);
+
+    // Retention.
+    let purged = fx
+        .store
+        .purge_idempotency(chrono::Utc::now().timestamp_millis() + 1)
+        .await
+        .unwrap();
+    assert_eq!(purged, 1);
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k1", "hash-b").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+}
+
+async fn concurrent_idempotency_begin_starts_once(fx: Fx) {
+    let (l, _) = fx.store.create_license("L", Tier::Pro).await.unwrap();
+    for round in 0..3 {
+        let key = format!("order-{round}");
+        let barrier = Arc::new(Barrier::new(10));
+        let tasks: Vec<_> = (0..10)
+            .map(|_| {
+                let (store, barrier, id, key) = (fx.store.clone(), Arc::clone(&barrier), l.id.clone(), key.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.idempotency_begin(&id, &key, "same-request").await.unwrap()
+                })
+            })
+            .collect();
+        let mut started = 0;
+        for task in tasks {
+            match task.await.unwrap() {
+                IdempotencyBegin::Started => started += 1,
+                IdempotencyBegin::InProgress => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(started, 1, "round {round}");
+    }
+}
+
+async fn idempotency_keys_are_per_license(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&a.id, "shared", "ha").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        s.idempotency_begin(&b.id, "shared", "hb").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    s.idempotency_finish(&a.id, "shared", 200, &json!("A")).await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&b.id, "shared", "hb").await.unwrap(),
+        IdempotencyBegin::InProgress
+    );
+    s.idempotency_finish(&b.id, "shared", 409, &json!("B")).await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&a.id, "shared", "ha").await.unwrap(),
+        IdempotencyBegin::Done {
+            status: 200,
+            response: json!("A")
+        }
+    );
+    assert_eq!(
+        s.idempotency_begin(&b.id, "shared", "hb").await.unwrap(),
+        IdempotencyBegin::Done {
+            status: 409,
+            response: json!("B")
+        }
+    );
+}
+
+// ----- schema -----
+
+async fn migrations_are_idempotent(fx: Fx) {
+    let (l, master) = fx.store.create_license("Persisted", Tier::Pro).await.unwrap();
+    let tables = fx.raw.tables().await;
+    assert_eq!(
+        tables,
+        [
+            "api_keys",
+            "idempotency",
+            "journal_entries",
+            "licenses",
+            "terminal_keys",
+            "terminals"
+        ]
+    );
+    let applied = fx.raw.int("SELECT COUNT(*) FROM _sqlx_migrations", &[]).await;
+
+    for _ in 0..2 {
+        let again = fx.reopen().await;
+        assert_eq!(
+            again.license_by_master_key(master.expose()).await.unwrap(),
+            Some(l.clone()),
+            "data kept"
+        );
+        again.close().await;
+    }
+    assert_eq!(
+        fx.raw.int("SELECT COUNT(*) FROM _sqlx_migrations", &[]).await,
+        applied,
+        "nothing re-applied"
+    );
+    assert_eq!(fx.raw.tables().await, tables);
+
+    if fx.kind == Kind::Sqlite {
+        let mode = fx.raw.texts("PRAGMA journal_mode", &[]).await;
+        assert_eq!(mode, vec![Some("wal".to_owned())], "the database file is in WAL mode");
+    }
+}
+
+/// Writes naming a missing license are refused as NotFound (foreign keys are enforced).
+async fn unknown_parents_are_not_found(fx: Fx) {
+    let s = &fx.store;
+    assert!(matches!(
+        s.create_terminal("lic_missing", "T").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.create_api_key("lic_missing", "k").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.create_journal_entry("lic_missing", None, &json!(1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    let counts: HashSet<i64> = row_counts(&fx).await;
+    assert_eq!(counts, HashSet::from([0]), "nothing was written");
+}
+
+async fn row_counts(fx: &Fixture) -> HashSet<i64> {
+    let mut counts = HashSet::new();
+    for table in ["terminals", "terminal_keys", "api_keys", "journal_entries"] {
+        counts.insert(fx.raw.int(&format!("SELECT COUNT(*) FROM {table}"), &[]).await);
+    }
+    counts
+}
