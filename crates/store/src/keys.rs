@@ -92,7 +92,11 @@ mod tests {
         assert!(a.expose().starts_with("svc_api_"));
         assert_eq!(a.expose().len(), API_KEY_PREFIX.len() + 43);
         assert_ne!(a, b);
-        assert!(a.expose()[API_KEY_PREFIX.len()..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(
+            a.expose()[API_KEY_PREFIX.len()..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
         assert_eq!(format!("{a:?}"), "Secret(***)");
     }
 

@@ -142,12 +142,8 @@ pub trait Store: Send + Sync + 'static {
     /// gets [`IdempotencyBegin::Started`]; later callers see the stored outcome,
     /// [`IdempotencyBegin::InProgress`], or [`IdempotencyBegin::Mismatch`] when
     /// the same key comes with a different request hash.
-    async fn idempotency_begin(
-        &self,
-        license_id: &str,
-        key: &str,
-        request_hash: &str,
-    ) -> StoreResult<IdempotencyBegin>;
+    async fn idempotency_begin(&self, license_id: &str, key: &str, request_hash: &str)
+    -> StoreResult<IdempotencyBegin>;
     /// Stores the outcome of a claimed key (status code and body).
     async fn idempotency_finish(
         &self,
