@@ -1,1 +1,202 @@
 //! Technical indicators, streaming first and batch second.
+//!
+//! Every indicator is a small state machine: a fallible constructor checks
+//! its parameters (a zero period or a non-finite multiplier is an error, not a
+//! panic), [`Next::next`] consumes one input and returns `None` while the
+//! indicator is warming up, [`Indicator::reset`] forgets everything and
+//! [`Indicator::is_ready`] says whether the warm-up is over. The batch form,
+//! `over(&[Bar])`, runs a fresh copy of the same state machine over a series
+//! and returns one value per bar (`None` during warm-up), so streaming and
+//! batch results are identical by construction — a property test checks it.
+//!
+//! Batch functions reject an empty series and non-finite prices or volumes
+//! with [`CoreError::InvalidInput`]; they never panic.
+//!
+//! # Reference implementation
+//!
+//! Where TA-Lib has the indicator, the batch output equals TA-Lib 0.8.2
+//! (Python `talib`, C core 0.8.1) to `1e-9` relative on the real series in
+//! `data/market/`, including the first non-`None` index; see
+//! `docs/indicators.md` and `tests/indicators_talib.rs`. Unstable periods are
+//! TA-Lib's defaults (0).
+//!
+//! # Periods
+//!
+//! Periods are bounded by [`MAX_PERIOD`] (10 000). A period longer than the
+//! series is accepted: the warm-up then never ends and every output is
+//! `None`.
+//!
+//! # Name-based entry point
+//!
+//! [`compute`] runs any indicator by name with a map of parameters and
+//! returns named output series; [`catalog`] lists names, aliases,
+//! parameters (defaults and bounds) and outputs. The service tools and the
+//! CLI go through these two functions.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::indicators::{Indicator, Next, RelativeStrengthIndex};
+//!
+//! let mut rsi = RelativeStrengthIndex::new(3)?;
+//! let out: Vec<Option<f64>> = [1.0, 2.0, 3.0, 2.0, 4.0].iter().map(|&x| rsi.next(x)).collect();
+//! assert_eq!(out[..3], [None, None, None]);
+//! assert!(rsi.is_ready());
+//! assert_eq!(out[3].map(|v| v.round()), Some(67.0));
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
+
+mod catalog;
+pub mod momentum;
+pub mod trend;
+mod util;
+pub mod volatility;
+pub mod volume;
+
+use serde::{Deserialize, Serialize};
+
+use schemars::JsonSchema;
+
+pub use catalog::{IndicatorInfo, IndicatorOutput, OutputSeries, ParamInfo, ParamKind, catalog, compute, find};
+pub use momentum::{
+    CommodityChannelIndex, Momentum, RateOfChange, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,
+    StochasticSeries, WilliamsPercentRange,
+};
+pub use trend::{
+    AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexSeries, ExponentialMovingAverage,
+    IchimokuCloud, IchimokuOutput, IchimokuSeries, MovingAverageConvergenceDivergence,
+    MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, ParabolicSar,
+    SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, WeightedMovingAverage,
+};
+pub use volatility::{AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, StandardDeviation};
+pub use volume::{MoneyFlowIndex, OnBalanceVolume, VolumeWeightedAveragePrice, VwapAnchor};
+
+/// Largest period (or window) any indicator accepts.
+pub const MAX_PERIOD: usize = 10_000;
+
+/// The state every streaming indicator exposes.
+pub trait Indicator {
+    /// What one step produces once the indicator is warm.
+    type Output;
+
+    /// Forgets every input seen so far; the indicator behaves as freshly built.
+    fn reset(&mut self);
+
+    /// Whether the warm-up is over (the last [`Next::next`] could produce a value).
+    fn is_ready(&self) -> bool;
+}
+
+/// Feeds one input to a streaming indicator.
+///
+/// Price-series indicators (moving averages, RSI, ...) implement `Next<f64>`
+/// and `Next<&Bar>` (which uses the close); indicators that need the high,
+/// low or volume implement `Next<&Bar>` only.
+pub trait Next<I>: Indicator {
+    /// Consumes `input`; `None` while warming up.
+    fn next(&mut self, input: I) -> Option<Self::Output>;
+}
+
+/// Upper, middle and lower lines of a channel (Bollinger, Donchian, Keltner).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BandsOutput {
+    /// Upper band.
+    pub upper: f64,
+    /// Middle line.
+    pub middle: f64,
+    /// Lower band.
+    pub lower: f64,
+}
+
+/// Batch output of a channel indicator: one value per bar and line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BandsSeries {
+    /// Upper band.
+    pub upper: Vec<Option<f64>>,
+    /// Middle line.
+    pub middle: Vec<Option<f64>>,
+    /// Lower band.
+    pub lower: Vec<Option<f64>>,
+}
+
+impl BandsSeries {
+    pub(crate) fn from_outputs(outs: &[Option<BandsOutput>]) -> Self {
+        Self {
+            upper: outs.iter().map(|o| o.map(|b| b.upper)).collect(),
+            middle: outs.iter().map(|o| o.map(|b| b.middle)).collect(),
+            lower: outs.iter().map(|o| o.map(|b| b.lower)).collect(),
+        }
+    }
+}
+
+/// Runs a fresh copy of `ind` over `bars` (already validated by the caller).
+pub(crate) fn run_bars<T>(ind: &T, bars: &[crate::Bar]) -> Vec<Option<T::Output>>
+where
+    T: Clone + for<'a> Next<&'a crate::Bar>,
+{
+    let mut state = ind.clone();
+    state.reset();
+    bars.iter().map(|b| state.next(b)).collect()
+}
+
+/// Runs a fresh copy of `ind` over `values` (already validated by the caller).
+pub(crate) fn run_values<T>(ind: &T, values: &[f64]) -> Vec<Option<T::Output>>
+where
+    T: Clone + Next<f64>,
+{
+    let mut state = ind.clone();
+    state.reset();
+    values.iter().map(|&v| state.next(v)).collect()
+}
+
+/// Implements `Next<&Bar>` (on the close) and the batch `over` / `over_values`
+/// for an indicator whose streaming form is `Next<f64, Output = f64>`.
+macro_rules! close_based {
+    ($ty:ty) => {
+        impl $crate::indicators::Next<&$crate::Bar> for $ty {
+            fn next(&mut self, bar: &$crate::Bar) -> Option<f64> {
+                $crate::indicators::Next::<f64>::next(self, bar.close)
+            }
+        }
+
+        impl $ty {
+            /// Batch form over the closes of `bars`: one value per bar, `None` during warm-up.
+            ///
+            /// # Errors
+            /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
+            /// non-finite value.
+            pub fn over(&self, bars: &[$crate::Bar]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
+                $crate::indicators::util::check_bars(bars)?;
+                Ok($crate::indicators::run_bars(self, bars))
+            }
+
+            /// Batch form over any series of values: one value per input, `None` during warm-up.
+            ///
+            /// # Errors
+            /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
+            /// non-finite value.
+            pub fn over_values(&self, values: &[f64]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
+                $crate::indicators::util::check_values(values)?;
+                Ok($crate::indicators::run_values(self, values))
+            }
+        }
+    };
+}
+pub(crate) use close_based;
+
+/// Implements the batch `over` for a single-output indicator fed with bars.
+macro_rules! bar_based {
+    ($ty:ty, $check:path) => {
+        impl $ty {
+            /// Batch form: one value per bar, `None` during warm-up.
+            ///
+            /// # Errors
+            /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
+            /// non-finite value.
+            pub fn over(&self, bars: &[$crate::Bar]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
+                $check(bars)?;
+                Ok($crate::indicators::run_bars(self, bars))
+            }
+        }
+    };
+}
+pub(crate) use bar_based;

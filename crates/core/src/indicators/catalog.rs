@@ -1,0 +1,766 @@
+//! The name-based entry point: [`catalog`] describes every indicator and
+//! [`compute`] runs one by name with a map of parameters.
+//!
+//! The catalog is a closed list; service tools, REST routes and the CLI are
+//! generated from it, so adding an indicator means adding one entry here and
+//! one arm in [`compute`] (a test checks the two agree).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    AverageDirectionalIndex, AverageTrueRange, BandsSeries, BollingerBands, CommodityChannelIndex, DonchianChannels,
+    ExponentialMovingAverage, IchimokuCloud, KeltnerChannels, MAX_PERIOD, Momentum, MoneyFlowIndex,
+    MovingAverageConvergenceDivergence, OnBalanceVolume, ParabolicSar, RateOfChange, RelativeStrengthIndex,
+    SimpleMovingAverage, StandardDeviation, StochasticOscillator, SuperTrend, VolumeWeightedAveragePrice, VwapAnchor,
+    WeightedMovingAverage, WilliamsPercentRange,
+};
+use crate::{Bar, CoreError};
+
+/// How a parameter's number is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A whole number (a period); a fractional value is refused.
+    Integer,
+    /// Any finite number within the bounds.
+    Real,
+    /// An instant in unix milliseconds (whole number).
+    Timestamp,
+}
+
+/// One parameter of an indicator.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ParamInfo {
+    /// Key in the parameter map.
+    pub name: &'static str,
+    /// What it controls.
+    pub description: &'static str,
+    /// Integer, real or timestamp.
+    pub kind: ParamKind,
+    /// Value used when the key is absent; `None` for an optional parameter
+    /// whose absence selects a different behaviour.
+    pub default: Option<f64>,
+    /// Smallest accepted value (inclusive).
+    pub min: f64,
+    /// Largest accepted value (inclusive).
+    pub max: f64,
+}
+
+/// One indicator of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IndicatorInfo {
+    /// Canonical name (lower case), accepted by [`compute`].
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// `trend`, `momentum`, `volatility` or `volume`.
+    pub family: &'static str,
+    /// Other accepted names (case-insensitive).
+    pub aliases: &'static [&'static str],
+    /// One-sentence description, written for the AI clients that read it.
+    pub description: &'static str,
+    /// Bar fields read.
+    pub inputs: &'static [&'static str],
+    /// Parameters, in the order they are usually given.
+    pub params: &'static [ParamInfo],
+    /// Names of the output series, in order.
+    pub outputs: &'static [&'static str],
+    /// The TA-Lib function the values equal (to 1e-9 relative), if any.
+    pub talib: Option<&'static str>,
+    /// First index with a value, with the default parameters, in words.
+    pub warmup: &'static str,
+}
+
+/// One named output series of [`compute`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutputSeries {
+    /// Output name (see [`IndicatorInfo::outputs`]).
+    pub name: String,
+    /// Index of the first non-null value, if any.
+    pub first_valid: Option<usize>,
+    /// One value per input bar; `null` during warm-up.
+    pub values: Vec<Option<f64>>,
+}
+
+/// Result of [`compute`]: the resolved parameters and the output series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IndicatorOutput {
+    /// Canonical indicator name.
+    pub indicator: String,
+    /// Parameters actually used (defaults filled in).
+    pub params: BTreeMap<String, f64>,
+    /// Output series, each as long as the input.
+    pub series: Vec<OutputSeries>,
+}
+
+impl IndicatorOutput {
+    /// The series called `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.series.iter().find(|s| s.name == name).map(|s| s.values.as_slice())
+    }
+}
+
+const MAXP: f64 = MAX_PERIOD as f64;
+
+const fn period(default: f64, min: f64, description: &'static str) -> ParamInfo {
+    ParamInfo {
+        name: "period",
+        description,
+        kind: ParamKind::Integer,
+        default: Some(default),
+        min,
+        max: MAXP,
+    }
+}
+
+const fn int(name: &'static str, default: f64, min: f64, description: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        description,
+        kind: ParamKind::Integer,
+        default: Some(default),
+        min,
+        max: MAXP,
+    }
+}
+
+const fn real(name: &'static str, default: f64, min: f64, max: f64, description: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        description,
+        kind: ParamKind::Real,
+        default: Some(default),
+        min,
+        max,
+    }
+}
+
+const CLOSE: &[&str] = &["close"];
+const HLC: &[&str] = &["high", "low", "close"];
+const HL: &[&str] = &["high", "low"];
+const HLCV: &[&str] = &["high", "low", "close", "volume"];
+const BANDS: &[&str] = &["upper", "middle", "lower"];
+
+static CATALOG: &[IndicatorInfo] = &[
+    IndicatorInfo {
+        name: "sma",
+        title: "Simple moving average",
+        family: "trend",
+        aliases: &["ma", "simple_moving_average"],
+        description: "Arithmetic mean of the last `period` closes.",
+        inputs: CLOSE,
+        params: &[period(30.0, 1.0, "Number of bars averaged.")],
+        outputs: &["sma"],
+        talib: Some("SMA"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "ema",
+        title: "Exponential moving average",
+        family: "trend",
+        aliases: &["exponential_moving_average"],
+        description: "Exponentially weighted mean of the closes (k = 2/(period+1)), seeded with the SMA of the first `period` closes.",
+        inputs: CLOSE,
+        params: &[period(30.0, 1.0, "Smoothing period.")],
+        outputs: &["ema"],
+        talib: Some("EMA"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "wma",
+        title: "Weighted moving average",
+        family: "trend",
+        aliases: &["lwma", "weighted_moving_average"],
+        description: "Linearly weighted mean of the last `period` closes, newest weighted most.",
+        inputs: CLOSE,
+        params: &[period(30.0, 1.0, "Number of bars averaged.")],
+        outputs: &["wma"],
+        talib: Some("WMA"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "macd",
+        title: "Moving average convergence/divergence",
+        family: "trend",
+        aliases: &["moving_average_convergence_divergence"],
+        description: "Fast EMA minus slow EMA of the closes, its signal EMA and the histogram (macd - signal).",
+        inputs: CLOSE,
+        params: &[
+            int("fast", 12.0, 2.0, "Fast EMA period (at most `slow`)."),
+            int("slow", 26.0, 2.0, "Slow EMA period."),
+            int("signal", 9.0, 1.0, "Signal EMA period."),
+        ],
+        outputs: &["macd", "signal", "histogram"],
+        talib: Some("MACD"),
+        warmup: "slow + signal - 2 (33)",
+    },
+    IndicatorInfo {
+        name: "adx",
+        title: "Average directional index (DMI)",
+        family: "trend",
+        aliases: &["dmi", "average_directional_index", "directional_movement"],
+        description: "Wilder's trend strength (ADX, 0-100) with the directional indicators +DI and -DI.",
+        inputs: HLC,
+        params: &[period(14.0, 2.0, "Wilder smoothing period.")],
+        outputs: &["adx", "plus_di", "minus_di"],
+        talib: Some("ADX, PLUS_DI, MINUS_DI"),
+        warmup: "+DI/-DI: period (14); ADX: 2*period - 1 (27)",
+    },
+    IndicatorInfo {
+        name: "sar",
+        title: "Parabolic SAR",
+        family: "trend",
+        aliases: &["psar", "parabolic_sar"],
+        description: "Wilder's parabolic stop-and-reverse trailing level.",
+        inputs: HL,
+        params: &[
+            real(
+                "acceleration",
+                0.02,
+                0.0001,
+                1.0,
+                "Acceleration factor step and initial value.",
+            ),
+            real(
+                "maximum",
+                0.2,
+                0.0001,
+                1.0,
+                "Maximum acceleration factor (at least `acceleration`).",
+            ),
+        ],
+        outputs: &["sar"],
+        talib: Some("SAR"),
+        warmup: "1",
+    },
+    IndicatorInfo {
+        name: "ichimoku",
+        title: "Ichimoku cloud",
+        family: "trend",
+        aliases: &["ichimoku_cloud", "ichimoku_kinko_hyo"],
+        description: "Tenkan, kijun, senkou spans A/B (plotted `displacement` bars ahead) and chikou (close plotted `displacement` bars back).",
+        inputs: &["high", "low", "close"],
+        params: &[
+            int("tenkan", 9.0, 1.0, "Conversion line period."),
+            int("kijun", 26.0, 1.0, "Base line period."),
+            int("senkou_b", 52.0, 1.0, "Leading span B period."),
+            int(
+                "displacement",
+                26.0,
+                0.0,
+                "Bars the spans are shifted forward and the chikou back.",
+            ),
+        ],
+        outputs: &["tenkan", "kijun", "senkou_a", "senkou_b", "chikou"],
+        talib: None,
+        warmup: "tenkan 8, kijun 25, senkou_a 51, senkou_b 77; chikou empty on the last 26 bars",
+    },
+    IndicatorInfo {
+        name: "supertrend",
+        title: "SuperTrend",
+        family: "trend",
+        aliases: &["super_trend"],
+        description: "ATR band around the median price that trails price and flips with the trend; direction is 1 (up) or -1 (down).",
+        inputs: HLC,
+        params: &[
+            period(10.0, 2.0, "ATR period."),
+            real("multiplier", 3.0, 0.0, 100.0, "Band width in ATRs."),
+        ],
+        outputs: &["supertrend", "direction"],
+        talib: Some("SUPERTREND"),
+        warmup: "period (10)",
+    },
+    IndicatorInfo {
+        name: "rsi",
+        title: "Relative strength index",
+        family: "momentum",
+        aliases: &["relative_strength_index"],
+        description: "Wilder's RSI of the closes, 0-100.",
+        inputs: CLOSE,
+        params: &[period(14.0, 2.0, "Wilder smoothing period.")],
+        outputs: &["rsi"],
+        talib: Some("RSI"),
+        warmup: "period (14)",
+    },
+    IndicatorInfo {
+        name: "stoch",
+        title: "Stochastic oscillator (slow)",
+        family: "momentum",
+        aliases: &["stochastic", "stochastic_oscillator"],
+        description: "Slow %K (SMA of the fast %K) and %D (SMA of %K), 0-100.",
+        inputs: HLC,
+        params: &[
+            int("fastk", 5.0, 1.0, "Look-back of the highest high / lowest low."),
+            int("slowk", 3.0, 1.0, "SMA period smoothing the fast %K into the slow %K."),
+            int("slowd", 3.0, 1.0, "SMA period of %D."),
+        ],
+        outputs: &["k", "d"],
+        talib: Some("STOCH (SMA smoothing)"),
+        warmup: "fastk + slowk + slowd - 3 (8)",
+    },
+    IndicatorInfo {
+        name: "willr",
+        title: "Williams %R",
+        family: "momentum",
+        aliases: &["williams_r", "williams_percent_r", "wpr", "%r"],
+        description: "Position of the close in the high-low range of the last `period` bars, 0 (high) to -100 (low).",
+        inputs: HLC,
+        params: &[period(14.0, 2.0, "Look-back in bars.")],
+        outputs: &["willr"],
+        talib: Some("WILLR"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "cci",
+        title: "Commodity channel index",
+        family: "momentum",
+        aliases: &["commodity_channel_index"],
+        description: "Typical price's distance from its mean in units of 0.015 mean absolute deviations.",
+        inputs: HLC,
+        params: &[period(14.0, 2.0, "Look-back in bars.")],
+        outputs: &["cci"],
+        talib: Some("CCI"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "mom",
+        title: "Momentum",
+        family: "momentum",
+        aliases: &["momentum"],
+        description: "Close minus the close `period` bars earlier.",
+        inputs: CLOSE,
+        params: &[period(10.0, 1.0, "Look-back in bars.")],
+        outputs: &["mom"],
+        talib: Some("MOM"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "roc",
+        title: "Rate of change",
+        family: "momentum",
+        aliases: &["rate_of_change"],
+        description: "Percentage change of the close over `period` bars.",
+        inputs: CLOSE,
+        params: &[period(10.0, 1.0, "Look-back in bars.")],
+        outputs: &["roc"],
+        talib: Some("ROC"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "atr",
+        title: "Average true range",
+        family: "volatility",
+        aliases: &["average_true_range"],
+        description: "Wilder-smoothed true range, in price units.",
+        inputs: HLC,
+        params: &[period(14.0, 1.0, "Wilder smoothing period.")],
+        outputs: &["atr"],
+        talib: Some("ATR"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "bbands",
+        title: "Bollinger Bands",
+        family: "volatility",
+        aliases: &["bollinger", "bollinger_bands", "bb"],
+        description: "SMA of the closes with bands `nbdev` population standard deviations above and below.",
+        inputs: CLOSE,
+        params: &[
+            period(20.0, 2.0, "Window of the SMA and of the deviation."),
+            real("nbdev_up", 2.0, 0.0, 100.0, "Standard deviations above the middle."),
+            real("nbdev_dn", 2.0, 0.0, 100.0, "Standard deviations below the middle."),
+        ],
+        outputs: BANDS,
+        talib: Some("BBANDS (matype SMA)"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "stddev",
+        title: "Standard deviation",
+        family: "volatility",
+        aliases: &["std", "stdev", "standard_deviation"],
+        description: "Population standard deviation of the last `period` closes, times `nbdev`.",
+        inputs: CLOSE,
+        params: &[
+            period(5.0, 2.0, "Window length."),
+            real("nbdev", 1.0, 0.0, 100.0, "Multiplier."),
+        ],
+        outputs: &["stddev"],
+        talib: Some("STDDEV"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "donchian",
+        title: "Donchian channels",
+        family: "volatility",
+        aliases: &["dc", "donchian_channels", "price_channel"],
+        description: "Highest high and lowest low of the last `period` bars and their midpoint.",
+        inputs: HL,
+        params: &[period(20.0, 2.0, "Look-back in bars.")],
+        outputs: BANDS,
+        talib: Some("DONCHIAN"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "keltner",
+        title: "Keltner channels",
+        family: "volatility",
+        aliases: &["kc", "keltner_channels"],
+        description: "EMA of the typical price with bands `multiplier` ATRs above and below.",
+        inputs: HLC,
+        params: &[
+            period(20.0, 2.0, "EMA period of the middle line."),
+            int("atr_period", 10.0, 1.0, "ATR period."),
+            real("multiplier", 2.0, 0.0, 100.0, "Band width in ATRs."),
+        ],
+        outputs: BANDS,
+        talib: Some("KC"),
+        warmup: "max(period - 1, atr_period) (19)",
+    },
+    IndicatorInfo {
+        name: "obv",
+        title: "On-balance volume",
+        family: "volume",
+        aliases: &["on_balance_volume"],
+        description: "Running sum of volume, added on up closes and subtracted on down closes.",
+        inputs: &["close", "volume"],
+        params: &[],
+        outputs: &["obv"],
+        talib: Some("OBV"),
+        warmup: "0",
+    },
+    IndicatorInfo {
+        name: "mfi",
+        title: "Money flow index",
+        family: "volume",
+        aliases: &["money_flow_index"],
+        description: "Volume-weighted RSI of the typical price, 0-100.",
+        inputs: HLCV,
+        params: &[period(14.0, 2.0, "Look-back in bars.")],
+        outputs: &["mfi"],
+        talib: Some("MFI"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "vwap",
+        title: "Volume-weighted average price",
+        family: "volume",
+        aliases: &["volume_weighted_average_price"],
+        description: "Volume-weighted mean of the typical price since 00:00 UTC of each bar's day, or since `anchor` when given.",
+        inputs: HLCV,
+        params: &[ParamInfo {
+            name: "anchor",
+            description: "Optional start instant (unix ms): accumulate from the first bar at or after it, without daily resets.",
+            kind: ParamKind::Timestamp,
+            default: None,
+            min: -8_640_000_000_000_000.0,
+            max: 8_640_000_000_000_000.0,
+        }],
+        outputs: &["vwap"],
+        talib: Some("VWAP (anchored at the first bar)"),
+        warmup: "0 (null while no volume has traded)",
+    },
+];
+
+/// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
+pub fn catalog() -> &'static [IndicatorInfo] {
+    CATALOG
+}
+
+fn normalise(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace(['-', ' '], "_")
+}
+
+/// Looks an indicator up by name or alias (case-insensitive; `-` and spaces
+/// count as `_`).
+pub fn find(name: &str) -> Option<&'static IndicatorInfo> {
+    let key = normalise(name);
+    CATALOG
+        .iter()
+        .find(|i| i.name == key || i.aliases.iter().any(|a| *a == key))
+}
+
+/// Parameters resolved against an [`IndicatorInfo`].
+struct Resolved(BTreeMap<String, f64>);
+
+impl Resolved {
+    fn new(info: &IndicatorInfo, given: &BTreeMap<String, f64>) -> Result<Self, CoreError> {
+        let allowed: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        for key in given.keys() {
+            if !allowed.contains(&key.as_str()) {
+                let list = if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err(CoreError::param(
+                    key.as_str(),
+                    format!("unknown parameter for `{}`; allowed: {list}", info.name),
+                ));
+            }
+        }
+        let mut out = BTreeMap::new();
+        for p in info.params {
+            let Some(value) = given.get(p.name).copied().or(p.default) else {
+                continue;
+            };
+            if !value.is_finite() {
+                return Err(CoreError::param(
+                    p.name,
+                    format!("must be a finite number, got {value}"),
+                ));
+            }
+            if matches!(p.kind, ParamKind::Integer | ParamKind::Timestamp) && value.fract() != 0.0 {
+                return Err(CoreError::param(p.name, format!("must be a whole number, got {value}")));
+            }
+            if value < p.min || value > p.max {
+                return Err(CoreError::param(
+                    p.name,
+                    format!("must be within [{}, {}], got {value}", p.min, p.max),
+                ));
+            }
+            out.insert(p.name.to_string(), value);
+        }
+        Ok(Self(out))
+    }
+
+    fn real(&self, name: &str) -> Result<f64, CoreError> {
+        self.0
+            .get(name)
+            .copied()
+            .ok_or_else(|| CoreError::param(name, "missing value"))
+    }
+
+    fn int(&self, name: &str) -> Result<usize, CoreError> {
+        // Bounds were checked above: a whole number within [0, MAX_PERIOD].
+        let v = self.real(name)?;
+        if !(0.0..=MAXP).contains(&v) {
+            return Err(CoreError::param(name, format!("out of range: {v}")));
+        }
+        Ok(v as usize)
+    }
+}
+
+fn bands(s: BandsSeries) -> Vec<(&'static str, Vec<Option<f64>>)> {
+    vec![("upper", s.upper), ("middle", s.middle), ("lower", s.lower)]
+}
+
+/// Runs the indicator called `name` (or one of its aliases) over `bars`.
+///
+/// `params` maps parameter names to values; absent keys take their
+/// defaults (see [`catalog`]). Every output series is as long as `bars`,
+/// with `None` during warm-up.
+///
+/// # Errors
+///
+/// - [`CoreError::InvalidParameter`] for an unknown indicator (the message
+///   lists the known names), an unknown parameter key (the message lists the
+///   allowed keys), a non-whole period or an out-of-bounds value.
+/// - [`CoreError::InvalidInput`] for an empty series, a non-finite price or
+///   volume, or (volume indicators) a negative volume.
+///
+/// # Example
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use tradeterm_core::Bar;
+/// use tradeterm_core::indicators::compute;
+///
+/// let bars: Vec<Bar> = (0..30)
+///     .map(|i| {
+///         let c = 100.0 + (i % 5) as f64;
+///         Bar { time: i * 60_000, open: c, high: c + 1.0, low: c - 1.0, close: c, volume: 10.0 }
+///     })
+///     .collect();
+/// let params = BTreeMap::from([("period".to_string(), 10.0)]);
+/// let out = compute("RSI", &params, &bars)?;
+/// assert_eq!(out.indicator, "rsi");
+/// assert_eq!(out.series[0].first_valid, Some(10));
+/// assert!(compute("rsi", &BTreeMap::from([("length".to_string(), 3.0)]), &bars).is_err());
+/// # Ok::<(), tradeterm_core::CoreError>(())
+/// ```
+pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Result<IndicatorOutput, CoreError> {
+    let info = find(name).ok_or_else(|| {
+        let names: Vec<&str> = CATALOG.iter().map(|i| i.name).collect();
+        CoreError::param(
+            "indicator",
+            format!("unknown indicator `{name}`; known: {}", names.join(", ")),
+        )
+    })?;
+    let p = Resolved::new(info, params)?;
+    let series: Vec<(&'static str, Vec<Option<f64>>)> = match info.name {
+        "sma" => vec![("sma", SimpleMovingAverage::new(p.int("period")?)?.over(bars)?)],
+        "ema" => vec![("ema", ExponentialMovingAverage::new(p.int("period")?)?.over(bars)?)],
+        "wma" => vec![("wma", WeightedMovingAverage::new(p.int("period")?)?.over(bars)?)],
+        "macd" => {
+            let s = MovingAverageConvergenceDivergence::new(p.int("fast")?, p.int("slow")?, p.int("signal")?)?
+                .over(bars)?;
+            vec![("macd", s.macd), ("signal", s.signal), ("histogram", s.histogram)]
+        }
+        "adx" => {
+            let s = AverageDirectionalIndex::new(p.int("period")?)?.over(bars)?;
+            vec![("adx", s.adx), ("plus_di", s.plus_di), ("minus_di", s.minus_di)]
+        }
+        "sar" => vec![(
+            "sar",
+            ParabolicSar::new(p.real("acceleration")?, p.real("maximum")?)?.over(bars)?,
+        )],
+        "ichimoku" => {
+            let s = IchimokuCloud::new(
+                p.int("tenkan")?,
+                p.int("kijun")?,
+                p.int("senkou_b")?,
+                p.int("displacement")?,
+            )?
+            .over(bars)?;
+            vec![
+                ("tenkan", s.tenkan),
+                ("kijun", s.kijun),
+                ("senkou_a", s.senkou_a),
+                ("senkou_b", s.senkou_b),
+                ("chikou", s.chikou),
+            ]
+        }
+        "supertrend" => {
+            let s = SuperTrend::new(p.int("period")?, p.real("multiplier")?)?.over(bars)?;
+            vec![("supertrend", s.value), ("direction", s.direction)]
+        }
+        "rsi" => vec![("rsi", RelativeStrengthIndex::new(p.int("period")?)?.over(bars)?)],
+        "stoch" => {
+            let s = StochasticOscillator::new(p.int("fastk")?, p.int("slowk")?, p.int("slowd")?)?.over(bars)?;
+            vec![("k", s.k), ("d", s.d)]
+        }
+        "willr" => vec![("willr", WilliamsPercentRange::new(p.int("period")?)?.over(bars)?)],
+        "cci" => vec![("cci", CommodityChannelIndex::new(p.int("period")?)?.over(bars)?)],
+        "mom" => vec![("mom", Momentum::new(p.int("period")?)?.over(bars)?)],
+        "roc" => vec![("roc", RateOfChange::new(p.int("period")?)?.over(bars)?)],
+        "atr" => vec![("atr", AverageTrueRange::new(p.int("period")?)?.over(bars)?)],
+        "bbands" => bands(BollingerBands::new(p.int("period")?, p.real("nbdev_up")?, p.real("nbdev_dn")?)?.over(bars)?),
+        "stddev" => vec![(
+            "stddev",
+            StandardDeviation::new(p.int("period")?, p.real("nbdev")?)?.over(bars)?,
+        )],
+        "donchian" => bands(DonchianChannels::new(p.int("period")?)?.over(bars)?),
+        "keltner" => {
+            bands(KeltnerChannels::new(p.int("period")?, p.int("atr_period")?, p.real("multiplier")?)?.over(bars)?)
+        }
+        "obv" => vec![("obv", OnBalanceVolume::new().over(bars)?)],
+        "mfi" => vec![("mfi", MoneyFlowIndex::new(p.int("period")?)?.over(bars)?)],
+        "vwap" => {
+            let anchor = match p.0.get("anchor") {
+                Some(&t) => VwapAnchor::From(t as i64),
+                None => VwapAnchor::DailyUtc,
+            };
+            vec![("vwap", VolumeWeightedAveragePrice::new(anchor).over(bars)?)]
+        }
+        other => {
+            return Err(CoreError::param(
+                "indicator",
+                format!("`{other}` is catalogued but not implemented"),
+            ));
+        }
+    };
+    Ok(IndicatorOutput {
+        indicator: info.name.to_string(),
+        params: p.0,
+        series: series
+            .into_iter()
+            .map(|(name, values)| OutputSeries {
+                name: name.to_string(),
+                first_valid: values.iter().position(Option::is_some),
+                values,
+            })
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bars(n: usize) -> Vec<Bar> {
+        (0..n)
+            .map(|i| {
+                let c = 100.0 + ((i * 37) % 11) as f64 - 5.0 + i as f64 * 0.1;
+                Bar {
+                    time: 1_700_000_000_000 + i as i64 * 3_600_000,
+                    open: c,
+                    high: c + 1.5,
+                    low: c - 1.25,
+                    close: c + 0.25,
+                    volume: 100.0 + (i % 7) as f64,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_catalog_entry_computes_with_defaults() {
+        let b = bars(120);
+        for info in catalog() {
+            let out = compute(info.name, &BTreeMap::new(), &b).unwrap();
+            let names: Vec<&str> = out.series.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, info.outputs, "{}", info.name);
+            for s in &out.series {
+                assert_eq!(s.values.len(), b.len(), "{}", info.name);
+                assert!(s.first_valid.is_some(), "{} {}", info.name, s.name);
+            }
+            for alias in info.aliases {
+                assert_eq!(find(alias).map(|i| i.name), Some(info.name));
+            }
+            for p in info.params {
+                if let Some(d) = p.default {
+                    assert!(d >= p.min && d <= p.max, "{} {}", info.name, p.name);
+                }
+                // Just below the minimum is refused by the catalog and the constructor alike.
+                let below = if p.kind == ParamKind::Real {
+                    p.min - 1e-3
+                } else {
+                    p.min - 1.0
+                };
+                let err = compute(info.name, &BTreeMap::from([(p.name.to_string(), below)]), &b);
+                assert!(err.is_err(), "{} {} {below}", info.name, p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut all: Vec<&str> = Vec::new();
+        for info in catalog() {
+            all.push(info.name);
+            all.extend(info.aliases.iter().copied());
+        }
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    #[test]
+    fn clear_errors() {
+        let b = bars(50);
+        let err = compute("nope", &BTreeMap::new(), &b).unwrap_err().to_string();
+        assert!(err.contains("rsi") && err.contains("nope"), "{err}");
+        let err = compute("rsi", &BTreeMap::from([("length".into(), 3.0)]), &b)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("length") && err.contains("period"), "{err}");
+        let err = compute("obv", &BTreeMap::from([("period".into(), 3.0)]), &b)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("none"), "{err}");
+        assert!(compute("rsi", &BTreeMap::from([("period".into(), 2.5)]), &b).is_err());
+        assert!(compute("rsi", &BTreeMap::from([("period".into(), f64::NAN)]), &b).is_err());
+        assert!(compute("rsi", &BTreeMap::from([("period".into(), 10_001.0)]), &b).is_err());
+        assert!(compute("rsi", &BTreeMap::new(), &[]).is_err());
+        assert!(compute("Bollinger-Bands", &BTreeMap::new(), &b).is_ok());
+        let out = compute("vwap", &BTreeMap::from([("anchor".into(), b[10].time as f64)]), &b).unwrap();
+        assert_eq!(out.series[0].first_valid, Some(10));
+        let long = compute("sma", &BTreeMap::from([("period".into(), 500.0)]), &b).unwrap();
+        assert_eq!(long.series[0].first_valid, None);
+    }
+}

@@ -1,0 +1,234 @@
+//! Moving average convergence/divergence.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::ExponentialMovingAverage;
+use crate::indicators::util::{check_bars, check_period, check_values};
+use crate::indicators::{Indicator, Next, run_bars, run_values};
+use crate::{Bar, CoreError};
+
+/// One MACD step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MovingAverageConvergenceDivergenceOutput {
+    /// Fast EMA minus slow EMA.
+    pub macd: f64,
+    /// EMA of the MACD line.
+    pub signal: f64,
+    /// `macd - signal`.
+    pub histogram: f64,
+}
+
+/// Batch MACD: one value per bar and line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MovingAverageConvergenceDivergenceSeries {
+    /// MACD line.
+    pub macd: Vec<Option<f64>>,
+    /// Signal line.
+    pub signal: Vec<Option<f64>>,
+    /// Histogram.
+    pub histogram: Vec<Option<f64>>,
+}
+
+/// MACD: the difference of a fast and a slow EMA, its signal EMA and the
+/// histogram between them, aligned exactly as TA-Lib's `TA_MACD`.
+///
+/// # Formula
+///
+/// Both EMAs are seeded at the same bar, `slow - 1`: the slow one with the
+/// SMA of the first `slow` values, the fast one with the SMA of the `fast`
+/// values ending at that bar (this is TA-Lib's alignment; a fast EMA started
+/// at bar `fast - 1` would differ). From there
+/// `macd = EMA_fast - EMA_slow`, `signal = EMA_signal(macd)` (seeded with the
+/// SMA of its first `signal` values) and `histogram = macd - signal`.
+///
+/// # Parameters
+///
+/// - `fast`: 2 ..= 10 000 (default 12), must not exceed `slow`.
+/// - `slow`: 2 ..= 10 000 (default 26).
+/// - `signal`: 1 ..= 10 000 (default 9).
+///
+/// Warm-up: all three lines start at index `slow + signal - 2` (33 with the
+/// defaults), like `TA_MACD`.
+///
+/// # Example
+///
+/// ```
+/// use tradeterm_core::indicators::MovingAverageConvergenceDivergence;
+///
+/// let macd = MovingAverageConvergenceDivergence::default();
+/// let closes: Vec<f64> = (0..40).map(|i| 100.0 + i as f64).collect();
+/// let out = macd.over_values(&closes)?;
+/// assert!(out.macd[32].is_none());
+/// assert!(out.macd[33].is_some());
+/// # Ok::<(), tradeterm_core::CoreError>(())
+/// ```
+#[doc(alias = "MACD")]
+#[derive(Debug, Clone)]
+pub struct MovingAverageConvergenceDivergence {
+    fast: usize,
+    slow: usize,
+    signal_period: usize,
+    warmup: Vec<f64>,
+    fast_ema: f64,
+    slow_ema: f64,
+    seeded: bool,
+    signal: ExponentialMovingAverage,
+}
+
+impl MovingAverageConvergenceDivergence {
+    /// Default periods (fast, slow, signal).
+    pub const DEFAULTS: (usize, usize, usize) = (12, 26, 9);
+
+    /// Builds a MACD.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] when a period is out of range or `fast > slow`.
+    pub fn new(fast: usize, slow: usize, signal: usize) -> Result<Self, CoreError> {
+        let fast = check_period("fast", fast, 2)?;
+        let slow = check_period("slow", slow, 2)?;
+        let signal_period = check_period("signal", signal, 1)?;
+        if fast > slow {
+            return Err(CoreError::param(
+                "fast",
+                format!("must not exceed slow ({slow}), got {fast}"),
+            ));
+        }
+        let signal = ExponentialMovingAverage::new(signal_period)?;
+        Ok(Self {
+            fast,
+            slow,
+            signal_period,
+            warmup: Vec::with_capacity(slow),
+            fast_ema: 0.0,
+            slow_ema: 0.0,
+            seeded: false,
+            signal,
+        })
+    }
+
+    /// `(fast, slow, signal)` periods.
+    pub fn periods(&self) -> (usize, usize, usize) {
+        (self.fast, self.slow, self.signal_period)
+    }
+
+    /// Batch form over the closes of `bars`.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
+    pub fn over(&self, bars: &[Bar]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
+        check_bars(bars)?;
+        Ok(Self::split(&run_bars(self, bars)))
+    }
+
+    /// Batch form over any series of values.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
+    pub fn over_values(&self, values: &[f64]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
+        check_values(values)?;
+        Ok(Self::split(&run_values(self, values)))
+    }
+
+    fn split(outs: &[Option<MovingAverageConvergenceDivergenceOutput>]) -> MovingAverageConvergenceDivergenceSeries {
+        MovingAverageConvergenceDivergenceSeries {
+            macd: outs.iter().map(|o| o.map(|m| m.macd)).collect(),
+            signal: outs.iter().map(|o| o.map(|m| m.signal)).collect(),
+            histogram: outs.iter().map(|o| o.map(|m| m.histogram)).collect(),
+        }
+    }
+}
+
+impl Default for MovingAverageConvergenceDivergence {
+    fn default() -> Self {
+        let (f, s, g) = Self::DEFAULTS;
+        Self {
+            fast: f,
+            slow: s,
+            signal_period: g,
+            warmup: Vec::with_capacity(s),
+            fast_ema: 0.0,
+            slow_ema: 0.0,
+            seeded: false,
+            signal: ExponentialMovingAverage::unchecked(g),
+        }
+    }
+}
+
+impl Indicator for MovingAverageConvergenceDivergence {
+    type Output = MovingAverageConvergenceDivergenceOutput;
+
+    fn reset(&mut self) {
+        self.warmup.clear();
+        self.fast_ema = 0.0;
+        self.slow_ema = 0.0;
+        self.seeded = false;
+        self.signal.reset();
+    }
+
+    fn is_ready(&self) -> bool {
+        self.signal.is_ready()
+    }
+}
+
+impl Next<f64> for MovingAverageConvergenceDivergence {
+    fn next(&mut self, x: f64) -> Option<Self::Output> {
+        if self.seeded {
+            let kf = 2.0 / (self.fast + 1) as f64;
+            let ks = 2.0 / (self.slow + 1) as f64;
+            self.fast_ema = ExponentialMovingAverage::step(self.fast_ema, x, kf);
+            self.slow_ema = ExponentialMovingAverage::step(self.slow_ema, x, ks);
+        } else {
+            self.warmup.push(x);
+            if self.warmup.len() < self.slow {
+                return None;
+            }
+            let slow_sum: f64 = self.warmup.iter().sum();
+            let fast_start = self.slow - self.fast;
+            let fast_sum: f64 = self.warmup.iter().skip(fast_start).sum();
+            self.slow_ema = slow_sum / self.slow as f64;
+            self.fast_ema = fast_sum / self.fast as f64;
+            self.seeded = true;
+            self.warmup = Vec::new();
+        }
+        let macd = self.fast_ema - self.slow_ema;
+        let signal = self.signal.next(macd)?;
+        Some(MovingAverageConvergenceDivergenceOutput {
+            macd,
+            signal,
+            histogram: macd - signal,
+        })
+    }
+}
+
+impl Next<&Bar> for MovingAverageConvergenceDivergence {
+    fn next(&mut self, bar: &Bar) -> Option<Self::Output> {
+        Next::<f64>::next(self, bar.close)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_and_warms_up() {
+        assert!(MovingAverageConvergenceDivergence::new(26, 12, 9).is_err());
+        assert!(MovingAverageConvergenceDivergence::new(1, 12, 9).is_err());
+        assert!(MovingAverageConvergenceDivergence::new(12, 26, 0).is_err());
+        let m = MovingAverageConvergenceDivergence::new(3, 5, 2).unwrap();
+        let xs: Vec<f64> = (0..20).map(|i| (i * i) as f64).collect();
+        let out = m.over_values(&xs).unwrap();
+        assert!(out.macd[4].is_none());
+        assert!(out.macd[5].is_some());
+        // first MACD value: SMA of the last 3 minus SMA of the 5 first, fed to the signal.
+        let fast0 = (4.0 + 9.0 + 16.0) / 3.0;
+        let slow0 = (0.0 + 1.0 + 4.0 + 9.0 + 16.0) / 5.0;
+        let fast1 = (25.0 - fast0) * 0.5 + fast0;
+        let slow1 = (25.0 - slow0) / 3.0 + slow0;
+        let sig = ((fast0 - slow0) + (fast1 - slow1)) / 2.0;
+        assert!((out.signal[5].unwrap() - sig).abs() < 1e-12);
+        let d = MovingAverageConvergenceDivergence::default();
+        assert_eq!(d.periods(), (12, 26, 9));
+    }
+}

@@ -1,0 +1,423 @@
+//! Private helpers shared by the indicators: parameter and input checks,
+//! fixed-size windows and rolling extremes.
+//!
+//! Every index below is reduced modulo a capacity that the constructors have
+//! already checked to be at least 1, so no user-chosen period can make an
+//! access go out of bounds.
+
+use std::collections::VecDeque;
+
+use crate::{Bar, CoreError};
+
+use super::MAX_PERIOD;
+
+/// Checks an integer period: `min <= value <= MAX_PERIOD`.
+pub(crate) fn check_period(name: &str, value: usize, min: usize) -> Result<usize, CoreError> {
+    if value < min {
+        return Err(CoreError::param(name, format!("must be at least {min}, got {value}")));
+    }
+    if value > MAX_PERIOD {
+        return Err(CoreError::param(
+            name,
+            format!("must be at most {MAX_PERIOD}, got {value}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// Checks a real-valued parameter: finite and within `[min, max]`.
+pub(crate) fn check_real(name: &str, value: f64, min: f64, max: f64) -> Result<f64, CoreError> {
+    if !value.is_finite() {
+        return Err(CoreError::param(name, format!("must be a finite number, got {value}")));
+    }
+    if value < min || value > max {
+        return Err(CoreError::param(
+            name,
+            format!("must be within [{min}, {max}], got {value}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// Batch precondition on bars: not empty, every price and volume finite.
+pub(crate) fn check_bars(bars: &[Bar]) -> Result<(), CoreError> {
+    if bars.is_empty() {
+        return Err(CoreError::InvalidInput("empty bar series".into()));
+    }
+    for (i, b) in bars.iter().enumerate() {
+        let vals = [b.open, b.high, b.low, b.close, b.volume];
+        if vals.iter().any(|v| !v.is_finite()) {
+            return Err(CoreError::InvalidInput(format!(
+                "bar {i} (time {}) has a non-finite value",
+                b.time
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Batch precondition for volume-based indicators: [`check_bars`] plus no negative volume.
+pub(crate) fn check_bars_volume(bars: &[Bar]) -> Result<(), CoreError> {
+    check_bars(bars)?;
+    if let Some((i, b)) = bars.iter().enumerate().find(|(_, b)| b.volume < 0.0) {
+        return Err(CoreError::InvalidInput(format!(
+            "bar {i} (time {}) has a negative volume",
+            b.time
+        )));
+    }
+    Ok(())
+}
+
+/// Batch precondition on a plain series: not empty, every value finite.
+pub(crate) fn check_values(values: &[f64]) -> Result<(), CoreError> {
+    if values.is_empty() {
+        return Err(CoreError::InvalidInput("empty series".into()));
+    }
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(CoreError::InvalidInput(format!("value {i} is not finite")));
+    }
+    Ok(())
+}
+
+/// TA-Lib 0.8's scale-aware zero test (`TA_IS_ZERO_SCALED`): `v` counts as
+/// zero when `|v| <= 1e-14 · scale`, where `scale` is the magnitude of the
+/// operands `v` is a difference of. This absorbs the rounding residue a
+/// machine-flat window leaves behind without a fixed, unit-dependent band.
+#[inline]
+pub(crate) fn is_zero_scaled(v: f64, scale: f64) -> bool {
+    v.abs() <= 1e-14 * scale
+}
+
+/// TA-Lib's typical price: `(high + low + close) / 3`, summed in that order.
+#[inline]
+pub(crate) fn typical(bar: &Bar) -> f64 {
+    (bar.high + bar.low + bar.close) / 3.0
+}
+
+/// True range against the previous close, compared in TA-Lib's order
+/// (`high - low`, then `|prev - high|`, then `|prev - low|`).
+#[inline]
+pub(crate) fn true_range(high: f64, low: f64, prev_close: f64) -> f64 {
+    let mut greatest = high - low;
+    let v2 = (prev_close - high).abs();
+    if v2 > greatest {
+        greatest = v2;
+    }
+    let v3 = (prev_close - low).abs();
+    if v3 > greatest {
+        greatest = v3;
+    }
+    greatest
+}
+
+/// A fixed-capacity window of the last `cap` values, oldest first.
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    buf: Vec<f64>,
+    /// Slot of the next write (also the oldest value once full).
+    head: usize,
+    len: usize,
+}
+
+impl Window {
+    /// `cap` must be at least 1 (checked by every caller's constructor).
+    pub(crate) fn new(cap: usize) -> Self {
+        Self {
+            buf: vec![0.0; cap.max(1)],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    pub(crate) fn cap(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.len == self.buf.len()
+    }
+
+    /// Appends `x`; returns the value pushed out when the window was full.
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        let cap = self.buf.len();
+        let slot = self.head % cap;
+        let old = if self.len == cap { Some(self.buf[slot]) } else { None };
+        self.buf[slot] = x;
+        self.head = (slot + 1) % cap;
+        if self.len < cap {
+            self.len += 1;
+        }
+        old
+    }
+
+    /// The oldest value held (the next to be pushed out once full).
+    pub(crate) fn oldest(&self) -> Option<f64> {
+        if self.len == 0 {
+            return None;
+        }
+        let cap = self.buf.len();
+        let idx = (self.head + cap - self.len) % cap;
+        self.buf.get(idx).copied()
+    }
+
+    /// Values oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        let cap = self.buf.len();
+        let start = (self.head + cap - self.len) % cap;
+        (0..self.len).map(move |k| self.buf[(start + k) % cap])
+    }
+
+    /// Values in storage order (slot 0 first), as TA-Lib's circular buffers sum them.
+    pub(crate) fn raw(&self) -> &[f64] {
+        &self.buf[..self.len.min(self.buf.len())]
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+        self.buf.iter_mut().for_each(|v| *v = 0.0);
+    }
+}
+
+/// Rolling maximum (or minimum) over the last `period` values, in O(1)
+/// amortised per value (monotonic deque).
+#[derive(Debug, Clone)]
+pub(crate) struct RollingExtreme {
+    period: usize,
+    is_max: bool,
+    count: usize,
+    deque: VecDeque<(usize, f64)>,
+}
+
+impl RollingExtreme {
+    pub(crate) fn max(period: usize) -> Self {
+        Self {
+            period: period.max(1),
+            is_max: true,
+            count: 0,
+            deque: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn min(period: usize) -> Self {
+        Self {
+            period: period.max(1),
+            is_max: false,
+            count: 0,
+            deque: VecDeque::new(),
+        }
+    }
+
+    /// Adds `x`; returns the extreme of the last `period` values once that
+    /// many have been seen.
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        let idx = self.count;
+        self.count += 1;
+        while let Some(&(_, back)) = self.deque.back() {
+            let dominated = if self.is_max { back <= x } else { back >= x };
+            if dominated {
+                self.deque.pop_back();
+            } else {
+                break;
+            }
+        }
+        self.deque.push_back((idx, x));
+        while let Some(&(front_idx, _)) = self.deque.front() {
+            if front_idx + self.period <= idx {
+                self.deque.pop_front();
+            } else {
+                break;
+            }
+        }
+        if self.count >= self.period {
+            self.deque.front().map(|&(_, v)| v)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.count = 0;
+        self.deque.clear();
+    }
+}
+
+/// Rolling population variance, cancellation-free, following TA-Lib 0.8's
+/// `TA_VAR` step for step (so results are bit-identical to it):
+///
+/// - the running sums hold deviations from a *shift* (initially the first
+///   value), so `E[d²] − E[d]²` never subtracts two `mean²`-sized numbers;
+/// - the shift is re-anchored on the window mean and the sums rebuilt with a
+///   fresh two-pass when the variance falls below `1e-6` of the mean squared
+///   deviation, when a departing value's squared deviation exceeds `1e6`
+///   times the remaining sum, or every `32 · period` windows;
+/// - a freshly rebuilt variance below `1e-12 · E[d²]` (a window flat up to
+///   rounding) is exactly 0.
+#[derive(Debug, Clone)]
+pub(crate) struct RollingVariance {
+    window: Window,
+    inv_period: f64,
+    shift: f64,
+    s1: f64,
+    s2: f64,
+    since_reseed: usize,
+}
+
+impl RollingVariance {
+    pub(crate) fn new(period: usize) -> Self {
+        let period = period.max(1);
+        Self {
+            window: Window::new(period),
+            inv_period: 1.0 / period as f64,
+            shift: 0.0,
+            s1: 0.0,
+            s2: 0.0,
+            since_reseed: 32 * period,
+        }
+    }
+
+    /// Adds `x`; returns the variance of the last `period` values once that many were seen.
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        if self.window.len() == 0 {
+            self.shift = x;
+        }
+        self.window.push(x);
+        let d = x - self.shift;
+        self.s1 += d;
+        self.s2 += d * d;
+        if !self.window.is_full() {
+            return None;
+        }
+        let inv = self.inv_period;
+        let m1 = self.s1 * inv;
+        let mut variance = self.s2 * inv - m1 * m1;
+        // Remove the value that leaves with the next input.
+        let oldest = self.window.oldest().unwrap_or(x);
+        let d_old = oldest - self.shift;
+        self.s1 -= d_old;
+        let d_old2 = d_old * d_old;
+        self.s2 -= d_old2;
+        self.since_reseed = self.since_reseed.saturating_sub(1);
+        if variance < 0.000001 * (self.s2 * inv) || d_old2 > 1_000_000.0 * self.s2 || self.since_reseed == 0 {
+            self.since_reseed = 32 * self.window.cap();
+            let mut sum = 0.0;
+            for v in self.window.iter() {
+                sum += v;
+            }
+            self.shift = sum * inv;
+            let (mut s1, mut s2) = (0.0, 0.0);
+            for v in self.window.iter() {
+                let d = v - self.shift;
+                s1 += d;
+                s2 += d * d;
+            }
+            let m1 = s1 * inv;
+            variance = s2 * inv - m1 * m1;
+            if variance < 0.000000000001 * (s2 * inv) {
+                variance = 0.0;
+            }
+            let d_old = oldest - self.shift;
+            self.s1 = s1 - d_old;
+            self.s2 = s2 - d_old * d_old;
+        }
+        Some(variance)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        let period = self.window.cap();
+        self.window.clear();
+        self.shift = 0.0;
+        self.s1 = 0.0;
+        self.s2 = 0.0;
+        self.since_reseed = 32 * period;
+    }
+}
+
+/// TA-Lib's running-sum simple moving average (`TA_INT_SMA`): add the new
+/// value, divide, then subtract the value leaving the window — in that order,
+/// so results are bit-identical to TA-Lib's.
+#[derive(Debug, Clone)]
+pub(crate) struct RunningSma {
+    window: Window,
+    total: f64,
+}
+
+impl RunningSma {
+    pub(crate) fn new(period: usize) -> Self {
+        Self {
+            window: Window::new(period),
+            total: 0.0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        self.window.push(x);
+        self.total += x;
+        if self.window.is_full() {
+            let out = self.total / self.window.cap() as f64;
+            if let Some(oldest) = self.window.oldest() {
+                self.total -= oldest;
+            }
+            Some(out)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.window.clear();
+        self.total = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_keeps_last_values() {
+        let mut w = Window::new(3);
+        assert_eq!(w.push(1.0), None);
+        assert_eq!(w.push(2.0), None);
+        assert_eq!(w.push(3.0), None);
+        assert_eq!(w.oldest(), Some(1.0));
+        assert_eq!(w.push(4.0), Some(1.0));
+        assert_eq!(w.iter().collect::<Vec<_>>(), vec![2.0, 3.0, 4.0]);
+        assert_eq!(w.raw(), &[4.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn rolling_extremes() {
+        let mut mx = RollingExtreme::max(3);
+        let mut mn = RollingExtreme::min(3);
+        let xs = [5.0, 1.0, 3.0, 2.0, 2.0, 7.0, 0.0];
+        let maxes: Vec<_> = xs.iter().map(|&x| mx.push(x)).collect();
+        let mins: Vec<_> = xs.iter().map(|&x| mn.push(x)).collect();
+        assert_eq!(
+            maxes,
+            vec![None, None, Some(5.0), Some(3.0), Some(3.0), Some(7.0), Some(7.0)]
+        );
+        assert_eq!(
+            mins,
+            vec![None, None, Some(1.0), Some(1.0), Some(2.0), Some(2.0), Some(0.0)]
+        );
+    }
+
+    #[test]
+    fn variance_is_accurate_far_from_zero() {
+        let mut v = RollingVariance::new(3);
+        let xs = [1e6, 1e6 + 1.0, 1e6 + 2.0, 1e6 + 3.0];
+        let out: Vec<_> = xs.iter().map(|&x| v.push(x)).collect();
+        assert_eq!(out[1], None);
+        let expected = 2.0 / 3.0;
+        assert!((out[2].unwrap() - expected).abs() < 1e-12);
+        assert!((out[3].unwrap() - expected).abs() < 1e-12);
+        let mut flat = RollingVariance::new(4);
+        let out: Vec<_> = [3.3; 9].iter().map(|&x| flat.push(x)).collect();
+        assert_eq!(out[8], Some(0.0));
+    }
+}
