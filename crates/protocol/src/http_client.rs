@@ -93,3 +93,94 @@ impl Dispatch for HttpDispatch {
             .map_err(|e| DispatchError::Gateway(format!("bad terminal list: {e}")))
     }
 }
+
+/// Answer of the gateway's token exchange routes.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+pub struct TokenGrant {
+    /// The session token.
+    pub token: String,
+    /// Lifetime in seconds.
+    pub expires_in: u64,
+}
+
+/// Why a token exchange failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExchangeError {
+    /// The gateway refused the credential (401): message safe to show.
+    #[error("{0}")]
+    Refused(String),
+    /// The gateway could not be reached or answered nonsense.
+    #[error("gateway error: {0}")]
+    Gateway(String),
+}
+
+/// Client of the gateway's token exchange routes (`POST /api/token`,
+/// `POST /api/token/api-key`), used by the REST and MCP adapters.
+#[derive(Debug, Clone)]
+pub struct GatewayClient {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl GatewayClient {
+    /// Client of the gateway at `base_url`.
+    pub fn new(base_url: &str) -> Result<Self, ExchangeError> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(16)
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| ExchangeError::Gateway(e.to_string()))?;
+        Ok(Self { base: base_url.trim_end_matches('/').to_owned(), http })
+    }
+
+    /// Base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    async fn exchange(&self, path: &str, key: &str) -> Result<TokenGrant, ExchangeError> {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(key)
+            .send()
+            .await
+            .map_err(|e| ExchangeError::Gateway(format!("token exchange failed: {e}")))?;
+        let status = resp.status();
+        let body: serde_json::Value =
+            resp.json().await.map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
+        if status.as_u16() == 401 {
+            let msg = body["error"]["message"].as_str().unwrap_or("invalid credential").to_owned();
+            return Err(ExchangeError::Refused(msg));
+        }
+        if !status.is_success() {
+            return Err(ExchangeError::Gateway(format!("gateway answered {status}")));
+        }
+        serde_json::from_value(body).map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))
+    }
+
+    /// Exchanges a terminal key for a session token.
+    pub async fn exchange_terminal_key(&self, key: &str) -> Result<TokenGrant, ExchangeError> {
+        self.exchange("/api/token", key).await
+    }
+
+    /// Exchanges a REST API key for a short-lived session token.
+    pub async fn exchange_api_key(&self, key: &str) -> Result<TokenGrant, ExchangeError> {
+        self.exchange("/api/token/api-key", key).await
+    }
+
+    /// Forwards a raw `POST /api/token` JSON body and returns the gateway's status and body.
+    pub async fn proxy_token(&self, body: serde_json::Value) -> Result<(u16, serde_json::Value), ExchangeError> {
+        let resp = self
+            .http
+            .post(format!("{}/api/token", self.base))
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| ExchangeError::Gateway(format!("token exchange failed: {e}")))?;
+        let status = resp.status().as_u16();
+        let body = resp.json().await.map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
+        Ok((status, body))
+    }
+}

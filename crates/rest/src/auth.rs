@@ -1,0 +1,169 @@
+//! Authentication of REST requests (spec §5).
+//!
+//! - `Authorization: Bearer svc_api_…`: the key is exchanged with the gateway
+//!   for a short-lived JWT on first use; the verified claims are cached per
+//!   instance for 60 s under the key's SHA-256 (never the key itself). Every
+//!   request also checks, against the store, that the key is still active, so
+//!   a revocation takes effect at once despite the cache; [`Authenticator::revoke`]
+//!   evicts the cache entry as well.
+//! - `Authorization: Bearer <JWT>`: RS256 only, verified with the public key;
+//!   issuer, audience, expiry and not-before enforced.
+//!
+//! Anything else, or a failure, is 401 `UNAUTHORIZED`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tradeterm_protocol::http_client::{ExchangeError, GatewayClient};
+use tradeterm_protocol::token::{Claims, CredentialKind, TokenVerifier};
+use tradeterm_store::Store;
+
+use crate::RestError;
+
+/// Prefix of REST API keys.
+pub const API_KEY_PREFIX: &str = "svc_api_";
+
+/// The authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Verified token claims (license, tier, capabilities).
+    pub claims: Arc<Claims>,
+}
+
+impl Caller {
+    /// License id.
+    pub fn license_id(&self) -> &str {
+        &self.claims.sub
+    }
+}
+
+struct Cached {
+    claims: Arc<Claims>,
+    at: Instant,
+}
+
+/// Verifies bearer credentials; caches API-key exchanges.
+pub struct Authenticator {
+    verifier: TokenVerifier,
+    gateway: GatewayClient,
+    store: Arc<dyn Store>,
+    ttl: Duration,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+impl Authenticator {
+    /// Builds an authenticator with the given exchange-cache lifetime.
+    pub fn new(verifier: TokenVerifier, gateway: GatewayClient, store: Arc<dyn Store>, ttl: Duration) -> Self {
+        Self { verifier, gateway, store, ttl, cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// Evicts a cached exchange for this API key (called on revocation).
+    pub fn revoke(&self, api_key: &str) {
+        let digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
+        if let Ok(mut c) = self.cache.lock() {
+            c.remove(&digest);
+        }
+    }
+
+    /// Number of cached exchanges (for tests and metrics).
+    pub fn cached(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    /// Authenticates an `Authorization` header value.
+    pub async fn authenticate(&self, header: Option<&str>) -> Result<Caller, RestError> {
+        let Some(token) = header.and_then(parse_bearer) else {
+            return Err(RestError::unauthorized("missing or malformed `Authorization: Bearer <API_KEY or JWT>` header"));
+        };
+        if token.starts_with(API_KEY_PREFIX) {
+            self.api_key(token).await
+        } else {
+            let claims = self.verifier.verify(token).map_err(|_| RestError::unauthorized("invalid or expired token"))?;
+            if claims.cred == CredentialKind::ApiKey {
+                self.ensure_active(&claims.cred_id).await?;
+            }
+            Ok(Caller { claims: Arc::new(claims) })
+        }
+    }
+
+    async fn ensure_active(&self, key_id: &str) -> Result<(), RestError> {
+        match self.store.api_key_active(key_id).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(RestError::unauthorized("this API key has been revoked")),
+            Err(e) => Err(RestError::internal(e, true)),
+        }
+    }
+
+    async fn api_key(&self, key: &str) -> Result<Caller, RestError> {
+        let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let cached = self.cache.lock().ok().and_then(|c| {
+            c.get(&digest)
+                .filter(|e| e.at.elapsed() < self.ttl && e.claims.exp > now_secs() + 5)
+                .map(|e| e.claims.clone())
+        });
+        if let Some(claims) = cached {
+            if let Err(e) = self.ensure_active(&claims.cred_id).await {
+                if let Ok(mut c) = self.cache.lock() {
+                    c.remove(&digest);
+                }
+                return Err(e);
+            }
+            return Ok(Caller { claims });
+        }
+        let grant = match self.gateway.exchange_api_key(key).await {
+            Ok(g) => g,
+            Err(ExchangeError::Refused(_)) => return Err(RestError::unauthorized("invalid or revoked API key")),
+            Err(ExchangeError::Gateway(detail)) => {
+                tracing::warn!(error = %detail, "API-key exchange failed");
+                return Err(RestError::new(502, "GATEWAY_ERROR", "could not exchange the API key with the gateway"));
+            }
+        };
+        let claims = self
+            .verifier
+            .verify(&grant.token)
+            .map_err(|e| RestError::internal(format!("gateway token does not verify: {e}"), true))?;
+        let claims = Arc::new(claims);
+        if let Ok(mut c) = self.cache.lock() {
+            if c.len() > 100_000 {
+                c.retain(|_, e| e.at.elapsed() < self.ttl);
+            }
+            c.insert(digest, Cached { claims: claims.clone(), at: Instant::now() });
+        }
+        Ok(Caller { claims })
+    }
+}
+
+fn parse_bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let token = token.trim();
+    (!token.is_empty() && token.len() <= 8192).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bearer;
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(parse_bearer("Bearer abc"), Some("abc"));
+        assert_eq!(parse_bearer("bearer  abc "), Some("abc"));
+        assert_eq!(parse_bearer("Basic abc"), None);
+        assert_eq!(parse_bearer("Bearer "), None);
+        assert_eq!(parse_bearer("Bearerabc"), None);
+    }
+}

@@ -1,0 +1,324 @@
+//! The routes of `/api/v1`, as data: each named route maps onto one catalog
+//! tool; `POST /api/v1/tools/{name}` serves every tool. The OpenAPI document
+//! is generated from the same table and the catalog.
+
+use actix_web::http::Method;
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
+use tracing::Instrument;
+use serde_json::{Map, Value, json};
+use tradeterm_tools::{Target, Tool, ToolContext, ToolError};
+
+use crate::auth::Caller;
+use crate::ratelimit::Decision;
+use crate::{AppState, RestError};
+
+/// Where a route's tool input comes from, besides path parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFrom {
+    /// The JSON body.
+    Body,
+    /// The query string.
+    Query,
+}
+
+/// One named route.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// HTTP method.
+    pub method: &'static str,
+    /// Path (actix syntax, `{param}`), under the server root.
+    pub path: &'static str,
+    /// Catalog tool it runs.
+    pub tool: &'static str,
+    /// Where the rest of the input comes from.
+    pub input: InputFrom,
+}
+
+/// The named routes of the spec (§4) and their siblings.
+pub const ROUTES: &[Route] = &[
+    Route { method: "GET", path: "/api/v1/account/info", tool: "get_account_info", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/market/tick/{symbol}", tool: "get_tick", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/market/symbols", tool: "get_symbols", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/market/symbols/{symbol}", tool: "get_symbol_spec", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/market/bars/{symbol}", tool: "get_bars", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/terminals", tool: "list_terminals", input: InputFrom::Query },
+    Route { method: "POST", path: "/api/v1/orders", tool: "place_order", input: InputFrom::Body },
+    Route { method: "GET", path: "/api/v1/orders", tool: "get_orders", input: InputFrom::Query },
+    Route { method: "DELETE", path: "/api/v1/orders/{ticket}", tool: "cancel_order", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/positions", tool: "get_positions", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/positions/{ticket}", tool: "get_position", input: InputFrom::Query },
+    Route { method: "POST", path: "/api/v1/positions/{ticket}/close", tool: "close_position", input: InputFrom::Body },
+    Route { method: "POST", path: "/api/v1/positions/{ticket}/modify", tool: "modify_position", input: InputFrom::Body },
+    Route { method: "POST", path: "/api/v1/positions/{ticket}/reverse", tool: "reverse_position", input: InputFrom::Body },
+    Route { method: "GET", path: "/api/v1/history/deals", tool: "get_deal_history", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/history/orders", tool: "get_order_history", input: InputFrom::Query },
+    Route { method: "GET", path: "/api/v1/journal", tool: "get_journal", input: InputFrom::Query },
+    Route { method: "POST", path: "/api/v1/journal", tool: "add_journal_entry", input: InputFrom::Body },
+    Route { method: "GET", path: "/api/v1/journal/{id}", tool: "get_journal_entry", input: InputFrom::Query },
+    Route { method: "PUT", path: "/api/v1/journal/{id}", tool: "update_journal_entry", input: InputFrom::Body },
+    Route { method: "DELETE", path: "/api/v1/journal/{id}", tool: "delete_journal_entry", input: InputFrom::Query },
+];
+
+/// Largest request body, bytes.
+pub const MAX_BODY: usize = 256 * 1024;
+
+/// Header selecting the terminal.
+pub const TERMINAL_HEADER: &str = "x-terminal-id";
+
+pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
+    cfg.app_data(web::Data::new(state))
+        .app_data(web::PayloadConfig::new(MAX_BODY))
+        .route("/healthz", web::get().to(healthz))
+        .route("/api/token", web::post().to(token_proxy))
+        .route("/api/v1/openapi.json", web::get().to(openapi_json))
+        .configure(crate::docs::configure)
+        .route("/api/v1/tools", web::get().to(list_tools))
+        .route("/api/v1/tools/{name}", web::post().to(call_tool));
+    for route in ROUTES {
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
+        let r = *route;
+        cfg.route(
+            route.path,
+            web::method(method).to(move |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| {
+                named(r, req, body, state)
+            }),
+        );
+    }
+    cfg.default_service(web::to(|| async {
+        Err::<HttpResponse, _>(RestError::new(404, "NOT_FOUND", "no such route; see GET /api/v1/docs"))
+    }));
+}
+
+/// Adds the rate-limit headers recorded for the request to its response.
+pub fn add_rate_headers<B>(res: &mut actix_web::dev::ServiceResponse<B>) {
+    let decision = res.request().extensions().get::<Decision>().copied();
+    if let Some(d) = decision {
+        let h = res.headers_mut();
+        for (name, value) in [
+            ("x-ratelimit-limit", d.limit),
+            ("x-ratelimit-remaining", d.remaining),
+            ("x-ratelimit-reset", d.reset),
+        ] {
+            if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
+                h.insert(HeaderName::from_static(name), v);
+            }
+        }
+    }
+}
+
+async fn openapi_json() -> HttpResponse {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let body = DOC.get_or_init(|| crate::openapi::document().to_string());
+    HttpResponse::Ok().content_type("application/json").body(body.as_str())
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "status": "ok", "service": "tradeterm-rest" }))
+}
+
+/// `POST /api/token`: forwards `{ "license_key" }` (a terminal key) to the gateway.
+async fn token_proxy(body: web::Bytes, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|_| RestError::invalid("body must be JSON: { \"license_key\": \"<TERMINAL_KEY>\" }"))?;
+    if !value.get("license_key").is_some_and(Value::is_string) {
+        return Err(RestError::invalid("`license_key` (a terminal key) is required"));
+    }
+    let (status, answer) = state.deps.gateway.proxy_token(json!({ "license_key": value["license_key"] })).await.map_err(
+        |e| {
+            tracing::warn!(error = %e, "token proxy failed");
+            RestError::new(502, "GATEWAY_ERROR", "the gateway could not be reached")
+        },
+    )?;
+    let status = actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
+    Ok(HttpResponse::build(status).json(answer))
+}
+
+async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
+    admit(&req, &state).await?;
+    let tools: Vec<Value> = tradeterm_tools::catalog()
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "capability": t.capability,
+                "annotations": t.annotations,
+                "terminal": t.target == Target::Terminal,
+                "input_schema": t.input_schema,
+                "output_schema": t.output_schema,
+                "route": format!("/api/v1/tools/{}", t.name),
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "data": tools })))
+}
+
+/// Authenticates and rate-limits a request; records the decision for the headers middleware.
+async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
+    let header = req.headers().get(actix_web::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let caller = state.auth.authenticate(header).await?;
+    if let Some(limiter) = &state.limiter {
+        let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+        let d = limiter.check(caller.license_id(), caller.claims.tier, now).await;
+        req.extensions_mut().insert(d);
+        if !d.allowed {
+            return Err(RestError::rate_limited(d.retry_after));
+        }
+    }
+    Ok(caller)
+}
+
+async fn call_tool(
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, RestError> {
+    let caller = admit(&req, &state).await?;
+    let Some(tool) = tradeterm_tools::find(&path) else {
+        return Err(RestError::new(404, "NOT_FOUND", "unknown tool; GET /api/v1/tools lists them"));
+    };
+    let input = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_slice(&body).map_err(|e| RestError::invalid(format!("body is not valid JSON: {e}")))?
+    };
+    if !input.is_object() {
+        return Err(RestError::invalid("the body must be a JSON object"));
+    }
+    run(tool, &caller, &req, input, &state).await
+}
+
+async fn named(route: Route, req: HttpRequest, body: web::Bytes, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
+    let caller = admit(&req, &state).await?;
+    let Some(tool) = tradeterm_tools::find(route.tool) else {
+        return Err(RestError::internal(format!("route {} names unknown tool {}", route.path, route.tool), true));
+    };
+    let mut input = match route.input {
+        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => {
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => return Err(RestError::invalid("the body must be a JSON object")),
+                Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
+            }
+        }
+        InputFrom::Body => Map::new(),
+        InputFrom::Query => {
+            let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+                .map_err(|e| RestError::invalid(format!("bad query string: {e}")))?;
+            let mut m = Map::new();
+            for (k, v) in pairs.into_inner() {
+                let coerced = coerce(tool, &k, &v);
+                m.insert(k, coerced);
+            }
+            m
+        }
+    };
+    for (name, value) in req.match_info().iter() {
+        if input.contains_key(name) {
+            return Err(RestError::invalid(format!("`{name}` is given by the path; do not repeat it")));
+        }
+        input.insert(name.to_owned(), coerce(tool, name, value));
+    }
+    run(tool, &caller, &req, Value::Object(input), &state).await
+}
+
+/// Turns a query or path string into the JSON type the tool's schema wants.
+fn coerce(tool: &Tool, name: &str, raw: &str) -> Value {
+    let prop = &tool.input_schema["properties"][name];
+    let types: Vec<&str> = match &prop["type"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types.contains(&"integer")
+        && let Ok(n) = raw.parse::<i64>()
+    {
+        return json!(n);
+    }
+    if types.contains(&"integer")
+        && let Ok(n) = raw.parse::<u64>()
+    {
+        return json!(n);
+    }
+    if types.contains(&"number")
+        && let Ok(n) = raw.parse::<f64>()
+        && n.is_finite()
+    {
+        return json!(n);
+    }
+    if types.contains(&"boolean") {
+        match raw {
+            "true" | "1" => return json!(true),
+            "false" | "0" => return json!(false),
+            _ => {}
+        }
+    }
+    json!(raw)
+}
+
+fn valid_terminal_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Resolves the target terminal (spec §4 rules 1–2).
+async fn resolve_terminal(req: &HttpRequest, caller: &Caller, state: &AppState) -> Result<String, RestError> {
+    let production = state.settings.production;
+    if let Some(v) = req.headers().get(TERMINAL_HEADER) {
+        let id = v.to_str().map_err(|_| RestError::invalid("X-Terminal-Id must be ASCII"))?.trim();
+        if !valid_terminal_id(id) {
+            return Err(RestError::invalid("X-Terminal-Id is not a valid terminal id"));
+        }
+        return Ok(id.to_owned());
+    }
+    let list = state
+        .deps
+        .dispatch
+        .terminals(caller.license_id())
+        .await
+        .map_err(|e| RestError::from_tool(ToolError::from(e), production))?;
+    let mut connected = list.into_iter().filter(|t| t.connected);
+    match (connected.next(), connected.next()) {
+        (Some(only), None) => Ok(only.id),
+        (Some(_), Some(_)) => Err(RestError::new(
+            400,
+            "TERMINAL_ID_REQUIRED",
+            "more than one terminal is connected: choose one with the X-Terminal-Id header (GET /api/v1/terminals lists them)",
+        )),
+        (None, _) => Err(RestError::new(
+            400,
+            "MISSING_TERMINAL",
+            "X-Terminal-Id header required (no terminal of this license is connected)",
+        )),
+    }
+}
+
+async fn run(tool: &Tool, caller: &Caller, req: &HttpRequest, input: Value, state: &AppState) -> Result<HttpResponse, RestError> {
+    let production = state.settings.production;
+    let terminal_id = match tool.target {
+        Target::Terminal => Some(resolve_terminal(req, caller, state).await?),
+        Target::License => None,
+    };
+    let idempotency_key = req.headers().get("idempotency-key").map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
+    let ctx = ToolContext {
+        license_id: caller.license_id().to_owned(),
+        caps: caller.claims.caps.clone(),
+        terminal_id: terminal_id.clone(),
+        dispatch: state.deps.dispatch.clone(),
+        store: state.deps.store.clone(),
+        force_dry_run: false,
+        idempotency_key,
+        timeout: state.settings.dispatch_timeout,
+        now_ms: chrono::Utc::now().timestamp_millis(),
+    };
+    let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
+    match tool.call(ctx, input).instrument(span).await {
+        Ok(data) => Ok(HttpResponse::Ok().json(json!({ "data": data }))),
+        Err(e) => {
+            tracing::info!(license = %caller.license_id(), tool = tool.name, code = e.code(), "tool call failed");
+            Err(RestError::from_tool(e, production))
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Errors of tool calls, with the spec's codes.
+
+use tradeterm_protocol::DispatchError;
+use tradeterm_protocol::agent::codes;
+
+/// Why a tool call failed. Each variant maps to one error code and HTTP status
+/// (see [`ToolError::code`] and [`ToolError::http_status`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// Input does not match the schema or is out of range → 400 `VALIDATION_ERROR`.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// Capability missing → 403 `FORBIDDEN`.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Live call without the trade capability or terminal permission → 403 `TRADING_DISABLED`.
+    #[error("{0}")]
+    TradingDisabled(String),
+    /// No terminal given and none or several connected → 400 `MISSING_TERMINAL`.
+    #[error("X-Terminal-Id header required")]
+    TerminalRequired,
+    /// The referenced position, order, entry or terminal does not exist → 404 `NOT_FOUND`.
+    #[error("{0}")]
+    NotFound(String),
+    /// The order would be (or was) refused: `retcode` says why → 422 `ORDER_REJECTED`.
+    #[error("{message}")]
+    Rejected {
+        /// Trade-server return code (`invalid_volume`, `invalid_stops`, `no_money`, ...).
+        retcode: String,
+        /// Explanation for a trader.
+        message: String,
+    },
+    /// An idempotency key is being used by a request still in progress, or with other input → 409 `IDEMPOTENCY_CONFLICT`.
+    #[error("{0}")]
+    Conflict(String),
+    /// Terminal unreachable, timed out, or the command failed → 502 `DISPATCH_ERROR`.
+    #[error("{0}")]
+    Dispatch(String),
+    /// Gateway communication failure → 502 `GATEWAY_ERROR`.
+    #[error("{0}")]
+    Gateway(String),
+    /// Unexpected failure (details are logged, not returned in production) → 500 `INTERNAL_ERROR`.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ToolError {
+    /// The error code of the spec's envelope.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidInput(_) => "VALIDATION_ERROR",
+            Self::Forbidden(_) => "FORBIDDEN",
+            Self::TradingDisabled(_) => "TRADING_DISABLED",
+            Self::TerminalRequired => "MISSING_TERMINAL",
+            Self::NotFound(_) => "NOT_FOUND",
+            Self::Rejected { .. } => "ORDER_REJECTED",
+            Self::Conflict(_) => "IDEMPOTENCY_CONFLICT",
+            Self::Dispatch(_) => "DISPATCH_ERROR",
+            Self::Gateway(_) => "GATEWAY_ERROR",
+            Self::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    /// The HTTP status of the REST surface.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Self::InvalidInput(_) | Self::TerminalRequired => 400,
+            Self::Forbidden(_) | Self::TradingDisabled(_) => 403,
+            Self::NotFound(_) => 404,
+            Self::Conflict(_) => 409,
+            Self::Rejected { .. } => 422,
+            Self::Dispatch(_) | Self::Gateway(_) => 502,
+            Self::Internal(_) => 500,
+        }
+    }
+
+    /// Whether the message is safe to show in production (everything but internal errors).
+    pub fn is_internal(&self) -> bool {
+        matches!(self, Self::Internal(_))
+    }
+}
+
+impl From<DispatchError> for ToolError {
+    fn from(e: DispatchError) -> Self {
+        match e {
+            DispatchError::NotFound => Self::NotFound("terminal not found".into()),
+            DispatchError::Unreachable => Self::Dispatch("terminal unreachable: no agent is connected".into()),
+            DispatchError::Timeout(d) => Self::Dispatch(format!("terminal did not answer within {} ms", d.as_millis())),
+            DispatchError::CommandFailed(body) => match body.code.as_str() {
+                codes::TRADING_DISABLED => Self::TradingDisabled(body.message),
+                codes::NOT_FOUND => Self::NotFound(body.message),
+                codes::INVALID_ARGUMENT => Self::InvalidInput(body.message),
+                codes::TRADE_REJECTED => Self::Rejected {
+                    retcode: body.retcode.unwrap_or_else(|| "rejected".into()),
+                    message: body.message,
+                },
+                _ => Self::Dispatch(format!("command failed: {} ({})", body.message, body.code)),
+            },
+            DispatchError::Gateway(m) => Self::Gateway(m),
+        }
+    }
+}
+
+impl From<tradeterm_store::StoreError> for ToolError {
+    fn from(e: tradeterm_store::StoreError) -> Self {
+        use tradeterm_store::StoreError;
+        match e {
+            StoreError::NotFound(what) => Self::NotFound(format!("{what} not found")),
+            StoreError::Invalid(m) => Self::InvalidInput(m),
+            StoreError::ApiKeyLimit => Self::Conflict(e.to_string()),
+            StoreError::Database(m) => Self::Internal(m),
+        }
+    }
+}
+
+impl From<tradeterm_core::trading::Rejection> for ToolError {
+    fn from(r: tradeterm_core::trading::Rejection) -> Self {
+        Self::Rejected { retcode: r.retcode.to_owned(), message: r.message }
+    }
+}

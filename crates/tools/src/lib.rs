@@ -1,0 +1,225 @@
+//! # tradeterm-tools
+//!
+//! The tool catalog: the single source of truth for what tradeterm can do.
+//! Each tool has a name, a description written for the AI clients and
+//! developers who read it, a required capability, truthful annotations
+//! (read-only, destructive, idempotent), an input and an output JSON Schema
+//! generated from its Rust types, and an async handler.
+//!
+//! The REST routes (`POST /api/v1/tools/{name}` and the named routes), the
+//! OpenAPI document and the MCP tool list are all generated from
+//! [`catalog()`], so a tool added here appears everywhere with the same name,
+//! schema and capability.
+//!
+//! Handlers reach terminals only through [`tradeterm_protocol::Dispatch`] and
+//! persistence only through [`tradeterm_store::Store`]; they compute with
+//! `tradeterm-core`.
+//!
+//! **Architecture invariant:** no adapter (REST, MCP, gateway) is known here.
+//! **Safety invariant:** every trade-affecting tool is a dry run unless the
+//! input says `"dry_run": false` and the context does not force dry runs; a
+//! live call needs the `trade` capability and the terminal's trading
+//! permissions, else [`ToolError::TradingDisabled`]. Invalid requests fail
+//! closed: nothing is sent.
+
+mod account;
+mod context;
+mod error;
+mod journal;
+mod market;
+mod trading;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+
+pub use context::ToolContext;
+pub use error::ToolError;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+pub use tradeterm_core::license::Capability;
+
+/// Boxed future of a tool call.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+type Handler = Arc<dyn Fn(ToolContext, Value) -> ToolFuture + Send + Sync>;
+
+/// Behavioural hints for clients (MCP tool annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Annotations {
+    /// The tool never changes anything.
+    pub read_only: bool,
+    /// The tool may change the trading account irreversibly (when live).
+    pub destructive: bool,
+    /// Calling it twice with the same input has the effect of calling it once.
+    pub idempotent: bool,
+    /// The tool talks to a world outside tradeterm (the trading terminal).
+    pub open_world: bool,
+}
+
+/// How a tool is gated by capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// The caller must hold the capability for any call.
+    Always,
+    /// Trade tools: dry runs are open to every tier; live calls need `trade`
+    /// (else `TRADING_DISABLED`).
+    LiveOnly,
+}
+
+/// Whether a tool works on one terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Needs a terminal (`X-Terminal-Id`, or the only connected one).
+    Terminal,
+    /// License-wide (journal, terminal list).
+    License,
+}
+
+/// One tool of the catalog.
+#[derive(Clone)]
+pub struct Tool {
+    /// Name (snake_case, ≤ 64 characters), the same on every surface.
+    pub name: &'static str,
+    /// Short human title.
+    pub title: &'static str,
+    /// What it does, for the reader of a tool list.
+    pub description: &'static str,
+    /// Capability it needs.
+    pub capability: Capability,
+    /// How the capability is enforced.
+    pub gate: Gate,
+    /// Terminal-scoped or license-wide.
+    pub target: Target,
+    /// Behavioural hints.
+    pub annotations: Annotations,
+    /// JSON Schema of the input (an object).
+    pub input_schema: Value,
+    /// JSON Schema of the output.
+    pub output_schema: Value,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).field("capability", &self.capability).finish()
+    }
+}
+
+impl Tool {
+    /// Runs the tool: capability gate, input validation, handler.
+    pub async fn call(&self, ctx: ToolContext, input: Value) -> Result<Value, ToolError> {
+        if self.gate == Gate::Always && !ctx.caps.contains(&self.capability) {
+            return Err(ToolError::Forbidden(format!(
+                "`{}` needs the `{}` capability, which this license's tier does not include",
+                self.name,
+                self.capability.as_str()
+            )));
+        }
+        if self.target == Target::Terminal && ctx.terminal_id.is_none() {
+            return Err(ToolError::TerminalRequired);
+        }
+        let input = if input.is_null() { Value::Object(Default::default()) } else { input };
+        (self.handler)(ctx, input).await
+    }
+}
+
+/// Builder of a [`Tool`] from typed input, output and handler.
+pub(crate) struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub capability: Capability,
+    pub gate: Gate,
+    pub target: Target,
+    pub annotations: Annotations,
+}
+
+/// Read-only annotations for tools that query a terminal.
+pub(crate) const READ_TERMINAL: Annotations =
+    Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
+
+/// JSON Schema of a type, as a JSON value (draft 2020-12).
+pub fn schema_of<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// JSON Schema of a type as it is serialised (outputs).
+pub fn output_schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null)
+}
+
+impl ToolSpec {
+    pub fn build<I, O, F, Fut>(self, f: F) -> Tool
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(ToolContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        let handler: Handler = Arc::new(move |ctx, raw| {
+            let f = f.clone();
+            Box::pin(async move {
+                let input: I = serde_json::from_value(raw).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+                let out = f(ctx, input).await?;
+                serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))
+            })
+        });
+        Tool {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            capability: self.capability,
+            gate: self.gate,
+            target: self.target,
+            annotations: self.annotations,
+            input_schema: schema_of::<I>(),
+            output_schema: output_schema_of::<O>(),
+            handler,
+        }
+    }
+}
+
+/// The catalog, in a stable order.
+pub fn catalog() -> &'static [Tool] {
+    static CATALOG: OnceLock<Vec<Tool>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let mut tools = Vec::new();
+        tools.extend(market::tools());
+        tools.extend(account::tools());
+        tools.extend(trading::tools());
+        tools.extend(journal::tools());
+        tools
+    })
+}
+
+/// A tool by name.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    catalog().iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_names_are_unique_short_and_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for t in catalog() {
+            assert!(seen.insert(t.name), "duplicate tool {}", t.name);
+            assert!(t.name.len() <= 64);
+            assert!(t.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{}", t.name);
+            assert!(!t.description.is_empty());
+            assert_eq!(t.input_schema["type"], "object", "{} input must be an object schema", t.name);
+            if t.annotations.destructive {
+                assert!(!t.annotations.read_only, "{}", t.name);
+            }
+        }
+        for spec_tool in ["get_tick", "place_order", "close_position", "modify_position", "reverse_position"] {
+            assert!(find(spec_tool).is_some(), "{spec_tool} missing");
+        }
+    }
+}

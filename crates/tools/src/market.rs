@@ -1,0 +1,224 @@
+//! Market-data tools: quotes, symbols, specifications, bars.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::time::{UnixMs, parse_iso, to_iso};
+use tradeterm_core::{Bar, SymbolSpec, Timeframe};
+use tradeterm_protocol::{Command, CommandResult};
+
+use crate::context::unexpected;
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Largest number of bars one call returns.
+pub const MAX_BARS: u32 = 10_000;
+
+/// Checks a symbol name: 1–32 characters of letters, digits and `._#-+!`.
+pub(crate) fn check_symbol(symbol: &str) -> Result<(), ToolError> {
+    let ok = !symbol.is_empty()
+        && symbol.len() <= 32
+        && symbol.chars().all(|c| c.is_ascii_alphanumeric() || "._#-+!".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::InvalidInput(format!(
+            "invalid symbol `{}`: use 1-32 letters, digits or ._#-+!",
+            symbol.chars().take(40).collect::<String>()
+        )))
+    }
+}
+
+/// Input of `get_tick`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TickInput {
+    /// Instrument name, e.g. `EURUSD`.
+    pub symbol: String,
+}
+
+/// A quote (spec §2 Tick).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TickOutput {
+    /// Instrument name.
+    pub symbol: String,
+    /// Bid price.
+    pub bid: f64,
+    /// Ask price.
+    pub ask: f64,
+    /// Quote time, ISO 8601 UTC.
+    pub time: String,
+}
+
+/// Input of `get_symbols`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+/// Symbols offered by the terminal.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SymbolsOutput {
+    /// Symbol names.
+    pub symbols: Vec<String>,
+}
+
+/// Input of `get_bars`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BarsInput {
+    /// Instrument name.
+    pub symbol: String,
+    /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
+    pub timeframe: Timeframe,
+    /// Number of most recent bars (1–10000, default 100). Ignored when `from` is given.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Range start, ISO 8601 (inclusive).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Range end, ISO 8601 (exclusive; default now).
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+/// One bar with an ISO time.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BarOut {
+    /// Open time, ISO 8601 UTC.
+    pub time: String,
+    /// Open.
+    pub open: f64,
+    /// High.
+    pub high: f64,
+    /// Low.
+    pub low: f64,
+    /// Close.
+    pub close: f64,
+    /// Volume (tick volume for FX).
+    pub volume: f64,
+}
+
+/// Bars, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BarsOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// Timeframe.
+    pub timeframe: Timeframe,
+    /// Bars, oldest first; the last one may still be forming.
+    pub bars: Vec<BarOut>,
+}
+
+fn parse_time(field: &str, v: &Option<String>) -> Result<Option<UnixMs>, ToolError> {
+    v.as_deref()
+        .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time"))))
+        .transpose()
+}
+
+/// Fetches bars (used by analytics tools too).
+pub(crate) async fn fetch_bars(
+    ctx: &ToolContext,
+    symbol: &str,
+    timeframe: Timeframe,
+    count: Option<u32>,
+    from: Option<UnixMs>,
+    to: Option<UnixMs>,
+) -> Result<Vec<Bar>, ToolError> {
+    check_symbol(symbol)?;
+    if let (Some(f), Some(t)) = (from, to)
+        && f >= t
+    {
+        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
+    }
+    let count = match (count, from) {
+        (_, Some(_)) => None,
+        (Some(c), None) if c == 0 || c > MAX_BARS => {
+            return Err(ToolError::InvalidInput(format!("`count` must be between 1 and {MAX_BARS}")));
+        }
+        (c, None) => Some(c.unwrap_or(100)),
+    };
+    match ctx.run(Command::Bars { symbol: symbol.to_owned(), timeframe, count, from, to }).await? {
+        CommandResult::Bars { mut bars, .. } => {
+            if bars.len() > MAX_BARS as usize {
+                bars.drain(..bars.len() - MAX_BARS as usize);
+            }
+            Ok(bars)
+        }
+        other => Err(unexpected("bars", &other)),
+    }
+}
+
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "get_tick",
+            title: "Latest quote",
+            description: "Latest bid/ask quote of a symbol on the terminal, with its time (ISO 8601 UTC).",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, input: TickInput| async move {
+            check_symbol(&input.symbol)?;
+            let t = ctx.tick(&input.symbol).await?;
+            Ok(TickOutput { symbol: t.symbol, bid: t.bid, ask: t.ask, time: to_iso(t.time) })
+        }),
+        ToolSpec {
+            name: "get_symbols",
+            title: "Symbols",
+            description: "Names of the symbols the terminal offers.",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, _: NoInput| async move {
+            match ctx.run(Command::Symbols).await? {
+                CommandResult::Symbols { symbols } => Ok(SymbolsOutput { symbols }),
+                other => Err(unexpected("symbols", &other)),
+            }
+        }),
+        ToolSpec {
+            name: "get_symbol_spec",
+            title: "Symbol specification",
+            description: "Contract specification of a symbol: digits, point, contract size, tick size and value, volume limits and step, stops level, swaps and triple-swap day, margin mode, trading sessions (UTC).",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, input: TickInput| async move {
+            check_symbol(&input.symbol)?;
+            let spec: SymbolSpec = ctx.spec(&input.symbol).await?;
+            Ok(spec)
+        }),
+        ToolSpec {
+            name: "get_bars",
+            title: "Price bars",
+            description: "OHLCV bars of a symbol, oldest first: the last `count` bars (default 100, at most 10000), or the bars opened in [`from`, `to`).",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, input: BarsInput| async move {
+            let from = parse_time("from", &input.from)?;
+            let to = parse_time("to", &input.to)?;
+            let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, input.count, from, to).await?;
+            Ok(BarsOutput {
+                symbol: input.symbol,
+                timeframe: input.timeframe,
+                bars: bars
+                    .into_iter()
+                    .map(|b| BarOut {
+                        time: to_iso(b.time),
+                        open: b.open,
+                        high: b.high,
+                        low: b.low,
+                        close: b.close,
+                        volume: b.volume,
+                    })
+                    .collect(),
+            })
+        }),
+    ]
+}
