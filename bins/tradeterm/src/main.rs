@@ -33,6 +33,9 @@ enum Command {
         /// Turn the simulated agents' allow-trading input on (default off, as on a real agent).
         #[arg(long)]
         sim_allow_trading: bool,
+        /// Start the simulated clock at this ISO 8601 time (e.g. a weekday, to trade FX at weekends).
+        #[arg(long)]
+        sim_start: Option<String>,
     },
     /// Administration of a real deployment (licenses, terminals, API keys).
     Admin {
@@ -116,8 +119,11 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
     match cli.command {
-        Command::Serve { data_dir, sim_terminals, sim_allow_trading } => {
-            serve(settings, data_dir, sim_terminals, sim_allow_trading).await
+        Command::Serve { data_dir, sim_terminals, sim_allow_trading, sim_start } => {
+            let sim_start_ms = sim_start
+                .map(|s| tradeterm_core::time::parse_iso(&s).context("--sim-start must be an ISO 8601 time"))
+                .transpose()?;
+            serve(settings, data_dir, sim_terminals, sim_allow_trading, sim_start_ms).await
         }
         Command::Admin { data_dir, command } => admin(settings, data_dir, command).await,
     }
@@ -129,15 +135,23 @@ async fn serve(
     data_dir: PathBuf,
     sim_terminals: Option<usize>,
     sim_allow_trading: bool,
+    sim_start_ms: Option<i64>,
 ) -> anyhow::Result<()> {
     let sim_terminals = sim_terminals.unwrap_or(if settings.production() { 0 } else { 2 });
-    let stack =
-        Stack::start(StackOptions { data_dir: data_dir.clone(), sim_terminals, sim_allow_trading, settings }).await?;
-    tracing::info!(port = stack.gateway_port, "gateway listening");
+    let stack = Stack::start(StackOptions {
+        data_dir: data_dir.clone(),
+        sim_terminals,
+        sim_allow_trading,
+        sim_start_ms,
+        settings,
+    })
+    .await?;
+    tracing::info!(gateway = stack.gateway_port, rest = stack.rest_port, "listening");
     if let Some(c) = &stack.credentials {
         let file = data_dir.join(tradeterm::demo::FILE_NAME);
         println!();
         println!("tradeterm is running ({} simulated terminals).", c.terminals.len());
+        println!("  REST API     {}/api/v1   (docs: {}/api/v1/docs)", c.rest_url, c.rest_url);
         println!("  gateway      {}", c.gateway_url);
         println!("  license id   {}", c.license_id);
         println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
@@ -147,7 +161,10 @@ async fn serve(
         }
         println!("  saved to {} (mode 0600){}", file.display(), if stack.credentials_created { "" } else { ", reused" });
         println!();
-        println!("Try: curl -s -X POST {}/api/token -H \"Authorization: Bearer {}\"", c.gateway_url, c.terminals[0].key);
+        println!(
+            "Try: curl -s {}/api/v1/market/tick/EURUSD -H \"Authorization: Bearer {}\" -H \"X-Terminal-Id: {}\"",
+            c.rest_url, c.api_key, c.terminals[0].id
+        );
         println!("Stop with Ctrl-C.");
         if !stack.wait_connected(Duration::from_secs(10)).await {
             tracing::warn!("not every simulated terminal connected within 10 s; they keep retrying");

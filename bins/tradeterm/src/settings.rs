@@ -40,6 +40,16 @@ pub struct Settings {
     pub gateway_url: Option<String>,
     /// Key-value store URL for rate limiting (`KEYVALUE_URL`).
     pub keyvalue_url: Option<String>,
+    /// Rate-limit window in ms (`API_RATE_LIMIT_WINDOW_MS`, default 60000).
+    pub api_rate_limit_window_ms: u64,
+    /// Free-tier requests per window (`API_RATE_LIMIT_FREE`, default 10).
+    pub api_rate_limit_free: u64,
+    /// Pro-tier requests per window (`API_RATE_LIMIT_PRO`, default 60).
+    pub api_rate_limit_pro: u64,
+    /// Team-tier requests per window (`API_RATE_LIMIT_TEAM`, default 300).
+    pub api_rate_limit_team: u64,
+    /// Enterprise-tier requests per window (`API_RATE_LIMIT_ENTERPRISE`, default 1000).
+    pub api_rate_limit_enterprise: u64,
     /// Agent heartbeat interval in ms (`HEARTBEAT_INTERVAL_MS`, default 10000).
     pub heartbeat_interval_ms: u64,
     /// Agent heartbeat timeout in ms (`HEARTBEAT_TIMEOUT_MS`, default 30000).
@@ -63,6 +73,11 @@ impl Default for Settings {
             gateway_internal_token: None,
             gateway_url: None,
             keyvalue_url: None,
+            api_rate_limit_window_ms: 60_000,
+            api_rate_limit_free: 10,
+            api_rate_limit_pro: 60,
+            api_rate_limit_team: 300,
+            api_rate_limit_enterprise: 1000,
             heartbeat_interval_ms: 10_000,
             heartbeat_timeout_ms: 30_000,
         }
@@ -85,6 +100,11 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_INTERNAL_TOKEN",
     "GATEWAY_URL",
     "KEYVALUE_URL",
+    "API_RATE_LIMIT_WINDOW_MS",
+    "API_RATE_LIMIT_FREE",
+    "API_RATE_LIMIT_PRO",
+    "API_RATE_LIMIT_TEAM",
+    "API_RATE_LIMIT_ENTERPRISE",
     "HEARTBEAT_INTERVAL_MS",
     "HEARTBEAT_TIMEOUT_MS",
 ];
@@ -124,6 +144,12 @@ impl Settings {
         if self.heartbeat_interval_ms == 0 || self.heartbeat_timeout_ms <= self.heartbeat_interval_ms {
             bail!("HEARTBEAT_TIMEOUT_MS must be greater than HEARTBEAT_INTERVAL_MS (> 0)");
         }
+        if self.api_rate_limit_window_ms == 0 {
+            bail!("API_RATE_LIMIT_WINDOW_MS must be positive");
+        }
+        if self.production() && self.keyvalue_url.is_none() {
+            bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
+        }
         if self.token_lifetime_secs < 60 {
             bail!("TOKEN_LIFETIME_SECS must be at least 60");
         }
@@ -133,6 +159,30 @@ impl Settings {
     /// Whether `NODE_ENV=production`.
     pub fn production(&self) -> bool {
         self.node_env == "production"
+    }
+
+    /// Rate limits of the REST API.
+    pub fn rest_settings(&self) -> tradeterm_rest::RestSettings {
+        tradeterm_rest::RestSettings {
+            production: self.production(),
+            rate_window: Duration::from_millis(self.api_rate_limit_window_ms),
+            rate_limits: tradeterm_rest::ratelimit::TierLimits {
+                free: self.api_rate_limit_free,
+                pro: self.api_rate_limit_pro,
+                team: self.api_rate_limit_team,
+                enterprise: self.api_rate_limit_enterprise,
+            },
+            ..tradeterm_rest::RestSettings::default()
+        }
+    }
+
+    /// A Redis pool for `KEYVALUE_URL`, when set.
+    pub fn redis_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
+        let Some(url) = &self.keyvalue_url else { return Ok(None) };
+        let pool = deadpool_redis::Config::from_url(url.clone())
+            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+            .map_err(|e| anyhow::anyhow!("KEYVALUE_URL is not a usable Redis URL: {e}"))?;
+        Ok(Some(pool))
     }
 
     /// Heartbeat interval.
@@ -161,9 +211,18 @@ mod tests {
         assert!(!s.production());
         let s = Settings::load_from(
             None,
-            &env(&[("PORT", "5000"), ("GATEWAY_PORT", "9000"), ("NODE_ENV", "production"), ("HOME", "/x")]),
+            &env(&[
+                ("PORT", "5000"),
+                ("GATEWAY_PORT", "9000"),
+                ("NODE_ENV", "production"),
+                ("KEYVALUE_URL", "redis://127.0.0.1:6379"),
+                ("API_RATE_LIMIT_FREE", "3"),
+                ("HOME", "/x"),
+            ]),
         )
         .unwrap();
+        assert_eq!(s.rest_settings().rate_limits.free, 3);
+        assert!(s.rest_settings().production);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
     }
@@ -173,6 +232,8 @@ mod tests {
         assert!(Settings::load_from(None, &env(&[("PORT", "not-a-port")])).is_err());
         assert!(Settings::load_from(None, &env(&[("NODE_ENV", "prod")])).is_err());
         assert!(Settings::load_from(None, &env(&[("HEARTBEAT_TIMEOUT_MS", "10")])).is_err());
+        let err = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap_err().to_string();
+        assert!(err.contains("KEYVALUE_URL"), "{err}");
     }
 
     #[test]

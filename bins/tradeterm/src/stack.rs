@@ -1,5 +1,6 @@
-//! The single-node stack behind `tradeterm serve`: store, gateway listener
-//! and simulated terminals connected over the real agent protocol on loopback.
+//! The single-node stack behind `tradeterm serve`: store, gateway and REST
+//! listeners, and simulated terminals connected over the real agent protocol
+//! on loopback.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tradeterm_gateway::{Gateway, GatewaySettings, ServerHandle};
+use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemClock};
 use tradeterm_store::{SqlStore, Store};
 
@@ -23,12 +25,14 @@ pub struct StackOptions {
     pub sim_terminals: usize,
     /// Whether the simulated agents have their allow-trading input on.
     pub sim_allow_trading: bool,
+    /// Start of the simulated terminals' clock (unix ms); `None` is now. The
+    /// simulated FX market is closed at weekends, as the real one is.
+    pub sim_start_ms: Option<i64>,
     /// Deployment settings.
     pub settings: Settings,
 }
 
 /// A running stack.
-#[derive(Debug)]
 pub struct Stack {
     /// The gateway state (implements `Dispatch`).
     pub gateway: Gateway,
@@ -36,13 +40,28 @@ pub struct Stack {
     pub store: Arc<dyn Store>,
     /// Port the gateway listens on.
     pub gateway_port: u16,
+    /// Port the REST API listens on.
+    pub rest_port: u16,
     /// Demo credentials, when simulated terminals run.
     pub credentials: Option<DemoCredentials>,
     /// Whether the demo credentials were created by this start.
     pub credentials_created: bool,
     sims: Vec<AgentHandle>,
+    simulators: Vec<Simulator>,
     gateway_handle: ServerHandle,
     gateway_task: tokio::task::JoinHandle<std::io::Result<()>>,
+    rest_handle: tradeterm_rest::ServerHandle,
+    rest_task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl std::fmt::Debug for Stack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stack")
+            .field("gateway_port", &self.gateway_port)
+            .field("rest_port", &self.rest_port)
+            .field("simulators", &self.simulators.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Stack {
@@ -77,12 +96,33 @@ impl Stack {
         let gateway_task = tokio::spawn(server.run_until_stopped());
 
         let host = if settings.host == "0.0.0.0" { "127.0.0.1" } else { settings.host.as_str() };
+
+        // REST API: in-process dispatch; API-key exchange with the local gateway over loopback.
+        let rest_deps = tradeterm_rest::RestDeps {
+            dispatch: Arc::new(gateway.clone()),
+            store: store.clone(),
+            verifier: keys::verifier(settings, &key_paths)?,
+            gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
+                .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
+            redis: settings.redis_pool()?,
+        };
+        if rest_deps.redis.is_none() {
+            tracing::info!("KEYVALUE_URL is not set: REST rate limiting is off (development)");
+        }
+        let rest_state = tradeterm_rest::AppState::new(settings.rest_settings(), rest_deps);
+        let rest_listener = TcpListener::bind((settings.host.as_str(), settings.port))
+            .with_context(|| format!("binding the REST API on {}:{}", settings.host, settings.port))?;
+        let rest = tradeterm_rest::RestServer::build(rest_state, rest_listener)?;
+        let rest_port = rest.port();
+        let rest_handle = rest.handle();
+        let rest_task = tokio::spawn(rest.run_until_stopped());
         let mut credentials = None;
         let mut credentials_created = false;
         let mut sims = Vec::new();
+        let mut simulators = Vec::new();
         if opts.sim_terminals > 0 {
             let urls = Urls {
-                rest: format!("http://{host}:{}", settings.port),
+                rest: format!("http://{host}:{rest_port}"),
                 gateway: format!("http://{host}:{gateway_port}"),
                 mcp: format!("http://{host}:{}/mcp/v1", settings.mcp_port),
             };
@@ -92,7 +132,12 @@ impl Stack {
             for (i, t) in creds.terminals.iter().take(opts.sim_terminals).enumerate() {
                 let mut sim_settings = SimSettings::demo(i as u32);
                 sim_settings.allow_trading = opts.sim_allow_trading;
-                let sim = Simulator::new(sim_settings, Arc::new(SystemClock::new(1.0)));
+                let clock = match opts.sim_start_ms {
+                    Some(start) => SystemClock::starting_at(start, 1.0),
+                    None => SystemClock::new(1.0),
+                };
+                let sim = Simulator::new(sim_settings, Arc::new(clock));
+                simulators.push(sim.clone());
                 let handle = tradeterm_sim::spawn_agent(
                     sim,
                     AgentSettings {
@@ -109,12 +154,27 @@ impl Stack {
             gateway,
             store,
             gateway_port,
+            rest_port,
             credentials,
             credentials_created,
             sims,
+            simulators,
             gateway_handle,
             gateway_task,
+            rest_handle,
+            rest_task,
         })
+    }
+
+    /// The in-process simulated terminals, in the order of the demo terminals.
+    pub fn simulators(&self) -> &[Simulator] {
+        &self.simulators
+    }
+
+    /// Stops only the gateway's HTTP listener (agents disconnect; tests of
+    /// gateway outages).
+    pub async fn stop_gateway(&self) {
+        self.gateway_handle.stop(true).await;
     }
 
     /// Waits until every simulated terminal is connected, or the deadline passes.
@@ -138,6 +198,8 @@ impl Stack {
         for s in self.sims {
             s.shutdown().await;
         }
+        self.rest_handle.stop(true).await;
+        let _ = self.rest_task.await;
         self.gateway_handle.stop(true).await;
         let _ = self.gateway_task.await;
     }

@@ -5,7 +5,9 @@
 //!   instance for 60 s under the key's SHA-256 (never the key itself). Every
 //!   request also checks, against the store, that the key is still active, so
 //!   a revocation takes effect at once despite the cache; [`Authenticator::revoke`]
-//!   evicts the cache entry as well.
+//!   evicts the cache entry as well. When the gateway cannot be reached, the
+//!   key is resolved in the shared store instead, so store-only endpoints
+//!   (the journal) keep working through a gateway outage.
 //! - `Authorization: Bearer <JWT>`: RS256 only, verified with the public key;
 //!   issuer, audience, expiry and not-before enforced.
 //!
@@ -126,8 +128,10 @@ impl Authenticator {
             Ok(g) => g,
             Err(ExchangeError::Refused(_)) => return Err(RestError::unauthorized("invalid or revoked API key")),
             Err(ExchangeError::Gateway(detail)) => {
-                tracing::warn!(error = %detail, "API-key exchange failed");
-                return Err(RestError::new(502, "GATEWAY_ERROR", "could not exchange the API key with the gateway"));
+                // The gateway is down: resolve the key in the shared store so that
+                // store-only endpoints (the journal) keep working.
+                tracing::warn!(error = %detail, "API-key exchange failed; resolving the key in the store");
+                return self.api_key_from_store(key, digest).await;
             }
         };
         let claims = self
@@ -139,6 +143,38 @@ impl Authenticator {
             if c.len() > 100_000 {
                 c.retain(|_, e| e.at.elapsed() < self.ttl);
             }
+            c.insert(digest, Cached { claims: claims.clone(), at: Instant::now() });
+        }
+        Ok(Caller { claims })
+    }
+}
+
+impl Authenticator {
+    async fn api_key_from_store(&self, key: &str, digest: [u8; 32]) -> Result<Caller, RestError> {
+        let auth = match self.store.api_key(key).await {
+            Ok(Some(a)) if !a.license.disabled => a,
+            Ok(_) => return Err(RestError::unauthorized("invalid or revoked API key")),
+            Err(e) => {
+                tracing::error!(error = %e, "store failure while resolving an API key");
+                return Err(RestError::new(502, "GATEWAY_ERROR", "could not verify the API key"));
+            }
+        };
+        let now = now_secs();
+        let claims = Arc::new(Claims {
+            iss: String::new(),
+            aud: String::new(),
+            sub: auth.license.id.clone(),
+            iat: now,
+            nbf: now,
+            exp: now + self.ttl.as_secs() as i64,
+            jti: String::new(),
+            tier: auth.license.tier,
+            caps: auth.license.tier.capabilities().to_vec(),
+            cred: CredentialKind::ApiKey,
+            cred_id: auth.key.id.clone(),
+            terminal: None,
+        });
+        if let Ok(mut c) = self.cache.lock() {
             c.insert(digest, Cached { claims: claims.clone(), at: Instant::now() });
         }
         Ok(Caller { claims })
