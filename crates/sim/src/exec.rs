@@ -1,0 +1,169 @@
+//! One protocol command → one answer. Read commands and `order_check` always
+//! work; trade commands need both trading switches on.
+
+use tradeterm_protocol::agent::{Command, CommandResult, ErrorBody, Permissions, Platform, codes};
+
+use crate::feed::MAX_BARS;
+use crate::{SimSettings, State, calendar};
+
+fn invalid(message: impl Into<String>) -> ErrorBody {
+    ErrorBody::new(codes::INVALID_ARGUMENT, message)
+}
+
+fn unknown_symbol(symbol: &str) -> ErrorBody {
+    ErrorBody::new(
+        codes::NOT_FOUND,
+        format!("unknown symbol `{symbol}`; the `symbols` command lists them"),
+    )
+}
+
+fn trading_disabled(p: Permissions) -> ErrorBody {
+    let why = match (p.allow_trading, p.automated_trading) {
+        (false, false) => "the agent's allow-trading input and the terminal's automated-trading switch are both off",
+        (false, true) => "the agent's allow-trading input is off",
+        _ => "the terminal's automated-trading (Algo Trading) switch is off",
+    };
+    ErrorBody::new(
+        codes::TRADING_DISABLED,
+        format!("live trading is disabled on this terminal: {why}"),
+    )
+}
+
+fn check_range(from: i64, to: i64) -> Result<(), ErrorBody> {
+    if from > to {
+        Err(invalid(format!("`from` ({from}) is after `to` ({to})")))
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn execute(
+    st: &mut State,
+    settings: &SimSettings,
+    command: Command,
+    now: i64,
+) -> Result<CommandResult, ErrorBody> {
+    if command.is_trade() && !st.permissions.trading_enabled() {
+        return Err(trading_disabled(st.permissions));
+    }
+    let fingerprint = match command {
+        Command::PlaceOrder { .. } | Command::ClosePosition { .. } | Command::ReversePosition { .. } => {
+            serde_json::to_string(&command).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    let State { market, broker, .. } = st;
+    match command {
+        Command::AccountInfo => Ok(CommandResult::AccountInfo(broker.account_info(market))),
+        Command::Positions { symbol } => Ok(CommandResult::Positions {
+            positions: broker.positions(market, symbol.as_deref()),
+        }),
+        Command::Orders { symbol } => Ok(CommandResult::Orders {
+            orders: broker.orders(symbol.as_deref()),
+        }),
+        Command::HistoryDeals { from, to } => {
+            check_range(from, to)?;
+            Ok(CommandResult::Deals {
+                deals: broker.deals(from, to),
+            })
+        }
+        Command::HistoryOrders { from, to } => {
+            check_range(from, to)?;
+            Ok(CommandResult::HistoryOrders {
+                orders: broker.history_orders(from, to),
+            })
+        }
+        Command::Symbols => Ok(CommandResult::Symbols {
+            symbols: market.names(),
+        }),
+        Command::SymbolSpec { symbol } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            Ok(CommandResult::SymbolSpec(market.feeds[idx].spec.clone()))
+        }
+        Command::Tick { symbol } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            market
+                .tick(idx)
+                .map(CommandResult::Tick)
+                .ok_or_else(|| ErrorBody::new(codes::NOT_FOUND, format!("{symbol} has no quote yet")))
+        }
+        Command::Bars {
+            symbol,
+            timeframe,
+            count,
+            from,
+            to,
+        } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            if count.is_some_and(|c| c > MAX_BARS) {
+                return Err(invalid(format!("count is limited to {MAX_BARS} bars")));
+            }
+            let feed = &mut market.feeds[idx];
+            let bars = feed.bars(timeframe, count, from, to, now).map_err(invalid)?;
+            Ok(CommandResult::Bars {
+                symbol: feed.spec.name.clone(),
+                timeframe,
+                bars,
+            })
+        }
+        Command::Ticks {
+            symbol,
+            from,
+            to,
+            limit,
+        } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            check_range(from, to)?;
+            let ticks = market.ticks(idx, from, to, limit);
+            Ok(CommandResult::Ticks {
+                symbol: market.feeds[idx].spec.name.clone(),
+                ticks,
+            })
+        }
+        Command::OrderCheck { order } => broker.check(market, &order, now).map(CommandResult::OrderCheck),
+        Command::PlaceOrder { order } => broker.idempotent(
+            "place_order",
+            order.idempotency_key.clone().as_deref(),
+            fingerprint,
+            |b| b.place(market, &order, now).map(CommandResult::Trade),
+        ),
+        Command::ClosePosition {
+            ticket,
+            volume,
+            deviation_points: _,
+            idempotency_key,
+        } => broker.idempotent("close_position", idempotency_key.as_deref(), fingerprint, |b| {
+            b.close(market, ticket, volume, now).map(CommandResult::Trade)
+        }),
+        Command::ModifyPosition {
+            ticket,
+            stop_loss,
+            take_profit,
+        } => broker
+            .modify(market, ticket, stop_loss, take_profit, now)
+            .map(CommandResult::Trade),
+        Command::CancelOrder { ticket } => broker.cancel(market, ticket, now).map(CommandResult::Trade),
+        Command::ReversePosition {
+            ticket,
+            idempotency_key,
+        } => broker.idempotent("reverse_position", idempotency_key.as_deref(), fingerprint, |b| {
+            b.reverse(market, ticket, now)
+                .map(|(close, open)| CommandResult::Reverse { close, open })
+        }),
+        Command::Calendar { from, to, currencies } => {
+            if settings.platform == Platform::MT4 {
+                return Err(ErrorBody::new(
+                    codes::NOT_SUPPORTED,
+                    "MetaTrader 4 has no economic calendar",
+                ));
+            }
+            check_range(from, to)?;
+            if to.saturating_sub(from) > calendar::MAX_RANGE_MS {
+                return Err(invalid("a calendar request may cover at most 400 days"));
+            }
+            Ok(CommandResult::Calendar {
+                events: calendar::events(settings.seed, from, to, &currencies, now),
+            })
+        }
+    }
+}
