@@ -147,9 +147,6 @@ impl Settings {
         if self.api_rate_limit_window_ms == 0 {
             bail!("API_RATE_LIMIT_WINDOW_MS must be positive");
         }
-        if self.production() && self.keyvalue_url.is_none() {
-            bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
-        }
         if self.token_lifetime_secs < 60 {
             bail!("TOKEN_LIFETIME_SECS must be at least 60");
         }
@@ -176,9 +173,15 @@ impl Settings {
         }
     }
 
-    /// A Redis pool for `KEYVALUE_URL`, when set.
+    /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which
+    /// refuses to start in production without it (spec §5.9).
     pub fn redis_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
-        let Some(url) = &self.keyvalue_url else { return Ok(None) };
+        let Some(url) = &self.keyvalue_url else {
+            if self.production() {
+                bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
+            }
+            return Ok(None);
+        };
         let pool = deadpool_redis::Config::from_url(url.clone())
             .create_pool(Some(deadpool_redis::Runtime::Tokio1))
             .map_err(|e| anyhow::anyhow!("KEYVALUE_URL is not a usable Redis URL: {e}"))?;
@@ -232,8 +235,10 @@ mod tests {
         assert!(Settings::load_from(None, &env(&[("PORT", "not-a-port")])).is_err());
         assert!(Settings::load_from(None, &env(&[("NODE_ENV", "prod")])).is_err());
         assert!(Settings::load_from(None, &env(&[("HEARTBEAT_TIMEOUT_MS", "10")])).is_err());
-        let err = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap_err().to_string();
+        let prod = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap();
+        let err = prod.redis_pool().unwrap_err().to_string();
         assert!(err.contains("KEYVALUE_URL"), "{err}");
+        assert!(Settings::default().redis_pool().unwrap().is_none(), "rate limiting is off in development");
     }
 
     #[test]

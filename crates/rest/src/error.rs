@@ -103,3 +103,43 @@ impl ResponseError for RestError {
         resp.json(body)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use actix_web::body::MessageBody;
+
+    use super::*;
+
+    fn body(e: &RestError) -> serde_json::Value {
+        let bytes = e.error_response().into_body().try_into_bytes().unwrap_or_default();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn production_hides_internal_details_behind_a_request_id() {
+        let secret = "connection to postgres://admin:hunter2@db failed";
+        let dev = RestError::from_tool(ToolError::Internal(secret.into()), false);
+        let prod = RestError::from_tool(ToolError::Internal(secret.into()), true);
+        assert_eq!(dev.status_code(), 500);
+        assert!(body(&dev)["error"]["message"].as_str().unwrap().contains("hunter2"));
+        let msg = body(&prod)["error"]["message"].as_str().unwrap().to_owned();
+        assert!(!msg.contains("hunter2") && !msg.contains("postgres"), "{msg}");
+        assert!(msg.starts_with("internal error (request id "), "{msg}");
+        assert_eq!(body(&prod)["error"]["code"], "INTERNAL_ERROR");
+        let gw = RestError::from_tool(ToolError::Gateway("dns error: gw.internal:8081".into()), true);
+        assert!(!body(&gw)["error"]["message"].as_str().unwrap().contains("gw.internal"));
+        assert_eq!(gw.status_code(), 502);
+    }
+
+    #[test]
+    fn client_errors_keep_their_codes_and_retcodes() {
+        let e = RestError::from_tool(ToolError::Rejected { retcode: "no_money".into(), message: "not enough".into() }, true);
+        assert_eq!(e.status_code(), 422);
+        let b = body(&e);
+        assert_eq!((b["error"]["code"].as_str(), b["error"]["retcode"].as_str()), (Some("ORDER_REJECTED"), Some("no_money")));
+        let r = RestError::rate_limited(17).error_response();
+        assert_eq!(r.status(), 429);
+        assert_eq!(r.headers().get("retry-after").unwrap(), "17");
+        assert_eq!(RestError::from_tool(ToolError::TerminalRequired, true).code(), "MISSING_TERMINAL");
+    }
+}

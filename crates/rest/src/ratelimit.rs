@@ -165,3 +165,77 @@ impl RateLimiter {
         entry.1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(url: &str) -> deadpool_redis::Pool {
+        deadpool_redis::Config::from_url(url).create_pool(Some(deadpool_redis::Runtime::Tokio1)).unwrap()
+    }
+
+    fn unique(prefix: &str) -> String {
+        format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+    }
+
+    #[tokio::test]
+    async fn counts_exactly_in_redis_and_resets_with_the_window() {
+        let limiter = RateLimiter::new(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default());
+        let license = unique("lic");
+        let t0 = 1_000_000 * 60_000 + 5_000; // 5 s into a window
+        for i in 1..=10u64 {
+            let d = limiter.check(&license, Tier::Free, t0).await;
+            assert!(d.allowed, "request {i}");
+            assert_eq!((d.limit, d.remaining), (10, 10 - i));
+            assert_eq!(d.reset, (1_000_001 * 60_000) / 1000);
+        }
+        let d = limiter.check(&license, Tier::Free, t0 + 1_000).await;
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after, 54);
+        assert_eq!(limiter.fallbacks(), 0, "Redis was used, not the fallback");
+        // Next window: a fresh bucket.
+        let d = limiter.check(&license, Tier::Free, t0 + 60_000).await;
+        assert!(d.allowed && d.remaining == 9);
+        // REST and MCP buckets are separate.
+        let mcp = RateLimiter::with_bucket(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default(), "mcp");
+        assert_eq!(mcp.check(&license, Tier::Free, t0).await.remaining, 9);
+    }
+
+    #[tokio::test]
+    async fn concurrent_requests_are_counted_atomically() {
+        let limiter = std::sync::Arc::new(RateLimiter::new(
+            pool("redis://127.0.0.1:6379"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let license = unique("lic");
+        let now = 2_000_000 * 60_000;
+        let tasks: Vec<_> = (0..60)
+            .map(|_| {
+                let l = limiter.clone();
+                let lic = license.clone();
+                tokio::spawn(async move { l.check(&lic, Tier::Pro, now).await.allowed })
+            })
+            .collect();
+        let mut allowed = 0;
+        for t in tasks {
+            allowed += usize::from(t.await.unwrap());
+        }
+        assert_eq!(allowed, 60);
+        assert!(!limiter.check(&license, Tier::Pro, now).await.allowed, "the 61st Pro request is refused");
+    }
+
+    #[tokio::test]
+    async fn unreachable_redis_falls_back_to_local_counting_without_failing() {
+        // Nothing listens on port 1.
+        let limiter = RateLimiter::new(pool("redis://127.0.0.1:1"), Duration::from_secs(60), TierLimits::default());
+        let now = 3_000_000 * 60_000;
+        for i in 1..=10u64 {
+            let d = limiter.check("lic-x", Tier::Free, now).await;
+            assert!(d.allowed, "request {i} must not fail because Redis is down");
+            assert_eq!(d.remaining, 10 - i);
+        }
+        assert!(!limiter.check("lic-x", Tier::Free, now).await.allowed, "the tier limit still holds locally");
+        assert_eq!(limiter.fallbacks(), 11);
+    }
+}
