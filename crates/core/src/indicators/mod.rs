@@ -128,24 +128,89 @@ impl BandsSeries {
     }
 }
 
-/// Runs a fresh copy of `ind` over `bars` (already validated by the caller).
-pub(crate) fn run_bars<T>(ind: &T, bars: &[crate::Bar]) -> Vec<Option<T::Output>>
+/// Runs a fresh copy of `ind` over `bars`, checking each bar with `check`
+/// as it goes (one pass over the data): an empty series or a bad bar is an
+/// error, never a panic.
+#[inline]
+pub(crate) fn run_bars_with<T>(
+    ind: &T,
+    bars: &[crate::Bar],
+    check: fn(usize, &crate::Bar) -> Result<(), crate::CoreError>,
+) -> Result<Vec<Option<T::Output>>, crate::CoreError>
 where
     T: Clone + for<'a> Next<&'a crate::Bar>,
 {
+    if bars.is_empty() {
+        return Err(util::empty_input());
+    }
     let mut state = ind.clone();
     state.reset();
-    bars.iter().map(|b| state.next(b)).collect()
+    // A single pass that validates and computes; collecting an exact-size
+    // iterator writes the output without capacity checks or a zero fill.
+    // After a bad bar the remaining outputs are computed but discarded.
+    let mut error = None;
+    let out = bars
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if error.is_none()
+                && let Err(e) = check(i, b)
+            {
+                error = Some(e);
+            }
+            state.next(b)
+        })
+        .collect();
+    match error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
-/// Runs a fresh copy of `ind` over `values` (already validated by the caller).
-pub(crate) fn run_values<T>(ind: &T, values: &[f64]) -> Vec<Option<T::Output>>
+/// [`run_bars_with`] rejecting non-finite values.
+pub(crate) fn run_bars<T>(ind: &T, bars: &[crate::Bar]) -> Result<Vec<Option<T::Output>>, crate::CoreError>
+where
+    T: Clone + for<'a> Next<&'a crate::Bar>,
+{
+    run_bars_with(ind, bars, util::check_bar)
+}
+
+/// [`run_bars_with`] rejecting non-finite values and negative volumes.
+pub(crate) fn run_bars_volume<T>(ind: &T, bars: &[crate::Bar]) -> Result<Vec<Option<T::Output>>, crate::CoreError>
+where
+    T: Clone + for<'a> Next<&'a crate::Bar>,
+{
+    run_bars_with(ind, bars, util::check_bar_volume)
+}
+
+/// Runs a fresh copy of `ind` over `values`, rejecting an empty series or a
+/// non-finite value.
+pub(crate) fn run_values<T>(ind: &T, values: &[f64]) -> Result<Vec<Option<T::Output>>, crate::CoreError>
 where
     T: Clone + Next<f64>,
 {
+    if values.is_empty() {
+        return Err(util::empty_input());
+    }
     let mut state = ind.clone();
     state.reset();
-    values.iter().map(|&v| state.next(v)).collect()
+    let mut error = None;
+    let out = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if error.is_none()
+                && let Err(e) = util::check_value(i, v)
+            {
+                error = Some(e);
+            }
+            state.next(v)
+        })
+        .collect();
+    match error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Implements `Next<&Bar>` (on the close) and the batch `over` / `over_values`
@@ -165,8 +230,7 @@ macro_rules! close_based {
             /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
             /// non-finite value.
             pub fn over(&self, bars: &[$crate::Bar]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
-                $crate::indicators::util::check_bars(bars)?;
-                Ok($crate::indicators::run_bars(self, bars))
+                $crate::indicators::run_bars(self, bars)
             }
 
             /// Batch form over any series of values: one value per input, `None` during warm-up.
@@ -175,8 +239,7 @@ macro_rules! close_based {
             /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
             /// non-finite value.
             pub fn over_values(&self, values: &[f64]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
-                $crate::indicators::util::check_values(values)?;
-                Ok($crate::indicators::run_values(self, values))
+                $crate::indicators::run_values(self, values)
             }
         }
     };
@@ -185,7 +248,7 @@ pub(crate) use close_based;
 
 /// Implements the batch `over` for a single-output indicator fed with bars.
 macro_rules! bar_based {
-    ($ty:ty, $check:path) => {
+    ($ty:ty, $run:path) => {
         impl $ty {
             /// Batch form: one value per bar, `None` during warm-up.
             ///
@@ -193,8 +256,7 @@ macro_rules! bar_based {
             /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on an empty series or a
             /// non-finite value.
             pub fn over(&self, bars: &[$crate::Bar]) -> Result<Vec<Option<f64>>, $crate::CoreError> {
-                $check(bars)?;
-                Ok($crate::indicators::run_bars(self, bars))
+                $run(self, bars)
             }
         }
     };

@@ -39,27 +39,29 @@ pub(crate) fn check_real(name: &str, value: f64, min: f64, max: f64) -> Result<f
     Ok(value)
 }
 
-/// Batch precondition on bars: not empty, every price and volume finite.
-pub(crate) fn check_bars(bars: &[Bar]) -> Result<(), CoreError> {
-    if bars.is_empty() {
-        return Err(CoreError::InvalidInput("empty bar series".into()));
-    }
-    for (i, b) in bars.iter().enumerate() {
-        let vals = [b.open, b.high, b.low, b.close, b.volume];
-        if vals.iter().any(|v| !v.is_finite()) {
-            return Err(CoreError::InvalidInput(format!(
-                "bar {i} (time {}) has a non-finite value",
-                b.time
-            )));
-        }
-    }
-    Ok(())
+/// The error for an empty batch input.
+pub(crate) fn empty_input() -> CoreError {
+    CoreError::InvalidInput("empty series".into())
 }
 
-/// Batch precondition for volume-based indicators: [`check_bars`] plus no negative volume.
-pub(crate) fn check_bars_volume(bars: &[Bar]) -> Result<(), CoreError> {
-    check_bars(bars)?;
-    if let Some((i, b)) = bars.iter().enumerate().find(|(_, b)| b.volume < 0.0) {
+/// Batch precondition on one bar: every price and the volume finite.
+#[inline]
+pub(crate) fn check_bar(i: usize, b: &Bar) -> Result<(), CoreError> {
+    if b.open.is_finite() && b.high.is_finite() && b.low.is_finite() && b.close.is_finite() && b.volume.is_finite() {
+        Ok(())
+    } else {
+        Err(CoreError::InvalidInput(format!(
+            "bar {i} (time {}) has a non-finite value",
+            b.time
+        )))
+    }
+}
+
+/// Batch precondition of the volume indicators: [`check_bar`] and no negative volume.
+#[inline]
+pub(crate) fn check_bar_volume(i: usize, b: &Bar) -> Result<(), CoreError> {
+    check_bar(i, b)?;
+    if b.volume < 0.0 {
         return Err(CoreError::InvalidInput(format!(
             "bar {i} (time {}) has a negative volume",
             b.time
@@ -68,15 +70,14 @@ pub(crate) fn check_bars_volume(bars: &[Bar]) -> Result<(), CoreError> {
     Ok(())
 }
 
-/// Batch precondition on a plain series: not empty, every value finite.
-pub(crate) fn check_values(values: &[f64]) -> Result<(), CoreError> {
-    if values.is_empty() {
-        return Err(CoreError::InvalidInput("empty series".into()));
+/// Batch precondition on one value of a plain series.
+#[inline]
+pub(crate) fn check_value(i: usize, v: f64) -> Result<(), CoreError> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(CoreError::InvalidInput(format!("value {i} is not finite")))
     }
-    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        return Err(CoreError::InvalidInput(format!("value {i} is not finite")));
-    }
-    Ok(())
 }
 
 /// TA-Lib 0.8's scale-aware zero test (`TA_IS_ZERO_SCALED`): `v` counts as

@@ -1,6 +1,6 @@
 //! Commodity channel index.
 
-use crate::indicators::util::{Window, check_bars, check_period, is_zero_scaled, typical};
+use crate::indicators::util::{Window, check_period, is_zero_scaled, typical};
 use crate::indicators::{Indicator, Next, bar_based};
 use crate::{Bar, CoreError};
 
@@ -70,7 +70,7 @@ impl Default for CommodityChannelIndex {
     }
 }
 
-bar_based!(CommodityChannelIndex, check_bars);
+bar_based!(CommodityChannelIndex, crate::indicators::run_bars);
 
 impl Indicator for CommodityChannelIndex {
     type Output = f64;

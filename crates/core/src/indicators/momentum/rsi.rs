@@ -10,7 +10,8 @@ use crate::indicators::{Indicator, Next, close_based};
 ///
 /// With `Δ_t = x_t − x_{t−1}`, the first average gain and loss are the plain
 /// means of the positive and negative changes over the first `period`
-/// changes; afterwards Wilder smoothing `avg = (avg · (period − 1) + v) / period`.
+/// changes; afterwards Wilder smoothing `avg = (avg · (period − 1) + v) · (1/period)`
+/// (TA-Lib 0.8 multiplies by the hoisted reciprocal; results are bit-identical to it).
 /// `RSI = 100 · gain / (gain + loss)`, and 0 when both are 0 (TA-Lib's
 /// convention for a flat window).
 ///
@@ -35,6 +36,7 @@ use crate::indicators::{Indicator, Next, close_based};
 #[derive(Debug, Clone)]
 pub struct RelativeStrengthIndex {
     period: usize,
+    inv_period: f64,
     count: usize,
     prev: f64,
     gain: f64,
@@ -57,6 +59,7 @@ impl RelativeStrengthIndex {
     fn unchecked(period: usize) -> Self {
         Self {
             period,
+            inv_period: 1.0 / period as f64,
             count: 0,
             prev: 0.0,
             gain: 0.0,
@@ -72,7 +75,7 @@ impl RelativeStrengthIndex {
     #[inline]
     fn value(gain: f64, loss: f64) -> f64 {
         let sum = gain + loss;
-        if sum != 0.0 { 100.0 * (gain / sum) } else { 0.0 }
+        if sum > 0.0 { 100.0 * (gain / sum) } else { 0.0 }
     }
 }
 
@@ -105,27 +108,21 @@ impl Next<f64> for RelativeStrengthIndex {
         }
         let diff = x - self.prev;
         self.prev = x;
-        let n = self.period as f64;
+        // TA-Lib 0.8's step: gain and loss split without a branch, scaled by
+        // a hoisted 1/period (no divide on the loop-carried chain).
+        let gain = if diff > 0.0 { diff } else { 0.0 };
+        let loss = gain - diff;
         if idx > self.period {
-            self.loss *= n - 1.0;
-            self.gain *= n - 1.0;
-            if diff < 0.0 {
-                self.loss -= diff;
-            } else {
-                self.gain += diff;
-            }
-            self.loss /= n;
-            self.gain /= n;
+            let m = (self.period - 1) as f64;
+            self.loss = (self.loss * m + loss) * self.inv_period;
+            self.gain = (self.gain * m + gain) * self.inv_period;
             return Some(Self::value(self.gain, self.loss));
         }
-        if diff < 0.0 {
-            self.loss -= diff;
-        } else {
-            self.gain += diff;
-        }
+        self.gain += gain;
+        self.loss += loss;
         if idx == self.period {
-            self.loss /= n;
-            self.gain /= n;
+            self.loss *= self.inv_period;
+            self.gain *= self.inv_period;
             Some(Self::value(self.gain, self.loss))
         } else {
             None

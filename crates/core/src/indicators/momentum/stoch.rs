@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::indicators::util::{RollingExtreme, RunningSma, check_bars, check_period, is_zero_scaled};
+use crate::indicators::util::{RollingExtreme, RunningSma, check_period, is_zero_scaled};
 use crate::indicators::{Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
@@ -108,8 +108,7 @@ impl StochasticOscillator {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<StochasticSeries, CoreError> {
-        check_bars(bars)?;
-        let outs = run_bars(self, bars);
+        let outs = run_bars(self, bars)?;
         Ok(StochasticSeries {
             k: outs.iter().map(|o| o.map(|s| s.k)).collect(),
             d: outs.iter().map(|o| o.map(|s| s.d)).collect(),

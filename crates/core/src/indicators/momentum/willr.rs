@@ -1,6 +1,6 @@
 //! Williams %R.
 
-use crate::indicators::util::{RollingExtreme, check_bars, check_period};
+use crate::indicators::util::{RollingExtreme, check_period};
 use crate::indicators::{Indicator, Next, bar_based};
 use crate::{Bar, CoreError};
 
@@ -73,7 +73,7 @@ impl Default for WilliamsPercentRange {
     }
 }
 
-bar_based!(WilliamsPercentRange, check_bars);
+bar_based!(WilliamsPercentRange, crate::indicators::run_bars);
 
 impl Indicator for WilliamsPercentRange {
     type Output = f64;

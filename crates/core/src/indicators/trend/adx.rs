@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::indicators::util::{check_bars, check_period, true_range};
+use crate::indicators::util::{check_period, true_range};
 use crate::indicators::{Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
@@ -124,8 +124,7 @@ impl AverageDirectionalIndex {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<AverageDirectionalIndexSeries, CoreError> {
-        check_bars(bars)?;
-        let outs = run_bars(self, bars);
+        let outs = run_bars(self, bars)?;
         Ok(AverageDirectionalIndexSeries {
             adx: outs.iter().map(|o| o.and_then(|a| a.adx)).collect(),
             plus_di: outs.iter().map(|o| o.map(|a| a.plus_di)).collect(),

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::indicators::util::{RollingExtreme, check_bars, check_period};
+use crate::indicators::util::{RollingExtreme, check_period};
 use crate::indicators::{Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
@@ -157,8 +157,7 @@ impl IchimokuCloud {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<IchimokuSeries, CoreError> {
-        check_bars(bars)?;
-        let outs = run_bars(self, bars);
+        let outs = run_bars(self, bars)?;
         let d = self.displacement;
         Ok(IchimokuSeries {
             tenkan: outs.iter().map(|o| o.and_then(|x| x.tenkan)).collect(),

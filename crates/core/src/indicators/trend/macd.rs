@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ExponentialMovingAverage;
-use crate::indicators::util::{check_bars, check_period, check_values};
+use crate::indicators::util::check_period;
 use crate::indicators::{Indicator, Next, run_bars, run_values};
 use crate::{Bar, CoreError};
 
@@ -117,8 +117,7 @@ impl MovingAverageConvergenceDivergence {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
-        check_bars(bars)?;
-        Ok(Self::split(&run_bars(self, bars)))
+        Ok(Self::split(&run_bars(self, bars)?))
     }
 
     /// Batch form over any series of values.
@@ -126,8 +125,7 @@ impl MovingAverageConvergenceDivergence {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over_values(&self, values: &[f64]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
-        check_values(values)?;
-        Ok(Self::split(&run_values(self, values)))
+        Ok(Self::split(&run_values(self, values)?))
     }
 
     fn split(outs: &[Option<MovingAverageConvergenceDivergenceOutput>]) -> MovingAverageConvergenceDivergenceSeries {

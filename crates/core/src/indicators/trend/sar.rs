@@ -1,6 +1,6 @@
 //! Parabolic SAR.
 
-use crate::indicators::util::{check_bars, check_real};
+use crate::indicators::util::check_real;
 use crate::indicators::{Indicator, Next};
 use crate::{Bar, CoreError};
 
@@ -115,7 +115,7 @@ impl Default for ParabolicSar {
     }
 }
 
-crate::indicators::bar_based!(ParabolicSar, check_bars);
+crate::indicators::bar_based!(ParabolicSar, crate::indicators::run_bars);
 
 impl Indicator for ParabolicSar {
     type Output = f64;

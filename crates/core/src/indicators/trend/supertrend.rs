@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::indicators::util::{check_bars, check_period, check_real};
+use crate::indicators::util::{check_period, check_real};
 use crate::indicators::{AverageTrueRange, Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
@@ -118,8 +118,7 @@ impl SuperTrend {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<SuperTrendSeries, CoreError> {
-        check_bars(bars)?;
-        let outs = run_bars(self, bars);
+        let outs = run_bars(self, bars)?;
         Ok(SuperTrendSeries {
             value: outs.iter().map(|o| o.map(|s| s.value)).collect(),
             direction: outs.iter().map(|o| o.map(|s| f64::from(s.direction))).collect(),

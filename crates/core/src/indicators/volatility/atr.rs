@@ -1,6 +1,6 @@
 //! Average true range.
 
-use crate::indicators::util::{check_bars, check_period, true_range};
+use crate::indicators::util::{check_period, true_range};
 use crate::indicators::{Indicator, Next, bar_based};
 use crate::{Bar, CoreError};
 
@@ -10,7 +10,9 @@ use crate::{Bar, CoreError};
 ///
 /// `TR_t = max(high_t − low_t, |close_{t−1} − high_t|, |close_{t−1} − low_t|)`
 /// (from the second bar). The first ATR, at bar `period`, is the mean of
-/// `TR_1 … TR_period`; then `ATR_t = (ATR_{t−1} · (period − 1) + TR_t) / period`.
+/// `TR_1 … TR_period`; then `ATR_t = (ATR_{t−1} · (period − 1) + TR_t) / period`,
+/// evaluated as TA-Lib 0.8 does: `β = (period − 1)/period`, `α = 1 − β`,
+/// `ATR_t = fma(β, ATR_{t−1}, α · TR_t)` (bit-identical to `TA_ATR`).
 ///
 /// # Parameters
 ///
@@ -34,10 +36,34 @@ use crate::{Bar, CoreError};
 #[derive(Debug, Clone)]
 pub struct AverageTrueRange {
     period: usize,
+    weights: WilderWeights,
     count: usize,
     prev_close: f64,
     sum: f64,
     value: f64,
+}
+
+/// Wilder smoothing `v = (v · (n − 1) + x) / n` in TA-Lib 0.8's two-coefficient
+/// form: `β = (n − 1)/n`, `α = 1 − β`, `v = fma(β, v, α · x)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WilderWeights {
+    alpha: f64,
+    beta: f64,
+}
+
+impl WilderWeights {
+    pub(crate) fn new(period: usize) -> Self {
+        let beta = (period.max(1) - 1) as f64 / period.max(1) as f64;
+        Self {
+            alpha: 1.0 - beta,
+            beta,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn step(self, prev: f64, x: f64) -> f64 {
+        self.beta.mul_add(prev, self.alpha * x)
+    }
 }
 
 impl AverageTrueRange {
@@ -56,6 +82,7 @@ impl AverageTrueRange {
     pub(crate) fn unchecked(period: usize) -> Self {
         Self {
             period,
+            weights: WilderWeights::new(period),
             count: 0,
             prev_close: 0.0,
             sum: 0.0,
@@ -67,13 +94,6 @@ impl AverageTrueRange {
     pub fn period(&self) -> usize {
         self.period
     }
-
-    /// Wilder's smoothing step.
-    #[inline]
-    pub(crate) fn smooth(prev: f64, tr: f64, period: usize) -> f64 {
-        let n = period as f64;
-        (prev * (n - 1.0) + tr) / n
-    }
 }
 
 impl Default for AverageTrueRange {
@@ -82,7 +102,7 @@ impl Default for AverageTrueRange {
     }
 }
 
-bar_based!(AverageTrueRange, check_bars);
+bar_based!(AverageTrueRange, crate::indicators::run_bars);
 
 impl Indicator for AverageTrueRange {
     type Output = f64;
@@ -108,7 +128,7 @@ impl Next<&Bar> for AverageTrueRange {
         let tr = true_range(bar.high, bar.low, self.prev_close);
         self.prev_close = bar.close;
         if idx > self.period {
-            self.value = Self::smooth(self.value, tr, self.period);
+            self.value = self.weights.step(self.value, tr);
             return Some(self.value);
         }
         self.sum += tr;

@@ -1,6 +1,6 @@
 //! Bollinger Bands.
 
-use crate::indicators::util::{RollingVariance, RunningSma, check_bars, check_period, check_real, check_values};
+use crate::indicators::util::{RollingVariance, RunningSma, check_period, check_real};
 use crate::indicators::{BandsOutput, BandsSeries, Indicator, Next, run_bars, run_values};
 use crate::{Bar, CoreError};
 
@@ -83,8 +83,7 @@ impl BollingerBands {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<BandsSeries, CoreError> {
-        check_bars(bars)?;
-        Ok(BandsSeries::from_outputs(&run_bars(self, bars)))
+        Ok(BandsSeries::from_outputs(&run_bars(self, bars)?))
     }
 
     /// Batch form over any series of values.
@@ -92,8 +91,7 @@ impl BollingerBands {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over_values(&self, values: &[f64]) -> Result<BandsSeries, CoreError> {
-        check_values(values)?;
-        Ok(BandsSeries::from_outputs(&run_values(self, values)))
+        Ok(BandsSeries::from_outputs(&run_values(self, values)?))
     }
 }
 

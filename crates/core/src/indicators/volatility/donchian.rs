@@ -1,6 +1,6 @@
 //! Donchian channels.
 
-use crate::indicators::util::{RollingExtreme, check_bars, check_period};
+use crate::indicators::util::{RollingExtreme, check_period};
 use crate::indicators::{BandsOutput, BandsSeries, Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
@@ -72,8 +72,7 @@ impl DonchianChannels {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<BandsSeries, CoreError> {
-        check_bars(bars)?;
-        Ok(BandsSeries::from_outputs(&run_bars(self, bars)))
+        Ok(BandsSeries::from_outputs(&run_bars(self, bars)?))
     }
 }
 

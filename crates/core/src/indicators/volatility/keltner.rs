@@ -1,8 +1,9 @@
 //! Keltner channels.
 
 use crate::indicators::trend::ExponentialMovingAverage;
-use crate::indicators::util::{Window, check_bars, check_period, check_real, true_range, typical};
-use crate::indicators::{AverageTrueRange, BandsOutput, BandsSeries, Indicator, Next, run_bars};
+use crate::indicators::util::{Window, check_period, check_real, true_range, typical};
+use crate::indicators::volatility::WilderWeights;
+use crate::indicators::{BandsOutput, BandsSeries, Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
 
 /// Keltner channels: an EMA of the typical price with bands a multiple of
@@ -17,7 +18,7 @@ use crate::{Bar, CoreError};
 /// Both averages start on the same bar, `s = max(period − 1, atr_period)`:
 /// the EMA is seeded there with the SMA of the `period` typical prices ending
 /// at `s`, and the ATR with the mean of the `atr_period` true ranges ending
-/// at `s` (Wilder smoothing afterwards). With the defaults the ATR therefore
+/// at `s` (Wilder smoothing afterwards, as [`AverageTrueRange`](crate::indicators::AverageTrueRange)). With the defaults the ATR therefore
 /// starts later than a stand-alone ATR(10) and the values differ from it on
 /// the first bars; this is TA-Lib's choice and is kept for agreement.
 ///
@@ -106,8 +107,7 @@ impl KeltnerChannels {
     /// # Errors
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
     pub fn over(&self, bars: &[Bar]) -> Result<BandsSeries, CoreError> {
-        check_bars(bars)?;
-        Ok(BandsSeries::from_outputs(&run_bars(self, bars)))
+        Ok(BandsSeries::from_outputs(&run_bars(self, bars)?))
     }
 }
 
@@ -145,7 +145,7 @@ impl Next<&Bar> for KeltnerChannels {
         if idx > start {
             let k = 2.0 / (self.period + 1) as f64;
             self.ema = ExponentialMovingAverage::step(self.ema, tp, k);
-            self.atr = AverageTrueRange::smooth(self.atr, tr.unwrap_or(0.0), self.atr_period);
+            self.atr = WilderWeights::new(self.atr_period).step(self.atr, tr.unwrap_or(0.0));
         } else {
             self.typicals.push(tp);
             if let Some(tr) = tr {

@@ -8,6 +8,7 @@ mod keltner;
 mod stddev;
 
 pub use atr::AverageTrueRange;
+pub(crate) use atr::WilderWeights;
 pub use bbands::BollingerBands;
 pub use donchian::DonchianChannels;
 pub use keltner::KeltnerChannels;

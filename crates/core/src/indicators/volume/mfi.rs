@@ -1,6 +1,6 @@
 //! Money flow index.
 
-use crate::indicators::util::{Window, check_bars_volume, check_period, is_zero_scaled, typical};
+use crate::indicators::util::{Window, check_period, is_zero_scaled, typical};
 use crate::indicators::{Indicator, Next, bar_based};
 use crate::{Bar, CoreError};
 
@@ -85,7 +85,7 @@ impl Default for MoneyFlowIndex {
     }
 }
 
-bar_based!(MoneyFlowIndex, check_bars_volume);
+bar_based!(MoneyFlowIndex, crate::indicators::run_bars_volume);
 
 impl Indicator for MoneyFlowIndex {
     type Output = f64;
@@ -139,7 +139,14 @@ impl Next<&Bar> for MoneyFlowIndex {
         if total <= 0.0 {
             return Some(0.0);
         }
-        let pos = self.pos_sum.clamp(0.0, total);
+        // Not f64::clamp: it panics on NaN, and streaming input is unchecked.
+        let pos = if self.pos_sum < 0.0 {
+            0.0
+        } else if self.pos_sum > total {
+            total
+        } else {
+            self.pos_sum
+        };
         Some(100.0 * (pos / total))
     }
 }

@@ -1,7 +1,6 @@
 //! On-balance volume.
 
 use crate::Bar;
-use crate::indicators::util::check_bars_volume;
 use crate::indicators::{Indicator, Next, bar_based};
 
 /// Granville's on-balance volume, as TA-Lib's `TA_OBV`.
@@ -42,7 +41,7 @@ impl OnBalanceVolume {
     }
 }
 
-bar_based!(OnBalanceVolume, check_bars_volume);
+bar_based!(OnBalanceVolume, crate::indicators::run_bars_volume);
 
 impl Indicator for OnBalanceVolume {
     type Output = f64;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Bar;
-use crate::indicators::util::{check_bars_volume, typical};
+use crate::indicators::util::typical;
 use crate::indicators::{Indicator, Next, bar_based};
 use crate::time::{DAY_MS, UnixMs};
 
@@ -81,7 +81,7 @@ impl VolumeWeightedAveragePrice {
     }
 }
 
-bar_based!(VolumeWeightedAveragePrice, check_bars_volume);
+bar_based!(VolumeWeightedAveragePrice, crate::indicators::run_bars_volume);
 
 impl Indicator for VolumeWeightedAveragePrice {
     type Output = f64;

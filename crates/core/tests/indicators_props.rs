@@ -1,0 +1,399 @@
+//! Property tests of the indicator contract:
+//!
+//! - streaming equals batch, value for value, for every indicator on random
+//!   valid bar series (and `is_ready()` is true exactly when `next` returned a value);
+//! - `reset()` makes an indicator behave as freshly built;
+//! - every batch output (through `compute`) is as long as its input;
+//! - random parameters, including absurd ones, never panic: they are accepted
+//!   or refused with an error.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use proptest::prelude::*;
+use tradeterm_core::Bar;
+use tradeterm_core::indicators::*;
+
+/// Random valid bars: a random walk with consistent OHLC, non-negative
+/// volume (sometimes zero) and increasing times with gaps that cross UTC days.
+fn bars_strategy(max_len: usize) -> impl Strategy<Value = Vec<Bar>> {
+    (
+        1.0e-3f64..1.0e5,
+        prop::collection::vec(
+            (-1.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, -1.0f64..1.0, 0u8..4, 1i64..30),
+            1..max_len,
+        ),
+    )
+        .prop_map(|(start, steps)| {
+            let mut price = start;
+            let mut time = 1_600_000_000_000i64;
+            steps
+                .into_iter()
+                .map(|(step, up, down, close_at, vol_kind, gap)| {
+                    let scale = price * 0.01;
+                    let open = price;
+                    let close = (price + step * scale).max(start * 1e-3);
+                    let high = open.max(close) + up * scale;
+                    let low = (open.min(close) - down * scale).max(0.0);
+                    let close = if close_at > 0.8 {
+                        high
+                    } else if close_at < -0.8 {
+                        low
+                    } else {
+                        close
+                    };
+                    price = close;
+                    time += gap * 900_000;
+                    let volume = match vol_kind {
+                        0 => 0.0,
+                        1 => 1.0,
+                        _ => (up + down) * 1000.0,
+                    };
+                    Bar {
+                        time,
+                        open,
+                        high,
+                        low,
+                        close,
+                        volume,
+                    }
+                })
+                .collect()
+        })
+}
+
+/// Feeds `bars` one by one, checking `is_ready()` after every step.
+fn stream<T, O>(mut ind: T, bars: &[Bar]) -> Vec<Option<O>>
+where
+    T: for<'a> Next<&'a Bar> + Indicator<Output = O>,
+{
+    bars.iter()
+        .map(|b| {
+            let out = ind.next(b);
+            assert_eq!(ind.is_ready(), out.is_some(), "is_ready disagrees with next()");
+            out
+        })
+        .collect()
+}
+
+/// Feeds closes as plain values through `Next<f64>`.
+fn stream_values<T>(mut ind: T, bars: &[Bar]) -> Vec<Option<T::Output>>
+where
+    T: Next<f64>,
+{
+    bars.iter()
+        .map(|b| {
+            let out = ind.next(b.close);
+            assert_eq!(ind.is_ready(), out.is_some());
+            out
+        })
+        .collect()
+}
+
+fn same<T: PartialEq + Debug>(name: &str, a: &[T], b: &[T]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(a.len(), b.len(), "{}: length", name);
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        prop_assert_eq!(x, y, "{} differs at {}", name, i);
+    }
+    Ok(())
+}
+
+fn field<O: Copy, F: Fn(O) -> Option<f64>>(outs: &[Option<O>], f: F) -> Vec<Option<f64>> {
+    outs.iter().map(|o| o.and_then(&f)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streaming_equals_batch_single_output(
+        bars in bars_strategy(160),
+        p in 1usize..40,
+        q in 2usize..40,
+    ) {
+        let sma = SimpleMovingAverage::new(p).unwrap();
+        same("sma", &sma.over(&bars).unwrap(), &stream_values(sma.clone(), &bars))?;
+        same("sma/bar", &sma.over(&bars).unwrap(), &stream(sma, &bars))?;
+        let ema = ExponentialMovingAverage::new(p).unwrap();
+        same("ema", &ema.over(&bars).unwrap(), &stream_values(ema, &bars))?;
+        let wma = WeightedMovingAverage::new(p).unwrap();
+        same("wma", &wma.over(&bars).unwrap(), &stream_values(wma, &bars))?;
+        let rsi = RelativeStrengthIndex::new(q).unwrap();
+        same("rsi", &rsi.over(&bars).unwrap(), &stream_values(rsi, &bars))?;
+        let mom = Momentum::new(p).unwrap();
+        same("mom", &mom.over(&bars).unwrap(), &stream_values(mom, &bars))?;
+        let roc = RateOfChange::new(p).unwrap();
+        same("roc", &roc.over(&bars).unwrap(), &stream_values(roc, &bars))?;
+        let sd = StandardDeviation::new(q, 1.5).unwrap();
+        same("stddev", &sd.over(&bars).unwrap(), &stream_values(sd, &bars))?;
+        let atr = AverageTrueRange::new(p).unwrap();
+        same("atr", &atr.over(&bars).unwrap(), &stream(atr, &bars))?;
+        let willr = WilliamsPercentRange::new(q).unwrap();
+        same("willr", &willr.over(&bars).unwrap(), &stream(willr, &bars))?;
+        let cci = CommodityChannelIndex::new(q).unwrap();
+        same("cci", &cci.over(&bars).unwrap(), &stream(cci, &bars))?;
+        let mfi = MoneyFlowIndex::new(q).unwrap();
+        same("mfi", &mfi.over(&bars).unwrap(), &stream(mfi, &bars))?;
+        let obv = OnBalanceVolume::new();
+        same("obv", &obv.over(&bars).unwrap(), &stream(obv, &bars))?;
+        let sar = ParabolicSar::new(0.01 * (p as f64 % 5.0 + 1.0), 0.2).unwrap();
+        same("sar", &sar.over(&bars).unwrap(), &stream(sar, &bars))?;
+        let daily = VolumeWeightedAveragePrice::new(VwapAnchor::DailyUtc);
+        same("vwap", &daily.over(&bars).unwrap(), &stream(daily, &bars))?;
+        let anchor = bars[bars.len() / 2].time;
+        let anchored = VolumeWeightedAveragePrice::new(VwapAnchor::From(anchor));
+        same("vwap/anchored", &anchored.over(&bars).unwrap(), &stream(anchored, &bars))?;
+    }
+
+    #[test]
+    fn streaming_equals_batch_multi_output(
+        bars in bars_strategy(160),
+        a in 2usize..20,
+        b in 2usize..30,
+        c in 1usize..12,
+        m in 0.0f64..5.0,
+    ) {
+        let (fast, slow) = (a.min(b), a.max(b));
+        let macd = MovingAverageConvergenceDivergence::new(fast, slow, c).unwrap();
+        let batch = macd.over(&bars).unwrap();
+        let outs = stream_values(macd, &bars);
+        same("macd", &batch.macd, &field(&outs, |o| Some(o.macd)))?;
+        same("macd.signal", &batch.signal, &field(&outs, |o| Some(o.signal)))?;
+        same("macd.hist", &batch.histogram, &field(&outs, |o| Some(o.histogram)))?;
+
+        let bb = BollingerBands::new(b, m, 5.0 - m).unwrap();
+        let batch = bb.over(&bars).unwrap();
+        let outs = stream_values(bb, &bars);
+        same("bb.upper", &batch.upper, &field(&outs, |o| Some(o.upper)))?;
+        same("bb.middle", &batch.middle, &field(&outs, |o| Some(o.middle)))?;
+        same("bb.lower", &batch.lower, &field(&outs, |o| Some(o.lower)))?;
+
+        let stoch = StochasticOscillator::new(b, c, a).unwrap();
+        let batch = stoch.over(&bars).unwrap();
+        let outs = stream(stoch, &bars);
+        same("stoch.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
+        same("stoch.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
+
+        let adx = AverageDirectionalIndex::new(a).unwrap();
+        let batch = adx.over(&bars).unwrap();
+        let outs = stream(adx, &bars);
+        same("adx", &batch.adx, &field(&outs, |o| o.adx))?;
+        same("adx.plus_di", &batch.plus_di, &field(&outs, |o| Some(o.plus_di)))?;
+        same("adx.minus_di", &batch.minus_di, &field(&outs, |o| Some(o.minus_di)))?;
+
+        let dc = DonchianChannels::new(b).unwrap();
+        let batch = dc.over(&bars).unwrap();
+        let outs = stream(dc, &bars);
+        same("dc.upper", &batch.upper, &field(&outs, |o| Some(o.upper)))?;
+        same("dc.lower", &batch.lower, &field(&outs, |o| Some(o.lower)))?;
+
+        let kc = KeltnerChannels::new(b, c, m).unwrap();
+        let batch = kc.over(&bars).unwrap();
+        let outs = stream(kc, &bars);
+        same("kc.upper", &batch.upper, &field(&outs, |o| Some(o.upper)))?;
+        same("kc.middle", &batch.middle, &field(&outs, |o| Some(o.middle)))?;
+        same("kc.lower", &batch.lower, &field(&outs, |o| Some(o.lower)))?;
+
+        let st = SuperTrend::new(b, m).unwrap();
+        let batch = st.over(&bars).unwrap();
+        let outs = stream(st, &bars);
+        same("supertrend", &batch.value, &field(&outs, |o| Some(o.value)))?;
+        same("supertrend.dir", &batch.direction, &field(&outs, |o| Some(f64::from(o.direction))))?;
+
+        let ichi = IchimokuCloud::new(a, b, b + c, c).unwrap();
+        let batch = ichi.over(&bars).unwrap();
+        let outs = stream(ichi, &bars);
+        same("ichimoku.tenkan", &batch.tenkan, &field(&outs, |o| o.tenkan))?;
+        same("ichimoku.kijun", &batch.kijun, &field(&outs, |o| o.kijun))?;
+        same("ichimoku.senkou_a", &batch.senkou_a, &field(&outs, |o| o.senkou_a))?;
+        same("ichimoku.senkou_b", &batch.senkou_b, &field(&outs, |o| o.senkou_b))?;
+        // The spans computed now are the ones plotted `displacement` bars later.
+        let ahead = field(&outs, |o| o.senkou_a_ahead);
+        for (i, v) in batch.senkou_a.iter().enumerate().skip(c) {
+            prop_assert_eq!(*v, ahead[i - c]);
+        }
+        for (i, v) in batch.chikou.iter().enumerate() {
+            prop_assert_eq!(*v, bars.get(i + c).map(|b| b.close));
+        }
+    }
+
+    #[test]
+    fn reset_behaves_as_new(bars in bars_strategy(80), p in 2usize..20) {
+        let mut rsi = RelativeStrengthIndex::new(p).unwrap();
+        let first: Vec<_> = bars.iter().map(|b| rsi.next(b)).collect();
+        rsi.reset();
+        prop_assert!(!rsi.is_ready());
+        let second: Vec<_> = bars.iter().map(|b| rsi.next(b)).collect();
+        same("rsi after reset", &first, &second)?;
+
+        let mut ichi = IchimokuCloud::new(p, p + 1, p + 2, p).unwrap();
+        let first: Vec<_> = bars.iter().map(|b| ichi.next(b)).collect();
+        ichi.reset();
+        let second: Vec<_> = bars.iter().map(|b| ichi.next(b)).collect();
+        same("ichimoku after reset", &first, &second)?;
+
+        let mut macd = MovingAverageConvergenceDivergence::new(2, p, 3).unwrap();
+        let first: Vec<_> = bars.iter().map(|b| macd.next(b)).collect();
+        macd.reset();
+        let second: Vec<_> = bars.iter().map(|b| macd.next(b)).collect();
+        same("macd after reset", &first, &second)?;
+    }
+
+    #[test]
+    fn batch_output_is_as_long_as_input(bars in bars_strategy(120), pick in 0usize..1000) {
+        for info in catalog() {
+            // Defaults, and the smallest allowed value of one parameter.
+            let mut params = BTreeMap::new();
+            if !info.params.is_empty() {
+                let p = &info.params[pick % info.params.len()];
+                if p.kind != ParamKind::Timestamp {
+                    params.insert(p.name.to_string(), p.min);
+                }
+            }
+            for params in [BTreeMap::new(), params] {
+                match compute(info.name, &params, &bars) {
+                    Ok(out) => {
+                        prop_assert_eq!(out.series.len(), info.outputs.len());
+                        for s in &out.series {
+                            prop_assert_eq!(s.values.len(), bars.len(), "{} {}", info.name, s.name);
+                            prop_assert_eq!(s.first_valid, s.values.iter().position(Option::is_some));
+                            prop_assert!(s.values.iter().flatten().all(|v| v.is_finite()), "{} {}", info.name, s.name);
+                        }
+                    }
+                    // Only parameter combinations may be refused (e.g. SAR acceleration > maximum).
+                    Err(e) => prop_assert!(
+                        matches!(e, tradeterm_core::CoreError::InvalidParameter { .. }),
+                        "{}: {e}",
+                        info.name
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_parameters_never_panic(
+        bars in bars_strategy(60),
+        which in 0usize..64,
+        values in prop::collection::vec(
+            prop_oneof![
+                Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-1.0), Just(0.0),
+                Just(1.0), Just(1e300), Just(10_000.0), Just(10_001.0), Just(2.5),
+                -100.0f64..100.0, 0.0f64..20_000.0
+            ],
+            0..5
+        ),
+        junk_key in "[a-z_]{1,12}",
+    ) {
+        let info = &catalog()[which % catalog().len()];
+        let mut params = BTreeMap::new();
+        for (p, v) in info.params.iter().zip(&values) {
+            params.insert(p.name.to_string(), *v);
+        }
+        if values.len() == 4 {
+            params.insert(junk_key, 1.0);
+        }
+        if let Ok(out) = compute(info.name, &params, &bars) {
+            for s in &out.series {
+                prop_assert_eq!(s.values.len(), bars.len());
+            }
+        }
+        // Constructors directly, with periods far outside their bounds.
+        let n = values.first().map_or(0, |v| if v.is_finite() && *v >= 0.0 { *v as usize } else { 0 });
+        let x = values.get(1).copied().unwrap_or(f64::NAN);
+        let _ = SimpleMovingAverage::new(n);
+        let _ = ExponentialMovingAverage::new(n);
+        let _ = WeightedMovingAverage::new(n);
+        let _ = RelativeStrengthIndex::new(n);
+        let _ = MovingAverageConvergenceDivergence::new(n, n / 2, n);
+        let _ = BollingerBands::new(n, x, x);
+        let _ = StandardDeviation::new(n, x);
+        let _ = ParabolicSar::new(x, x);
+        let _ = KeltnerChannels::new(n, n, x);
+        let _ = SuperTrend::new(n, x);
+        let _ = IchimokuCloud::new(n, n, n, n);
+        let _ = StochasticOscillator::new(n, n, n);
+    }
+
+    #[test]
+    fn streaming_never_panics_on_any_float(
+        values in prop::collection::vec(
+            prop_oneof![
+                Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(0.0), Just(-0.0),
+                Just(f64::MAX), Just(f64::MIN), Just(f64::MIN_POSITIVE), -1e6f64..1e6
+            ],
+            1..60
+        ),
+        p in 2usize..8,
+    ) {
+        // Streaming input is not validated (only batch is); odd values give odd
+        // outputs but never a panic.
+        let bars: Vec<Bar> = values
+            .chunks(1)
+            .enumerate()
+            .map(|(i, c)| {
+                let v = c[0];
+                let w = values[(i * 7 + 3) % values.len()];
+                Bar { time: i as i64 * 60_000, open: v, high: w, low: v, close: w, volume: v }
+            })
+            .collect();
+        macro_rules! feed {
+            ($($ind:expr),* $(,)?) => {$({
+                let mut ind = $ind;
+                for b in &bars {
+                    let _ = ind.next(b);
+                }
+                ind.reset();
+            })*};
+        }
+        feed!(
+            SimpleMovingAverage::new(p).unwrap(),
+            ExponentialMovingAverage::new(p).unwrap(),
+            WeightedMovingAverage::new(p).unwrap(),
+            RelativeStrengthIndex::new(p).unwrap(),
+            MovingAverageConvergenceDivergence::new(2, p, 2).unwrap(),
+            AverageDirectionalIndex::new(p).unwrap(),
+            ParabolicSar::default(),
+            IchimokuCloud::new(p, p + 1, p + 2, 2).unwrap(),
+            SuperTrend::new(p, 2.0).unwrap(),
+            StochasticOscillator::new(p, 2, 2).unwrap(),
+            WilliamsPercentRange::new(p).unwrap(),
+            CommodityChannelIndex::new(p).unwrap(),
+            Momentum::new(p).unwrap(),
+            RateOfChange::new(p).unwrap(),
+            AverageTrueRange::new(p).unwrap(),
+            BollingerBands::new(p, 2.0, 1.0).unwrap(),
+            StandardDeviation::new(p, 1.0).unwrap(),
+            DonchianChannels::new(p).unwrap(),
+            KeltnerChannels::new(p, 2, 2.0).unwrap(),
+            OnBalanceVolume::new(),
+            MoneyFlowIndex::new(p).unwrap(),
+            VolumeWeightedAveragePrice::new(VwapAnchor::DailyUtc),
+            VolumeWeightedAveragePrice::new(VwapAnchor::From(120_000)),
+        );
+        let mut sd = StandardDeviation::new(p, 1.0).unwrap();
+        for v in &values {
+            let _ = sd.next(*v);
+        }
+    }
+
+    #[test]
+    fn batch_rejects_non_finite_input(bars in bars_strategy(40), at in 0usize..40, field in 0usize..5) {
+        let mut bad = bars.clone();
+        let i = at % bad.len();
+        let b = &mut bad[i];
+        match field {
+            0 => b.open = f64::NAN,
+            1 => b.high = f64::INFINITY,
+            2 => b.low = f64::NEG_INFINITY,
+            3 => b.close = f64::NAN,
+            _ => b.volume = f64::NAN,
+        }
+        for info in catalog() {
+            let err = compute(info.name, &BTreeMap::new(), &bad);
+            prop_assert!(matches!(err, Err(tradeterm_core::CoreError::InvalidInput(_))), "{}", info.name);
+            let empty = compute(info.name, &BTreeMap::new(), &[]);
+            prop_assert!(matches!(empty, Err(tradeterm_core::CoreError::InvalidInput(_))), "{}", info.name);
+        }
+    }
+}
