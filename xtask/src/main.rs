@@ -9,9 +9,11 @@
 //!   and the layering check.
 //! - `cargo xtask ci`: `lint`, then `test`.
 //! - `cargo xtask layering`: only the layering check.
+//! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 
 #![allow(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
 
+mod bench;
 mod layering;
 
 use std::net::{SocketAddr, TcpStream};
@@ -29,8 +31,12 @@ fn main() -> ExitCode {
         "ci" => lint().and_then(|()| test()),
         "layering" => layering::check(),
         "deny" => deny(),
+        "bench" => match args.get(1).map(String::as_str) {
+            Some("rest") => bench::rest(),
+            _ => Err("usage: cargo xtask bench rest".into()),
+        },
         _ => {
-            println!("usage: cargo xtask <test|lint|ci|layering|deny>");
+            println!("usage: cargo xtask <test|lint|ci|layering|deny|bench rest>");
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
@@ -93,7 +99,7 @@ fn wait_reachable(addr: &str) -> bool {
 
 /// Starts PostgreSQL and Redis on loopback when they are down, with the
 /// commands this machine kind uses.
-fn ensure_services() -> Result<()> {
+pub(crate) fn ensure_services() -> Result<()> {
     if !reachable("127.0.0.1:5432") {
         println!("PostgreSQL is down; starting it");
         let versions = std::fs::read_dir("/etc/postgresql")

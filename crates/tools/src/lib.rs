@@ -223,3 +223,19 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    #[test]
+    fn docs_tools_md_lists_every_catalog_tool() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/tools.md")).unwrap();
+        for t in super::catalog() {
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{}` |", t.name)))
+                .unwrap_or_else(|| panic!("docs/tools.md has no row for `{}`", t.name));
+            assert!(row.contains(&format!("`{}`", t.capability.as_str())), "capability of {} in docs/tools.md", t.name);
+            assert!(row.contains("available"), "docs/tools.md must mark `{}` available", t.name);
+        }
+    }
+}

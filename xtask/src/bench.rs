@@ -1,0 +1,188 @@
+//! `cargo xtask bench rest`: throughput and latency of
+//! `GET /api/v1/market/tick/EURUSD` through API-key auth, the Redis rate
+//! limit and dispatch to a simulated terminal, beside a bare actix JSON
+//! handler measured in the same run with the same load generator (wrk,
+//! installed from Debian's packages if missing).
+//!
+//! Both servers run release builds with two workers; wrk runs 2 threads and
+//! 64 connections for `BENCH_SECONDS` (default 10) after a 2 s warm-up. The
+//! ratio of the two is the figure to report: the machine is shared and noisy,
+//! absolute numbers are not comparable between runs.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{Result, cargo, run, workspace_root};
+
+struct Killer(Vec<Child>);
+
+impl Drop for Killer {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"))
+}
+
+fn http_ok(url: &str, headers: &[(&str, &str)]) -> bool {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", url]);
+    for (k, v) in headers {
+        cmd.arg("-H").arg(format!("{k}: {v}"));
+    }
+    cmd.output().map(|o| o.stdout == b"200").unwrap_or(false)
+}
+
+fn wait_for(what: &str, f: impl Fn() -> bool) -> Result<()> {
+    let until = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < until {
+        if f() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(format!("{what} did not become ready"))
+}
+
+/// Parsed wrk results.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    non_2xx: u64,
+}
+
+fn parse_duration_ms(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(v) = s.strip_suffix("us") {
+        (v, 0.001)
+    } else if let Some(v) = s.strip_suffix("ms") {
+        (v, 1.0)
+    } else if let Some(v) = s.strip_suffix('s') {
+        (v, 1000.0)
+    } else {
+        (s, 1.0)
+    };
+    num.trim().parse::<f64>().ok().map(|n| n * mult)
+}
+
+fn wrk(url: &str, headers: &[(&str, &str)], seconds: u64) -> Result<Load> {
+    let mut args = vec!["-t2".to_owned(), "-c64".to_owned(), format!("-d{seconds}s"), "--latency".to_owned()];
+    for (k, v) in headers {
+        args.push("-H".into());
+        args.push(format!("{k}: {v}"));
+    }
+    args.push(url.to_owned());
+    // Warm-up.
+    let mut warm = args.clone();
+    warm[2] = "-d2s".into();
+    let _ = Command::new("wrk").args(&warm).output();
+    let out = Command::new("wrk").args(&args).output().map_err(|e| format!("wrk: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut load = Load { rps: 0.0, p50_ms: f64::NAN, p99_ms: f64::NAN, non_2xx: 0 };
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(v) = l.strip_prefix("Requests/sec:") {
+            load.rps = v.trim().parse().unwrap_or(0.0);
+        } else if let Some(v) = l.strip_prefix("50%") {
+            load.p50_ms = parse_duration_ms(v).unwrap_or(f64::NAN);
+        } else if let Some(v) = l.strip_prefix("99%") {
+            load.p99_ms = parse_duration_ms(v).unwrap_or(f64::NAN);
+        } else if let Some(v) = l.strip_prefix("Non-2xx or 3xx responses:") {
+            load.non_2xx = v.trim().parse().unwrap_or(0);
+        }
+    }
+    if load.rps == 0.0 {
+        return Err(format!("could not parse wrk output:\n{text}"));
+    }
+    Ok(load)
+}
+
+pub fn rest() -> Result<()> {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        run(Command::new("apt-get").args(["install", "-y", "-qq", "wrk"]))?;
+    }
+    crate::ensure_services()?;
+    let root = workspace_root();
+    run(cargo().current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "tradeterm",
+        "--bin",
+        "tradeterm",
+        "--example",
+        "bare_actix",
+    ]))?;
+    let release = target_dir().join("release");
+    let seconds: u64 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let data = std::env::temp_dir().join(format!("tradeterm-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+
+    let (bare_port, rest_port, gw_port, mcp_port) = (free_port()?, free_port()?, free_port()?, free_port()?);
+    let mut procs = Killer(Vec::new());
+    procs.0.push(
+        Command::new(release.join("examples/bare_actix"))
+            .arg(bare_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("bare_actix: {e}"))?,
+    );
+    procs.0.push(
+        Command::new(release.join("tradeterm"))
+            .args(["serve", "--sim-terminals", "1", "--sim-start", "2026-11-18T12:00:00Z", "--data-dir"])
+            .arg(&data)
+            .env("PORT", rest_port.to_string())
+            .env("GATEWAY_PORT", gw_port.to_string())
+            .env("MCP_PORT", mcp_port.to_string())
+            .env("KEYVALUE_URL", "redis://127.0.0.1:6379")
+            .env("API_RATE_LIMIT_PRO", "1000000000")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("tradeterm serve: {e}"))?,
+    );
+    let bare_url = format!("http://127.0.0.1:{bare_port}/bare");
+    wait_for("bare server", || http_ok(&bare_url, &[]))?;
+    let creds_path = data.join("demo-credentials.json");
+    wait_for("demo credentials", || Path::new(&creds_path).is_file())?;
+    let creds: serde_json::Value = serde_json::from_slice(&std::fs::read(&creds_path).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let key = creds["api_key"].as_str().unwrap_or_default().to_owned();
+    let terminal = creds["terminals"][0]["id"].as_str().unwrap_or_default().to_owned();
+    let auth = format!("Bearer {key}");
+    let headers = [("Authorization", auth.as_str()), ("X-Terminal-Id", terminal.as_str())];
+    let full_url = format!("http://127.0.0.1:{rest_port}/api/v1/market/tick/EURUSD");
+    wait_for("REST tick through the simulator", || http_ok(&full_url, &headers))?;
+
+    let bare = wrk(&bare_url, &[], seconds)?;
+    let full = wrk(&full_url, &headers, seconds)?;
+    println!();
+    println!("REST benchmark: wrk -t2 -c64 -d{seconds}s, release builds, 2 workers each, same run");
+    println!("{:<44} {:>12} {:>10} {:>10} {:>8}", "path", "requests/s", "p50 ms", "p99 ms", "non-2xx");
+    for (name, l) in [("bare actix JSON handler (baseline)", bare), ("GET /api/v1/market/tick/EURUSD (full path)", full)] {
+        println!("{:<44} {:>12.0} {:>10.3} {:>10.3} {:>8}", name, l.rps, l.p50_ms, l.p99_ms, l.non_2xx);
+    }
+    println!("throughput ratio full/bare: {:.3} (target >= 0.5); full-path p99 {:.3} ms (target < 2 ms)", full.rps / bare.rps, full.p99_ms);
+    drop(procs);
+    let _ = std::fs::remove_dir_all(&data);
+    if full.non_2xx > 0 {
+        return Err(format!("{} full-path responses were not 2xx", full.non_2xx));
+    }
+    Ok(())
+}
