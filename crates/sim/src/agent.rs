@@ -153,6 +153,9 @@ async fn run(sim: Simulator, settings: AgentSettings, shared: Arc<Shared>, mut s
         }
         let delay = backoff(failures, &mut rng);
         failures = failures.saturating_add(1);
+        if failures == 3 || failures.is_multiple_of(50) {
+            tracing::info!(url = %settings.url, attempts = failures, "still trying to reach the gateway");
+        }
         tracing::debug!(
             delay_ms = delay.as_millis() as u64,
             "reconnecting to the gateway after a pause"

@@ -93,6 +93,10 @@ pub struct SimSettings {
     pub tick_interval_ms: i64,
     /// Ticks kept per symbol for the `ticks` command.
     pub tick_history: usize,
+    /// Ignore trading sessions: every symbol trades around the clock (prices
+    /// hold still where the replayed data has no bars, e.g. at weekends).
+    /// Off by default; meant for demonstrations outside market hours.
+    pub always_open: bool,
 }
 
 impl SimSettings {
@@ -115,6 +119,7 @@ impl SimSettings {
             build: 4620,
             tick_interval_ms: 1_000,
             tick_history: 50_000,
+            always_open: false,
         }
     }
 
@@ -169,7 +174,10 @@ impl Simulator {
     /// laid out to end there and the account opens with its initial deposit.
     pub fn new(mut settings: SimSettings, clock: Arc<dyn Clock>) -> Self {
         let now = clock.now_ms();
-        let defs = symbols::all();
+        let mut defs = symbols::all();
+        if settings.always_open {
+            defs.iter_mut().for_each(|d| d.spec.sessions.clear());
+        }
         let market = Market::new(
             &defs,
             settings.seed,

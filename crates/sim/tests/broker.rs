@@ -646,6 +646,12 @@ fn market_closed_and_unknown_symbols() {
     // The Friday quote is still there.
     let t = tick(&sim, "EURUSD");
     assert!(t.time < at("2026-11-20T22:00:00Z") && t.time > at("2026-11-20T21:00:00Z"));
+    // A demo terminal may ignore sessions.
+    let (open, _clock) = sim_with("2026-11-21T12:00:00Z", |s| s.always_open = true);
+    assert_eq!(
+        trade(place(&open, order("EURUSD", OrderType::Buy, 0.1))).retcode,
+        "done"
+    );
     let e = sim
         .execute(Command::Tick {
             symbol: "DOGEUSD".into(),
