@@ -375,3 +375,47 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
     handle.stop(true).await;
     t.stack.stop().await;
 }
+
+#[tokio::test]
+async fn indicators_are_computed_on_terminal_bars_and_match_core() {
+    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let input = json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "RSI", "params": { "period": 14 }, "count": 50 });
+    let (s, b) = t.post("/api/v1/tools/get_indicator", None, &input, None).await;
+    assert_eq!(s, 200, "{b}");
+    let d = &b["data"];
+    assert_eq!(d["indicator"], "rsi");
+    assert_eq!(d["times"].as_array().unwrap().len(), 50);
+    let values: Vec<f64> = d["series"][0]["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(values.iter().all(|v| (0.0..=100.0).contains(v)));
+    // The same bars through get_bars, computed with core directly, give the same values
+    // (all but the still-forming last bar).
+    let n = d["history_bars"].as_u64().unwrap();
+    let (s, bars) = t.post("/api/v1/tools/get_bars", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "count": n }), None).await;
+    assert_eq!(s, 200);
+    let bars: Vec<tradeterm_core::Bar> = bars["data"]["bars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| tradeterm_core::Bar {
+            time: tradeterm_core::time::parse_iso(b["time"].as_str().unwrap()).unwrap(),
+            open: b["open"].as_f64().unwrap(),
+            high: b["high"].as_f64().unwrap(),
+            low: b["low"].as_f64().unwrap(),
+            close: b["close"].as_f64().unwrap(),
+            volume: b["volume"].as_f64().unwrap(),
+        })
+        .collect();
+    let params = [("period".to_owned(), 14.0)].into_iter().collect();
+    let core = tradeterm_core::indicators::compute("rsi", &params, &bars).unwrap();
+    let expected: Vec<f64> = core.series[0].values[bars.len() - 50..].iter().map(|v| v.unwrap()).collect();
+    for i in 0..49 {
+        assert!((values[i] - expected[i]).abs() < 1e-9, "value {i}: {} vs {}", values[i], expected[i]);
+    }
+    // Bad input is a clear 400.
+    let (s, b) = t.post("/api/v1/tools/get_indicator", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "nope" }), None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
+    assert!(b["error"]["message"].as_str().unwrap().contains("sma"));
+    let (s, _) = t.post("/api/v1/tools/get_indicator", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "rsi", "params": {"period": 0} }), None).await;
+    assert_eq!(s, 400);
+    t.stack.stop().await;
+}

@@ -23,6 +23,7 @@
 //! closed: nothing is sent.
 
 mod account;
+mod analytics;
 mod context;
 mod error;
 mod journal;
@@ -192,6 +193,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(account::tools());
         tools.extend(trading::tools());
         tools.extend(journal::tools());
+        tools.extend(analytics::tools());
         tools
     })
 }
