@@ -757,6 +757,9 @@ impl Broker {
     pub(crate) fn on_tick(&mut self, m: &Market, idx: usize) {
         let Some(tick) = m.tick(idx) else { return };
         let spec = &m.feeds[idx].spec;
+        if !self.positions.iter().any(|p| p.symbol == spec.name) && !self.orders.iter().any(|o| o.symbol == spec.name) {
+            return;
+        }
         let continuous = m.continuous(idx);
         let eps = spec.point * 1e-3;
         // Stop losses and take profits first: a close may free margin for a trigger.

@@ -146,7 +146,6 @@ pub(crate) struct State {
     pub synced_to: UnixMs,
 }
 
-#[derive(Debug)]
 struct Inner {
     settings: SimSettings,
     clock: Arc<dyn Clock>,
@@ -155,9 +154,21 @@ struct Inner {
 
 /// Handle to one simulated terminal: broker, account and market. Cheap to
 /// clone; all clones share the same state.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Simulator {
     inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.inner.settings;
+        f.debug_struct("Simulator")
+            .field("login", &s.login)
+            .field("seed", &s.seed)
+            .field("platform", &s.platform)
+            .field("clock", &self.inner.clock)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Serialised form of the simulator's state (for tests and debugging).

@@ -236,15 +236,22 @@ impl Feed {
         let mut out = Vec::new();
         let mut k = a.div_euclid(i);
         let last = b.div_euclid(i);
+        // End of the open stretch the current slot belongs to.
+        let mut open_until = i64::MIN;
         while k <= last {
             let slot = k * i;
-            if open_intervals(&self.spec, slot, slot + i).is_empty() {
-                // Skip a closed stretch in one jump.
-                match crate::feed::next_open(&self.spec, slot + i) {
-                    Some(t) if t > slot => k = k.max(t.div_euclid(i)).max(k + 1),
-                    _ => break,
+            if slot >= open_until {
+                match open_intervals(&self.spec, slot, slot.saturating_add(8 * DAY_MS)).first() {
+                    Some(&(x, y)) => {
+                        open_until = y;
+                        if x >= slot + i {
+                            // Closed now: jump to the slot where trading resumes.
+                            k = x.div_euclid(i).max(k + 1);
+                            continue;
+                        }
+                    }
+                    None => break,
                 }
-                continue;
             }
             if let Some(q) = self.tick_in_slot(k)
                 && q.time > a
