@@ -37,6 +37,11 @@ enum Command {
         #[arg(long)]
         sim_start: Option<String>,
     },
+    /// Analytics on a local CSV file (`time,open,high,low,close,volume`), printed as JSON.
+    Analyze {
+        #[command(subcommand)]
+        command: AnalyzeCommand,
+    },
     /// Administration of a real deployment (licenses, terminals, API keys).
     Admin {
         /// Directory of the SQLite database (ignored when DATABASE_URL is set).
@@ -45,6 +50,37 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum AnalyzeCommand {
+    /// One indicator: one array per output, as long as the input, `null` during warm-up.
+    Indicator {
+        /// Indicator name or alias (sma, ema, rsi, macd, atr, bbands, stoch, sar, ...).
+        name: String,
+        /// CSV file with the header `time,open,high,low,close,volume`.
+        #[arg(long)]
+        data: PathBuf,
+        /// Parameter as `key=value` (repeatable), e.g. `--param period=14`.
+        #[arg(long = "param", value_parser = parse_param)]
+        params: Vec<(String, f64)>,
+    },
+    /// Market structure: swings, fair value gaps, order blocks, liquidity, BOS/CHoCH,
+    /// each event with the bar at which it became known.
+    Structure {
+        /// CSV file with the header `time,open,high,low,close,volume`.
+        #[arg(long)]
+        data: PathBuf,
+        /// Swing window (bars on each side), default 50.
+        #[arg(long)]
+        swing_length: Option<usize>,
+    },
+}
+
+fn parse_param(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not key=value"))?;
+    let v: f64 = v.trim().parse().map_err(|_| format!("`{v}` is not a number"))?;
+    Ok((k.trim().to_owned(), v))
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,6 +162,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             serve(settings, data_dir, sim_terminals, sim_allow_trading, sim_start_ms).await
         }
         Command::Admin { data_dir, command } => admin(settings, data_dir, command).await,
+        Command::Analyze { command } => analyze(command),
     }
 }
 
@@ -173,6 +210,56 @@ async fn serve(
     tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
     tracing::info!("shutting down");
     stack.stop().await;
+    Ok(())
+}
+
+#[allow(clippy::print_stdout, reason = "the analysis is printed as JSON on stdout")]
+fn analyze(command: AnalyzeCommand) -> anyhow::Result<()> {
+    use std::io::Write;
+    let read = |path: &std::path::Path| -> anyhow::Result<Vec<tradeterm_core::Bar>> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        tradeterm_core::bars::parse_csv(&text).with_context(|| format!("parsing {}", path.display()))
+    };
+    let value = match command {
+        AnalyzeCommand::Indicator { name, data, params } => {
+            let bars = read(&data)?;
+            let params = params.into_iter().collect();
+            let out = tradeterm_core::indicators::compute(&name, &params, &bars)?;
+            let mut series = serde_json::Map::new();
+            for s in out.series {
+                series.insert(s.name, serde_json::json!(s.values));
+            }
+            serde_json::json!({
+                "indicator": out.indicator,
+                "params": out.params,
+                "bars": bars.len(),
+                "time": bars.iter().map(|b| tradeterm_core::time::to_iso(b.time)).collect::<Vec<_>>(),
+                "series": series,
+            })
+        }
+        AnalyzeCommand::Structure { data, swing_length } => {
+            let bars = read(&data)?;
+            let mut config = tradeterm_core::structure::StructureConfig::default();
+            if let Some(n) = swing_length {
+                config.swing_length = n;
+            }
+            let events = tradeterm_core::structure::detect(&bars, &config)?;
+            let time = |i: usize| bars.get(i).map(|b| tradeterm_core::time::to_iso(b.time));
+            let events: Vec<_> = events
+                .iter()
+                .map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    v["time"] = serde_json::json!(time(e.index()));
+                    v["confirmed_time"] = serde_json::json!(time(e.confirmed_at()));
+                    v
+                })
+                .collect();
+            serde_json::json!({ "bars": bars.len(), "config": config, "events": events })
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &value)?;
+    writeln!(out)?;
     Ok(())
 }
 

@@ -419,3 +419,20 @@ async fn indicators_are_computed_on_terminal_bars_and_match_core() {
     assert_eq!(s, 400);
     t.stack.stop().await;
 }
+
+#[tokio::test]
+async fn structure_detection_through_the_catalog() {
+    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let input = json!({ "symbol": "EURUSD", "timeframe": "H1", "bars": 600, "config": { "swing_length": 5 } });
+    let (s, b) = t.post("/api/v1/tools/detect_structure", None, &input, None).await;
+    assert_eq!(s, 200, "{b}");
+    let events = b["data"]["events"].as_array().unwrap();
+    assert!(!events.is_empty());
+    assert!(events.iter().any(|e| e["event"]["type"] == "swing"));
+    for e in events {
+        assert!(e["confirmed_time"].as_str().unwrap() >= e["time"].as_str().unwrap());
+    }
+    let (s, b) = t.post("/api/v1/tools/detect_structure", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "config": { "swing_length": 0 } }), None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
+    t.stack.stop().await;
+}

@@ -28,6 +28,8 @@ mod context;
 mod error;
 mod journal;
 mod market;
+pub mod ratelimit;
+mod structure;
 mod trading;
 
 use std::future::Future;
@@ -194,6 +196,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(trading::tools());
         tools.extend(journal::tools());
         tools.extend(analytics::tools());
+        tools.extend(structure::tools());
         tools
     })
 }
