@@ -1,6 +1,1118 @@
-//! OpenAPI 3.1 document of the REST API (being written).
+//! The OpenAPI 3.1 description of the REST API, generated at run time from
+//! [`crate::routes::ROUTES`], the tool catalog ([`tradeterm_tools::catalog`])
+//! and the fixed routes. Nothing here is written per tool: a tool or route
+//! added to the catalog or the route table appears in the document with its
+//! title, description, schemas and capability.
+//!
+//! - Every named route is one operation (operationId = tool name, suffixed
+//!   only to stay unique); every catalog tool is also one
+//!   `POST /api/v1/tools/<name>` operation (operationId `tool_<name>`).
+//! - Input and output schemas come from schemars (JSON Schema 2020-12, which
+//!   OpenAPI 3.1 takes as is). Their `$defs` move to `components/schemas`
+//!   and `$ref`s are rewritten; a name used by two different schemas keeps
+//!   its first owner (catalog order) and the other gets the smallest free
+//!   suffix `_2`, `_3`, … (identical schemas share one component).
+//! - Every error response references the `ErrorEnvelope` schema, whose
+//!   `code` enumerates [`ERROR_CODES`].
+//!
+//! [`document`] builds the document afresh; the route serving it caches it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+use tradeterm_tools::{Gate, Target, Tool};
+
+use crate::ratelimit::TierLimits;
+use crate::routes::{InputFrom, ROUTES, Route};
+
+/// One error code of the envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode {
+    /// The `error.code` value.
+    pub code: &'static str,
+    /// The HTTP status it comes with.
+    pub status: u16,
+    /// When it happens.
+    pub meaning: &'static str,
+}
+
+const fn code(code: &'static str, status: u16, meaning: &'static str) -> ErrorCode {
+    ErrorCode { code, status, meaning }
+}
+
+/// Every error code the REST API answers with (spec §7 and the codes of the
+/// tool errors), ordered by status. A test keeps this in step with
+/// `ToolError` and the codes used in this crate.
+pub const ERROR_CODES: &[ErrorCode] = &[
+    code(
+        "VALIDATION_ERROR",
+        400,
+        "The input does not match the schema or is out of range (also: malformed JSON, a bad query string, a path parameter repeated in the body).",
+    ),
+    code(
+        "MISSING_TERMINAL",
+        400,
+        "No `X-Terminal-Id` header and no terminal of the license is connected.",
+    ),
+    code(
+        "TERMINAL_ID_REQUIRED",
+        400,
+        "No `X-Terminal-Id` header and more than one terminal of the license is connected.",
+    ),
+    code(
+        "UNAUTHORIZED",
+        401,
+        "Missing, malformed, invalid, expired or revoked API key or JWT.",
+    ),
+    code(
+        "FORBIDDEN",
+        403,
+        "The license's tier does not include the capability the operation needs.",
+    ),
+    code(
+        "TRADING_DISABLED",
+        403,
+        "A live call (`\"dry_run\": false`) without the `trade` capability, or with trading disabled on the terminal (agent input `inp_AllowTrading` off, or the terminal's automated-trading switch off).",
+    ),
+    code(
+        "NOT_FOUND",
+        404,
+        "The route, terminal, position, order or journal entry does not exist.",
+    ),
+    code(
+        "IDEMPOTENCY_CONFLICT",
+        409,
+        "The `Idempotency-Key` belongs to a request still in progress, or was already used with a different request.",
+    ),
+    code(
+        "ORDER_REJECTED",
+        422,
+        "The order was (or would be) refused; `retcode` says why (`invalid_volume`, `invalid_stops`, `no_money`, …).",
+    ),
+    code(
+        "RATE_LIMITED",
+        429,
+        "Too many requests for this license in the current window; retry after `Retry-After` seconds.",
+    ),
+    code(
+        "INTERNAL_ERROR",
+        500,
+        "Unexpected failure. The message carries a request id to quote; details are hidden in production.",
+    ),
+    code(
+        "DISPATCH_ERROR",
+        502,
+        "The terminal is unreachable, did not answer in time, or the command failed.",
+    ),
+    code("GATEWAY_ERROR", 502, "Communication with the gateway failed."),
+];
+
+const SCHEMA_REF: &str = "#/components/schemas/";
+const RATE_HEADERS: [&str; 3] = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+const TERMINAL_PARAM: &str = "X-Terminal-Id";
+const IDEMPOTENCY_PARAM: &str = "Idempotency-Key";
 
 /// The OpenAPI document.
-pub fn document() -> serde_json::Value {
-    serde_json::json!({ "openapi": "3.1.0", "info": { "title": "tradeterm REST API", "version": env!("CARGO_PKG_VERSION") }, "paths": {} })
+pub fn document() -> Value {
+    let mut doc = Builder::default();
+    doc.fixed_schemas();
+    for route in ROUTES {
+        doc.named_route(route);
+    }
+    for tool in tradeterm_tools::catalog() {
+        doc.tool_route(tool);
+    }
+    doc.fixed_routes();
+    doc.finish()
+}
+
+/// The tag of a named route: trade tools are `trading`, the rest by the first
+/// path segment under `/api/v1` (`market`, `journal`; everything else is
+/// `account`).
+fn area(route: &Route, tool: &Tool) -> &'static str {
+    if tool.gate == Gate::LiveOnly {
+        return "trading";
+    }
+    match route.path.trim_start_matches("/api/v1/").split('/').next() {
+        Some("market") => "market",
+        Some("journal") => "journal",
+        _ => "account",
+    }
+}
+
+/// Names of the `{param}` segments of an actix path.
+pub fn path_params(path: &str) -> Vec<&str> {
+    path.split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .map(|s| s.split(':').next().unwrap_or(s))
+        .collect()
+}
+
+#[derive(Default)]
+struct Builder {
+    schemas: Schemas,
+    paths: BTreeMap<String, Map<String, Value>>,
+    operation_ids: BTreeSet<String>,
+    inputs: BTreeMap<&'static str, (String, Value)>,
+    outputs: BTreeMap<&'static str, String>,
+    responses: BTreeMap<String, Value>,
+}
+
+impl Builder {
+    fn fixed_schemas(&mut self) {
+        let codes: Vec<&str> = ERROR_CODES.iter().map(|c| c.code).collect();
+        let code_list: Vec<String> = ERROR_CODES
+            .iter()
+            .map(|c| format!("- `{}` ({}): {}", c.code, c.status, c.meaning))
+            .collect();
+        self.schemas.register(
+            "ErrorEnvelope",
+            json!({
+                "title": "ErrorEnvelope",
+                "description": "Every error: `{ \"error\": { \"code\", \"message\" } }` (spec §7).",
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {
+                            "code": {
+                                "type": "string",
+                                "enum": codes,
+                                "description": format!("Machine-readable error code:\n\n{}", code_list.join("\n")),
+                            },
+                            "message": { "type": "string", "description": "Explanation for a person." },
+                            "retcode": {
+                                "type": "string",
+                                "description": "Trade-server return code; only with `ORDER_REJECTED`.",
+                            },
+                        },
+                    },
+                },
+            }),
+        );
+        self.schemas.register(
+            "TokenRequest",
+            json!({
+                "title": "TokenRequest",
+                "type": "object",
+                "required": ["license_key"],
+                "properties": {
+                    "license_key": { "type": "string", "description": "A terminal key (`<TERMINAL_KEY>`); master license keys are refused." },
+                },
+            }),
+        );
+        self.schemas.register(
+            "TokenResponse",
+            json!({
+                "title": "TokenResponse",
+                "description": "The gateway's answer, passed through unchanged (not wrapped in `data`).",
+                "type": "object",
+                "required": ["token"],
+                "properties": {
+                    "token": { "type": "string", "description": "RS256 session token (JWT); send it as `Authorization: Bearer <token>`." },
+                    "token_type": { "type": "string", "const": "Bearer" },
+                    "expires_in": { "type": "integer", "minimum": 0, "description": "Lifetime in seconds (default 24 h)." },
+                    "expires_at": { "type": ["string", "null"], "description": "Expiry, ISO 8601 UTC." },
+                    "license_id": { "type": "string" },
+                    "tier": { "type": "string", "enum": ["free", "pro", "team", "enterprise"] },
+                    "terminal_id": { "type": ["string", "null"], "description": "The terminal the key is bound to." },
+                },
+            }),
+        );
+        self.schemas.register(
+            "ToolInfo",
+            json!({
+                "title": "ToolInfo",
+                "description": "One tool of the catalog, as listed by `GET /api/v1/tools`.",
+                "type": "object",
+                "required": ["name", "title", "description", "capability", "annotations", "terminal", "input_schema", "output_schema", "route"],
+                "properties": {
+                    "name": { "type": "string" },
+                    "title": { "type": "string" },
+                    "description": { "type": "string" },
+                    "capability": { "type": "string", "enum": ["read", "analytics", "trade"] },
+                    "annotations": {
+                        "type": "object",
+                        "properties": {
+                            "read_only": { "type": "boolean" },
+                            "destructive": { "type": "boolean" },
+                            "idempotent": { "type": "boolean" },
+                            "open_world": { "type": "boolean" },
+                        },
+                    },
+                    "terminal": { "type": "boolean", "description": "Whether the tool works on one terminal (`X-Terminal-Id`)." },
+                    "input_schema": { "type": "object", "description": "JSON Schema 2020-12 of the input." },
+                    "output_schema": { "type": "object", "description": "JSON Schema 2020-12 of `data`." },
+                    "route": { "type": "string", "description": "`POST` path running the tool." },
+                },
+            }),
+        );
+        self.schemas.register(
+            "Health",
+            json!({
+                "title": "Health",
+                "type": "object",
+                "required": ["status", "service"],
+                "properties": { "status": { "type": "string", "const": "ok" }, "service": { "type": "string" } },
+            }),
+        );
+    }
+
+    fn operation_id(&mut self, wanted: &str) -> String {
+        let mut id = wanted.to_owned();
+        let mut n = 2;
+        while self.operation_ids.contains(&id) {
+            id = format!("{wanted}_{n}");
+            n += 1;
+        }
+        self.operation_ids.insert(id.clone());
+        id
+    }
+
+    /// Component name and (rewritten) schema of a tool's input.
+    fn input(&mut self, tool: &'static Tool) -> (String, Value) {
+        if let Some(found) = self.inputs.get(tool.name) {
+            return found.clone();
+        }
+        let name = self
+            .schemas
+            .absorb(&tool.input_schema, &format!("{}Input", camel(tool.name)));
+        let schema = self
+            .schemas
+            .map
+            .get(&name)
+            .cloned()
+            .unwrap_or_else(|| json!({ "type": "object" }));
+        self.inputs.insert(tool.name, (name.clone(), schema.clone()));
+        (name, schema)
+    }
+
+    /// Component name of a tool's output.
+    fn output(&mut self, tool: &'static Tool) -> String {
+        if let Some(found) = self.outputs.get(tool.name) {
+            return found.clone();
+        }
+        let name = self
+            .schemas
+            .absorb(&tool.output_schema, &format!("{}Output", camel(tool.name)));
+        self.outputs.insert(tool.name, name.clone());
+        name
+    }
+
+    fn add(&mut self, method: &str, path: &str, op: Value) {
+        self.paths
+            .entry(path.to_owned())
+            .or_default()
+            .insert(method.to_ascii_lowercase(), op);
+    }
+
+    fn named_route(&mut self, route: &Route) {
+        let Some(tool) = tradeterm_tools::find(route.tool) else {
+            // A route naming an unknown tool is a bug the route tests catch;
+            // the document still describes the path.
+            let id = self.operation_id(route.tool);
+            let op = json!({
+                "operationId": id,
+                "summary": route.tool,
+                "responses": self.error_responses(&["INTERNAL_ERROR"], true),
+            });
+            self.add(route.method, route.path, op);
+            return;
+        };
+        let (input_name, input) = self.input(tool);
+        let path_names = path_params(route.path);
+        let props = input
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let required = required_of(&input);
+        let mut parameters = Vec::new();
+        for name in &path_names {
+            let prop = props.get(*name).cloned().unwrap_or_else(|| json!({ "type": "string" }));
+            parameters.push(parameter(name, "path", &prop, true));
+        }
+        let mut body = None;
+        match route.input {
+            InputFrom::Query => {
+                for (name, prop) in &props {
+                    if !path_names.contains(&name.as_str()) {
+                        parameters.push(parameter(name, "query", prop, required.contains(name)));
+                    }
+                }
+            }
+            InputFrom::Body => {
+                let (schema, needed) = if path_names.is_empty() {
+                    (
+                        json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
+                        !required.is_empty(),
+                    )
+                } else {
+                    let mut reduced = input.clone();
+                    if let Some(p) = reduced.get_mut("properties").and_then(Value::as_object_mut) {
+                        p.retain(|k, _| !path_names.contains(&k.as_str()));
+                    }
+                    let left: Vec<String> = required
+                        .iter()
+                        .filter(|r| !path_names.contains(&r.as_str()))
+                        .cloned()
+                        .collect();
+                    if let Some(o) = reduced.as_object_mut() {
+                        o.insert("required".into(), json!(left));
+                        o.insert(
+                            "description".into(),
+                            json!(format!(
+                                "{} The path gives {}.",
+                                input.get("description").and_then(Value::as_str).unwrap_or("Input."),
+                                path_names
+                                    .iter()
+                                    .map(|p| format!("`{p}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
+                        );
+                        if left.is_empty() {
+                            o.remove("required");
+                        }
+                        o.insert("title".into(), json!(format!("{input_name}Body")));
+                    }
+                    let name = self.schemas.register(&format!("{input_name}Body"), reduced);
+                    (json!({ "$ref": format!("{SCHEMA_REF}{name}") }), !left.is_empty())
+                };
+                body = Some(request_body(schema, needed));
+            }
+        }
+        let tag = area(route, tool);
+        let id = self.operation_id(tool.name);
+        let op = self.tool_operation(tool, id, tag, parameters, body);
+        self.add(route.method, route.path, op);
+    }
+
+    fn tool_route(&mut self, tool: &'static Tool) {
+        let (input_name, input) = self.input(tool);
+        let body = request_body(
+            json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
+            !required_of(&input).is_empty(),
+        );
+        let id = self.operation_id(&format!("tool_{}", tool.name));
+        let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body));
+        self.add("post", &format!("/api/v1/tools/{}", tool.name), op);
+    }
+
+    fn tool_operation(
+        &mut self,
+        tool: &'static Tool,
+        id: String,
+        tag: &str,
+        mut parameters: Vec<Value>,
+        body: Option<Value>,
+    ) -> Value {
+        if tool.target == Target::Terminal {
+            parameters.push(json!({ "$ref": format!("#/components/parameters/{TERMINAL_PARAM}") }));
+        }
+        if tool.gate == Gate::LiveOnly {
+            parameters.push(json!({ "$ref": format!("#/components/parameters/{IDEMPOTENCY_PARAM}") }));
+        }
+        let output = self.output(tool);
+        let capability = tool.capability.as_str();
+        let access = match tool.gate {
+            Gate::Always => format!("Needs the `{capability}` capability."),
+            Gate::LiveOnly => format!(
+                "Dry runs (the default) are open to every tier; a live call (`\"dry_run\": false`) needs the `{capability}` capability and trading enabled on the terminal, else `TRADING_DISABLED`."
+            ),
+        };
+        let target = match tool.target {
+            Target::Terminal => {
+                "Works on one terminal: `X-Terminal-Id`, or the only connected terminal when the header is omitted."
+            }
+            Target::License => "License-wide: needs no terminal.",
+        };
+        let mut op = json!({
+            "operationId": id,
+            "summary": tool.title,
+            "description": format!("{}\n\n{access} {target}", tool.description),
+            "tags": [tag],
+            "security": [{ "bearerAuth": [] }],
+            "x-capability": capability,
+            "x-tool": tool.name,
+            "responses": self.tool_responses(tool, &output),
+        });
+        if !parameters.is_empty() {
+            op["parameters"] = json!(parameters);
+        }
+        if let Some(b) = body {
+            op["requestBody"] = b;
+        }
+        op
+    }
+
+    fn tool_responses(&mut self, tool: &Tool, output: &str) -> Value {
+        let mut codes = vec![
+            "VALIDATION_ERROR",
+            "UNAUTHORIZED",
+            "RATE_LIMITED",
+            "INTERNAL_ERROR",
+            "DISPATCH_ERROR",
+            "GATEWAY_ERROR",
+        ];
+        let props = tool.input_schema.get("properties").and_then(Value::as_object);
+        let has = |p: &str| props.is_some_and(|m| m.contains_key(p));
+        if tool.target == Target::Terminal {
+            codes.extend(["MISSING_TERMINAL", "TERMINAL_ID_REQUIRED"]);
+        }
+        match tool.gate {
+            Gate::Always => codes.push("FORBIDDEN"),
+            Gate::LiveOnly => codes.extend(["TRADING_DISABLED", "IDEMPOTENCY_CONFLICT", "ORDER_REJECTED"]),
+        }
+        if tool.target == Target::Terminal
+            || has("id")
+            || has("ticket")
+            || (has("terminal_id") && !tool.annotations.read_only)
+        {
+            codes.push("NOT_FOUND");
+        }
+        let mut responses = self.error_responses(&codes, true);
+        responses["200"] = success(
+            &format!("{} (`data`: the tool's output).", tool.title),
+            json!({
+                "type": "object",
+                "required": ["data"],
+                "properties": { "data": { "$ref": format!("{SCHEMA_REF}{output}") } },
+            }),
+            true,
+        );
+        responses
+    }
+
+    /// Error responses for `codes`, one per status, as references to
+    /// `components/responses` (named after their codes). With `rate_limited`,
+    /// every response but 401 (answered before the request is counted)
+    /// documents the rate-limit headers, and 429 also `Retry-After`.
+    fn error_responses(&mut self, codes: &[&str], rate_limited: bool) -> Value {
+        let mut by_status: BTreeMap<u16, Vec<&ErrorCode>> = BTreeMap::new();
+        for c in ERROR_CODES.iter().filter(|c| codes.contains(&c.code)) {
+            by_status.entry(c.status).or_default().push(c);
+        }
+        let mut out = Map::new();
+        for (status, list) in by_status {
+            let metered = rate_limited && status != 401;
+            let mut name = list.iter().map(|c| c.code).collect::<Vec<_>>().join(".");
+            if !metered && status != 429 && status != 401 {
+                name.push_str(".unmetered");
+            }
+            if !self.responses.contains_key(&name) {
+                let description = list
+                    .iter()
+                    .map(|c| format!("`{}`: {}", c.code, c.meaning))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let mut examples = Map::new();
+                for c in &list {
+                    let mut error = json!({ "code": c.code, "message": c.meaning });
+                    if c.code == "ORDER_REJECTED" {
+                        error["retcode"] = json!("invalid_volume");
+                    }
+                    examples.insert(c.code.into(), json!({ "summary": c.code, "value": { "error": error } }));
+                }
+                let mut r = json!({
+                    "description": description,
+                    "content": { "application/json": {
+                        "schema": { "$ref": format!("{SCHEMA_REF}ErrorEnvelope") },
+                        "examples": examples,
+                    } },
+                });
+                if status == 429 {
+                    r["headers"] = rate_headers(true);
+                } else if metered {
+                    r["headers"] = rate_headers(false);
+                }
+                self.responses.insert(name.clone(), r);
+            }
+            out.insert(
+                status.to_string(),
+                json!({ "$ref": format!("#/components/responses/{name}") }),
+            );
+        }
+        Value::Object(out)
+    }
+
+    fn fixed_routes(&mut self) {
+        let id = self.operation_id("create_token");
+        let mut token_responses = self.error_responses(
+            &["VALIDATION_ERROR", "UNAUTHORIZED", "INTERNAL_ERROR", "GATEWAY_ERROR"],
+            false,
+        );
+        token_responses["200"] = success(
+            "A session token, as issued by the gateway.",
+            json!({ "$ref": format!("{SCHEMA_REF}TokenResponse") }),
+            false,
+        );
+        self.add(
+            "post",
+            "/api/token",
+            json!({
+                "operationId": id,
+                "summary": "Exchange a terminal key for a session token",
+                "description": "Forwards `{ \"license_key\": \"<TERMINAL_KEY>\" }` to the gateway and returns its answer: an RS256 session token (JWT, default lifetime 24 h) to send as `Authorization: Bearer <token>`. Refresh it before it expires. Needs no authentication and is not rate-limited.",
+                "tags": ["auth"],
+                "security": [],
+                "requestBody": request_body(json!({ "$ref": format!("{SCHEMA_REF}TokenRequest") }), true),
+                "responses": token_responses,
+            }),
+        );
+
+        let id = self.operation_id("list_tools");
+        let mut list_responses = self.error_responses(
+            &["UNAUTHORIZED", "RATE_LIMITED", "INTERNAL_ERROR", "GATEWAY_ERROR"],
+            true,
+        );
+        list_responses["200"] = success(
+            "The catalog.",
+            json!({
+                "type": "object",
+                "required": ["data"],
+                "properties": { "data": { "type": "array", "items": { "$ref": format!("{SCHEMA_REF}ToolInfo") } } },
+            }),
+            true,
+        );
+        self.add(
+            "get",
+            "/api/v1/tools",
+            json!({
+                "operationId": id,
+                "summary": "List the tools",
+                "description": "Every tool of the catalog with its capability, annotations and input/output JSON Schemas. Each one runs with `POST /api/v1/tools/<name>`.",
+                "tags": ["tools"],
+                "security": [{ "bearerAuth": [] }],
+                "responses": list_responses,
+            }),
+        );
+
+        let id = self.operation_id("get_openapi");
+        self.add(
+            "get",
+            "/api/v1/openapi.json",
+            json!({
+                "operationId": id,
+                "summary": "This OpenAPI 3.1 description",
+                "description": "Generated from the route table and the tool catalog. Public; not rate-limited.",
+                "tags": ["meta"],
+                "security": [],
+                "responses": {
+                    "200": { "description": "The OpenAPI document.", "content": { "application/json": { "schema": { "type": "object" } } } },
+                },
+            }),
+        );
+
+        let id = self.operation_id("get_docs");
+        self.add(
+            "get",
+            "/api/v1/docs",
+            json!({
+                "operationId": id,
+                "summary": "Interactive API reference",
+                "description": "Swagger UI over this description, served from the binary (works offline). Public; not rate-limited.",
+                "tags": ["meta"],
+                "security": [],
+                "responses": {
+                    "200": { "description": "An HTML page.", "content": { "text/html": { "schema": { "type": "string" } } } },
+                },
+            }),
+        );
+
+        let id = self.operation_id("healthz");
+        self.add(
+            "get",
+            "/healthz",
+            json!({
+                "operationId": id,
+                "summary": "Liveness",
+                "description": "Answers while the server runs. Public; not rate-limited.",
+                "tags": ["meta"],
+                "security": [],
+                "responses": {
+                    "200": { "description": "The server is up.", "content": { "application/json": { "schema": { "$ref": format!("{SCHEMA_REF}Health") } } } },
+                },
+            }),
+        );
+    }
+
+    fn finish(self) -> Value {
+        let limits = TierLimits::default();
+        let description = format!(
+            "The tradeterm REST API: the {} tools of the catalog (market data, account, trading, journal, analytics) for the connected trading terminals of a license. Every tool runs with `POST /api/v1/tools/<name>`; the common ones also have named routes.\n\n\
+             **Authentication.** Every request except `POST /api/token`, `GET /healthz`, `GET /api/v1/openapi.json` and `GET /api/v1/docs` carries `Authorization: Bearer <token>`, where the token is a REST API key (`svc_api_…`, recommended) or an RS256 session token (JWT) from `POST /api/token`. A missing or invalid token is 401 `UNAUTHORIZED`; a tier without the needed capability (`read`, `analytics`, `trade`; each operation's `x-capability`) is 403 `FORBIDDEN`.\n\n\
+             **Dry runs.** Every trade-affecting operation is a dry run unless the request says `\"dry_run\": false`: without it the request is validated and the would-be outcome is reported without touching the account. Live calls need the `trade` capability (Pro tier and above) and trading enabled on the terminal, else 403 `TRADING_DISABLED`; an optional `Idempotency-Key` header makes a live call safe to retry.\n\n\
+             **Terminals.** Terminal operations pick the terminal with the `X-Terminal-Id` header; without it the only connected terminal is used (none: 400 `MISSING_TERMINAL`; several: 400 `TERMINAL_ID_REQUIRED`). `GET /api/v1/terminals` lists them. The journal needs no connected terminal.\n\n\
+             **Envelopes.** Success: `{{ \"data\": … }}`. Error: `{{ \"error\": {{ \"code\", \"message\" }} }}` (schema `ErrorEnvelope`).\n\n\
+             **Rate limits.** Per license and window (default 60 s): {} requests for Free, {} for Pro, {} for Team, {} for Enterprise. Counted responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (unix seconds); 429 `RATE_LIMITED` adds `Retry-After` (seconds).",
+            tradeterm_tools::catalog().len(),
+            limits.free,
+            limits.pro,
+            limits.team,
+            limits.enterprise
+        );
+        let rate_header = |what: &str| json!({ "description": what, "schema": { "type": "integer", "minimum": 0 } });
+        let mut paths = Map::new();
+        for (path, ops) in self.paths {
+            paths.insert(path, Value::Object(ops));
+        }
+        json!({
+            "openapi": "3.1.0",
+            "info": {
+                "title": "tradeterm REST API",
+                "version": env!("CARGO_PKG_VERSION"),
+                "description": description,
+                "license": { "name": "Apache-2.0", "identifier": "Apache-2.0" },
+            },
+            "servers": [{ "url": "/", "description": "This server." }],
+            "security": [{ "bearerAuth": [] }],
+            "tags": [
+                { "name": "market", "description": "Quotes, symbols and bars." },
+                { "name": "account", "description": "Account, positions, orders, history and terminals." },
+                { "name": "trading", "description": "Trade-affecting operations: dry runs unless `\"dry_run\": false`." },
+                { "name": "journal", "description": "The license's trading journal; needs no connected terminal." },
+                { "name": "tools", "description": "Every catalog tool by name: `POST /api/v1/tools/<name>` with the tool's input as the body." },
+                { "name": "auth", "description": "Session tokens." },
+                { "name": "meta", "description": "Health, this description and the interactive reference." },
+            ],
+            "paths": paths,
+            "components": {
+                "securitySchemes": {
+                    "bearerAuth": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "REST API key (`svc_api_…`) or RS256 JWT from POST /api/token",
+                    },
+                },
+                "parameters": {
+                    TERMINAL_PARAM: {
+                        "name": TERMINAL_PARAM,
+                        "in": "header",
+                        "required": false,
+                        "description": "Terminal to act on. Optional when exactly one terminal of the license is connected; required (400 `TERMINAL_ID_REQUIRED`) when several are.",
+                        "schema": { "type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$" },
+                    },
+                    IDEMPOTENCY_PARAM: {
+                        "name": IDEMPOTENCY_PARAM,
+                        "in": "header",
+                        "required": false,
+                        "description": "Makes a live call safe to retry: a repeat with the same key and request returns the first outcome without executing again; the same key with a different request, or while the first is still running, is 409 `IDEMPOTENCY_CONFLICT`. Ignored by dry runs.",
+                        "schema": { "type": "string", "minLength": 1, "maxLength": 255 },
+                    },
+                },
+                "headers": {
+                    "X-RateLimit-Limit": rate_header("Requests allowed per window for the license's tier. Sent on requests counted by the rate limiter (when rate limiting is on)."),
+                    "X-RateLimit-Remaining": rate_header("Requests left in the current window."),
+                    "X-RateLimit-Reset": rate_header("When the current window ends, unix seconds."),
+                    "Retry-After": {
+                        "description": "Seconds to wait before retrying.",
+                        "required": true,
+                        "schema": { "type": "integer", "minimum": 1 },
+                    },
+                },
+                "responses": self.responses,
+                "schemas": self.schemas.map,
+            },
+        })
+    }
+}
+
+fn required_of(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn request_body(schema: Value, required: bool) -> Value {
+    json!({ "required": required, "content": { "application/json": { "schema": schema } } })
+}
+
+fn rate_headers(retry_after: bool) -> Value {
+    let mut headers = Map::new();
+    for h in RATE_HEADERS {
+        headers.insert(h.into(), json!({ "$ref": format!("#/components/headers/{h}") }));
+    }
+    if retry_after {
+        headers.insert(
+            "Retry-After".into(),
+            json!({ "$ref": "#/components/headers/Retry-After" }),
+        );
+    }
+    Value::Object(headers)
+}
+
+fn success(description: &str, schema: Value, rate_limited: bool) -> Value {
+    let mut r = json!({ "description": description, "content": { "application/json": { "schema": schema } } });
+    if rate_limited {
+        r["headers"] = rate_headers(false);
+    }
+    r
+}
+
+/// A path, query or header parameter from an input-schema property.
+fn parameter(name: &str, location: &str, prop: &Value, required: bool) -> Value {
+    let mut schema = non_null(prop.clone());
+    let description = schema.as_object_mut().and_then(|o| o.remove("description"));
+    let mut p = json!({ "name": name, "in": location, "required": required || location == "path", "schema": schema });
+    if let Some(d) = description {
+        p["description"] = d;
+    }
+    p
+}
+
+/// A property schema without its `null` alternative (a parameter is either
+/// given or absent) and without `default: null`.
+fn non_null(mut schema: Value) -> Value {
+    let Some(o) = schema.as_object_mut() else { return schema };
+    if o.get("default").is_some_and(Value::is_null) {
+        o.remove("default");
+    }
+    if let Some(Value::Array(types)) = o.get("type") {
+        let kept: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+        let replacement = if kept.len() == 1 {
+            kept[0].clone()
+        } else {
+            Value::Array(kept)
+        };
+        o.insert("type".into(), replacement);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = o.get(key) {
+            let kept: Vec<Value> = alts
+                .iter()
+                .filter(|a| **a != json!({ "type": "null" }))
+                .cloned()
+                .collect();
+            if kept.len() == 1 {
+                let mut only = kept[0].clone();
+                o.remove(key);
+                if let Some(inner) = only.as_object_mut() {
+                    for (k, v) in std::mem::take(o) {
+                        inner.entry(k).or_insert(v);
+                    }
+                }
+                return only;
+            }
+            o.insert(key.into(), Value::Array(kept));
+        }
+    }
+    schema
+}
+
+/// `get_tick` → `GetTick`.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// A component name OpenAPI accepts (`^[a-zA-Z0-9._-]+$`).
+fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() { "Schema".into() } else { s }
+}
+
+/// `components/schemas`, filled from schemars root schemas.
+#[derive(Default)]
+struct Schemas {
+    map: BTreeMap<String, Value>,
+    /// Name-independent form of each component (see [`canonical`]), to tell
+    /// "the same schema again" from "another schema with the same name".
+    canon: BTreeMap<String, Value>,
+}
+
+/// One schema of a root being absorbed: the root itself (index 0) or a `$defs` entry.
+struct Local {
+    /// Name in the root (`$defs` key; empty for the root).
+    raw: String,
+    /// Preferred component name.
+    base: String,
+    /// The schema as schemars wrote it (without `$defs` and `$schema`).
+    schema: Value,
+}
+
+impl Schemas {
+    /// The first of `base`, `base_2`, `base_3`, … that is free or holds `canon`.
+    fn free_name(&self, base: &str, canon: &Value, also_taken: &[(String, Value)]) -> String {
+        let mut name = base.to_owned();
+        let mut n = 2;
+        while self.canon.get(&name).is_some_and(|c| c != canon)
+            || also_taken.iter().any(|(t, c)| *t == name && c != canon)
+        {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// Adds a standalone schema under `preferred`, or `preferred_2`, … when
+    /// that name holds a different schema. Returns the name used.
+    fn register(&mut self, preferred: &str, schema: Value) -> String {
+        let mut canon = schema.clone();
+        if let Some(o) = canon.as_object_mut() {
+            o.remove("title");
+        }
+        let name = self.free_name(&sanitize(preferred), &canon, &[]);
+        self.canon.insert(name.clone(), canon);
+        self.map.insert(name.clone(), schema);
+        name
+    }
+
+    /// Moves a schemars root schema and its `$defs` into the components,
+    /// rewriting `$ref`s; returns the component name of the root.
+    fn absorb(&mut self, root: &Value, fallback: &str) -> String {
+        let mut root = root.clone();
+        let defs = root
+            .as_object_mut()
+            .and_then(|o| {
+                o.remove("$schema");
+                o.remove("$defs").or_else(|| o.remove("definitions"))
+            })
+            .and_then(|d| match d {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let title = root.get("title").and_then(Value::as_str).unwrap_or(fallback).to_owned();
+        let mut locals = vec![Local {
+            raw: String::new(),
+            base: sanitize(&title),
+            schema: root,
+        }];
+        locals.extend(defs.into_iter().map(|(raw, schema)| Local {
+            base: sanitize(&raw),
+            raw,
+            schema,
+        }));
+        let index: BTreeMap<String, usize> = locals.iter().enumerate().map(|(i, l)| (l.raw.clone(), i)).collect();
+
+        // The root first, then the definitions in name order: each takes its
+        // preferred name unless another schema holds it.
+        let mut chosen: Vec<(String, Value)> = Vec::with_capacity(locals.len());
+        for i in 0..locals.len() {
+            let canon = canonical(&locals, &index, i, &mut Vec::new());
+            let name = self.free_name(&locals[i].base, &canon, &chosen);
+            chosen.push((name, canon));
+        }
+        let names: Vec<String> = chosen.iter().map(|(n, _)| n.clone()).collect();
+        for (local, (name, canon)) in locals.iter().zip(chosen) {
+            self.map.insert(name.clone(), rewrite(&local.schema, &index, &names));
+            self.canon.insert(name, canon);
+        }
+        names.into_iter().next().unwrap_or_default()
+    }
+}
+
+/// A form of local `i` that does not depend on component names: local
+/// references are replaced by the canonical form of their target (a
+/// reference back into the current chain by its depth), so two schemas have
+/// the same canonical form exactly when they describe the same structure.
+fn canonical(locals: &[Local], index: &BTreeMap<String, usize>, i: usize, chain: &mut Vec<usize>) -> Value {
+    if let Some(depth) = chain.iter().position(|&c| c == i) {
+        return json!({ "$cycle": depth });
+    }
+    chain.push(i);
+    let mut v = canonical_value(&locals[i].schema, locals, index, chain);
+    chain.pop();
+    // The component name stands for the title: a type's root schema (titled)
+    // and its `$defs` entry (untitled) are one component.
+    if let Some(o) = v.as_object_mut() {
+        o.remove("title");
+    }
+    v
+}
+
+fn canonical_value(v: &Value, locals: &[Local], index: &BTreeMap<String, usize>, chain: &mut Vec<usize>) -> Value {
+    match v {
+        Value::Object(o) => {
+            let mut out = Map::new();
+            for (k, x) in o {
+                if k == "$ref"
+                    && let Some((j, tail)) = x.as_str().and_then(|r| local_ref(r, index))
+                {
+                    out.insert(
+                        "$ref".into(),
+                        json!({ "target": canonical(locals, index, j, chain), "tail": tail }),
+                    );
+                    continue;
+                }
+                out.insert(k.clone(), canonical_value(x, locals, index, chain));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| canonical_value(x, locals, index, chain)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The local referenced by a `$ref` (`#` or `#/$defs/<name>[/…]`), with the rest of the pointer.
+fn local_ref<'a>(reference: &'a str, index: &BTreeMap<String, usize>) -> Option<(usize, &'a str)> {
+    if reference == "#" {
+        return Some((0, ""));
+    }
+    let rest = reference
+        .strip_prefix("#/$defs/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))?;
+    let (segment, tail) = match rest.find('/') {
+        Some(p) => (&rest[..p], &rest[p..]),
+        None => (rest, ""),
+    };
+    let name = segment.replace("~1", "/").replace("~0", "~");
+    index.get(&name).map(|&i| (i, tail))
+}
+
+/// The schema with local `$ref`s pointing into `components/schemas` and no `$schema` keys.
+fn rewrite(schema: &Value, index: &BTreeMap<String, usize>, names: &[String]) -> Value {
+    match schema {
+        Value::Object(o) => {
+            let mut out = Map::new();
+            for (k, v) in o {
+                if k == "$schema" {
+                    continue;
+                }
+                if k == "$ref"
+                    && let Some((i, tail)) = v.as_str().and_then(|r| local_ref(r, index))
+                {
+                    out.insert(k.clone(), json!(format!("{SCHEMA_REF}{}{tail}", names[i])));
+                    continue;
+                }
+                out.insert(k.clone(), rewrite(v, index, names));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| rewrite(v, index, names)).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(title: &str, defs: Value, props: Value) -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": title,
+            "type": "object",
+            "properties": props,
+            "$defs": defs,
+        })
+    }
+
+    #[test]
+    fn defs_move_to_components_and_refs_are_rewritten() {
+        let mut s = Schemas::default();
+        let name = s.absorb(
+            &root(
+                "A",
+                json!({ "Side": { "enum": ["buy", "sell"] } }),
+                json!({ "side": { "$ref": "#/$defs/Side" } }),
+            ),
+            "X",
+        );
+        assert_eq!(name, "A");
+        assert_eq!(s.map["A"]["properties"]["side"]["$ref"], "#/components/schemas/Side");
+        assert!(s.map["A"].get("$schema").is_none() && s.map["A"].get("$defs").is_none());
+        assert_eq!(s.map["Side"], json!({ "enum": ["buy", "sell"] }));
+    }
+
+    #[test]
+    fn clashes_get_suffixes_and_dependents_follow() {
+        let mut s = Schemas::default();
+        let a = root(
+            "A",
+            json!({ "Side": { "enum": ["buy", "sell"] }, "Leg": { "properties": { "s": { "$ref": "#/$defs/Side" } } } }),
+            json!({ "leg": { "$ref": "#/$defs/Leg" } }),
+        );
+        let b = root(
+            "B",
+            json!({ "Side": { "enum": ["long", "short"] }, "Leg": { "properties": { "s": { "$ref": "#/$defs/Side" } } } }),
+            json!({ "leg": { "$ref": "#/$defs/Leg" } }),
+        );
+        assert_eq!(s.absorb(&a, "X"), "A");
+        assert_eq!(s.absorb(&b, "X"), "B");
+        // Same again: identical schemas share components.
+        assert_eq!(s.absorb(&b, "X"), "B");
+        assert_eq!(s.map["Side_2"], json!({ "enum": ["long", "short"] }));
+        assert_eq!(s.map["Leg_2"]["properties"]["s"]["$ref"], "#/components/schemas/Side_2");
+        assert_eq!(s.map["B"]["properties"]["leg"]["$ref"], "#/components/schemas/Leg_2");
+        assert_eq!(s.map["Leg"]["properties"]["s"]["$ref"], "#/components/schemas/Side");
+        assert_eq!(s.map.len(), 6);
+        // A different root with a clashing title.
+        let a2 = root("A", json!({}), json!({ "x": { "type": "string" } }));
+        assert_eq!(s.absorb(&a2, "X"), "A_2");
+    }
+
+    #[test]
+    fn a_root_and_the_same_type_as_a_definition_share_one_component() {
+        let mut s = Schemas::default();
+        let item = json!({ "type": "object", "properties": { "id": { "type": "string" } } });
+        let mut titled = item.clone();
+        titled["title"] = json!("Item");
+        assert_eq!(
+            s.absorb(
+                &root(
+                    "List",
+                    json!({ "Item": item }),
+                    json!({ "items": { "$ref": "#/$defs/Item" } })
+                ),
+                "X"
+            ),
+            "List"
+        );
+        assert_eq!(s.absorb(&titled, "X"), "Item");
+        assert!(!s.map.contains_key("Item_2"));
+    }
+
+    #[test]
+    fn recursive_root_refs_point_at_the_root_component() {
+        let mut s = Schemas::default();
+        let name = s.absorb(
+            &root("Tree", json!({}), json!({ "kids": { "items": { "$ref": "#" } } })),
+            "X",
+        );
+        assert_eq!(
+            s.map[&name]["properties"]["kids"]["items"]["$ref"],
+            "#/components/schemas/Tree"
+        );
+    }
+
+    #[test]
+    fn parameters_drop_null() {
+        let p = parameter(
+            "count",
+            "query",
+            &json!({ "type": ["integer", "null"], "default": null, "description": "n" }),
+            false,
+        );
+        assert_eq!(p["schema"], json!({ "type": "integer" }));
+        assert_eq!(p["description"], "n");
+        let p = parameter(
+            "tf",
+            "query",
+            &json!({ "anyOf": [{ "$ref": "#/components/schemas/T" }, { "type": "null" }], "default": null }),
+            false,
+        );
+        assert_eq!(p["schema"], json!({ "$ref": "#/components/schemas/T" }));
+        assert_eq!(path_params("/a/{symbol}/b/{id:\\d+}"), vec!["symbol", "id"]);
+    }
 }
