@@ -28,7 +28,6 @@ mod context;
 mod error;
 mod journal;
 mod market;
-pub mod ratelimit;
 mod structure;
 mod trading;
 
