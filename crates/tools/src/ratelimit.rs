@@ -1,0 +1,243 @@
+//! Per-license rate limiting over a fixed window, shared by every API
+//! instance through Redis (spec §8). Both adapters meter tool calls with it:
+//! REST in the `rest` bucket, MCP in its own `mcp` bucket, with the same tier
+//! limits.
+//!
+//! Windows are aligned on the unix epoch (`window_index = now_ms / window`),
+//! so every instance agrees on when a window resets without coordination.
+//! The counter `tt:rl:rest:{license}:{window_index}` is incremented by a Lua
+//! script (atomic in Redis) that also sets its expiry; the REST bucket is
+//! separate from the MCP dispatch bucket (`tt:rl:mcp:…`).
+//!
+//! **When Redis is unreachable** (error or no answer within 50 ms) the
+//! request is not failed: the limiter falls back to a per-instance counter
+//! with the same window and limits (so one instance still enforces the tier
+//! limit on its own traffic), logs a warning at most once per window, and
+//! counts the event in [`RateLimiter::fallbacks`]. No 5xx is ever caused by
+//! the rate limiter.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use deadpool_redis::redis;
+use tradeterm_core::license::Tier;
+
+/// Requests per window for each tier (`API_RATE_LIMIT_FREE/_PRO/_TEAM/_ENTERPRISE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierLimits {
+    /// Free tier (default 10).
+    pub free: u64,
+    /// Pro tier (default 60).
+    pub pro: u64,
+    /// Team tier (default 300).
+    pub team: u64,
+    /// Enterprise tier (default 1000).
+    pub enterprise: u64,
+}
+
+impl Default for TierLimits {
+    fn default() -> Self {
+        Self { free: 10, pro: 60, team: 300, enterprise: 1000 }
+    }
+}
+
+impl TierLimits {
+    /// The limit of a tier.
+    pub fn of(&self, tier: Tier) -> u64 {
+        match tier {
+            Tier::Free => self.free,
+            Tier::Pro => self.pro,
+            Tier::Team => self.team,
+            Tier::Enterprise => self.enterprise,
+        }
+    }
+}
+
+/// The state of a license's bucket after counting one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// Whether the request may proceed.
+    pub allowed: bool,
+    /// `X-RateLimit-Limit`.
+    pub limit: u64,
+    /// `X-RateLimit-Remaining`.
+    pub remaining: u64,
+    /// `X-RateLimit-Reset`: unix seconds when the window ends.
+    pub reset: u64,
+    /// `Retry-After` seconds (for refused requests).
+    pub retry_after: u64,
+}
+
+const SCRIPT: &str = r"
+local c = redis.call('INCR', KEYS[1])
+if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return c
+";
+
+/// The limiter of one bucket.
+pub struct RateLimiter {
+    pool: deadpool_redis::Pool,
+    window_ms: u64,
+    limits: TierLimits,
+    bucket: &'static str,
+    fallback: Mutex<HashMap<String, (u64, u64)>>,
+    fallbacks: AtomicU64,
+    last_warned_window: AtomicU64,
+}
+
+impl std::fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimiter").field("window_ms", &self.window_ms).field("limits", &self.limits).finish()
+    }
+}
+
+impl RateLimiter {
+    /// A REST limiter over `pool`.
+    pub fn new(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits) -> Self {
+        Self::with_bucket(pool, window, limits, "rest")
+    }
+
+    /// A limiter with its own bucket name (`rest`, `mcp`).
+    pub fn with_bucket(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits, bucket: &'static str) -> Self {
+        Self {
+            pool,
+            window_ms: (window.as_millis() as u64).max(1),
+            limits,
+            bucket,
+            fallback: Mutex::new(HashMap::new()),
+            fallbacks: AtomicU64::new(0),
+            last_warned_window: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// How many requests were counted by the local fallback because Redis failed.
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Counts one request of `license` at `now_ms` and decides.
+    pub async fn check(&self, license: &str, tier: Tier, now_ms: u64) -> Decision {
+        let limit = self.limits.of(tier);
+        let window = now_ms / self.window_ms;
+        let reset_ms = (window + 1) * self.window_ms;
+        let key = format!("tt:rl:{}:{license}:{window}", self.bucket);
+        let count = match tokio::time::timeout(Duration::from_millis(50), self.incr(&key)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => self.local(license, window, &e),
+            Err(_) => self.local(license, window, &"timed out after 50 ms"),
+        };
+        let allowed = count <= limit;
+        Decision {
+            allowed,
+            limit,
+            remaining: limit.saturating_sub(count),
+            reset: reset_ms.div_ceil(1000),
+            retry_after: if allowed { 0 } else { (reset_ms - now_ms).div_ceil(1000).max(1) },
+        }
+    }
+
+    async fn incr(&self, key: &str) -> Result<u64, String> {
+        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        redis::cmd("EVAL")
+            .arg(SCRIPT)
+            .arg(1)
+            .arg(key)
+            .arg(self.window_ms * 2)
+            .query_async::<u64>(&mut conn)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    fn local(&self, license: &str, window: u64, error: &dyn std::fmt::Display) -> u64 {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        if self.last_warned_window.swap(window, Ordering::Relaxed) != window {
+            tracing::warn!(%error, "rate-limit store unreachable; counting locally on this instance");
+        }
+        let Ok(mut map) = self.fallback.lock() else { return 0 };
+        if map.len() > 100_000 {
+            map.retain(|_, (w, _)| *w == window);
+        }
+        let entry = map.entry(license.to_owned()).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        entry.1 += 1;
+        entry.1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(url: &str) -> deadpool_redis::Pool {
+        deadpool_redis::Config::from_url(url).create_pool(Some(deadpool_redis::Runtime::Tokio1)).unwrap()
+    }
+
+    fn unique(prefix: &str) -> String {
+        format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+    }
+
+    #[tokio::test]
+    async fn counts_exactly_in_redis_and_resets_with_the_window() {
+        let limiter = RateLimiter::new(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default());
+        let license = unique("lic");
+        let t0 = 1_000_000 * 60_000 + 5_000; // 5 s into a window
+        for i in 1..=10u64 {
+            let d = limiter.check(&license, Tier::Free, t0).await;
+            assert!(d.allowed, "request {i}");
+            assert_eq!((d.limit, d.remaining), (10, 10 - i));
+            assert_eq!(d.reset, (1_000_001 * 60_000) / 1000);
+        }
+        let d = limiter.check(&license, Tier::Free, t0 + 1_000).await;
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after, 54);
+        assert_eq!(limiter.fallbacks(), 0, "Redis was used, not the fallback");
+        // Next window: a fresh bucket.
+        let d = limiter.check(&license, Tier::Free, t0 + 60_000).await;
+        assert!(d.allowed && d.remaining == 9);
+        // REST and MCP buckets are separate.
+        let mcp = RateLimiter::with_bucket(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default(), "mcp");
+        assert_eq!(mcp.check(&license, Tier::Free, t0).await.remaining, 9);
+    }
+
+    #[tokio::test]
+    async fn concurrent_requests_are_counted_atomically() {
+        let limiter = std::sync::Arc::new(RateLimiter::new(
+            pool("redis://127.0.0.1:6379"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let license = unique("lic");
+        let now = 2_000_000 * 60_000;
+        let tasks: Vec<_> = (0..60)
+            .map(|_| {
+                let l = limiter.clone();
+                let lic = license.clone();
+                tokio::spawn(async move { l.check(&lic, Tier::Pro, now).await.allowed })
+            })
+            .collect();
+        let mut allowed = 0;
+        for t in tasks {
+            allowed += usize::from(t.await.unwrap());
+        }
+        assert_eq!(allowed, 60);
+        assert!(!limiter.check(&license, Tier::Pro, now).await.allowed, "the 61st Pro request is refused");
+    }
+
+    #[tokio::test]
+    async fn unreachable_redis_falls_back_to_local_counting_without_failing() {
+        // Nothing listens on port 1.
+        let limiter = RateLimiter::new(pool("redis://127.0.0.1:1"), Duration::from_secs(60), TierLimits::default());
+        let now = 3_000_000 * 60_000;
+        for i in 1..=10u64 {
+            let d = limiter.check("lic-x", Tier::Free, now).await;
+            assert!(d.allowed, "request {i} must not fail because Redis is down");
+            assert_eq!(d.remaining, 10 - i);
+        }
+        assert!(!limiter.check("lic-x", Tier::Free, now).await.allowed, "the tier limit still holds locally");
+        assert_eq!(limiter.fallbacks(), 11);
+    }
+}
