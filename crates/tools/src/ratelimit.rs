@@ -39,7 +39,12 @@ pub struct TierLimits {
 
 impl Default for TierLimits {
     fn default() -> Self {
-        Self { free: 10, pro: 60, team: 300, enterprise: 1000 }
+        Self {
+            free: 10,
+            pro: 60,
+            team: 300,
+            enterprise: 1000,
+        }
     }
 }
 
@@ -89,7 +94,10 @@ pub struct RateLimiter {
 
 impl std::fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimiter").field("window_ms", &self.window_ms).field("limits", &self.limits).finish()
+        f.debug_struct("RateLimiter")
+            .field("window_ms", &self.window_ms)
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
@@ -134,7 +142,11 @@ impl RateLimiter {
             limit,
             remaining: limit.saturating_sub(count),
             reset: reset_ms.div_ceil(1000),
-            retry_after: if allowed { 0 } else { (reset_ms - now_ms).div_ceil(1000).max(1) },
+            retry_after: if allowed {
+                0
+            } else {
+                (reset_ms - now_ms).div_ceil(1000).max(1)
+            },
         }
     }
 
@@ -173,7 +185,9 @@ mod tests {
     use super::*;
 
     fn pool(url: &str) -> deadpool_redis::Pool {
-        deadpool_redis::Config::from_url(url).create_pool(Some(deadpool_redis::Runtime::Tokio1)).unwrap()
+        deadpool_redis::Config::from_url(url)
+            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+            .unwrap()
     }
 
     fn unique(prefix: &str) -> String {
@@ -182,7 +196,11 @@ mod tests {
 
     #[tokio::test]
     async fn counts_exactly_in_redis_and_resets_with_the_window() {
-        let limiter = RateLimiter::new(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default());
+        let limiter = RateLimiter::new(
+            pool("redis://127.0.0.1:6379"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        );
         let license = unique("lic");
         let t0 = 1_000_000 * 60_000 + 5_000; // 5 s into a window
         for i in 1..=10u64 {
@@ -199,7 +217,12 @@ mod tests {
         let d = limiter.check(&license, Tier::Free, t0 + 60_000).await;
         assert!(d.allowed && d.remaining == 9);
         // REST and MCP buckets are separate.
-        let mcp = RateLimiter::with_bucket(pool("redis://127.0.0.1:6379"), Duration::from_secs(60), TierLimits::default(), "mcp");
+        let mcp = RateLimiter::with_bucket(
+            pool("redis://127.0.0.1:6379"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+            "mcp",
+        );
         assert_eq!(mcp.check(&license, Tier::Free, t0).await.remaining, 9);
     }
 
@@ -224,20 +247,30 @@ mod tests {
             allowed += usize::from(t.await.unwrap());
         }
         assert_eq!(allowed, 60);
-        assert!(!limiter.check(&license, Tier::Pro, now).await.allowed, "the 61st Pro request is refused");
+        assert!(
+            !limiter.check(&license, Tier::Pro, now).await.allowed,
+            "the 61st Pro request is refused"
+        );
     }
 
     #[tokio::test]
     async fn unreachable_redis_falls_back_to_local_counting_without_failing() {
         // Nothing listens on port 1.
-        let limiter = RateLimiter::new(pool("redis://127.0.0.1:1"), Duration::from_secs(60), TierLimits::default());
+        let limiter = RateLimiter::new(
+            pool("redis://127.0.0.1:1"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        );
         let now = 3_000_000 * 60_000;
         for i in 1..=10u64 {
             let d = limiter.check("lic-x", Tier::Free, now).await;
             assert!(d.allowed, "request {i} must not fail because Redis is down");
             assert_eq!(d.remaining, 10 - i);
         }
-        assert!(!limiter.check("lic-x", Tier::Free, now).await.allowed, "the tier limit still holds locally");
+        assert!(
+            !limiter.check("lic-x", Tier::Free, now).await.allowed,
+            "the tier limit still holds locally"
+        );
         assert_eq!(limiter.fallbacks(), 11);
     }
 }
