@@ -104,6 +104,17 @@ async fn authentication_and_the_jwt_attack_set() {
     // tampered payload (tier raised) with the original signature
     payload["tier"] = json!("enterprise");
     attacks.push(format!("{}.{}.{}", parts[0], b64(&serde_json::to_vec(&payload).unwrap()), parts[2]));
+    // A valid token whose capabilities lack `analytics` is 403 FORBIDDEN on analytics tools.
+    let mut p = payload.clone();
+    p["caps"] = json!(["read"]);
+    let read_only = sign(&p);
+    let (s, b) = t
+        .send_as(&read_only, reqwest::Method::POST, "/api/v1/tools/list_indicators", None, Some(&json!({})), None)
+        .await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("FORBIDDEN")), "{b}");
+    let (s, _, _) = t.get_as(&read_only, path, None).await;
+    assert_eq!(s, 200, "read tools still work");
+
     for (i, a) in attacks.iter().enumerate() {
         let (s, b, _) = t.get_as(a, path, None).await;
         assert_eq!(s, 401, "attack {i} got {s}: {b}");
@@ -150,6 +161,10 @@ async fn terminal_targeting_and_cross_license_isolation() {
     let (s, b, _) = t.get_as(other_key.expose(), "/api/v1/account/info", None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("MISSING_TERMINAL")), "{b}");
     assert_eq!(b["error"]["message"], "X-Terminal-Id header required (no terminal of this license is connected)");
+    // A terminal of this license that is not connected: 502 DISPATCH_ERROR.
+    let (offline, _) = store.create_terminal(&t.creds.license_id, "offline").await.unwrap();
+    let (s, b, _) = t.get("/api/v1/account/info", Some(&offline.id)).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (502, Some("DISPATCH_ERROR")), "{b}");
     // Bad header values are refused cleanly.
     let (s, b, _) = t.get("/api/v1/account/info", Some("../../etc")).await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
@@ -311,6 +326,16 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
         .send_as(fresh.expose(), reqwest::Method::DELETE, &format!("/api/v1/journal/{attributed_id}"), None, None, None)
         .await;
     assert_eq!((s, b["data"]["deleted"].as_bool()), (200, Some(true)));
+    // What does need the gateway says so: 502 GATEWAY_ERROR.
+    let r = t
+        .http
+        .post(format!("{}/api/token", t.rest))
+        .json(&json!({ "license_key": t.creds.terminals[0].key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "GATEWAY_ERROR");
     t.stack.stop().await;
 }
 
