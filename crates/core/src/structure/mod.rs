@@ -252,22 +252,62 @@ impl StructureEvent {
     }
 }
 
-/// Streaming market-structure detector: feed bars one at a time with
-/// [`StructureDetector::update`]; each call returns the events that became
-/// knowable at that bar's close.
-///
-/// The detector keeps the bars it has been fed (about 48 bytes each), because
-/// a break or sweep found late may have to look back over them.
+/// The detectors of every family, advanced one bar at a time over a series
+/// they borrow. [`StructureDetector`] owns the series it is fed; [`detect`]
+/// borrows the caller's slice. Both call [`Engine::step`] with the same
+/// prefixes, so batch and streaming agree by construction.
 #[derive(Debug, Clone)]
-pub struct StructureDetector {
-    config: StructureConfig,
-    bars: Vec<Bar>,
-    out: Vec<StructureEvent>,
+struct Engine {
     swings: swings::SwingDetector,
     fvg: Option<fvg::FvgDetector>,
     order_blocks: Option<order_blocks::OrderBlockDetector>,
     liquidity: Option<liquidity::LiquidityDetector>,
     bos_choch: Option<bos_choch::BosChochDetector>,
+}
+
+impl Engine {
+    /// Builds the detectors; `config` must be valid.
+    fn new(config: &StructureConfig) -> Self {
+        Self {
+            swings: swings::SwingDetector::new(config.swing_length),
+            fvg: config.fvg.as_ref().map(fvg::FvgDetector::new),
+            order_blocks: config.order_blocks.as_ref().map(order_blocks::OrderBlockDetector::new),
+            liquidity: config.liquidity.as_ref().map(liquidity::LiquidityDetector::new),
+            bos_choch: config.bos_choch.as_ref().map(bos_choch::BosChochDetector::new),
+        }
+    }
+
+    /// Processes the last bar of `bars` (a validated series whose earlier bars
+    /// were all stepped over in order) and appends the events it confirms.
+    fn step(&mut self, bars: &[Bar], out: &mut Vec<StructureEvent>) {
+        let change = self.swings.update(bars, out);
+        if let Some(d) = self.fvg.as_mut() {
+            d.update(bars, out);
+        }
+        if let Some(d) = self.order_blocks.as_mut() {
+            d.update(bars, change.as_ref(), out);
+        }
+        if let Some(d) = self.liquidity.as_mut() {
+            d.update(bars, change.as_ref(), out);
+        }
+        if let Some(d) = self.bos_choch.as_mut() {
+            d.update(bars, change.as_ref(), out);
+        }
+    }
+}
+
+/// Streaming market-structure detector: feed bars one at a time with
+/// [`StructureDetector::update`]; each call returns the events that became
+/// knowable at that bar's close.
+///
+/// The detector keeps the bars it has been fed (48 bytes each), because a
+/// break or sweep recognised late may have to look back over them.
+#[derive(Debug, Clone)]
+pub struct StructureDetector {
+    config: StructureConfig,
+    bars: Vec<Bar>,
+    out: Vec<StructureEvent>,
+    engine: Engine,
 }
 
 impl StructureDetector {
@@ -278,11 +318,7 @@ impl StructureDetector {
     pub fn new(config: StructureConfig) -> Result<Self, CoreError> {
         config.validate()?;
         Ok(Self {
-            swings: swings::SwingDetector::new(config.swing_length),
-            fvg: config.fvg.as_ref().map(fvg::FvgDetector::new),
-            order_blocks: config.order_blocks.as_ref().map(order_blocks::OrderBlockDetector::new),
-            liquidity: config.liquidity.as_ref().map(liquidity::LiquidityDetector::new),
-            bos_choch: config.bos_choch.as_ref().map(bos_choch::BosChochDetector::new),
+            engine: Engine::new(&config),
             config,
             bars: Vec::new(),
             out: Vec::new(),
@@ -301,14 +337,7 @@ impl StructureDetector {
 
     /// Forgets every bar; the detector behaves as freshly built.
     pub fn reset(&mut self) {
-        // The configuration was validated in `new`, so rebuilding cannot fail;
-        // rebuild field by field to keep `reset` infallible.
-        let config = self.config.clone();
-        self.swings = swings::SwingDetector::new(config.swing_length);
-        self.fvg = config.fvg.as_ref().map(fvg::FvgDetector::new);
-        self.order_blocks = config.order_blocks.as_ref().map(order_blocks::OrderBlockDetector::new);
-        self.liquidity = config.liquidity.as_ref().map(liquidity::LiquidityDetector::new);
-        self.bos_choch = config.bos_choch.as_ref().map(bos_choch::BosChochDetector::new);
+        self.engine = Engine::new(&self.config);
         self.bars.clear();
         self.out.clear();
     }
@@ -336,26 +365,14 @@ impl StructureDetector {
         }
         self.bars.push(*bar);
         self.out.clear();
-        let bars = self.bars.as_slice();
-        let change = self.swings.update(bars, &mut self.out);
-        if let Some(d) = self.fvg.as_mut() {
-            d.update(bars, &mut self.out);
-        }
-        if let Some(d) = self.order_blocks.as_mut() {
-            d.update(bars, change.as_ref(), &mut self.out);
-        }
-        if let Some(d) = self.liquidity.as_mut() {
-            d.update(bars, change.as_ref(), &mut self.out);
-        }
-        if let Some(d) = self.bos_choch.as_mut() {
-            d.update(bars, change.as_ref(), &mut self.out);
-        }
+        self.engine.step(&self.bars, &mut self.out);
         Ok(&self.out)
     }
 }
 
-/// Batch detection: runs a fresh [`StructureDetector`] over `bars` and returns
-/// every event in emission order (the streaming detector's final event list).
+/// Batch detection over `bars`: every event in emission order, equal to the
+/// final event list of a [`StructureDetector`] fed the same bars (the same
+/// engine runs over the borrowed slice, without copying it).
 ///
 /// # Errors
 /// - [`CoreError::InvalidParameter`] when the configuration is invalid, or the
@@ -377,11 +394,14 @@ pub fn detect(bars: &[Bar], config: &StructureConfig) -> Result<Vec<StructureEve
             ),
         ));
     }
-    let mut detector = StructureDetector::new(config.clone())?;
-    let mut events = Vec::new();
-    for bar in bars {
-        events.extend_from_slice(detector.update(bar)?);
+    let mut engine = Engine::new(config);
+    // Real series give well under one event per two bars; reserving is cheap
+    // (untouched capacity costs no memory) and avoids regrowing.
+    let mut events = Vec::with_capacity(bars.len() / 2 + 16);
+    for t in 1..=bars.len() {
+        engine.step(&bars[..t], &mut events);
     }
+    events.shrink_to_fit();
     Ok(events)
 }
 
