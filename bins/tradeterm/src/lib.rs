@@ -18,6 +18,6 @@ pub use settings::Settings;
 /// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to stderr.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn,sqlx=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn,sqlx=warn,rmcp=warn"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -183,13 +183,14 @@ async fn serve(
         settings,
     })
     .await?;
-    tracing::info!(gateway = stack.gateway_port, rest = stack.rest_port, "listening");
+    tracing::info!(gateway = stack.gateway_port, rest = stack.rest_port, mcp = stack.mcp_port, "listening");
     if let Some(c) = &stack.credentials {
         let file = data_dir.join(tradeterm::demo::FILE_NAME);
         println!();
         println!("tradeterm is running ({} simulated terminals).", c.terminals.len());
         println!("  REST API     {}/api/v1   (docs: {}/api/v1/docs)", c.rest_url, c.rest_url);
         println!("  gateway      {}", c.gateway_url);
+        println!("  MCP          {}   (Bearer: a terminal key; stdio clients: tradeterm-connect)", c.mcp_url);
         println!("  license id   {}", c.license_id);
         println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
         println!("  REST API key {}", c.api_key);

@@ -20,6 +20,9 @@ pub struct Settings {
     pub gateway_port: u16,
     /// MCP port (`MCP_PORT`, default 8090).
     pub mcp_port: u16,
+    /// Host names (or `host:port`) the MCP listener accepts in `Host` headers,
+    /// comma-separated (`MCP_ALLOWED_HOSTS`); loopback names are always accepted.
+    pub mcp_allowed_hosts: Option<String>,
     /// `development` (default) or `production` (`NODE_ENV`).
     pub node_env: String,
     /// Database URL (`DATABASE_URL`); default SQLite under the data dir.
@@ -63,6 +66,7 @@ impl Default for Settings {
             port: 4000,
             gateway_port: 8081,
             mcp_port: 8090,
+            mcp_allowed_hosts: None,
             node_env: "development".into(),
             database_url: None,
             jwt_private_key_path: None,
@@ -90,6 +94,7 @@ const ENV_KEYS: &[&str] = &[
     "PORT",
     "GATEWAY_PORT",
     "MCP_PORT",
+    "MCP_ALLOWED_HOSTS",
     "NODE_ENV",
     "DATABASE_URL",
     "JWT_PRIVATE_KEY_PATH",
@@ -173,6 +178,31 @@ impl Settings {
         }
     }
 
+    /// Settings of the MCP server: the REST tier limits and window (its own
+    /// bucket), and the accepted host names (`MCP_ALLOWED_HOSTS`, plus `HOST`
+    /// when it names a specific interface).
+    pub fn mcp_settings(&self) -> tradeterm_mcp::McpSettings {
+        let rest = self.rest_settings();
+        let mut allowed_hosts: Vec<String> = self
+            .mcp_allowed_hosts
+            .iter()
+            .flat_map(|list| list.split(','))
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .collect();
+        if self.host != "0.0.0.0" && self.host != "::" {
+            allowed_hosts.push(self.host.clone());
+        }
+        tradeterm_mcp::McpSettings {
+            production: rest.production,
+            rate_window: rest.rate_window,
+            rate_limits: rest.rate_limits,
+            dispatch_timeout: rest.dispatch_timeout,
+            allowed_hosts,
+            ..tradeterm_mcp::McpSettings::default()
+        }
+    }
+
     /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which
     /// refuses to start in production without it (spec §5.9).
     pub fn redis_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
@@ -225,6 +255,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.rest_settings().rate_limits.free, 3);
+        assert_eq!(s.mcp_settings().rate_limits.free, 3, "MCP has the REST tier limits (in its own bucket)");
         assert!(s.rest_settings().production);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());

@@ -1,6 +1,6 @@
-//! The single-node stack behind `tradeterm serve`: store, gateway and REST
-//! listeners, and simulated terminals connected over the real agent protocol
-//! on loopback.
+//! The single-node stack behind `tradeterm serve`: store, gateway, REST and
+//! MCP listeners, and simulated terminals connected over the real agent
+//! protocol on loopback.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -42,6 +42,10 @@ pub struct Stack {
     pub gateway_port: u16,
     /// Port the REST API listens on.
     pub rest_port: u16,
+    /// Port the MCP server (`/mcp/v1`) listens on.
+    pub mcp_port: u16,
+    /// The MCP server's shared state (token-exchange counters; building more MCP servers in tests).
+    pub mcp_state: tradeterm_mcp::McpState,
     /// Demo credentials, when simulated terminals run.
     pub credentials: Option<DemoCredentials>,
     /// Whether the demo credentials were created by this start.
@@ -52,6 +56,8 @@ pub struct Stack {
     gateway_task: tokio::task::JoinHandle<std::io::Result<()>>,
     rest_handle: tradeterm_rest::ServerHandle,
     rest_task: tokio::task::JoinHandle<std::io::Result<()>>,
+    mcp_handle: tradeterm_mcp::McpHandle,
+    mcp_task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl std::fmt::Debug for Stack {
@@ -59,6 +65,7 @@ impl std::fmt::Debug for Stack {
         f.debug_struct("Stack")
             .field("gateway_port", &self.gateway_port)
             .field("rest_port", &self.rest_port)
+            .field("mcp_port", &self.mcp_port)
             .field("simulators", &self.simulators.len())
             .finish_non_exhaustive()
     }
@@ -116,6 +123,23 @@ impl Stack {
         let rest_port = rest.port();
         let rest_handle = rest.handle();
         let rest_task = tokio::spawn(rest.run_until_stopped());
+
+        // MCP server: same dispatch and store; terminal keys exchanged with the local gateway.
+        let mcp_deps = tradeterm_mcp::McpDeps {
+            dispatch: Arc::new(gateway.clone()),
+            store: store.clone(),
+            verifier: keys::verifier(settings, &key_paths)?,
+            gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
+                .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
+            redis: settings.redis_pool()?,
+        };
+        let mcp_state = tradeterm_mcp::McpState::new(settings.mcp_settings(), mcp_deps);
+        let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))
+            .with_context(|| format!("binding the MCP server on {}:{}", settings.host, settings.mcp_port))?;
+        let mcp = tradeterm_mcp::McpServer::build(mcp_state.clone(), mcp_listener)?;
+        let mcp_port = mcp.port();
+        let mcp_handle = mcp.handle();
+        let mcp_task = tokio::spawn(mcp.run_until_stopped());
         let mut credentials = None;
         let mut credentials_created = false;
         let mut sims = Vec::new();
@@ -124,7 +148,7 @@ impl Stack {
             let urls = Urls {
                 rest: format!("http://{host}:{rest_port}"),
                 gateway: format!("http://{host}:{gateway_port}"),
-                mcp: format!("http://{host}:{}/mcp/v1", settings.mcp_port),
+                mcp: format!("http://{host}:{mcp_port}{}", tradeterm_mcp::MCP_PATH),
             };
             let (creds, created) =
                 crate::demo::ensure(store.as_ref(), &opts.data_dir, opts.sim_terminals, &urls).await?;
@@ -155,6 +179,8 @@ impl Stack {
             store,
             gateway_port,
             rest_port,
+            mcp_port,
+            mcp_state,
             credentials,
             credentials_created,
             sims,
@@ -163,6 +189,8 @@ impl Stack {
             gateway_task,
             rest_handle,
             rest_task,
+            mcp_handle,
+            mcp_task,
         })
     }
 
@@ -181,23 +209,24 @@ impl Stack {
     pub async fn wait_connected(&self, deadline: Duration) -> bool {
         let until = tokio::time::Instant::now() + deadline;
         while tokio::time::Instant::now() < until {
-            if self.sims.iter().all(AgentHandle::is_connected) {
-                if let Some(c) = &self.credentials
-                    && c.terminals.iter().take(self.sims.len()).all(|t| self.gateway.is_connected(&t.id))
-                {
-                    return true;
-                }
+            if self.sims.iter().all(AgentHandle::is_connected)
+                && let Some(c) = &self.credentials
+                && c.terminals.iter().take(self.sims.len()).all(|t| self.gateway.is_connected(&t.id))
+            {
+                return true;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         false
     }
 
-    /// Stops the simulated terminals, then the gateway.
+    /// Stops the simulated terminals, the REST and MCP servers, then the gateway.
     pub async fn stop(self) {
         for s in self.sims {
             s.shutdown().await;
         }
+        self.mcp_handle.stop();
+        let _ = self.mcp_task.await;
         self.rest_handle.stop(true).await;
         let _ = self.rest_task.await;
         self.gateway_handle.stop(true).await;

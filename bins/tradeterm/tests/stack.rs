@@ -38,7 +38,7 @@ async fn demo_credentials_are_written_private_and_reused() {
     t.stack.stop().await;
 
     // A second start on the same data dir reuses the license and keys.
-    let settings = tradeterm::Settings { port: 0, gateway_port: 0, ..tradeterm::Settings::default() };
+    let settings = tradeterm::Settings { port: 0, gateway_port: 0, mcp_port: 0, ..tradeterm::Settings::default() };
     let stack = tradeterm::stack::Stack::start(tradeterm::stack::StackOptions {
         data_dir: dir.path().to_path_buf(),
         sim_terminals: 2,

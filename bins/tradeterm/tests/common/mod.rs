@@ -36,7 +36,7 @@ impl Default for Options {
 
 pub async fn spawn(opts: Options) -> TestStack {
     let dir = tempfile::tempdir().unwrap();
-    let mut settings = Settings { port: 0, gateway_port: 0, heartbeat_interval_ms: 200, heartbeat_timeout_ms: 3000, ..Settings::default() };
+    let mut settings = Settings { port: 0, gateway_port: 0, mcp_port: 0, heartbeat_interval_ms: 200, heartbeat_timeout_ms: 3000, ..Settings::default() };
     settings.api_rate_limit_window_ms = opts.window_ms;
     if opts.redis {
         settings.keyvalue_url = Some("redis://127.0.0.1:6379".into());

@@ -1,0 +1,275 @@
+//! Authentication of MCP requests: `Authorization: Bearer <TERMINAL_KEY>`.
+//!
+//! The terminal key is exchanged at the gateway (`POST /api/token`) for an
+//! RS256 session token, which is verified with the public key. The verified
+//! claims are cached per instance under the key's SHA-256 (never the key
+//! itself) and used until the first of:
+//!
+//! - three quarters of the token's lifetime have passed (the token is
+//!   refreshed before it expires, so a client never sees an expired token);
+//! - `key_recheck` (60 s by default) has passed, so that a revoked or rotated
+//!   terminal key stops working within that time even with a 24 h token.
+//!
+//! When a refresh fails because the gateway cannot be reached, the cached
+//! token keeps being used until it actually expires. The gateway refuses
+//! master license keys; the key must also be bound to a terminal (its agent
+//! has connected once), which is checked in the store.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use tradeterm_protocol::http_client::{ExchangeError, GatewayClient};
+use tradeterm_protocol::token::{Claims, CredentialKind, TokenVerifier};
+use tradeterm_store::Store;
+
+/// The authenticated caller of an MCP request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Verified claims of the session token exchanged for the terminal key.
+    pub claims: Arc<Claims>,
+}
+
+impl Caller {
+    /// License id.
+    pub fn license_id(&self) -> &str {
+        &self.claims.sub
+    }
+
+    /// The terminal the key is bound to.
+    pub fn terminal_id(&self) -> &str {
+        self.claims.terminal.as_deref().unwrap_or_default()
+    }
+}
+
+/// Why a request was refused before reaching MCP, answered as
+/// `{ "error": { "code", "message" } }` with an HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct AuthError {
+    /// HTTP status.
+    pub status: u16,
+    /// Spec error code (`UNAUTHORIZED`, `FORBIDDEN`, `GATEWAY_ERROR`, `INTERNAL_ERROR`).
+    pub code: &'static str,
+    /// What to do about it.
+    pub message: String,
+}
+
+impl AuthError {
+    fn unauthorized(message: impl Into<String>) -> Self {
+        Self {
+            status: 401,
+            code: "UNAUTHORIZED",
+            message: message.into(),
+        }
+    }
+
+    fn forbidden(message: impl Into<String>) -> Self {
+        Self {
+            status: 403,
+            code: "FORBIDDEN",
+            message: message.into(),
+        }
+    }
+
+    fn gateway(detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(error = %detail, "terminal-key exchange failed");
+        Self {
+            status: 502,
+            code: "GATEWAY_ERROR",
+            message: "the gateway could not be reached; retry shortly".into(),
+        }
+    }
+
+    fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "MCP authentication failed internally");
+        Self {
+            status: 500,
+            code: "INTERNAL_ERROR",
+            message: "internal error while authenticating".into(),
+        }
+    }
+}
+
+impl IntoResponse for AuthError {
+    fn into_response(self) -> Response {
+        let status =
+            axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::json!({ "error": { "code": self.code, "message": self.message } });
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+#[derive(Clone)]
+struct Grant {
+    claims: Arc<Claims>,
+    obtained: Instant,
+    /// Unix seconds after which the token is refreshed.
+    refresh_at: i64,
+    /// The key's terminal was seen bound (bindings are never undone).
+    bound: bool,
+}
+
+/// Turns terminal keys into verified callers, with the cached, refreshed exchange.
+pub struct Authenticator {
+    gateway: GatewayClient,
+    verifier: TokenVerifier,
+    store: Arc<dyn Store>,
+    recheck: Duration,
+    cache: Mutex<HashMap<[u8; 32], Grant>>,
+    exchanges: AtomicU64,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("recheck", &self.recheck)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+impl Authenticator {
+    /// An authenticator exchanging keys at `gateway`.
+    pub fn new(gateway: GatewayClient, verifier: TokenVerifier, store: Arc<dyn Store>, recheck: Duration) -> Self {
+        Self {
+            gateway,
+            verifier,
+            store,
+            recheck,
+            cache: Mutex::new(HashMap::new()),
+            exchanges: AtomicU64::new(0),
+        }
+    }
+
+    /// Successful token exchanges so far (first exchanges and refreshes).
+    pub fn exchanges(&self) -> u64 {
+        self.exchanges.load(Ordering::Relaxed)
+    }
+
+    /// Claims currently cached for `terminal_key`, if any (for tests).
+    pub fn cached_claims(&self, terminal_key: &str) -> Option<Arc<Claims>> {
+        let digest: [u8; 32] = Sha256::digest(terminal_key.as_bytes()).into();
+        self.cache.lock().ok()?.get(&digest).map(|g| g.claims.clone())
+    }
+
+    /// Authenticates an `Authorization` header value.
+    pub async fn authenticate(&self, header: Option<&str>) -> Result<Caller, AuthError> {
+        let Some(key) = header.and_then(parse_bearer) else {
+            return Err(AuthError::unauthorized(
+                "missing or malformed `Authorization: Bearer <TERMINAL_KEY>` header",
+            ));
+        };
+        let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let now = now_secs();
+        let cached = self.cache.lock().ok().and_then(|c| c.get(&digest).cloned());
+        let mut grant = match cached {
+            Some(g) if now < g.refresh_at && g.obtained.elapsed() < self.recheck => g,
+            Some(old) => match self.exchange(key).await {
+                Ok(mut fresh) => {
+                    fresh.bound = old.bound && old.claims.terminal == fresh.claims.terminal;
+                    fresh
+                }
+                Err(e) if e.code == "GATEWAY_ERROR" && old.claims.exp > now => {
+                    tracing::warn!("token refresh failed; the current session token is still valid and stays in use");
+                    old
+                }
+                Err(e) => {
+                    self.evict(&digest);
+                    return Err(e);
+                }
+            },
+            None => self.exchange(key).await?,
+        };
+        if !grant.bound {
+            self.ensure_bound(&grant.claims).await?;
+            grant.bound = true;
+        }
+        let claims = grant.claims.clone();
+        if let Ok(mut c) = self.cache.lock() {
+            if c.len() > 100_000 {
+                c.retain(|_, g| g.claims.exp > now);
+            }
+            c.insert(digest, grant);
+        }
+        Ok(Caller { claims })
+    }
+
+    fn evict(&self, digest: &[u8; 32]) {
+        if let Ok(mut c) = self.cache.lock() {
+            c.remove(digest);
+        }
+    }
+
+    async fn exchange(&self, key: &str) -> Result<Grant, AuthError> {
+        let grant = match self.gateway.exchange_terminal_key(key).await {
+            Ok(g) => g,
+            Err(ExchangeError::Refused(message)) => return Err(AuthError::unauthorized(message)),
+            Err(ExchangeError::Gateway(detail)) => return Err(AuthError::gateway(detail)),
+        };
+        let claims = self
+            .verifier
+            .verify(&grant.token)
+            .map_err(|e| AuthError::internal(format!("the gateway's session token does not verify: {e}")))?;
+        if claims.cred != CredentialKind::TerminalKey || claims.terminal.is_none() {
+            return Err(AuthError::unauthorized("the MCP endpoint takes a terminal key"));
+        }
+        self.exchanges.fetch_add(1, Ordering::Relaxed);
+        let lifetime = (claims.exp - claims.iat).max(0);
+        let refresh_at = claims.iat + lifetime * 3 / 4;
+        Ok(Grant {
+            claims: Arc::new(claims),
+            obtained: Instant::now(),
+            refresh_at,
+            bound: false,
+        })
+    }
+
+    async fn ensure_bound(&self, claims: &Claims) -> Result<(), AuthError> {
+        let terminal = claims.terminal.as_deref().unwrap_or_default();
+        match self.store.terminal(&claims.sub, terminal).await {
+            Ok(Some(t)) if t.fingerprint.is_some() => Ok(()),
+            Ok(Some(_)) => Err(AuthError::forbidden(format!(
+                "this terminal key is not bound to a terminal yet: start the tradeterm agent on terminal `{terminal}` \
+                 with this key once (the first agent connection binds it), then connect the AI client again"
+            ))),
+            Ok(None) => Err(AuthError::unauthorized("the terminal of this key no longer exists")),
+            Err(e) => Err(AuthError::internal(e)),
+        }
+    }
+}
+
+fn parse_bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let token = token.trim();
+    (!token.is_empty() && token.len() <= 4096).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(parse_bearer("Bearer tt_term_x"), Some("tt_term_x"));
+        assert_eq!(parse_bearer("bearer  tt_term_x "), Some("tt_term_x"));
+        assert_eq!(parse_bearer("Basic abc"), None);
+        assert_eq!(parse_bearer("Bearer "), None);
+    }
+
+    #[test]
+    fn auth_errors_use_the_spec_envelope() {
+        let e = AuthError::forbidden("not bound");
+        let resp = e.into_response();
+        assert_eq!(resp.status(), 403);
+    }
+}

@@ -1,0 +1,447 @@
+//! The stdio connector: a local AI client speaks MCP over stdin/stdout, and
+//! every message is relayed to a hosted `/mcp/v1` over HTTP(S) with the
+//! terminal key as `Authorization: Bearer`.
+//!
+//! The relay works message by message with rmcp's transports (newline-
+//! delimited JSON-RPC locally, streamable HTTP upstream), so requests,
+//! responses and server notifications pass through unchanged, and the local
+//! client negotiates with the hosted server itself.
+//!
+//! **Reconnection.** When the upstream connection drops (the server cannot
+//! be reached, restarted and forgot the session, or the upstream stream
+//! ended), the connector opens a new upstream session on its own: it replays
+//! the client's `initialize` (under a private request id whose answer is not
+//! relayed), sends `notifications/initialized`, restores `paper` trading mode
+//! if the client had set it, and then sends the message that failed. A
+//! message is re-sent only when it provably did not reach the server (the
+//! connection was refused, or the server answered that it does not know the
+//! session); otherwise the client gets a JSON-RPC error for it, since a
+//! trading call must never run twice. While the server is unreachable the
+//! connector keeps retrying with backoff for [`ConnectSettings::reconnect_for`].
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcError, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+
+/// Settings of the connector.
+#[derive(Clone)]
+pub struct ConnectSettings {
+    /// URL of the hosted endpoint, e.g. `https://mcp.example.com/mcp/v1`.
+    pub url: String,
+    /// The terminal key (`Authorization: Bearer`).
+    pub terminal_key: String,
+    /// How long to keep retrying an unreachable endpoint for one message
+    /// before answering it with an error.
+    pub reconnect_for: Duration,
+}
+
+impl std::fmt::Debug for ConnectSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectSettings")
+            .field("url", &self.url)
+            .field("reconnect_for", &self.reconnect_for)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectSettings {
+    /// Settings with the default reconnection window (60 s).
+    pub fn new(url: impl Into<String>, terminal_key: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            terminal_key: terminal_key.into(),
+            reconnect_for: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why the connector stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The local side (stdout) failed.
+    #[error("writing to the local client failed: {0}")]
+    Local(#[from] std::io::Error),
+    /// The settings are unusable.
+    #[error("{0}")]
+    Settings(String),
+}
+
+type Upstream = StreamableHttpClientTransport<reqwest::Client>;
+type UpstreamError = StreamableHttpError<reqwest::Error>;
+
+/// Prefix of the request ids the connector uses for its own upstream requests.
+const PRIVATE_ID: &str = "tradeterm-connect-";
+
+/// Runs the connector on the process's stdin and stdout until stdin closes.
+pub async fn run_stdio(settings: ConnectSettings) -> Result<(), ConnectError> {
+    let (stdin, stdout) = rmcp::transport::io::stdio();
+    run(settings, stdin, stdout).await
+}
+
+/// Runs the connector on `read`/`write` (newline-delimited JSON-RPC) until `read` closes.
+pub async fn run<R, W>(settings: ConnectSettings, read: R, write: W) -> Result<(), ConnectError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    if !(settings.url.starts_with("http://") || settings.url.starts_with("https://")) {
+        return Err(ConnectError::Settings(format!(
+            "--url must be an http(s) URL, not `{}`",
+            settings.url
+        )));
+    }
+    if settings.terminal_key.trim().is_empty() {
+        return Err(ConnectError::Settings(
+            "no terminal key: set TRADETERM_TERMINAL_KEY or pass --terminal-key".into(),
+        ));
+    }
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| ConnectError::Settings(format!("HTTP client: {e}")))?;
+    let mut local = AsyncRwTransport::<RoleServer, R, W>::new_server(read, write);
+    let mut relay = Relay {
+        settings,
+        http,
+        upstream: None,
+        generation: 0,
+        init: None,
+        paper: false,
+        mode_calls: HashMap::new(),
+        private_seq: 0,
+    };
+    let mut sends: JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)> = JoinSet::new();
+    loop {
+        tokio::select! {
+            msg = local.receive() => {
+                let Some(msg) = msg else { break };
+                if let Some(reply) = relay.on_client_message(msg, &mut sends).await {
+                    local.send(reply).await?;
+                }
+            }
+            msg = relay.upstream_receive() => match msg {
+                Some(msg) => {
+                    if let Some(msg) = relay.on_server_message(msg) {
+                        local.send(msg).await?;
+                    }
+                }
+                None => {
+                    tracing::warn!("the upstream MCP connection ended; reconnecting on the next message");
+                    relay.drop_upstream().await;
+                }
+            },
+            Some(done) = sends.join_next() => {
+                let Ok((msg, generation, result)) = done else { continue };
+                if let Err(e) = result
+                    && let Some(reply) = relay.send_failed(msg, generation, e, &mut sends).await
+                {
+                    local.send(reply).await?;
+                }
+            }
+        }
+    }
+    relay.drop_upstream().await;
+    let _ = local.close().await;
+    Ok(())
+}
+
+struct Relay {
+    settings: ConnectSettings,
+    http: reqwest::Client,
+    upstream: Option<Upstream>,
+    /// Incremented each time a new upstream session is opened.
+    generation: u64,
+    /// The client's `initialize`, replayed on reconnection.
+    init: Option<ClientJsonRpcMessage>,
+    /// Whether the client set `paper` mode (restored on reconnection).
+    paper: bool,
+    /// `set_mode` calls in flight: request id → requested mode.
+    mode_calls: HashMap<String, String>,
+    private_seq: u64,
+}
+
+fn to_value<T: serde::Serialize>(msg: &T) -> Value {
+    serde_json::to_value(msg).unwrap_or(Value::Null)
+}
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// A JSON-RPC error for the local client.
+fn error_reply(id: RequestId, message: String) -> ServerJsonRpcMessage {
+    ServerJsonRpcMessage::Error(JsonRpcError::new(
+        Some(id),
+        ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None),
+    ))
+}
+
+fn request_id(msg: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match msg {
+        ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+fn is_initialize(msg: &ClientJsonRpcMessage) -> bool {
+    to_value(msg)["method"] == "initialize"
+}
+
+/// Whether the message provably did not reach the server, so sending it again is safe.
+fn safe_to_resend(e: &UpstreamError) -> bool {
+    match e {
+        StreamableHttpError::Client(e) => e.is_connect(),
+        StreamableHttpError::SessionExpired | StreamableHttpError::TransportChannelClosed => true,
+        StreamableHttpError::HttpStatus(s) => s.status == 503,
+        _ => false,
+    }
+}
+
+impl Relay {
+    fn new_upstream(&self) -> Upstream {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.settings.url.as_str())
+            .auth_header(self.settings.terminal_key.clone())
+            .reinit_on_expired_session(false);
+        StreamableHttpClientTransport::with_client(self.http.clone(), config)
+    }
+
+    fn private_id(&mut self) -> Value {
+        self.private_seq += 1;
+        json!(format!("{PRIVATE_ID}{}", self.private_seq))
+    }
+
+    async fn upstream_receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        match &mut self.upstream {
+            Some(u) => u.receive().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    async fn drop_upstream(&mut self) {
+        if let Some(mut u) = self.upstream.take() {
+            // Ends the upstream session (DELETE) when the server can still be reached.
+            let _ = tokio::time::timeout(Duration::from_secs(2), u.close()).await;
+        }
+    }
+
+    /// Opens an upstream session for the messages after `initialize`: replays
+    /// the client's `initialize` privately, then `initialized`, then `paper` mode.
+    async fn open_session(&mut self) -> Result<(), String> {
+        self.drop_upstream().await;
+        let mut upstream = self.new_upstream();
+        self.generation += 1;
+        if let Some(init) = &self.init {
+            let mut replay = to_value(init);
+            replay["id"] = self.private_id();
+            let replay: ClientJsonRpcMessage = serde_json::from_value(replay).map_err(|e| e.to_string())?;
+            upstream.send(replay).await.map_err(|e| describe(&e))?;
+            let answer = tokio::time::timeout(Duration::from_secs(30), upstream.receive())
+                .await
+                .map_err(|_| "the hosted server did not answer initialize".to_owned())?
+                .ok_or_else(|| "the upstream connection closed during initialize".to_owned())?;
+            if let ServerJsonRpcMessage::Error(e) = answer {
+                return Err(format!("the hosted server refused initialize: {}", e.error.message));
+            }
+            let initialized: ClientJsonRpcMessage =
+                serde_json::from_value(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+                    .map_err(|e| e.to_string())?;
+            upstream.send(initialized).await.map_err(|e| describe(&e))?;
+            if self.paper {
+                let restore: ClientJsonRpcMessage = serde_json::from_value(json!({
+                    "jsonrpc": "2.0",
+                    "id": self.private_id(),
+                    "method": "tools/call",
+                    "params": { "name": "set_mode", "arguments": { "mode": "paper" } }
+                }))
+                .map_err(|e| e.to_string())?;
+                upstream.send(restore).await.map_err(|e| describe(&e))?;
+            }
+            tracing::info!("upstream MCP session re-initialised");
+        }
+        self.upstream = Some(upstream);
+        Ok(())
+    }
+
+    /// Sends `msg` upstream (opening a session first when there is none).
+    async fn forward(
+        &mut self,
+        msg: ClientJsonRpcMessage,
+        sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
+    ) -> Option<ServerJsonRpcMessage> {
+        if self.upstream.is_none() || is_initialize(&msg) {
+            if is_initialize(&msg) {
+                // The client's own initialize opens the session; its answer is relayed.
+                self.drop_upstream().await;
+                self.upstream = Some(self.new_upstream());
+                self.generation += 1;
+            } else if let Err(e) = self.reconnect().await {
+                return request_id(&msg).map(|id| error_reply(id, e));
+            }
+        }
+        let upstream = self.upstream.as_mut()?;
+        let send = upstream.send(msg.clone());
+        let generation = self.generation;
+        sends.spawn(async move { (msg, generation, send.await) });
+        None
+    }
+
+    /// Opens a new upstream session, retrying with backoff while the server is unreachable.
+    async fn reconnect(&mut self) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + self.settings.reconnect_for;
+        let mut delay = Duration::from_millis(200);
+        loop {
+            match self.open_session().await {
+                Ok(()) => return Ok(()),
+                Err(e) if tokio::time::Instant::now() + delay < deadline => {
+                    tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "cannot reach the hosted MCP server");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => {
+                    self.drop_upstream().await;
+                    return Err(format!(
+                        "tradeterm-connect: cannot reach {} ({e}); retried for {} s",
+                        self.settings.url,
+                        self.settings.reconnect_for.as_secs()
+                    ));
+                }
+            }
+        }
+    }
+
+    async fn on_client_message(
+        &mut self,
+        msg: ClientJsonRpcMessage,
+        sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
+    ) -> Option<ServerJsonRpcMessage> {
+        let v = to_value(&msg);
+        match v["method"].as_str() {
+            Some("initialize") => self.init = Some(msg.clone()),
+            Some("tools/call") if v["params"]["name"] == "set_mode" => {
+                if let Some(mode) = v["params"]["arguments"]["mode"].as_str() {
+                    self.mode_calls.insert(id_key(&v["id"]), mode.to_owned());
+                }
+            }
+            _ => {}
+        }
+        self.forward(msg, sends).await
+    }
+
+    /// A message from the server: relayed, unless it answers one of the connector's own requests.
+    fn on_server_message(&mut self, msg: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
+        let v = to_value(&msg);
+        if v["id"].as_str().is_some_and(|id| id.starts_with(PRIVATE_ID)) {
+            if v.get("error").is_some() {
+                tracing::warn!(answer = %v, "the hosted server refused a request of the connector");
+            }
+            return None;
+        }
+        if let Some(mode) = self.mode_calls.remove(&id_key(&v["id"]))
+            && v["result"]["isError"] != json!(true)
+            && v.get("result").is_some()
+        {
+            self.paper = mode == "paper";
+        }
+        Some(msg)
+    }
+
+    /// An upstream send failed: re-send after reconnecting when that is safe,
+    /// else answer the client's request with an error.
+    async fn send_failed(
+        &mut self,
+        msg: ClientJsonRpcMessage,
+        generation: u64,
+        error: UpstreamError,
+        sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
+    ) -> Option<ServerJsonRpcMessage> {
+        if !safe_to_resend(&error) {
+            tracing::warn!(error = %error, "upstream request failed");
+            if matches!(error, StreamableHttpError::Client(_) | StreamableHttpError::Sse(_))
+                && generation == self.generation
+            {
+                self.drop_upstream().await;
+            }
+            return request_id(&msg).map(|id| error_reply(id, format!("tradeterm-connect: {}", describe(&error))));
+        }
+        tracing::warn!(error = %error, "upstream connection lost; reconnecting");
+        if generation == self.generation {
+            self.drop_upstream().await;
+        }
+        if is_initialize(&msg) {
+            // The first session never opened: retry the client's initialize itself.
+            let deadline = tokio::time::Instant::now() + self.settings.reconnect_for;
+            let mut delay = Duration::from_millis(200);
+            loop {
+                let mut upstream = self.new_upstream();
+                match upstream.send(msg.clone()).await {
+                    Ok(()) => {
+                        self.generation += 1;
+                        self.upstream = Some(upstream);
+                        return None;
+                    }
+                    Err(e) if safe_to_resend(&e) && tokio::time::Instant::now() + delay < deadline => {
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(2));
+                    }
+                    Err(e) => {
+                        return request_id(&msg)
+                            .map(|id| error_reply(id, format!("tradeterm-connect: {}", describe(&e))));
+                    }
+                }
+            }
+        }
+        if self.upstream.is_none()
+            && let Err(e) = self.reconnect().await
+        {
+            return request_id(&msg).map(|id| error_reply(id, e));
+        }
+        self.forward(msg, sends).await
+    }
+}
+
+/// A readable description of an upstream failure (HTTP status and the
+/// server's `{ "error": { "message" } }` when it sent one).
+fn describe(e: &UpstreamError) -> String {
+    match e {
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            let body = text.split_once(": ").map(|(_, b)| b).unwrap_or(text);
+            match serde_json::from_str::<Value>(body) {
+                Ok(v) if v["error"]["message"].is_string() => {
+                    format!(
+                        "{} ({})",
+                        v["error"]["message"].as_str().unwrap_or_default(),
+                        text.split(':').next().unwrap_or("")
+                    )
+                }
+                _ => text.to_string(),
+            }
+        }
+        StreamableHttpError::Client(c) if c.is_connect() => format!("cannot connect: {c}"),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_error_bodies_are_made_readable() {
+        let e: UpstreamError = StreamableHttpError::UnexpectedServerResponse(
+            "HTTP 401 Unauthorized: {\"error\":{\"code\":\"UNAUTHORIZED\",\"message\":\"invalid or revoked terminal key\"}}".into(),
+        );
+        assert_eq!(describe(&e), "invalid or revoked terminal key (HTTP 401 Unauthorized)");
+        assert!(safe_to_resend(&StreamableHttpError::SessionExpired));
+        assert!(!safe_to_resend(&e));
+    }
+}

@@ -1,0 +1,296 @@
+//! # tradeterm-mcp
+//!
+//! The MCP (Model Context Protocol) surface of tradeterm, and the stdio
+//! connector that brings it to a local AI client.
+//!
+//! - **Server** ([`McpServer`]): MCP streamable HTTP at `/mcp/v1` (rmcp's
+//!   tower service mounted in axum on its own listener) and `GET /healthz`.
+//!   Every request carries `Authorization: Bearer <TERMINAL_KEY>`; the server
+//!   exchanges the key at the gateway for a session token, verifies it, and
+//!   refreshes it before it expires, so a client never handles tokens
+//!   ([`auth`]). The key must already be bound to a terminal, and that
+//!   terminal is the target of every call.
+//! - **Tools**: the catalog of `tradeterm-tools`, listed with the same names,
+//!   descriptions, schemas and annotations, and run through
+//!   [`tradeterm_tools::Tool::call`] (which enforces capabilities). Two
+//!   session tools exist only here: `set_mode` and `get_mode` (trading mode
+//!   `live` or `paper`; in `paper` every trading tool is forced to a dry run).
+//!   Tool failures are MCP tool errors (`isError: true`) carrying the spec's
+//!   code in structured content `{ "code", "message" }` and in the text.
+//! - **Traffic**: tool calls count against a per-license `mcp` bucket with
+//!   the REST tier limits ([`tradeterm_tools::ratelimit`]).
+//! - **Connector** ([`connect`]): speaks MCP over stdin/stdout and relays
+//!   every message to a hosted `/mcp/v1`, reconnecting and re-initialising the
+//!   upstream session transparently when the connection drops.
+//!
+//! **Why axum:** rmcp's streamable HTTP server is a tower service; axum mounts
+//! it natively. The REST API is actix-web, but MCP has its own listener, so the
+//! two never share a router and the adapters stay independent.
+//!
+//! **Architecture invariant:** this crate never depends on the REST adapter or
+//! the gateway: terminals are reached through [`tradeterm_protocol::Dispatch`]
+//! and the token exchange through
+//! [`tradeterm_protocol::http_client::GatewayClient`], like REST does.
+
+pub mod auth;
+pub mod connect;
+mod server;
+mod tools;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tradeterm_protocol::Dispatch;
+use tradeterm_protocol::http_client::GatewayClient;
+use tradeterm_protocol::token::TokenVerifier;
+use tradeterm_store::Store;
+use tradeterm_tools::ratelimit::{RateLimiter, TierLimits};
+
+pub use auth::{AuthError, Caller};
+pub use server::{SESSION_TOOLS, TradingMode};
+pub use tools::mcp_tools;
+
+/// Path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp/v1";
+
+/// Settings of the MCP server.
+#[derive(Debug, Clone)]
+pub struct McpSettings {
+    /// `NODE_ENV=production`: internal error details are hidden.
+    pub production: bool,
+    /// Rate-limit window (same as REST: `API_RATE_LIMIT_WINDOW_MS`).
+    pub rate_window: Duration,
+    /// Tool calls per window per tier (same limits as REST, separate bucket).
+    pub rate_limits: TierLimits,
+    /// Dispatch timeout per command.
+    pub dispatch_timeout: Duration,
+    /// Accepted `Host` header values (names or `host:port`). Loopback names are
+    /// always accepted; a public deployment adds its own host names.
+    pub allowed_hosts: Vec<String>,
+    /// How long an exchanged session token is used before the terminal key is
+    /// exchanged again (so a revoked key stops working within this time even
+    /// when the token lives longer). Tokens are also refreshed before expiry.
+    pub key_recheck: Duration,
+    /// Interval of SSE keep-alive pings.
+    pub sse_keep_alive: Duration,
+}
+
+/// Host names every MCP listener accepts.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            production: false,
+            rate_window: Duration::from_millis(60_000),
+            rate_limits: TierLimits::default(),
+            dispatch_timeout: tradeterm_protocol::dispatch::DEFAULT_TIMEOUT,
+            allowed_hosts: Vec::new(),
+            key_recheck: Duration::from_secs(60),
+            sse_keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// What the MCP server is built from.
+#[derive(Clone)]
+pub struct McpDeps {
+    /// Path to terminals.
+    pub dispatch: Arc<dyn Dispatch>,
+    /// Persistence (terminal bindings, journal, idempotency).
+    pub store: Arc<dyn Store>,
+    /// Verifies session tokens.
+    pub verifier: TokenVerifier,
+    /// Gateway client for the terminal-key exchange.
+    pub gateway: GatewayClient,
+    /// Redis pool for rate limiting (`None`: rate limiting off).
+    pub redis: Option<deadpool_redis::Pool>,
+}
+
+impl std::fmt::Debug for McpDeps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpDeps")
+            .field("gateway", &self.gateway.base_url())
+            .finish_non_exhaustive()
+    }
+}
+
+/// State shared by every session of one MCP server. Cheap to clone.
+#[derive(Clone)]
+pub struct McpState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: McpSettings,
+    deps: McpDeps,
+    auth: auth::Authenticator,
+    limiter: Option<RateLimiter>,
+}
+
+impl std::fmt::Debug for McpState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpState")
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpState {
+    /// Builds the shared state.
+    pub fn new(settings: McpSettings, deps: McpDeps) -> Self {
+        let auth = auth::Authenticator::new(
+            deps.gateway.clone(),
+            deps.verifier.clone(),
+            deps.store.clone(),
+            settings.key_recheck,
+        );
+        let limiter = deps
+            .redis
+            .clone()
+            .map(|pool| RateLimiter::with_bucket(pool, settings.rate_window, settings.rate_limits, "mcp"));
+        Self {
+            inner: Arc::new(Inner {
+                settings,
+                deps,
+                auth,
+                limiter,
+            }),
+        }
+    }
+
+    /// The authenticator (token exchange counters for tests and metrics).
+    pub fn authenticator(&self) -> &auth::Authenticator {
+        &self.inner.auth
+    }
+
+    /// The rate limiter, when on.
+    pub fn limiter(&self) -> Option<&RateLimiter> {
+        self.inner.limiter.as_ref()
+    }
+
+    pub(crate) fn settings(&self) -> &McpSettings {
+        &self.inner.settings
+    }
+
+    pub(crate) fn deps(&self) -> &McpDeps {
+        &self.inner.deps
+    }
+}
+
+/// Stops a running [`McpServer`]: ends every MCP session and the listener.
+#[derive(Debug, Clone)]
+pub struct McpHandle {
+    shutdown: CancellationToken,
+}
+
+impl McpHandle {
+    /// Asks the server to stop; [`McpServer::run_until_stopped`] returns once
+    /// open connections are closed.
+    pub fn stop(&self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// A bound MCP server.
+pub struct McpServer {
+    port: u16,
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// Builds the server on `listener`. Must be called inside a Tokio runtime.
+    pub fn build(state: McpState, listener: TcpListener) -> std::io::Result<Self> {
+        let port = listener.local_addr()?.port();
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let shutdown = CancellationToken::new();
+        let router = router(state, shutdown.clone());
+        Ok(Self {
+            port,
+            listener,
+            router,
+            shutdown,
+        })
+    }
+
+    /// The port actually bound.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A handle that stops the server.
+    pub fn handle(&self) -> McpHandle {
+        McpHandle {
+            shutdown: self.shutdown.clone(),
+        }
+    }
+
+    /// Serves until stopped through [`McpServer::handle`].
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let stop = self.shutdown.clone();
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+    }
+}
+
+/// The axum router: `/mcp/v1` (authenticated) and `/healthz`.
+fn router(state: McpState, shutdown: CancellationToken) -> Router {
+    let settings = state.settings();
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    hosts.extend(settings.allowed_hosts.iter().filter(|h| !h.is_empty()).cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_sse_keep_alive(Some(settings.sse_keep_alive))
+        .with_cancellation_token(shutdown.child_token());
+    let factory_state = state.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(server::Session::new(factory_state.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service(MCP_PATH, mcp)
+        .route_layer(axum::middleware::from_fn_with_state(state, authenticate))
+        .route("/healthz", get(healthz))
+}
+
+async fn healthz() -> Response {
+    axum::Json(serde_json::json!({ "status": "ok", "service": "tradeterm-mcp" })).into_response()
+}
+
+/// Authenticates every `/mcp/v1` request and hands the caller to rmcp in the
+/// request extensions (rmcp passes the HTTP parts on to the handlers).
+async fn authenticate(State(state): State<McpState>, mut req: Request, next: Next) -> Response {
+    let header = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match state.inner.auth.authenticate(header).await {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
+}

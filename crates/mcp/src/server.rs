@@ -1,0 +1,333 @@
+//! One MCP session: the rmcp server handler.
+//!
+//! rmcp creates one [`Session`] per MCP session (at `initialize`), so the
+//! session trading mode lives here. The server speaks the protocol revisions
+//! that have sessions (up to `2025-11-25`): the trading mode is session state,
+//! and the stateless revision (`2026-07-28`) has no session to hold it.
+//! Clients that probe `server/discover` first fall back to `initialize`.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool as McpTool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tracing::Instrument;
+use tradeterm_tools::{Target, ToolContext};
+
+use crate::McpState;
+use crate::auth::Caller;
+use crate::tools::{failure, success, tool_error};
+
+/// Names of the MCP-only session tools.
+pub const SESSION_TOOLS: [&str; 2] = ["set_mode", "get_mode"];
+
+/// Trading mode of an MCP session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TradingMode {
+    /// Trading tools behave as on every surface: dry run unless `"dry_run": false`.
+    #[default]
+    Live,
+    /// Every trading tool is a dry run, whatever its `dry_run` says.
+    Paper,
+}
+
+/// Input of `set_mode`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SetModeInput {
+    /// `paper`: from now on every trading tool of this session is a dry run,
+    /// even with `"dry_run": false`. `live`: trading tools follow their
+    /// `dry_run` input again (which still defaults to `true`; `live` is not a
+    /// trading confirmation).
+    mode: TradingMode,
+}
+
+/// Input of `get_mode`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetModeInput {}
+
+/// Output of `set_mode` and `get_mode`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct ModeOutput {
+    /// The session's trading mode.
+    mode: TradingMode,
+    /// Whether trading tools are forced to dry runs (`paper` mode).
+    forces_dry_run: bool,
+    /// What the mode means for the next trading calls.
+    note: &'static str,
+}
+
+fn mode_output(mode: TradingMode) -> Value {
+    let out = ModeOutput {
+        mode,
+        forces_dry_run: mode == TradingMode::Paper,
+        note: match mode {
+            TradingMode::Paper => "paper mode: every trading tool is a dry run for the rest of this session",
+            TradingMode::Live => {
+                "live mode: trading tools are dry runs unless called with \"dry_run\": false (live execution also needs the trade capability and the terminal's trading permission)"
+            }
+        },
+    };
+    serde_json::to_value(out).unwrap_or(Value::Null)
+}
+
+fn object_schema(v: Value) -> Arc<rmcp::model::JsonObject> {
+    Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+/// The MCP definitions of `set_mode` and `get_mode`.
+pub(crate) fn session_tools() -> Vec<McpTool> {
+    let output = object_schema(tradeterm_tools::output_schema_of::<ModeOutput>());
+    vec![
+        McpTool::new(
+            "set_mode",
+            "Sets this MCP session's trading mode. `paper` forces every trading tool (place_order, close_position, \
+             modify_position, reverse_position, cancel_order) to a dry run for the rest of the session; `live` returns to \
+             normal behaviour, where trading tools are still dry runs unless called with \"dry_run\": false. The mode \
+             belongs to this session only; a new session starts in `live`.",
+            object_schema(tradeterm_tools::schema_of::<SetModeInput>()),
+        )
+        .with_title("Set the session trading mode")
+        .with_raw_output_schema(output.clone())
+        .with_annotations(
+            ToolAnnotations::with_title("Set the session trading mode")
+                .read_only(false)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        ),
+        McpTool::new(
+            "get_mode",
+            "This MCP session's trading mode: `live` (the default) or `paper` (every trading tool is a dry run).",
+            object_schema(tradeterm_tools::schema_of::<GetModeInput>()),
+        )
+        .with_title("Get the session trading mode")
+        .with_raw_output_schema(output)
+        .with_annotations(
+            ToolAnnotations::with_title("Get the session trading mode")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        ),
+    ]
+}
+
+/// The handler of one MCP session.
+#[derive(Clone)]
+pub(crate) struct Session {
+    state: McpState,
+    mode: Arc<Mutex<TradingMode>>,
+    /// License and terminal that opened the session; other credentials cannot use it.
+    owner: Arc<OnceLock<(String, String)>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("mode", &self.mode())
+            .finish_non_exhaustive()
+    }
+}
+
+fn caller(extensions: &rmcp::model::Extensions) -> Option<Caller> {
+    extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Caller>()
+        .cloned()
+}
+
+impl Session {
+    pub(crate) fn new(state: McpState) -> Self {
+        Self {
+            state,
+            mode: Arc::new(Mutex::new(TradingMode::Live)),
+            owner: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn mode(&self) -> TradingMode {
+        self.mode.lock().map(|m| *m).unwrap_or(TradingMode::Paper)
+    }
+
+    fn set_mode(&self, mode: TradingMode) {
+        if let Ok(mut m) = self.mode.lock() {
+            *m = mode;
+        }
+    }
+
+    /// The caller of this request, who must be the session's owner.
+    fn authorized(&self, context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+        let Some(caller) = caller(&context.extensions) else {
+            return Err(McpError::internal_error(
+                "request reached the MCP handler unauthenticated",
+                None,
+            ));
+        };
+        let me = (caller.license_id().to_owned(), caller.terminal_id().to_owned());
+        let owner = self.owner.get_or_init(|| me.clone());
+        if *owner != me {
+            return Err(McpError::invalid_request(
+                "this MCP session belongs to another terminal key",
+                None,
+            ));
+        }
+        Ok(caller)
+    }
+
+    fn session_tool(&self, name: &str, args: Value) -> CallToolResponse {
+        let result = match name {
+            "set_mode" => match serde_json::from_value::<SetModeInput>(args) {
+                Ok(input) => {
+                    self.set_mode(input.mode);
+                    tracing::info!(mode = ?input.mode, "MCP session trading mode set");
+                    success(mode_output(input.mode))
+                }
+                Err(e) => failure(
+                    "VALIDATION_ERROR",
+                    &format!("{e}; expected {{ \"mode\": \"live\" | \"paper\" }}"),
+                    None,
+                ),
+            },
+            _ => match serde_json::from_value::<GetModeInput>(args) {
+                Ok(_) => success(mode_output(self.mode())),
+                Err(e) => failure("VALIDATION_ERROR", &e.to_string(), None),
+            },
+        };
+        result.into()
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> InitializeResult {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        info.protocol_version = ProtocolVersion::V_2025_11_25;
+        info.server_info = Implementation::new("tradeterm", env!("CARGO_PKG_VERSION"));
+        info.server_info.title = Some("tradeterm trading terminal".into());
+        info.instructions = Some(
+            "Tools of one MetaTrader-style trading terminal (the one the terminal key is bound to): market data, \
+             account, positions, orders, journal and analytics. Trading tools are dry runs unless called with \
+             \"dry_run\": false; `set_mode` with `paper` forces dry runs for the rest of the session. Errors come \
+             back as tool errors with a `code` (VALIDATION_ERROR, FORBIDDEN, TRADING_DISABLED, ORDER_REJECTED, \
+             RATE_LIMITED, DISPATCH_ERROR, ...)."
+                .into(),
+        );
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let caller = self.authorized(&context)?;
+        tracing::info!(
+            license = %caller.license_id(),
+            terminal = %caller.terminal_id(),
+            client = %request.client_info.name,
+            "MCP session opened"
+        );
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.authorized(&context)?;
+        Ok(ListToolsResult::with_all_items(crate::tools::mcp_tools().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = self.authorized(&context)?;
+        let name = request.name.as_ref();
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        if SESSION_TOOLS.contains(&name) {
+            return Ok(self.session_tool(name, args));
+        }
+        let Some(tool) = tradeterm_tools::find(name) else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`; tools/list lists them"),
+                None,
+            ));
+        };
+        let production = self.state.settings().production;
+        if let Some(limiter) = self.state.limiter() {
+            let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+            let d = limiter.check(caller.license_id(), caller.claims.tier, now).await;
+            if !d.allowed {
+                let message = format!(
+                    "too many tool calls for this license ({} per window); retry after {} s",
+                    d.limit, d.retry_after
+                );
+                return Ok(failure("RATE_LIMITED", &message, None).into());
+            }
+        }
+        let deps = self.state.deps();
+        let force_dry_run = self.mode() == TradingMode::Paper;
+        let ctx = ToolContext {
+            license_id: caller.license_id().to_owned(),
+            caps: caller.claims.caps.clone(),
+            terminal_id: (tool.target == Target::Terminal).then(|| caller.terminal_id().to_owned()),
+            dispatch: deps.dispatch.clone(),
+            store: deps.store.clone(),
+            force_dry_run,
+            idempotency_key: None,
+            timeout: self.state.settings().dispatch_timeout,
+            now_ms: chrono::Utc::now().timestamp_millis(),
+        };
+        let span = tracing::info_span!(
+            "mcp_tool",
+            license = %caller.license_id(),
+            terminal = %caller.terminal_id(),
+            tool = tool.name,
+            paper = force_dry_run
+        );
+        let result = match tool.call(ctx, args).instrument(span).await {
+            Ok(output) => success(output),
+            Err(e) => {
+                tracing::info!(license = %caller.license_id(), tool = tool.name, code = e.code(), "MCP tool call failed");
+                tool_error(&e, production)
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn session_tool_schemas() {
+        let tools = session_tools();
+        assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), SESSION_TOOLS);
+        let set = json!(*tools[0].input_schema);
+        assert_eq!(set["required"], json!(["mode"]));
+        assert_eq!(set["type"], "object");
+        assert!(set.to_string().contains("paper") && set.to_string().contains("live"));
+        assert_eq!(json!(mode_output(TradingMode::Paper))["forces_dry_run"], true);
+    }
+}

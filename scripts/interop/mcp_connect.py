@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Interoperability check: the official MCP Python SDK drives tradeterm-connect.
+
+The SDK starts `tradeterm-connect` as a stdio MCP server (as a desktop AI
+client would); the connector forwards to a hosted tradeterm `/mcp/v1`, which
+runs the tools on a (simulated) terminal. The script asserts real results and
+prints one JSON summary line on stdout; any failure exits non-zero.
+
+Usage:
+  TRADETERM_TERMINAL_KEY=tt_term_... python3 scripts/interop/mcp_connect.py \
+      --connector target/debug/tradeterm-connect --url http://127.0.0.1:8090/mcp/v1 \
+      --expect-tools 25
+
+Requires `pip install -r scripts/requirements-test.txt` (the `mcp` package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+
+def fail(message: str) -> None:
+    print(f"interop failure: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+async def check(connector: str, url: str, key: str, expect_tools: int | None, symbol: str) -> dict:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=connector,
+        args=["--url", url],
+        env={"TRADETERM_TERMINAL_KEY": key, "RUST_LOG": "warn"},
+    )
+    async with Client(params, read_timeout_seconds=30) as client:
+        server = client.server_info
+        if server is None or server.name != "tradeterm":
+            fail(f"server name is {server.name if server else None!r}, expected 'tradeterm'")
+
+        tools = (await client.list_tools()).tools
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            fail("duplicate tool names")
+        for required in ("get_tick", "place_order", "set_mode", "get_mode"):
+            if required not in names:
+                fail(f"{required} is not listed")
+        if expect_tools is not None and len(tools) != expect_tools:
+            fail(f"{len(tools)} tools listed, expected {expect_tools}")
+        if any(len(n) > 64 for n in names):
+            fail("a tool name is longer than 64 characters")
+        place = next(t for t in tools if t.name == "place_order")
+        if place.annotations is None or place.annotations.destructive_hint is not True:
+            fail("place_order must be annotated destructive")
+
+        # The SDK validates structured content against each tool's output schema.
+        tick = await client.call_tool("get_tick", {"symbol": symbol})
+        if tick.is_error:
+            fail(f"get_tick failed: {tick.content}")
+        data = tick.structured_content
+        if not (isinstance(data, dict) and data.get("symbol") == symbol and 0 < data["bid"] < data["ask"]):
+            fail(f"get_tick returned {data!r}")
+
+        bad = await client.call_tool("get_tick", {"symbol": 42})
+        if not bad.is_error or (bad.structured_content or {}).get("code") != "VALIDATION_ERROR":
+            fail(f"bad input must be a VALIDATION_ERROR tool error, got {bad!r}")
+
+        mode = await client.call_tool("set_mode", {"mode": "paper"})
+        if mode.is_error or (mode.structured_content or {}).get("mode") != "paper":
+            fail(f"set_mode paper failed: {mode!r}")
+        order = await client.call_tool(
+            "place_order", {"symbol": symbol, "order_type": "BUY", "volume": 0.01, "dry_run": False}
+        )
+        if order.is_error or (order.structured_content or {}).get("dry_run") is not True:
+            fail(f"place_order in paper mode must come back as a dry run, got {order!r}")
+        current = await client.call_tool("get_mode", {})
+        if (current.structured_content or {}).get("mode") != "paper":
+            fail(f"get_mode returned {current!r}")
+
+        return {
+            "server": server.name,
+            "version": server.version,
+            "protocol": client.protocol_version,
+            "tools": len(tools),
+            "bid": data["bid"],
+            "ask": data["ask"],
+            "paper_order_dry_run": order.structured_content["dry_run"],
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--connector", required=True, help="path of the tradeterm-connect binary")
+    parser.add_argument("--url", required=True, help="hosted /mcp/v1 URL")
+    parser.add_argument("--expect-tools", type=int, default=None, help="exact number of tools expected")
+    parser.add_argument("--symbol", default="EURUSD")
+    args = parser.parse_args()
+    key = os.environ.get("TRADETERM_TERMINAL_KEY")
+    if not key:
+        fail("TRADETERM_TERMINAL_KEY is not set")
+    summary = asyncio.run(check(args.connector, args.url, key, args.expect_tools, args.symbol))
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
