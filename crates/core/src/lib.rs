@@ -14,10 +14,15 @@
 
 pub mod account;
 pub mod bars;
+pub mod confluence;
 pub mod error;
+pub mod fibonacci;
 pub mod indicators;
 pub mod license;
 pub mod market;
+pub mod orderflow;
+pub mod regime;
+pub mod sessions;
 pub mod structure;
 pub mod time;
 pub mod trading;

@@ -1,0 +1,337 @@
+//! Confluence conditions: "indicator X compared with a number or with
+//! indicator Y, at the last bar".
+//!
+//! A condition's left side is a series of the indicator catalog
+//! ([`crate::indicators::compute`]) or the pseudo-indicator `price` (outputs
+//! `close` (default), `open`, `high`, `low`); its right side is a number or
+//! another such series on the same bars. Comparisons (`gt`, `lt`, `gte`,
+//! `lte`) use the values at the last bar; crosses use the last two bars:
+//! `cross_above` is `left[t−1] ≤ right[t−1]` and `left[t] > right[t]`,
+//! `cross_below` is `left[t−1] ≥ right[t−1]` and `left[t] < right[t]`.
+//! A series without a value where one is needed (warm-up longer than the
+//! history) is an error, never a silent `false`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::indicators::{compute, find};
+use crate::{Bar, CoreError};
+
+/// Comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Left > right at the last bar.
+    Gt,
+    /// Left < right at the last bar.
+    Lt,
+    /// Left ≥ right at the last bar.
+    Gte,
+    /// Left ≤ right at the last bar.
+    Lte,
+    /// Left was ≤ right one bar earlier and is > right now.
+    CrossAbove,
+    /// Left was ≥ right one bar earlier and is < right now.
+    CrossBelow,
+}
+
+/// A series: an indicator of the catalog (or `price`) with parameters and an output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesRef {
+    /// Indicator name or alias (`rsi`, `ema`, `bbands`, ...), or `price`.
+    pub indicator: String,
+    /// Parameters by name; missing ones take their defaults.
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    /// Output series (`upper`, `signal`, `close`, ...); default the indicator's first output.
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+/// Right-hand side: a number or a series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Operand {
+    /// A constant.
+    Number(f64),
+    /// Another series on the same bars.
+    Series(SeriesRef),
+}
+
+/// Outcome of one condition.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Outcome {
+    /// Whether the condition holds.
+    pub passed: bool,
+    /// `indicator.output` of the left side, canonical.
+    pub left_name: String,
+    /// Left value at the last bar.
+    pub left: f64,
+    /// Left value one bar earlier (crosses only).
+    pub left_prev: Option<f64>,
+    /// Name of the right side (`value` for a number).
+    pub right_name: String,
+    /// Right value at the last bar.
+    pub right: f64,
+    /// Right value one bar earlier (crosses only).
+    pub right_prev: Option<f64>,
+}
+
+const PRICE_OUTPUTS: [&str; 4] = ["close", "open", "high", "low"];
+
+/// The values of `series` over `bars`, with its canonical `indicator.output` name.
+///
+/// # Errors
+/// [`CoreError::InvalidParameter`] for an unknown indicator, parameter or
+/// output; the errors of [`compute`].
+pub fn resolve(bars: &[Bar], series: &SeriesRef) -> Result<(String, Vec<Option<f64>>), CoreError> {
+    let key = series.indicator.trim().to_ascii_lowercase();
+    if key == "price" {
+        if !series.params.is_empty() {
+            return Err(CoreError::param("params", "`price` takes no parameters"));
+        }
+        crate::bars::validate_series(bars)?;
+        let out = series.output.as_deref().unwrap_or("close").to_ascii_lowercase();
+        let pick: fn(&Bar) -> f64 = match out.as_str() {
+            "close" => |b| b.close,
+            "open" => |b| b.open,
+            "high" => |b| b.high,
+            "low" => |b| b.low,
+            _ => {
+                return Err(CoreError::param(
+                    "output",
+                    format!(
+                        "unknown output `{out}` of `price`; one of: {}",
+                        PRICE_OUTPUTS.join(", ")
+                    ),
+                ));
+            }
+        };
+        return Ok((format!("price.{out}"), bars.iter().map(|b| Some(pick(b))).collect()));
+    }
+    let info = find(&series.indicator).ok_or_else(|| {
+        let names: Vec<&str> = crate::indicators::catalog().iter().map(|i| i.name).collect();
+        CoreError::param(
+            "indicator",
+            format!(
+                "unknown indicator `{}`; one of: price, {}",
+                series.indicator,
+                names.join(", ")
+            ),
+        )
+    })?;
+    let output = match &series.output {
+        Some(o) => {
+            let o = o.trim().to_ascii_lowercase();
+            if !info.outputs.contains(&o.as_str()) {
+                return Err(CoreError::param(
+                    "output",
+                    format!(
+                        "`{}` has no output `{o}`; one of: {}",
+                        info.name,
+                        info.outputs.join(", ")
+                    ),
+                ));
+            }
+            o
+        }
+        None => info.outputs.first().map(|s| s.to_string()).unwrap_or_default(),
+    };
+    let computed = compute(info.name, &series.params, bars)?;
+    let values = computed
+        .get(&output)
+        .ok_or_else(|| CoreError::param("output", format!("`{}` produced no `{output}`", info.name)))?
+        .to_vec();
+    Ok((format!("{}.{output}", info.name), values))
+}
+
+fn at(values: &[Option<f64>], back: usize, name: &str) -> Result<f64, CoreError> {
+    values
+        .len()
+        .checked_sub(1 + back)
+        .and_then(|i| values[i])
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| {
+            CoreError::InvalidInput(format!(
+                "`{name}` has no value {} (its warm-up is longer than the history)",
+                if back == 0 {
+                    "at the last bar"
+                } else {
+                    "one bar before the last"
+                }
+            ))
+        })
+}
+
+/// Evaluates `left op right` on `bars` (see the module documentation).
+///
+/// # Errors
+/// Those of [`resolve`]; [`CoreError::InvalidInput`] when a needed value is
+/// missing or the constant is not finite.
+pub fn evaluate(bars: &[Bar], left: &SeriesRef, op: Op, right: &Operand) -> Result<Outcome, CoreError> {
+    let (left_name, lv) = resolve(bars, left)?;
+    let (right_name, rv) = match right {
+        Operand::Number(x) if x.is_finite() => ("value".to_string(), vec![Some(*x); bars.len()]),
+        Operand::Number(x) => return Err(CoreError::InvalidInput(format!("value {x} is not a finite number"))),
+        Operand::Series(s) => resolve(bars, s)?,
+    };
+    let l = at(&lv, 0, &left_name)?;
+    let r = at(&rv, 0, &right_name)?;
+    let cross = matches!(op, Op::CrossAbove | Op::CrossBelow);
+    let (lp, rp) = if cross {
+        (Some(at(&lv, 1, &left_name)?), Some(at(&rv, 1, &right_name)?))
+    } else {
+        (None, None)
+    };
+    let passed = match (op, lp, rp) {
+        (Op::Gt, ..) => l > r,
+        (Op::Lt, ..) => l < r,
+        (Op::Gte, ..) => l >= r,
+        (Op::Lte, ..) => l <= r,
+        (Op::CrossAbove, Some(lp), Some(rp)) => lp <= rp && l > r,
+        (Op::CrossBelow, Some(lp), Some(rp)) => lp >= rp && l < r,
+        _ => false,
+    };
+    Ok(Outcome {
+        passed,
+        left_name,
+        left: l,
+        left_prev: lp,
+        right_name,
+        right: r,
+        right_prev: rp,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regime::tests::from_closes;
+
+    fn price() -> SeriesRef {
+        SeriesRef {
+            indicator: "price".into(),
+            params: BTreeMap::new(),
+            output: None,
+        }
+    }
+
+    fn sma(p: f64) -> SeriesRef {
+        SeriesRef {
+            indicator: "SMA".into(),
+            params: BTreeMap::from([("period".into(), p)]),
+            output: None,
+        }
+    }
+
+    #[test]
+    fn comparisons_by_hand() {
+        let bars = from_closes(&[1.0, 2.0, 3.0, 4.0], &[0.5; 4]);
+        let o = evaluate(&bars, &price(), Op::Gt, &Operand::Number(3.5)).unwrap();
+        assert!(o.passed);
+        assert_eq!((o.left, o.right, o.left_name.as_str()), (4.0, 3.5, "price.close"));
+        assert!(!evaluate(&bars, &price(), Op::Lt, &Operand::Number(3.5)).unwrap().passed);
+        assert!(
+            evaluate(&bars, &price(), Op::Gte, &Operand::Number(4.0))
+                .unwrap()
+                .passed
+        );
+        assert!(
+            evaluate(&bars, &price(), Op::Lte, &Operand::Number(4.0))
+                .unwrap()
+                .passed
+        );
+        // SMA(3) at the last bar = 3; close 4 > 3.
+        let o = evaluate(&bars, &price(), Op::Gt, &Operand::Series(sma(3.0))).unwrap();
+        assert_eq!((o.passed, o.right, o.right_name.as_str()), (true, 3.0, "sma.sma"));
+    }
+
+    #[test]
+    fn crosses_by_hand() {
+        // Closes 3, 2, 1, 4: SMA(2) = -, 2.5, 1.5, 2.5; close crosses above (1 ≤ 1.5, 4 > 2.5).
+        let bars = from_closes(&[3.0, 2.0, 1.0, 4.0], &[0.5; 4]);
+        let o = evaluate(&bars, &price(), Op::CrossAbove, &Operand::Series(sma(2.0))).unwrap();
+        assert!(o.passed, "{o:?}");
+        assert_eq!((o.left_prev, o.right_prev), (Some(1.0), Some(1.5)));
+        assert!(
+            !evaluate(&bars, &price(), Op::CrossBelow, &Operand::Series(sma(2.0)))
+                .unwrap()
+                .passed
+        );
+        let bars = from_closes(&[3.0, 2.0, 3.0, 1.0], &[0.5; 4]);
+        assert!(
+            evaluate(&bars, &price(), Op::CrossBelow, &Operand::Number(2.0))
+                .unwrap()
+                .passed
+        );
+        // Touching then staying equal is not a cross.
+        let bars = from_closes(&[2.0, 2.0], &[0.5; 2]);
+        assert!(
+            !evaluate(&bars, &price(), Op::CrossAbove, &Operand::Number(2.0))
+                .unwrap()
+                .passed
+        );
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        let bars = from_closes(&[1.0, 2.0, 3.0], &[0.5; 3]);
+        let e = evaluate(&bars, &sma(10.0), Op::Gt, &Operand::Number(1.0)).unwrap_err();
+        assert!(e.to_string().contains("warm-up"), "{e}");
+        let bad = SeriesRef {
+            indicator: "nope".into(),
+            ..price()
+        };
+        assert!(
+            evaluate(&bars, &bad, Op::Gt, &Operand::Number(1.0))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown")
+        );
+        let bad = SeriesRef {
+            output: Some("upper".into()),
+            ..sma(2.0)
+        };
+        assert!(evaluate(&bars, &bad, Op::Gt, &Operand::Number(1.0)).is_err());
+        assert!(evaluate(&bars, &price(), Op::Gt, &Operand::Number(f64::NAN)).is_err());
+        let bad = SeriesRef {
+            output: Some("volume".into()),
+            ..price()
+        };
+        assert!(evaluate(&bars, &bad, Op::Gt, &Operand::Number(1.0)).is_err());
+        assert!(evaluate(&[], &price(), Op::Gt, &Operand::Number(1.0)).is_err());
+    }
+
+    #[test]
+    fn operand_json_forms() {
+        let n: Operand = serde_json::from_str("70").unwrap();
+        assert_eq!(n, Operand::Number(70.0));
+        let s: Operand = serde_json::from_str(r#"{"indicator":"ema","params":{"period":50}}"#).unwrap();
+        assert!(matches!(s, Operand::Series(ref r) if r.indicator == "ema"));
+    }
+
+    #[test]
+    fn real_data_bands_contain_price_mostly() {
+        let bars = crate::bars::parse_csv(include_str!("../../../data/market/eurusd_1h_gym_anytrading.csv")).unwrap();
+        let upper = SeriesRef {
+            indicator: "bbands".into(),
+            params: BTreeMap::new(),
+            output: Some("upper".into()),
+        };
+        let mut inside = 0;
+        let mut total = 0;
+        for end in (100..bars.len()).step_by(50) {
+            total += 1;
+            if evaluate(&bars[..end], &price(), Op::Lte, &Operand::Series(upper.clone()))
+                .unwrap()
+                .passed
+            {
+                inside += 1;
+            }
+        }
+        assert!(inside * 10 >= total * 8, "{inside}/{total}");
+    }
+}
