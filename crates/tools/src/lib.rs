@@ -28,6 +28,7 @@ mod context;
 mod error;
 mod journal;
 mod market;
+pub mod ratelimit;
 mod structure;
 mod trading;
 
