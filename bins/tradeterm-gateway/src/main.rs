@@ -50,6 +50,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             heartbeat_timeout: settings.heartbeat_timeout(),
             internal_token: settings.gateway_internal_token.clone(),
             production: settings.production(),
+            redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()
         },
         store,

@@ -306,6 +306,12 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         }
         AdminCommand::RevokeApiKey { license, id } => {
             anyhow::ensure!(store.revoke_api_key(&license, &id).await?, "no active API key {id} on license {license}");
+            if let Some(pool) = settings.keyvalue_pool()? {
+                // Tell every REST instance at once (they check this marker with each request).
+                tradeterm_tools::ratelimit::mark_revoked(&pool, &id)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("revoked in the database, but publishing to KEYVALUE_URL failed: {e}"))?;
+            }
             println!("{}", serde_json::json!({ "id": id, "revoked": true }));
         }
     }

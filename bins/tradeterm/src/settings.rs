@@ -206,10 +206,16 @@ impl Settings {
     /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which
     /// refuses to start in production without it (spec §5.9).
     pub fn redis_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
+        if self.keyvalue_url.is_none() && self.production() {
+            bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
+        }
+        self.keyvalue_pool()
+    }
+
+    /// A Redis pool for `KEYVALUE_URL` when set (the gateway publishes API-key
+    /// revocations there), with no production requirement.
+    pub fn keyvalue_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
         let Some(url) = &self.keyvalue_url else {
-            if self.production() {
-                bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
-            }
             return Ok(None);
         };
         let pool = deadpool_redis::Config::from_url(url.clone())

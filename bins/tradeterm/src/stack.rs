@@ -92,6 +92,7 @@ impl Stack {
             heartbeat_timeout: settings.heartbeat_timeout(),
             internal_token: settings.gateway_internal_token.clone(),
             production: settings.production(),
+            redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()
         };
         let gateway = Gateway::new(gw_settings, store.clone(), signer);

@@ -397,6 +397,27 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
     let (s, _, h) = t.get("/api/v1/journal", None).await;
     assert_eq!(s, 200);
     assert_eq!(h["x-ratelimit-limit"], "60");
+
+    // Revocation through the gateway reaches both instances at once, despite
+    // their cached exchanges of the key.
+    let (pro, master) = store.create_license("pro2", Tier::Pro).await.unwrap();
+    let (k, secret) = store.create_api_key(&pro.id, "to revoke").await.unwrap();
+    for base in [&t.rest, &second_url] {
+        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(secret.expose()).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let r = t
+        .http
+        .delete(format!("{}/api/dashboard/api-keys?id={}", t.gateway, k.id))
+        .bearer_auth(master.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    for base in [&t.rest, &second_url] {
+        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(secret.expose()).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{base}");
+    }
     handle.stop(true).await;
     t.stack.stop().await;
 }

@@ -271,6 +271,9 @@ async fn revoke_api_key(
     };
     if gateway.store().revoke_api_key(&license.id, &id).await? {
         tracing::info!(license = %license.id, key_id = %id, "API key revoked");
+        if let Some(pool) = &gateway.settings().redis {
+            mark_revoked(pool, &id).await;
+        }
         Ok(HttpResponse::Ok().json(json!({ "data": { "id": id, "revoked": true } })))
     } else {
         Err(ApiError::not_found("no active API key with this id"))
@@ -308,6 +311,35 @@ async fn create_terminal(
     tracing::info!(license = %license.id, terminal = %terminal.id, "terminal created");
     Ok(HttpResponse::Created()
         .json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
+}
+
+/// Marks a revoked API key in Redis (three attempts). The store already holds
+/// the revocation; if Redis cannot be written, instances keep accepting cached
+/// exchanges of the key for at most their cache lifetime, so this is logged as
+/// an error.
+async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
+    use deadpool_redis::redis;
+    for attempt in 1..=3 {
+        let result = async {
+            let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+            redis::cmd("SET")
+                .arg(tradeterm_protocol::dispatch::revocation_key(key_id))
+                .arg(1)
+                .arg("EX")
+                .arg(24 * 3600)
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .await;
+        match result {
+            Ok(()) => return,
+            Err(e) if attempt == 3 => {
+                tracing::error!(key_id, error = %e, "could not publish an API-key revocation to Redis");
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await,
+        }
+    }
 }
 
 fn check_internal(req: &HttpRequest, gateway: &Gateway) -> Result<(), ApiError> {

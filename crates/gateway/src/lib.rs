@@ -57,6 +57,9 @@ pub struct GatewaySettings {
     pub workers: usize,
     /// Production mode hides internal error details.
     pub production: bool,
+    /// Redis shared with the REST instances: revoked API keys are marked there
+    /// so that every instance refuses them at once (`None` in development).
+    pub redis: Option<deadpool_redis::Pool>,
 }
 
 impl Default for GatewaySettings {
@@ -70,6 +73,7 @@ impl Default for GatewaySettings {
             internal_token: None,
             workers: 2,
             production: false,
+            redis: None,
         }
     }
 }

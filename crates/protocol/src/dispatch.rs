@@ -79,6 +79,13 @@ impl DispatchError {
     }
 }
 
+/// Redis key marking a revoked credential (an API key id), set by whoever
+/// revokes it and checked by the REST rate limiter in the same round trip as
+/// the count, so that a revoked key stops working at once on every instance.
+pub fn revocation_key(credential_id: &str) -> String {
+    format!("tt:revoked:{credential_id}")
+}
+
 /// Header carrying the shared secret of the gateway's internal routes.
 pub const INTERNAL_TOKEN_HEADER: &str = "x-tradeterm-internal-token";
 

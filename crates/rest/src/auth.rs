@@ -3,9 +3,10 @@
 //! - `Authorization: Bearer svc_api_…`: the key is exchanged with the gateway
 //!   for a short-lived JWT on first use; the verified claims are cached per
 //!   instance for 60 s under the key's SHA-256 (never the key itself). Every
-//!   request also checks, against the store, that the key is still active, so
-//!   a revocation takes effect at once despite the cache; [`Authenticator::revoke`]
-//!   evicts the cache entry as well. When the gateway cannot be reached, the
+//!   request also checks that the key is still active, so a revocation takes
+//!   effect at once despite the cache: with Redis, in the same atomic call as
+//!   the rate-limit count (the gateway marks revoked keys there); without
+//!   Redis, or while it is unreachable, in the store (see `routes::admit`). When the gateway cannot be reached, the
 //!   key is resolved in the shared store instead, so store-only endpoints
 //!   (the journal) keep working through a gateway outage.
 //! - `Authorization: Bearer <JWT>`: RS256 only, verified with the public key;
@@ -79,6 +80,13 @@ impl Authenticator {
         }
     }
 
+    /// Evicts every cached exchange of the caller's credential.
+    pub fn forget(&self, caller: &Caller) {
+        if let Ok(mut c) = self.cache.lock() {
+            c.retain(|_, e| e.claims.cred_id != caller.claims.cred_id);
+        }
+    }
+
     /// Number of cached exchanges (for tests and metrics).
     pub fn cached(&self) -> usize {
         self.cache.lock().map(|c| c.len()).unwrap_or(0)
@@ -93,14 +101,12 @@ impl Authenticator {
             self.api_key(token).await
         } else {
             let claims = self.verifier.verify(token).map_err(|_| RestError::unauthorized("invalid or expired token"))?;
-            if claims.cred == CredentialKind::ApiKey {
-                self.ensure_active(&claims.cred_id).await?;
-            }
             Ok(Caller { claims: Arc::new(claims) })
         }
     }
 
-    async fn ensure_active(&self, key_id: &str) -> Result<(), RestError> {
+    /// Fails with 401 when the API key `key_id` is no longer active in the store.
+    pub async fn ensure_active(&self, key_id: &str) -> Result<(), RestError> {
         match self.store.api_key_active(key_id).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(RestError::unauthorized("this API key has been revoked")),
@@ -116,12 +122,6 @@ impl Authenticator {
                 .map(|e| e.claims.clone())
         });
         if let Some(claims) = cached {
-            if let Err(e) = self.ensure_active(&claims.cred_id).await {
-                if let Ok(mut c) = self.cache.lock() {
-                    c.remove(&digest);
-                }
-                return Err(e);
-            }
             return Ok(Caller { claims });
         }
         let grant = match self.gateway.exchange_api_key(key).await {

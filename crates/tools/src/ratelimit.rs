@@ -73,17 +73,49 @@ pub struct Decision {
     pub reset: u64,
     /// `Retry-After` seconds (for refused requests).
     pub retry_after: u64,
+    /// The credential checked with [`RateLimiter::check_credential`] has been
+    /// revoked (the request is not counted).
+    pub revoked: bool,
 }
 
+/// Counts one request unless the credential is revoked: `-1` when
+/// `KEYS[2]` (the revocation marker) exists, else the new count of `KEYS[1]`.
 const SCRIPT: &str = r"
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
 local c = redis.call('INCR', KEYS[1])
 if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return c
 ";
 
-/// The limiter of one bucket.
+/// Key of the revocation marker of a credential (an API key id). Whoever
+/// revokes a key sets it ([`mark_revoked`]); every limiter check of that
+/// credential then answers "revoked" in the same round trip as the count.
+pub use tradeterm_protocol::dispatch::revocation_key;
+
+/// How long a revocation marker lives: longer than any token exchanged for an
+/// API key (15 min) plus the exchange cache (60 s).
+pub const REVOCATION_TTL_SECS: u64 = 24 * 3600;
+
+/// Records in Redis that a credential was revoked, so that every instance
+/// refuses it at once despite its caches.
+pub async fn mark_revoked(pool: &deadpool_redis::Pool, credential_id: &str) -> Result<(), String> {
+    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+    redis::cmd("SET")
+        .arg(revocation_key(credential_id))
+        .arg(1)
+        .arg("EX")
+        .arg(REVOCATION_TTL_SECS)
+        .query_async::<()>(&mut conn)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The limiter.
 pub struct RateLimiter {
     pool: deadpool_redis::Pool,
+    /// One multiplexed connection shared by every request (taking a pooled
+    /// connection per request would cost an extra PING round trip each time).
+    conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
     window_ms: u64,
     limits: TierLimits,
     bucket: &'static str,
@@ -95,6 +127,7 @@ pub struct RateLimiter {
 impl std::fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RateLimiter")
+            .field("bucket", &self.bucket)
             .field("window_ms", &self.window_ms)
             .field("limits", &self.limits)
             .finish()
@@ -111,6 +144,7 @@ impl RateLimiter {
     pub fn with_bucket(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits, bucket: &'static str) -> Self {
         Self {
             pool,
+            conn: tokio::sync::Mutex::new(None),
             window_ms: (window.as_millis() as u64).max(1),
             limits,
             bucket,
@@ -127,14 +161,43 @@ impl RateLimiter {
 
     /// Counts one request of `license` at `now_ms` and decides.
     pub async fn check(&self, license: &str, tier: Tier, now_ms: u64) -> Decision {
+        self.check_inner(license, tier, now_ms, None).await
+    }
+
+    /// As [`RateLimiter::check`], and in the same atomic Redis call, whether
+    /// the credential `credential_id` has been revoked ([`mark_revoked`]).
+    /// When Redis is unreachable the revocation is not known here (`revoked`
+    /// is false): callers then check the store.
+    pub async fn check_credential(&self, license: &str, tier: Tier, now_ms: u64, credential_id: &str) -> Decision {
+        self.check_inner(license, tier, now_ms, Some(credential_id)).await
+    }
+
+    /// Whether the last check reached Redis (false while falling back).
+    pub fn redis_healthy(&self) -> bool {
+        self.last_warned_window.load(Ordering::Relaxed) == u64::MAX
+    }
+
+    async fn check_inner(&self, license: &str, tier: Tier, now_ms: u64, credential: Option<&str>) -> Decision {
         let limit = self.limits.of(tier);
         let window = now_ms / self.window_ms;
         let reset_ms = (window + 1) * self.window_ms;
         let key = format!("tt:rl:{}:{license}:{window}", self.bucket);
-        let count = match tokio::time::timeout(Duration::from_millis(50), self.incr(&key)).await {
-            Ok(Ok(c)) => c,
+        let revoke_key = credential.map(revocation_key);
+        let result = tokio::time::timeout(Duration::from_millis(50), self.incr(&key, revoke_key.as_deref())).await;
+        let count = match result {
+            Ok(Ok(c)) if c < 0 => {
+                return Decision { allowed: false, limit, remaining: 0, reset: reset_ms.div_ceil(1000), retry_after: 0, revoked: true };
+            }
+            Ok(Ok(c)) => {
+                self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
+                c as u64
+            }
             Ok(Err(e)) => self.local(license, window, &e),
-            Err(_) => self.local(license, window, &"timed out after 50 ms"),
+            Err(_) => {
+                // A timed-out call may have left the connection in an unknown state.
+                *self.conn.lock().await = None;
+                self.local(license, window, &"timed out after 50 ms")
+            }
         };
         let allowed = count <= limit;
         Decision {
@@ -142,30 +205,40 @@ impl RateLimiter {
             limit,
             remaining: limit.saturating_sub(count),
             reset: reset_ms.div_ceil(1000),
-            retry_after: if allowed {
-                0
-            } else {
-                (reset_ms - now_ms).div_ceil(1000).max(1)
-            },
+            retry_after: if allowed { 0 } else { (reset_ms - now_ms).div_ceil(1000).max(1) },
+            revoked: false,
         }
     }
 
-    async fn incr(&self, key: &str) -> Result<u64, String> {
-        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
-        redis::cmd("EVAL")
-            .arg(SCRIPT)
-            .arg(1)
-            .arg(key)
-            .arg(self.window_ms * 2)
-            .query_async::<u64>(&mut conn)
-            .await
-            .map_err(|e| e.to_string())
+    async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
+        let mut slot = self.conn.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let pooled = self.pool.get().await.map_err(|e| e.to_string())?;
+        let conn = deadpool_redis::Connection::take(pooled);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    async fn incr(&self, key: &str, revoke_key: Option<&str>) -> Result<i64, String> {
+        let mut conn = self.connection().await?;
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SCRIPT).arg(if revoke_key.is_some() { 2 } else { 1 }).arg(key);
+        if let Some(r) = revoke_key {
+            cmd.arg(r);
+        }
+        let r = cmd.arg(self.window_ms * 2).query_async::<i64>(&mut conn).await;
+        if r.is_err() {
+            *self.conn.lock().await = None;
+        }
+        r.map_err(|e| e.to_string())
     }
 
     fn local(&self, license: &str, window: u64, error: &dyn std::fmt::Display) -> u64 {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
         if self.last_warned_window.swap(window, Ordering::Relaxed) != window {
-            tracing::warn!(%error, "rate-limit store unreachable; counting locally on this instance");
+            tracing::warn!(bucket = self.bucket, %error, "rate-limit store unreachable; counting locally on this instance");
         }
         let Ok(mut map) = self.fallback.lock() else { return 0 };
         if map.len() > 100_000 {
@@ -251,6 +324,23 @@ mod tests {
             !limiter.check(&license, Tier::Pro, now).await.allowed,
             "the 61st Pro request is refused"
         );
+    }
+
+    #[tokio::test]
+    async fn revoked_credentials_are_refused_in_the_same_round_trip() {
+        let p = pool("redis://127.0.0.1:6379");
+        let limiter = RateLimiter::new(p.clone(), Duration::from_secs(60), TierLimits::default());
+        let license = unique("lic");
+        let key_id = unique("key");
+        let now = 4_000_000 * 60_000;
+        let d = limiter.check_credential(&license, Tier::Pro, now, &key_id).await;
+        assert!(d.allowed && !d.revoked && d.remaining == 59);
+        mark_revoked(&p, &key_id).await.unwrap();
+        let d = limiter.check_credential(&license, Tier::Pro, now, &key_id).await;
+        assert!(!d.allowed && d.revoked);
+        // The refused request was not counted; other credentials of the license still work.
+        let d = limiter.check_credential(&license, Tier::Pro, now, &unique("key")).await;
+        assert!(d.allowed && d.remaining == 58, "{d:?}");
     }
 
     #[tokio::test]

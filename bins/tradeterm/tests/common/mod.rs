@@ -30,13 +30,25 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { sims: 2, allow_trading: false, redis: false, window_ms: 60_000 }
+        Self {
+            sims: 2,
+            allow_trading: false,
+            redis: false,
+            window_ms: 60_000,
+        }
     }
 }
 
 pub async fn spawn(opts: Options) -> TestStack {
     let dir = tempfile::tempdir().unwrap();
-    let mut settings = Settings { port: 0, gateway_port: 0, mcp_port: 0, heartbeat_interval_ms: 200, heartbeat_timeout_ms: 3000, ..Settings::default() };
+    let mut settings = Settings {
+        port: 0,
+        gateway_port: 0,
+        mcp_port: 0,
+        heartbeat_interval_ms: 200,
+        heartbeat_timeout_ms: 3000,
+        ..Settings::default()
+    };
     settings.api_rate_limit_window_ms = opts.window_ms;
     if opts.redis {
         settings.keyvalue_url = Some("redis://127.0.0.1:6379".into());
@@ -50,7 +62,10 @@ pub async fn spawn(opts: Options) -> TestStack {
     })
     .await
     .unwrap();
-    assert!(stack.wait_connected(Duration::from_secs(15)).await, "simulated terminals did not connect");
+    assert!(
+        stack.wait_connected(Duration::from_secs(15)).await,
+        "simulated terminals did not connect"
+    );
     let creds = stack.credentials.clone().unwrap();
     TestStack {
         rest: format!("http://127.0.0.1:{}", stack.rest_port),
@@ -68,7 +83,12 @@ impl TestStack {
         self.get_as(&self.creds.api_key, path, terminal).await
     }
 
-    pub async fn get_as(&self, key: &str, path: &str, terminal: Option<&str>) -> (u16, Value, reqwest::header::HeaderMap) {
+    pub async fn get_as(
+        &self,
+        key: &str,
+        path: &str,
+        terminal: Option<&str>,
+    ) -> (u16, Value, reqwest::header::HeaderMap) {
         let mut req = self.http.get(format!("{}{path}", self.rest)).bearer_auth(key);
         if let Some(t) = terminal {
             req = req.header("X-Terminal-Id", t);
@@ -81,7 +101,15 @@ impl TestStack {
     }
 
     pub async fn post(&self, path: &str, terminal: Option<&str>, body: &Value, idem: Option<&str>) -> (u16, Value) {
-        self.send_as(&self.creds.api_key, reqwest::Method::POST, path, terminal, Some(body), idem).await
+        self.send_as(
+            &self.creds.api_key,
+            reqwest::Method::POST,
+            path,
+            terminal,
+            Some(body),
+            idem,
+        )
+        .await
     }
 
     pub async fn send_as(
@@ -93,7 +121,10 @@ impl TestStack {
         body: Option<&Value>,
         idem: Option<&str>,
     ) -> (u16, Value) {
-        let mut req = self.http.request(method, format!("{}{path}", self.rest)).bearer_auth(key);
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.rest))
+            .bearer_auth(key);
         if let Some(t) = terminal {
             req = req.header("X-Terminal-Id", t);
         }
