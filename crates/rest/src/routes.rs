@@ -137,23 +137,27 @@ async fn token_proxy(body: web::Bytes, state: web::Data<AppState>) -> Result<Htt
 
 async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
     admit(&req, &state).await?;
-    let tools: Vec<Value> = tradeterm_tools::catalog()
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "capability": t.capability,
-                "annotations": t.annotations,
-                "terminal": t.target == Target::Terminal,
-                "input_schema": t.input_schema,
-                "output_schema": t.output_schema,
-                "route": format!("/api/v1/tools/{}", t.name),
+    static BODY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let body = BODY.get_or_init(|| {
+        let tools: Vec<Value> = tradeterm_tools::catalog()
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "title": t.title,
+                    "description": t.description,
+                    "capability": t.capability,
+                    "annotations": t.annotations,
+                    "terminal": t.target == Target::Terminal,
+                    "input_schema": t.input_schema,
+                    "output_schema": t.output_schema,
+                    "route": format!("/api/v1/tools/{}", t.name),
+                })
             })
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({ "data": tools })))
+            .collect();
+        json!({ "data": tools }).to_string()
+    });
+    Ok(HttpResponse::Ok().content_type("application/json").body(body.as_str()))
 }
 
 /// Authenticates and rate-limits a request; records the decision for the headers middleware.
