@@ -204,6 +204,7 @@ impl McpHandle {
 /// A bound MCP server.
 pub struct McpServer {
     port: u16,
+    state: McpState,
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: CancellationToken,
@@ -224,9 +225,10 @@ impl McpServer {
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
-        let router = router(state, shutdown.clone());
+        let router = router(state.clone(), shutdown.clone());
         Ok(Self {
             port,
+            state,
             listener,
             router,
             shutdown,
@@ -236,6 +238,11 @@ impl McpServer {
     /// The port actually bound.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The server's shared state (token-exchange counters for tests and metrics).
+    pub fn state(&self) -> &McpState {
+        &self.state
     }
 
     /// A handle that stops the server.

@@ -1,0 +1,505 @@
+//! The MCP server against the real stack: an rmcp client over real HTTP,
+//! the gateway's token exchange, simulated terminals over the agent
+//! protocol, SQLite, and (for rate limits) the machine's Redis.
+
+mod common;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Options, TestStack, spawn};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tradeterm_mcp::{McpDeps, McpServer, McpSettings, McpState};
+use tradeterm_protocol::http_client::GatewayClient;
+
+type Client = RunningService<RoleClient, ()>;
+
+/// An rmcp client of `url` authenticated with `key`.
+async fn connect(url: &str, key: &str) -> Result<Client, String> {
+    let transport = StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        StreamableHttpClientTransportConfig::with_uri(url).auth_header(key),
+    );
+    ().serve(transport).await.map_err(|e| e.to_string())
+}
+
+fn mcp_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/mcp/v1")
+}
+
+async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Structured content of a successful call.
+fn ok(r: &CallToolResult) -> &Value {
+    assert_ne!(r.is_error, Some(true), "tool error: {:?}", r.structured_content);
+    r.structured_content.as_ref().expect("structured content")
+}
+
+/// `(code, message)` of a tool error, checking the text carries the code too.
+fn err(r: &CallToolResult) -> (String, String) {
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "expected a tool error, got {:?}",
+        r.structured_content
+    );
+    let s = r.structured_content.as_ref().expect("structured error");
+    let code = s["code"].as_str().unwrap().to_owned();
+    let text = serde_json::to_value(&r.content[0]).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.starts_with(&format!("{code}: ")),
+        "text `{text}` must carry the code"
+    );
+    (code, s["message"].as_str().unwrap().to_owned())
+}
+
+fn deal_count(t: &TestStack) -> usize {
+    t.stack.simulators()[0].deals().len()
+}
+
+/// Builds another MCP server over the stack's dispatch and store.
+fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, redis: bool) -> McpServer {
+    let paths = tradeterm::keys::KeyPaths {
+        private: t.dir.path().join("keys/jwt-private.pem"),
+        public: t.dir.path().join("keys/jwt-public.pem"),
+    };
+    let redis = redis.then(|| {
+        deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
+            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+            .unwrap()
+    });
+    let deps = McpDeps {
+        dispatch: Arc::new(t.stack.gateway.clone()),
+        store: t.stack.store.clone(),
+        verifier: tradeterm::keys::verifier(&tradeterm::Settings::default(), &paths).unwrap(),
+        gateway: GatewayClient::new(gateway_url).unwrap(),
+        redis,
+    };
+    McpServer::build(McpState::new(settings, deps), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn initialize_list_tools_and_get_tick() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let url = mcp_url(t.stack.mcp_port);
+    let health: Value = t
+        .http
+        .get(format!("http://127.0.0.1:{}/healthz", t.stack.mcp_port))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+
+    let client = connect(&url, &t.creds.terminals[0].key).await.unwrap();
+    let info = client.peer_info().expect("server info");
+    let server = info.server_info.as_ref().expect("server implementation");
+    assert_eq!(
+        (server.name.as_str(), server.version.as_str()),
+        ("tradeterm", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(info.capabilities.tools.is_some());
+
+    // The MCP list is the catalog, in order, plus the two session tools.
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let mut expected: Vec<&str> = tradeterm_tools::catalog().iter().map(|t| t.name).collect();
+    expected.extend(["set_mode", "get_mode"]);
+    assert_eq!(names, expected);
+    for (m, c) in tools.iter().zip(tradeterm_tools::catalog()) {
+        assert_eq!(m.description.as_deref(), Some(c.description), "{}", c.name);
+        assert_eq!(Value::Object((*m.input_schema).clone()), c.input_schema, "{}", c.name);
+        assert_eq!(
+            m.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+            Some(c.output_schema.clone())
+        );
+        let a = m.annotations.as_ref().unwrap();
+        assert_eq!(
+            (
+                a.read_only_hint,
+                a.destructive_hint,
+                a.idempotent_hint,
+                a.open_world_hint
+            ),
+            (
+                Some(c.annotations.read_only),
+                Some(c.annotations.destructive),
+                Some(c.annotations.idempotent),
+                Some(c.annotations.open_world)
+            ),
+            "{}",
+            c.name
+        );
+    }
+
+    // The key's terminal is the target: no terminal id anywhere.
+    let tick = call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await;
+    let tick = ok(&tick);
+    assert_eq!(tick["symbol"], "EURUSD");
+    assert!(tick["bid"].as_f64().unwrap() < tick["ask"].as_f64().unwrap(), "{tick}");
+    let sim_tick = t.stack.simulators()[0].tick("EURUSD").unwrap();
+    assert!(
+        (tick["bid"].as_f64().unwrap() - sim_tick.bid).abs() < 0.01,
+        "the tick comes from the key's terminal"
+    );
+
+    // Bad input and unknown symbols are tool errors with the spec's codes.
+    let (code, message) = err(&call(&client, "get_tick", json!({ "symbol": 42 })).await);
+    assert_eq!(code, "VALIDATION_ERROR", "{message}");
+    let (code, _) = err(&call(&client, "get_tick", json!({})).await);
+    assert_eq!(code, "VALIDATION_ERROR");
+    let (code, _) = err(&call(
+        &client,
+        "place_order",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": -1 }),
+    )
+    .await);
+    assert_eq!(code, "VALIDATION_ERROR");
+    let (code, _) = err(&call(&client, "set_mode", json!({ "mode": "demo" })).await);
+    assert_eq!(code, "VALIDATION_ERROR");
+    // An unknown tool is a protocol error (invalid params), decided before any handler.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("unknown tool"), "{unknown}");
+
+    // Session ids are bound to the key that opened them: a raw request with
+    // another terminal's key cannot use this session.
+    client.cancel().await.unwrap();
+    t.stack.stop().await;
+}
+
+#[tokio::test]
+async fn paper_mode_forces_dry_runs_for_the_session() {
+    // Trading allowed on the terminal, so a live order would really execute.
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
+    let url = mcp_url(t.stack.mcp_port);
+    let key = &t.creds.terminals[0].key;
+    let client = connect(&url, key).await.unwrap();
+    let order = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false });
+
+    assert_eq!(
+        ok(&call(&client, "get_mode", json!({})).await)["mode"],
+        "live",
+        "sessions start live"
+    );
+    let set = call(&client, "set_mode", json!({ "mode": "paper" })).await;
+    assert_eq!(ok(&set)["mode"], "paper");
+    assert_eq!(ok(&set)["forces_dry_run"], true);
+
+    let before = deal_count(&t);
+    let r = call(&client, "place_order", order.clone()).await;
+    let out = ok(&r);
+    assert_eq!(out["dry_run"], true, "paper mode forces the dry run: {out}");
+    assert_eq!(out["executed"], false);
+    assert_eq!(deal_count(&t), before, "the simulator's deals are unchanged");
+    assert_eq!(ok(&call(&client, "get_mode", json!({})).await)["mode"], "paper");
+
+    // Paper mode is per session: another session of the same key is live.
+    let other = connect(&url, key).await.unwrap();
+    assert_eq!(ok(&call(&other, "get_mode", json!({})).await)["mode"], "live");
+    other.cancel().await.unwrap();
+
+    // Back to live: not a confirmation; `dry_run` still defaults to true.
+    assert_eq!(
+        ok(&call(&client, "set_mode", json!({ "mode": "live" })).await)["mode"],
+        "live"
+    );
+    let r = call(
+        &client,
+        "place_order",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01 }),
+    )
+    .await;
+    assert_eq!(ok(&r)["dry_run"], true);
+    assert_eq!(deal_count(&t), before);
+    // Only an explicit `"dry_run": false` in live mode executes.
+    let r = call(&client, "place_order", order).await;
+    assert_eq!(ok(&r)["dry_run"], false);
+    assert_eq!(ok(&r)["executed"], true);
+    assert_eq!(
+        deal_count(&t),
+        before + 1,
+        "the live order reached the simulated account"
+    );
+
+    client.cancel().await.unwrap();
+    t.stack.stop().await;
+}
+
+#[tokio::test]
+async fn live_orders_need_the_terminals_trading_permission() {
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: false,
+        ..Options::default()
+    })
+    .await;
+    let client = connect(&mcp_url(t.stack.mcp_port), &t.creds.terminals[0].key)
+        .await
+        .unwrap();
+    let before = deal_count(&t);
+    let r = call(
+        &client,
+        "place_order",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false }),
+    )
+    .await;
+    let (code, message) = err(&r);
+    assert_eq!(code, "TRADING_DISABLED", "{message}");
+    assert!(message.contains("inp_AllowTrading"), "{message}");
+    let r = call(
+        &client,
+        "place_order",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01 }),
+    )
+    .await;
+    assert_eq!(ok(&r)["dry_run"], true, "dry runs still work");
+    assert_eq!(deal_count(&t), before);
+    client.cancel().await.unwrap();
+    t.stack.stop().await;
+}
+
+/// Posts an `initialize` with `key` and returns the status and JSON body.
+async fn raw_initialize(t: &TestStack, key: &str) -> (u16, Value) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    let r = t
+        .http
+        .post(mcp_url(t.stack.mcp_port))
+        .bearer_auth(key)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn bad_unbound_and_master_keys_are_refused() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let url = mcp_url(t.stack.mcp_port);
+
+    // No key, a bad key.
+    let r = t
+        .http
+        .post(&url)
+        .header("Accept", "application/json, text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let (status, body) = raw_initialize(&t, "tt_term_not_a_key").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (401, Some("UNAUTHORIZED")));
+    let e = connect(&url, "tt_term_not_a_key").await.unwrap_err();
+    assert!(
+        e.contains("401") && e.contains("invalid or revoked terminal key"),
+        "{e}"
+    );
+
+    // The license's master key is not a terminal key.
+    let (status, body) = raw_initialize(&t, &t.creds.license_key).await;
+    assert_eq!(status, 401);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("master license keys are not accepted"),
+        "{body}"
+    );
+    let e = connect(&url, &t.creds.license_key).await.unwrap_err();
+    assert!(e.contains("master license keys are not accepted"), "{e}");
+
+    // A REST API key is not a terminal key either.
+    let (status, _) = raw_initialize(&t, &t.creds.api_key).await;
+    assert_eq!(status, 401);
+
+    // A valid terminal key whose agent never connected: not bound yet.
+    let (_, unbound) = t
+        .stack
+        .store
+        .create_terminal(&t.creds.license_id, "never-connected")
+        .await
+        .unwrap();
+    let (status, body) = raw_initialize(&t, unbound.expose()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (403, Some("FORBIDDEN")),
+        "{body}"
+    );
+    let e = connect(&url, unbound.expose()).await.unwrap_err();
+    assert!(e.contains("not bound to a terminal yet"), "{e}");
+
+    // The bound key works.
+    let client = connect(&url, &t.creds.terminals[0].key).await.unwrap();
+    client.cancel().await.unwrap();
+    t.stack.stop().await;
+}
+
+#[tokio::test]
+async fn the_session_token_is_refreshed_before_it_expires() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    // A second gateway (same store and keys) that issues 2-second tokens.
+    let paths = tradeterm::keys::KeyPaths {
+        private: t.dir.path().join("keys/jwt-private.pem"),
+        public: t.dir.path().join("keys/jwt-public.pem"),
+    };
+    let signer = tradeterm::keys::signer(&tradeterm::Settings::default(), &paths).unwrap();
+    let short = tradeterm_gateway::Gateway::new(
+        tradeterm_gateway::GatewaySettings {
+            token_lifetime: Duration::from_secs(2),
+            ..Default::default()
+        },
+        t.stack.store.clone(),
+        signer,
+    );
+    let gw = short.server(TcpListener::bind("127.0.0.1:0").unwrap()).unwrap();
+    let gw_url = format!("http://127.0.0.1:{}", gw.port());
+    let gw_handle = gw.handle();
+    let gw_task = tokio::spawn(gw.run_until_stopped());
+
+    let server = mcp_server(&t, McpSettings::default(), &gw_url, false);
+    let (port, handle) = (server.port(), server.handle());
+    let probe = server.state().clone();
+    let auth_state = probe.authenticator();
+    let task = tokio::spawn(server.run_until_stopped());
+
+    let key = t.creds.terminals[0].key.clone();
+    let client = connect(&mcp_url(port), &key).await.unwrap();
+    ok(&call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await);
+    let first = auth_state.cached_claims(&key).expect("a token was exchanged");
+    assert_eq!(first.exp - first.iat, 2);
+    // Keep calling until well past the first token's expiry: every call works.
+    let until = first.exp + 2;
+    let mut calls = 0;
+    while chrono::Utc::now().timestamp() <= until {
+        ok(&call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await);
+        calls += 1;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let last = auth_state.cached_claims(&key).unwrap();
+    assert!(
+        last.exp > first.exp,
+        "the token was refreshed ({} → {})",
+        first.exp,
+        last.exp
+    );
+    assert_ne!(last.jti, first.jti);
+    assert!(
+        auth_state.exchanges() >= 3,
+        "{} exchanges over {calls} calls",
+        auth_state.exchanges()
+    );
+
+    client.cancel().await.unwrap();
+    handle.stop();
+    let _ = task.await;
+    gw_handle.stop(true).await;
+    let _ = gw_task.await;
+    t.stack.stop().await;
+}
+
+#[tokio::test]
+async fn tool_calls_are_rate_limited_in_their_own_bucket() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let settings = McpSettings {
+        rate_limits: tradeterm_tools::ratelimit::TierLimits {
+            free: 1,
+            pro: 3,
+            team: 3,
+            enterprise: 3,
+        },
+        ..McpSettings::default()
+    };
+    let server = mcp_server(&t, settings, &t.gateway, true);
+    let (port, handle) = (server.port(), server.handle());
+    let task = tokio::spawn(server.run_until_stopped());
+    let client = connect(&mcp_url(port), &t.creds.terminals[0].key).await.unwrap();
+    for _ in 0..3 {
+        ok(&call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await);
+    }
+    let (code, message) = err(&call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await);
+    assert_eq!(code, "RATE_LIMITED", "{message}");
+    assert!(message.contains("retry after"), "{message}");
+    // Session tools do not reach a terminal and are not counted.
+    assert_eq!(ok(&call(&client, "get_mode", json!({})).await)["mode"], "live");
+    // The REST bucket of the same license is separate.
+    let (status, _, _) = t.get("/api/v1/market/tick/EURUSD", None).await;
+    assert_eq!(status, 200);
+
+    client.cancel().await.unwrap();
+    handle.stop();
+    let _ = task.await;
+    t.stack.stop().await;
+}
+
+#[test]
+fn mcp_rest_and_openapi_name_the_same_tools() {
+    let catalog: Vec<&str> = tradeterm_tools::catalog().iter().map(|t| t.name).collect();
+    let mcp: Vec<&str> = tradeterm_mcp::mcp_tools()
+        .iter()
+        .map(|t| t.name.as_ref())
+        .filter(|n| !tradeterm_mcp::SESSION_TOOLS.contains(n))
+        .collect();
+    assert_eq!(mcp, catalog, "MCP lists exactly the catalog (plus set_mode/get_mode)");
+    let doc = tradeterm_rest::openapi::document();
+    let mut openapi: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, ops)| ops.get("post").is_some())
+        .filter_map(|(path, _)| path.strip_prefix("/api/v1/tools/"))
+        .collect();
+    openapi.sort_unstable();
+    let mut sorted = catalog.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        openapi, sorted,
+        "OpenAPI has one POST /api/v1/tools/<name> per catalog tool"
+    );
+}
