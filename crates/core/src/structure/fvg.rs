@@ -94,7 +94,6 @@ pub(crate) struct FvgDetector {
     bullish: BinaryHeap<(Key, Reverse<usize>)>,
     /// Open bearish gaps by bottom (smallest first): mitigated when `high >= bottom`.
     bearish: BinaryHeap<Reverse<(Key, usize)>>,
-    mitigated: Vec<FvgMitigation>,
 }
 
 impl FvgDetector {
@@ -104,7 +103,6 @@ impl FvgDetector {
             pending: None,
             bullish: BinaryHeap::new(),
             bearish: BinaryHeap::new(),
-            mitigated: Vec::new(),
         }
     }
 
@@ -137,33 +135,23 @@ impl FvgDetector {
             self.pending = Some(g);
         }
         let bar = bars[t];
+        let first = out.len();
         while let Some(&(Key(top), Reverse(index))) = self.bullish.peek() {
             if bar.low > top {
                 break;
             }
             self.bullish.pop();
-            self.mitigated.push(FvgMitigation {
-                direction: Direction::Bullish,
-                index,
-                mitigated_index: t,
-                confirmed_at: t,
-            });
+            out.push(mitigation(Direction::Bullish, index, t));
         }
         while let Some(&Reverse((Key(bottom), index))) = self.bearish.peek() {
             if bar.high < bottom {
                 break;
             }
             self.bearish.pop();
-            self.mitigated.push(FvgMitigation {
-                direction: Direction::Bearish,
-                index,
-                mitigated_index: t,
-                confirmed_at: t,
-            });
+            out.push(mitigation(Direction::Bearish, index, t));
         }
-        if !self.mitigated.is_empty() {
-            self.mitigated.sort_by_key(|m| m.index);
-            out.extend(self.mitigated.drain(..).map(StructureEvent::FvgMitigated));
+        if out.len() > first + 1 {
+            out[first..].sort_by_key(StructureEvent::index);
         }
     }
 
@@ -173,6 +161,15 @@ impl FvgDetector {
             Direction::Bearish => self.bearish.push(Reverse((Key(g.bottom), g.index))),
         }
     }
+}
+
+fn mitigation(direction: Direction, index: usize, t: usize) -> StructureEvent {
+    StructureEvent::FvgMitigated(FvgMitigation {
+        direction,
+        index,
+        mitigated_index: t,
+        confirmed_at: t,
+    })
 }
 
 /// The gap whose middle bar is `i` (needs bars `i - 1 ..= i + 1`).
