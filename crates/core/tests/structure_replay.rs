@@ -149,7 +149,10 @@ fn replay_has_no_look_ahead_and_never_repaints() {
         }
     }
     eprintln!("total: {events_total} events, {checkpoints} checkpoints, repaint count {repaints}");
-    assert_eq!(repaints, 0, "events known at a checkpoint differ from the full-series result");
+    assert_eq!(
+        repaints, 0,
+        "events known at a checkpoint differ from the full-series result"
+    );
     assert_eq!(reorders, 0, "same events, different order");
 }
 

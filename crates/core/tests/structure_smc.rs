@@ -473,9 +473,7 @@ fn order_blocks_relation() {
                     .iter()
                     .find(|f| f.2 == r.0 && f.3 == r.1)
                     .unwrap_or_else(|| panic!("{}: smc block {r:?} not reproduced by the reference", fx.name));
-                let known = swings
-                    .iter()
-                    .rfind(|w| w.kind.sign() == r.1 && w.confirmed_at <= t);
+                let known = swings.iter().rfind(|w| w.kind.sign() == r.1 && w.confirmed_at <= t);
                 assert!(
                     known.is_none_or(|w| w.index != s),
                     "{}: unexplained missing block {r:?}",
