@@ -528,6 +528,7 @@ fn order_blocks_relation() {
             extra_basis,
             extra_other
         );
+        assert_eq!(extra_other, 0, "{}: blocks smc formed but does not report", fx.name);
         assert!(pct(matched, fx.ob.len()) >= 80.0, "{}", fx.name);
         smc_total += fx.ob.len();
         ours_total += surviving.len();

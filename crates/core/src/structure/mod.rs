@@ -32,10 +32,11 @@
 //! result filtered to `confirmed_at <= k`; `tests/structure_replay.rs`
 //! checks it on every series of `data/market/`.
 //!
-//! The batch function [`detect`] runs a fresh [`StructureDetector`] over a
-//! series and returns every event it emitted, in emission order (by
-//! `confirmed_at`, then family: swings, gaps, order blocks, liquidity,
-//! BOS/CHoCH), so batch and streaming agree by construction.
+//! The batch function [`detect`] runs the same per-bar engine as
+//! [`StructureDetector`] over prefixes of the caller's slice (without copying
+//! it) and returns every event in emission order (by `confirmed_at`, then
+//! family: swings, gaps, order blocks, liquidity, BOS/CHoCH), so batch and
+//! streaming agree by construction; a property test checks it anyway.
 //!
 //! # Relation to smartmoneyconcepts
 //!
