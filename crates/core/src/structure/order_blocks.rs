@@ -201,7 +201,7 @@ impl OrderBlockDetector {
         if !self.scratch.is_empty() {
             // Invalidations first, then mitigations; each by block index.
             self.scratch
-                .sort_by_key(|e| (e.type_name() == "order_block_mitigated", e.index()));
+                .sort_by_key(|e| (matches!(e, StructureEvent::OrderBlockMitigated(_)), e.index()));
             out.append(&mut self.scratch);
         }
 
