@@ -28,6 +28,7 @@ mod context;
 mod error;
 mod journal;
 mod market;
+mod market_analysis;
 pub mod ratelimit;
 mod structure;
 mod trading;
@@ -197,6 +198,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(journal::tools());
         tools.extend(analytics::tools());
         tools.extend(structure::tools());
+        tools.extend(market_analysis::tools());
         tools
     })
 }
