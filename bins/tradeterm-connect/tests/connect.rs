@@ -181,11 +181,14 @@ async fn serve_mcp(state: &McpState, port: u16) -> (u16, McpHandle, tokio::task:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_connector_reinitialises_transparently_after_the_server_restarts() {
+    // Trading allowed on the terminal: a live order would really execute.
     let t = spawn(Options {
         sims: 1,
+        allow_trading: true,
         ..Options::default()
     })
     .await;
+    let deals_before = t.stack.simulators()[0].deals().len();
     let state = t.stack.mcp_state.clone();
     let (port, handle, task) = serve_mcp(&state, 0).await;
     let url = format!("http://127.0.0.1:{port}/mcp/v1");
@@ -209,11 +212,18 @@ async fn the_connector_reinitialises_transparently_after_the_server_restarts() {
     .unwrap();
 
     // 1. The server restarts (its sessions are gone): the next call re-initialises
-    //    a new upstream session, restores paper mode, and is answered.
+    //    a new upstream session, restores paper mode before relaying anything,
+    //    and is answered.
     handle.stop();
     task.await.unwrap().unwrap();
     let (_, handle, task) = serve_mcp(&state, port).await;
     c = tokio::task::spawn_blocking(move || {
+        let order = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false });
+        assert_eq!(
+            c.tool(40, "place_order", order)["dry_run"],
+            true,
+            "paper mode is restored first"
+        );
         assert_eq!(
             c.tool(4, "get_mode", json!({}))["mode"],
             "paper",
@@ -226,12 +236,14 @@ async fn the_connector_reinitialises_transparently_after_the_server_restarts() {
     .await
     .unwrap();
 
-    // 2. The server is unreachable for a while: the call waits, then is answered.
+    // 2. The server is unreachable for a while: a trading call sent meanwhile
+    //    waits, then runs on a new session, still in paper mode.
     handle.stop();
     task.await.unwrap().unwrap();
     let (mut c, answer) = {
         let pending = tokio::task::spawn_blocking(move || {
-            let v = c.tool(6, "get_tick", json!({ "symbol": "GBPUSD" }));
+            let order = json!({ "symbol": "GBPUSD", "order_type": "SELL", "volume": 0.01, "dry_run": false });
+            let v = c.tool(6, "place_order", order);
             (c, v)
         });
         tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -241,7 +253,16 @@ async fn the_connector_reinitialises_transparently_after_the_server_restarts() {
         let _ = task.await;
         out
     };
-    assert_eq!(answer["symbol"], "GBPUSD");
+    assert_eq!(
+        (answer["symbol"].as_str(), answer["dry_run"].as_bool()),
+        (Some("GBPUSD"), Some(true)),
+        "{answer}"
+    );
+    assert_eq!(
+        t.stack.simulators()[0].deals().len(),
+        deals_before,
+        "no order reached the account"
+    );
     let log = c.log();
     assert!(log.contains("re-initialised"), "{log}");
 

@@ -12,14 +12,18 @@
 //! ended), the connector opens a new upstream session on its own: it replays
 //! the client's `initialize` (under a private request id whose answer is not
 //! relayed), sends `notifications/initialized`, restores `paper` trading mode
-//! if the client had set it, and then sends the message that failed. A
-//! message is re-sent only when it provably did not reach the server (the
-//! connection was refused, or the server answered that it does not know the
-//! session); otherwise the client gets a JSON-RPC error for it, since a
-//! trading call must never run twice. While the server is unreachable the
-//! connector keeps retrying with backoff for [`ConnectSettings::reconnect_for`].
+//! if the client had set it (and waits until the server confirms it), and
+//! then sends the message that failed. A message is sent again only when it
+//! provably did not reach the server (the connection was refused, or the
+//! server answered that it does not know the session), or when running it
+//! twice is harmless (requests other than tool calls, and tools the server
+//! annotates read-only or idempotent); otherwise the client gets a JSON-RPC
+//! error for it, since a trading call must never run twice. Connections are
+//! not pooled, so a stale connection never blurs that line. While the server
+//! is unreachable the connector keeps retrying with backoff for
+//! [`ConnectSettings::reconnect_for`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -107,6 +111,9 @@ where
     }
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
+        // A new connection per message: a pooled connection that went stale when the
+        // server restarted would make it impossible to tell whether a message arrived.
+        .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| ConnectError::Settings(format!("HTTP client: {e}")))?;
     let mut local = AsyncRwTransport::<RoleServer, R, W>::new_server(read, write);
@@ -118,6 +125,7 @@ where
         init: None,
         paper: false,
         mode_calls: HashMap::new(),
+        repeatable_tools: ["get_mode", "set_mode"].into_iter().map(str::to_owned).collect(),
         private_seq: 0,
     };
     let mut sends: JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)> = JoinSet::new();
@@ -167,6 +175,9 @@ struct Relay {
     paper: bool,
     /// `set_mode` calls in flight: request id → requested mode.
     mode_calls: HashMap<String, String>,
+    /// Tools the server annotates read-only or idempotent (from `tools/list`
+    /// answers): calls of these may be sent again when a connection fails.
+    repeatable_tools: HashSet<String>,
     private_seq: u64,
 }
 
@@ -198,13 +209,24 @@ fn is_initialize(msg: &ClientJsonRpcMessage) -> bool {
 }
 
 /// Whether the message provably did not reach the server, so sending it again is safe.
-fn safe_to_resend(e: &UpstreamError) -> bool {
+fn not_delivered(e: &UpstreamError) -> bool {
     match e {
         StreamableHttpError::Client(e) => e.is_connect(),
         StreamableHttpError::SessionExpired | StreamableHttpError::TransportChannelClosed => true,
         StreamableHttpError::HttpStatus(s) => s.status == 503,
         _ => false,
     }
+}
+
+/// Whether the connection failed (the message may or may not have arrived).
+fn connection_failed(e: &UpstreamError) -> bool {
+    matches!(
+        e,
+        StreamableHttpError::Client(_)
+            | StreamableHttpError::Sse(_)
+            | StreamableHttpError::Io(_)
+            | StreamableHttpError::UnexpectedEndOfStream
+    ) || not_delivered(e)
 }
 
 impl Relay {
@@ -257,14 +279,30 @@ impl Relay {
                     .map_err(|e| e.to_string())?;
             upstream.send(initialized).await.map_err(|e| describe(&e))?;
             if self.paper {
+                // Paper mode must be in force before any client message reaches the
+                // new session, so its answer is awaited (fail closed otherwise).
+                let id = self.private_id();
                 let restore: ClientJsonRpcMessage = serde_json::from_value(json!({
                     "jsonrpc": "2.0",
-                    "id": self.private_id(),
+                    "id": id.clone(),
                     "method": "tools/call",
                     "params": { "name": "set_mode", "arguments": { "mode": "paper" } }
                 }))
                 .map_err(|e| e.to_string())?;
                 upstream.send(restore).await.map_err(|e| describe(&e))?;
+                let answered = tokio::time::timeout(Duration::from_secs(30), async {
+                    while let Some(msg) = upstream.receive().await {
+                        let v = to_value(&msg);
+                        if v["id"] == id {
+                            return v["result"]["structuredContent"]["mode"] == "paper";
+                        }
+                    }
+                    false
+                })
+                .await;
+                if answered != Ok(true) {
+                    return Err("could not restore paper mode on the new session".to_owned());
+                }
             }
             tracing::info!("upstream MCP session re-initialised");
         }
@@ -319,6 +357,20 @@ impl Relay {
         }
     }
 
+    /// Whether running `msg` twice has the effect of running it once: requests
+    /// other than `tools/call` (lists, ping), and calls of read-only or
+    /// idempotent tools.
+    fn repeatable(&self, msg: &ClientJsonRpcMessage) -> bool {
+        let v = to_value(msg);
+        match v["method"].as_str() {
+            Some("tools/call") => v["params"]["name"]
+                .as_str()
+                .is_some_and(|n| self.repeatable_tools.contains(n)),
+            Some("initialize") | None => false,
+            Some(_) => v.get("id").is_some(),
+        }
+    }
+
     async fn on_client_message(
         &mut self,
         msg: ClientJsonRpcMessage,
@@ -346,6 +398,18 @@ impl Relay {
             }
             return None;
         }
+        if let Some(tools) = v["result"]["tools"].as_array() {
+            for t in tools {
+                let (Some(name), a) = (t["name"].as_str(), &t["annotations"]) else {
+                    continue;
+                };
+                if a["readOnlyHint"] == true || a["idempotentHint"] == true {
+                    self.repeatable_tools.insert(name.to_owned());
+                } else {
+                    self.repeatable_tools.remove(name);
+                }
+            }
+        }
         if let Some(mode) = self.mode_calls.remove(&id_key(&v["id"]))
             && v["result"]["isError"] != json!(true)
             && v.get("result").is_some()
@@ -364,7 +428,7 @@ impl Relay {
         error: UpstreamError,
         sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
     ) -> Option<ServerJsonRpcMessage> {
-        if !safe_to_resend(&error) {
+        if !(not_delivered(&error) || (connection_failed(&error) && self.repeatable(&msg))) {
             tracing::warn!(error = %error, "upstream request failed");
             if matches!(error, StreamableHttpError::Client(_) | StreamableHttpError::Sse(_))
                 && generation == self.generation
@@ -389,7 +453,7 @@ impl Relay {
                         self.upstream = Some(upstream);
                         return None;
                     }
-                    Err(e) if safe_to_resend(&e) && tokio::time::Instant::now() + delay < deadline => {
+                    Err(e) if not_delivered(&e) && tokio::time::Instant::now() + delay < deadline => {
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(Duration::from_secs(2));
                     }
@@ -441,7 +505,7 @@ mod tests {
             "HTTP 401 Unauthorized: {\"error\":{\"code\":\"UNAUTHORIZED\",\"message\":\"invalid or revoked terminal key\"}}".into(),
         );
         assert_eq!(describe(&e), "invalid or revoked terminal key (HTTP 401 Unauthorized)");
-        assert!(safe_to_resend(&StreamableHttpError::SessionExpired));
-        assert!(!safe_to_resend(&e));
+        assert!(not_delivered(&StreamableHttpError::SessionExpired));
+        assert!(!not_delivered(&e));
     }
 }
