@@ -110,8 +110,13 @@ pub fn check() -> Result<()> {
     }
 }
 
+/// Package name by package id.
+type Names = BTreeMap<String, String>;
+/// Normal-dependency edges by package id.
+type Edges = BTreeMap<String, Vec<String>>;
+
 /// Package name of each id, and the normal-dependency edges of the resolve graph.
-fn graph(meta: &Value) -> Result<(BTreeMap<String, String>, BTreeMap<String, Vec<String>>)> {
+fn graph(meta: &Value) -> Result<(Names, Edges)> {
     let mut names = BTreeMap::new();
     for p in meta["packages"].as_array().ok_or("metadata without packages")? {
         if let (Some(id), Some(name)) = (p["id"].as_str(), p["name"].as_str()) {
