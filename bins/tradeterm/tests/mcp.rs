@@ -503,3 +503,72 @@ fn mcp_rest_and_openapi_name_the_same_tools() {
         "OpenAPI has one POST /api/v1/tools/<name> per catalog tool"
     );
 }
+
+/// The JSON-RPC message in an SSE (or JSON) answer of the MCP endpoint.
+async fn rpc_answer(r: reqwest::Response) -> Value {
+    let text = r.text().await.unwrap();
+    if let Ok(v) = serde_json::from_str(&text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .last()
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_key_that_opened_it() {
+    let t = spawn(Options {
+        sims: 2,
+        ..Options::default()
+    })
+    .await;
+    let url = mcp_url(t.stack.mcp_port);
+    let post = |key: &str, session: Option<&str>, body: Value| {
+        let mut req = t
+            .http
+            .post(&url)
+            .bearer_auth(key)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .json(&body);
+        if let Some(s) = session {
+            req = req.header("Mcp-Session-Id", s);
+        }
+        req.send()
+    };
+    let (a, b) = (&t.creds.terminals[0].key, &t.creds.terminals[1].key);
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } }
+    });
+    let r = post(a, None, init).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let answer = rpc_answer(r).await;
+    assert_eq!(answer["result"]["serverInfo"]["name"], "tradeterm");
+    let r = post(
+        a,
+        Some(&session),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    )
+    .await
+    .unwrap();
+    assert!(r.status().is_success());
+
+    let call =
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_mode", "arguments": {} } });
+    let mine = rpc_answer(post(a, Some(&session), call.clone()).await.unwrap()).await;
+    assert_eq!(mine["result"]["structuredContent"]["mode"], "live", "{mine}");
+    // Another terminal's key (same license) cannot use the session.
+    let theirs = rpc_answer(post(b, Some(&session), call).await.unwrap()).await;
+    assert!(
+        theirs["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("belongs to another terminal key"),
+        "{theirs}"
+    );
+    t.stack.stop().await;
+}
