@@ -511,9 +511,9 @@ async fn rpc_answer(r: reqwest::Response) -> Value {
         return v;
     }
     text.lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .last()
+        .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
 }
 
