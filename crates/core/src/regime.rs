@@ -438,6 +438,20 @@ pub(crate) fn swings_and_breaks(
     Ok((swings, breaks))
 }
 
+fn break_name(kind: BreakKind) -> &'static str {
+    match kind {
+        BreakKind::Bos => "BOS",
+        BreakKind::Choch => "CHoCH",
+    }
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Bullish => "bullish",
+        Direction::Bearish => "bearish",
+    }
+}
+
 fn point(s: &Swing) -> SwingPoint {
     SwingPoint {
         index: s.index,
@@ -506,22 +520,25 @@ pub fn trend_state(bars: &[Bar], swing_length: usize) -> Result<TrendReport, Cor
         Some(b) if b.direction == Direction::Bullish && !down => (
             Trend::Bullish,
             format!(
-                "last break is a bullish {:?} at {} and swings are {seq}",
-                b.kind, b.level
+                "last break is a bullish {} at {} and swings are {seq}",
+                break_name(b.kind),
+                b.level
             ),
         ),
         Some(b) if b.direction == Direction::Bearish && !up => (
             Trend::Bearish,
             format!(
-                "last break is a bearish {:?} at {} and swings are {seq}",
-                b.kind, b.level
+                "last break is a bearish {} at {} and swings are {seq}",
+                break_name(b.kind),
+                b.level
             ),
         ),
         Some(b) => (
             Trend::Ranging,
             format!(
-                "last break ({:?} {:?}) is contradicted by swings {seq}",
-                b.direction, b.kind
+                "last break ({} {}) is contradicted by swings {seq}",
+                direction_name(b.direction),
+                break_name(b.kind)
             ),
         ),
         None if up => (Trend::Bullish, format!("no break yet; swings are {seq}")),

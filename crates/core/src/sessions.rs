@@ -359,7 +359,10 @@ pub fn session_profile(bars: &[Bar], days: usize) -> Result<SessionProfile, Core
 /// weekends (7/5) and one spare day.
 pub fn bars_for_days(days: usize, bar_ms: i64) -> usize {
     let per_day = (DAY_MS / bar_ms.max(1)) as usize;
-    (days * 7).div_ceil(5).saturating_add(1).saturating_mul(per_day)
+    days.saturating_mul(7)
+        .div_ceil(5)
+        .saturating_add(1)
+        .saturating_mul(per_day)
 }
 
 #[cfg(test)]
