@@ -884,6 +884,38 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn every_real_series_classifies_without_error() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/market");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 5);
+        for f in files {
+            let bars = crate::bars::parse_csv(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            let tail = &bars[bars.len().saturating_sub(500)..];
+            let r = volatility_regime(tail, &RegimeConfig::default()).unwrap();
+            assert_eq!(r.metrics.percentile_samples, 100, "{f:?}");
+            let t = trend_state(tail, 10).unwrap();
+            // Labels agree with the swing prices they summarise.
+            if let (Some(SwingLabel::HH), Some(h)) = (t.high_label, t.last_swing_high) {
+                assert!(tail.iter().take(h.index).any(|b| b.high < h.price), "{f:?}");
+            }
+            if let Some(h) = t.last_swing_high {
+                assert_eq!(tail[h.index].high, h.price);
+                assert_eq!(h.confirmed_at, h.index + 10);
+            }
+            if let Some(l) = t.last_swing_low {
+                assert_eq!(tail[l.index].low, l.price);
+            }
+            let s = strategy_style(&r, &t);
+            assert!(s.reasons.len() >= 3, "{f:?}");
+        }
+    }
+
+    #[test]
     fn real_data_runs() {
         let bars = crate::bars::parse_csv(include_str!("../../../data/market/eurusd_1h_backtesting.csv")).unwrap();
         let mut seen = std::collections::BTreeSet::new();
