@@ -73,6 +73,8 @@ pub struct MovingAverageConvergenceDivergence {
     fast_ema: f64,
     slow_ema: f64,
     seeded: bool,
+    k_fast: f64,
+    k_slow: f64,
     signal: ExponentialMovingAverage,
 }
 
@@ -103,6 +105,8 @@ impl MovingAverageConvergenceDivergence {
             fast_ema: 0.0,
             slow_ema: 0.0,
             seeded: false,
+            k_fast: 0.0,
+            k_slow: 0.0,
             signal,
         })
     }
@@ -148,6 +152,8 @@ impl Default for MovingAverageConvergenceDivergence {
             fast_ema: 0.0,
             slow_ema: 0.0,
             seeded: false,
+            k_fast: 0.0,
+            k_slow: 0.0,
             signal: ExponentialMovingAverage::unchecked(g),
         }
     }
@@ -172,10 +178,8 @@ impl Indicator for MovingAverageConvergenceDivergence {
 impl Next<f64> for MovingAverageConvergenceDivergence {
     fn next(&mut self, x: f64) -> Option<Self::Output> {
         if self.seeded {
-            let kf = 2.0 / (self.fast + 1) as f64;
-            let ks = 2.0 / (self.slow + 1) as f64;
-            self.fast_ema = ExponentialMovingAverage::step(self.fast_ema, x, kf);
-            self.slow_ema = ExponentialMovingAverage::step(self.slow_ema, x, ks);
+            self.fast_ema = ExponentialMovingAverage::step(self.fast_ema, x, self.k_fast);
+            self.slow_ema = ExponentialMovingAverage::step(self.slow_ema, x, self.k_slow);
         } else {
             self.warmup.push(x);
             if self.warmup.len() < self.slow {
@@ -188,6 +192,8 @@ impl Next<f64> for MovingAverageConvergenceDivergence {
             self.fast_ema = fast_sum / self.fast as f64;
             self.seeded = true;
             self.warmup = Vec::new();
+            self.k_fast = 2.0 / (self.fast + 1) as f64;
+            self.k_slow = 2.0 / (self.slow + 1) as f64;
         }
         let macd = self.fast_ema - self.slow_ema;
         let signal = self.signal.next(macd)?;

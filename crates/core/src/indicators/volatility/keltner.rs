@@ -61,6 +61,8 @@ pub struct KeltnerChannels {
     ranges: Window,
     ema: f64,
     atr: f64,
+    k: f64,
+    weights: WilderWeights,
 }
 
 impl KeltnerChannels {
@@ -90,6 +92,8 @@ impl KeltnerChannels {
             ranges: Window::new(atr_period),
             ema: 0.0,
             atr: 0.0,
+            k: 2.0 / (period + 1) as f64,
+            weights: WilderWeights::new(atr_period),
         }
     }
 
@@ -143,9 +147,8 @@ impl Next<&Bar> for KeltnerChannels {
         self.prev_close = bar.close;
         let start = self.start();
         if idx > start {
-            let k = 2.0 / (self.period + 1) as f64;
-            self.ema = ExponentialMovingAverage::step(self.ema, tp, k);
-            self.atr = WilderWeights::new(self.atr_period).step(self.atr, tr.unwrap_or(0.0));
+            self.ema = ExponentialMovingAverage::step(self.ema, tp, self.k);
+            self.atr = self.weights.step(self.atr, tr.unwrap_or(0.0));
         } else {
             self.typicals.push(tp);
             if let Some(tr) = tr {
