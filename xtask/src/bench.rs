@@ -33,7 +33,9 @@ fn free_port() -> Result<u16> {
 }
 
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 fn http_ok(url: &str, headers: &[(&str, &str)]) -> bool {
@@ -80,7 +82,12 @@ fn parse_duration_ms(s: &str) -> Option<f64> {
 }
 
 fn wrk(url: &str, headers: &[(&str, &str)], seconds: u64) -> Result<Load> {
-    let mut args = vec!["-t2".to_owned(), "-c64".to_owned(), format!("-d{seconds}s"), "--latency".to_owned()];
+    let mut args = vec![
+        "-t2".to_owned(),
+        "-c64".to_owned(),
+        format!("-d{seconds}s"),
+        "--latency".to_owned(),
+    ];
     for (k, v) in headers {
         args.push("-H".into());
         args.push(format!("{k}: {v}"));
@@ -90,9 +97,17 @@ fn wrk(url: &str, headers: &[(&str, &str)], seconds: u64) -> Result<Load> {
     let mut warm = args.clone();
     warm[2] = "-d2s".into();
     let _ = Command::new("wrk").args(&warm).output();
-    let out = Command::new("wrk").args(&args).output().map_err(|e| format!("wrk: {e}"))?;
+    let out = Command::new("wrk")
+        .args(&args)
+        .output()
+        .map_err(|e| format!("wrk: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let mut load = Load { rps: 0.0, p50_ms: f64::NAN, p99_ms: f64::NAN, non_2xx: 0 };
+    let mut load = Load {
+        rps: 0.0,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        non_2xx: 0,
+    };
     for line in text.lines() {
         let l = line.trim();
         if let Some(v) = l.strip_prefix("Requests/sec:") {
@@ -128,7 +143,10 @@ pub fn rest() -> Result<()> {
         "bare_actix",
     ]))?;
     let release = target_dir().join("release");
-    let seconds: u64 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let data = std::env::temp_dir().join(format!("tradeterm-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
 
@@ -144,7 +162,14 @@ pub fn rest() -> Result<()> {
     );
     procs.0.push(
         Command::new(release.join("tradeterm"))
-            .args(["serve", "--sim-terminals", "1", "--sim-start", "2026-11-18T12:00:00Z", "--data-dir"])
+            .args([
+                "serve",
+                "--sim-terminals",
+                "1",
+                "--sim-start",
+                "2026-11-18T12:00:00Z",
+                "--data-dir",
+            ])
             .arg(&data)
             .env("PORT", rest_port.to_string())
             .env("GATEWAY_PORT", gw_port.to_string())
@@ -161,8 +186,8 @@ pub fn rest() -> Result<()> {
     wait_for("bare server", || http_ok(&bare_url, &[]))?;
     let creds_path = data.join("demo-credentials.json");
     wait_for("demo credentials", || Path::new(&creds_path).is_file())?;
-    let creds: serde_json::Value = serde_json::from_slice(&std::fs::read(&creds_path).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
+    let creds: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&creds_path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     let key = creds["api_key"].as_str().unwrap_or_default().to_owned();
     let terminal = creds["terminals"][0]["id"].as_str().unwrap_or_default().to_owned();
     let auth = format!("Bearer {key}");
@@ -174,11 +199,24 @@ pub fn rest() -> Result<()> {
     let full = wrk(&full_url, &headers, seconds)?;
     println!();
     println!("REST benchmark: wrk -t2 -c64 -d{seconds}s, release builds, 2 workers each, same run");
-    println!("{:<44} {:>12} {:>10} {:>10} {:>8}", "path", "requests/s", "p50 ms", "p99 ms", "non-2xx");
-    for (name, l) in [("bare actix JSON handler (baseline)", bare), ("GET /api/v1/market/tick/EURUSD (full path)", full)] {
-        println!("{:<44} {:>12.0} {:>10.3} {:>10.3} {:>8}", name, l.rps, l.p50_ms, l.p99_ms, l.non_2xx);
+    println!(
+        "{:<44} {:>12} {:>10} {:>10} {:>8}",
+        "path", "requests/s", "p50 ms", "p99 ms", "non-2xx"
+    );
+    for (name, l) in [
+        ("bare actix JSON handler (baseline)", bare),
+        ("GET /api/v1/market/tick/EURUSD (full path)", full),
+    ] {
+        println!(
+            "{:<44} {:>12.0} {:>10.3} {:>10.3} {:>8}",
+            name, l.rps, l.p50_ms, l.p99_ms, l.non_2xx
+        );
     }
-    println!("throughput ratio full/bare: {:.3} (target >= 0.5); full-path p99 {:.3} ms (target < 2 ms)", full.rps / bare.rps, full.p99_ms);
+    println!(
+        "throughput ratio full/bare: {:.3} (target >= 0.5); full-path p99 {:.3} ms (target < 2 ms)",
+        full.rps / bare.rps,
+        full.p99_ms
+    );
     drop(procs);
     let _ = std::fs::remove_dir_all(&data);
     if full.non_2xx > 0 {

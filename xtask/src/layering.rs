@@ -71,12 +71,23 @@ fn rules() -> Vec<Rule> {
         },
         Rule {
             krate: "tradeterm-sim",
-            forbidden: vec!["tradeterm-gateway", "tradeterm-store", "tradeterm-rest", "tradeterm-mcp"],
+            forbidden: vec![
+                "tradeterm-gateway",
+                "tradeterm-store",
+                "tradeterm-rest",
+                "tradeterm-mcp",
+            ],
             why: "the simulator speaks the protocol and never depends on the gateway",
         },
         Rule {
             krate: "tradeterm-protocol",
-            forbidden: vec!["tradeterm-store", "tradeterm-gateway", "tradeterm-rest", "tradeterm-mcp", "tradeterm-tools"],
+            forbidden: vec![
+                "tradeterm-store",
+                "tradeterm-gateway",
+                "tradeterm-rest",
+                "tradeterm-mcp",
+                "tradeterm-tools",
+            ],
             why: "the protocol is types plus one client",
         },
     ];
@@ -98,7 +109,10 @@ pub fn check() -> Result<()> {
         .output()
         .map_err(|e| format!("cargo metadata: {e}"))?;
     if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
     let violations = violations(&meta)?;
@@ -124,7 +138,10 @@ fn graph(meta: &Value) -> Result<(Names, Edges)> {
         }
     }
     let mut edges = BTreeMap::new();
-    for node in meta["resolve"]["nodes"].as_array().ok_or("metadata without resolve graph")? {
+    for node in meta["resolve"]["nodes"]
+        .as_array()
+        .ok_or("metadata without resolve graph")?
+    {
         let Some(id) = node["id"].as_str() else { continue };
         let mut deps = Vec::new();
         for d in node["deps"].as_array().into_iter().flatten() {
@@ -146,7 +163,11 @@ fn violations(meta: &Value) -> Result<Vec<String>> {
     let (names, edges) = graph(meta)?;
     let mut found = Vec::new();
     for rule in rules() {
-        let Some(start) = names.iter().find(|(_, n)| n.as_str() == rule.krate).map(|(id, _)| id.clone()) else {
+        let Some(start) = names
+            .iter()
+            .find(|(_, n)| n.as_str() == rule.krate)
+            .map(|(id, _)| id.clone())
+        else {
             continue; // crate not in the workspace (yet)
         };
         let mut seen = BTreeSet::new();

@@ -37,7 +37,11 @@ fn main() -> ExitCode {
         },
         _ => {
             println!("usage: cargo xtask <test|lint|ci|layering|deny|bench rest>");
-            return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+            return if task == "help" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
         }
     };
     match result {
@@ -56,7 +60,11 @@ fn cargo() -> Command {
 fn run(cmd: &mut Command) -> Result<()> {
     println!("$ {cmd:?}");
     let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
 }
 
 fn workspace_root() -> std::path::PathBuf {
@@ -67,18 +75,26 @@ fn workspace_root() -> std::path::PathBuf {
 fn lint() -> Result<()> {
     let root = workspace_root();
     run(cargo().current_dir(&root).args(["fmt", "--all", "--", "--check"]))?;
-    run(cargo().current_dir(&root).args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo()
+        .current_dir(&root)
+        .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     deny()?;
     layering::check()
 }
 
 fn deny() -> Result<()> {
     let root = workspace_root();
-    let have = cargo().args(["deny", "--version"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let have = cargo()
+        .args(["deny", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !have {
         run(cargo().args(["install", "--locked", "cargo-deny"]))?;
     }
-    run(cargo().current_dir(&root).args(["deny", "check", "licenses", "bans", "sources"]))
+    run(cargo()
+        .current_dir(&root)
+        .args(["deny", "check", "licenses", "bans", "sources"]))
 }
 
 fn reachable(addr: &str) -> bool {
@@ -146,12 +162,18 @@ fn ensure_python() -> Result<()> {
         return Ok(());
     }
     let text = std::fs::read_to_string(&req).map_err(|e| e.to_string())?;
-    let pins: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let pins: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
     if pins.is_empty() {
         return Ok(());
     }
     // `pip install` is quick when everything is already satisfied.
-    run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(&req))
+    run(Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+        .arg(&req))
 }
 
 fn test() -> Result<()> {
@@ -159,5 +181,8 @@ fn test() -> Result<()> {
     ensure_python()?;
     layering::check()?;
     let root = workspace_root();
-    run(cargo().current_dir(&root).args(["test", "--workspace", "--all-features", "--no-fail-fast"]).env("CI", "true"))
+    run(cargo()
+        .current_dir(&root)
+        .args(["test", "--workspace", "--all-features", "--no-fail-fast"])
+        .env("CI", "true"))
 }

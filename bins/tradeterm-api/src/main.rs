@@ -45,7 +45,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let pem = std::fs::read(public).with_context(|| format!("reading {}", public.display()))?;
     let verifier = TokenVerifier::from_pem(&pem, &settings.jwt_issuer, &settings.jwt_audience)
         .with_context(|| format!("{} is not an RSA public key PEM", public.display()))?;
-    let gateway_url = settings.gateway_url.clone().unwrap_or_else(|| format!("http://127.0.0.1:{}", settings.gateway_port));
+    let gateway_url = settings
+        .gateway_url
+        .clone()
+        .unwrap_or_else(|| format!("http://127.0.0.1:{}", settings.gateway_port));
     let Some(internal) = &settings.gateway_internal_token else {
         bail!("GATEWAY_INTERNAL_TOKEN is required: the shared secret of the gateway's dispatch route");
     };
@@ -63,7 +66,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let state = AppState::new(
         settings.rest_settings(),
-        RestDeps { dispatch: Arc::new(dispatch), store, verifier, gateway, redis },
+        RestDeps {
+            dispatch: Arc::new(dispatch),
+            store,
+            verifier,
+            gateway,
+            redis,
+        },
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.port))?;

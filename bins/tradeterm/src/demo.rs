@@ -72,7 +72,10 @@ pub async fn ensure(
     // Reuse only if the store still knows the license and the API key.
     let reusable = match existing {
         Some(c) => {
-            let license_ok = store.license_by_master_key(&c.license_key).await?.is_some_and(|l| l.id == c.license_id);
+            let license_ok = store
+                .license_by_master_key(&c.license_key)
+                .await?
+                .is_some_and(|l| l.id == c.license_id);
             let api_ok = store.api_key(&c.api_key).await?.is_some();
             (license_ok && api_ok).then_some(c)
         }
@@ -106,7 +109,10 @@ pub async fn ensure(
     while creds.terminals.len() < terminals {
         let n = creds.terminals.len() + 1;
         let (t, key) = store.create_terminal(&creds.license_id, &format!("sim-{n}")).await?;
-        creds.terminals.push(DemoTerminal { id: t.id, key: key.expose().to_owned() });
+        creds.terminals.push(DemoTerminal {
+            id: t.id,
+            key: key.expose().to_owned(),
+        });
     }
     creds.rest_url = urls.rest.clone();
     creds.gateway_url = urls.gateway.clone();

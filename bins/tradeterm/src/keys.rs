@@ -32,7 +32,10 @@ pub fn resolve(settings: &Settings, data_dir: &Path) -> anyhow::Result<KeyPaths>
                     bail!("key file {} does not exist", p.display());
                 }
             }
-            Ok(KeyPaths { private: private.clone(), public: public.clone() })
+            Ok(KeyPaths {
+                private: private.clone(),
+                public: public.clone(),
+            })
         }
         _ if settings.production() => bail!(
             "NODE_ENV=production requires JWT_PRIVATE_KEY_PATH and JWT_PUBLIC_KEY_PATH (RS256 PEM files); \
@@ -46,7 +49,10 @@ pub fn resolve(settings: &Settings, data_dir: &Path) -> anyhow::Result<KeyPaths>
 }
 
 fn generate_if_missing(dir: &Path) -> anyhow::Result<KeyPaths> {
-    let paths = KeyPaths { private: dir.join("jwt-private.pem"), public: dir.join("jwt-public.pem") };
+    let paths = KeyPaths {
+        private: dir.join("jwt-private.pem"),
+        public: dir.join("jwt-public.pem"),
+    };
     if paths.private.is_file() && paths.public.is_file() {
         return Ok(paths);
     }
@@ -107,7 +113,11 @@ mod tests {
         let a = resolve(&dev, dir.path()).unwrap();
         let first = fs::read(&a.private).unwrap();
         let b = resolve(&dev, dir.path()).unwrap();
-        assert_eq!(first, fs::read(&b.private).unwrap(), "the pair is reused, not regenerated");
+        assert_eq!(
+            first,
+            fs::read(&b.private).unwrap(),
+            "the pair is reused, not regenerated"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -115,7 +125,10 @@ mod tests {
         }
         assert!(signer(&dev, &a).is_ok() && verifier(&dev, &a).is_ok());
 
-        let prod = Settings { node_env: "production".into(), ..Settings::default() };
+        let prod = Settings {
+            node_env: "production".into(),
+            ..Settings::default()
+        };
         let err = resolve(&prod, dir.path()).unwrap_err().to_string();
         assert!(err.contains("JWT_PRIVATE_KEY_PATH"), "{err}");
         let prod = Settings {

@@ -11,7 +11,11 @@ use tradeterm::stack::{Stack, StackOptions};
 use tradeterm_store::{SqlStore, Store, Tier};
 
 #[derive(Debug, Parser)]
-#[command(name = "tradeterm", version, about = "Safe, fast API for MetaTrader-style trading terminals")]
+#[command(
+    name = "tradeterm",
+    version,
+    about = "Safe, fast API for MetaTrader-style trading terminals"
+)]
 struct Cli {
     /// Optional TOML configuration file (environment variables override it).
     #[arg(long, global = true, env = "TRADETERM_CONFIG")]
@@ -155,7 +159,12 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
     match cli.command {
-        Command::Serve { data_dir, sim_terminals, sim_allow_trading, sim_start } => {
+        Command::Serve {
+            data_dir,
+            sim_terminals,
+            sim_allow_trading,
+            sim_start,
+        } => {
             let sim_start_ms = sim_start
                 .map(|s| tradeterm_core::time::parse_iso(&s).context("--sim-start must be an ISO 8601 time"))
                 .transpose()?;
@@ -166,7 +175,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-#[allow(clippy::print_stdout, reason = "the demo credentials are printed for the user on purpose")]
+#[allow(
+    clippy::print_stdout,
+    reason = "the demo credentials are printed for the user on purpose"
+)]
 async fn serve(
     settings: Settings,
     data_dir: PathBuf,
@@ -183,21 +195,36 @@ async fn serve(
         settings,
     })
     .await?;
-    tracing::info!(gateway = stack.gateway_port, rest = stack.rest_port, mcp = stack.mcp_port, "listening");
+    tracing::info!(
+        gateway = stack.gateway_port,
+        rest = stack.rest_port,
+        mcp = stack.mcp_port,
+        "listening"
+    );
     if let Some(c) = &stack.credentials {
         let file = data_dir.join(tradeterm::demo::FILE_NAME);
         println!();
         println!("tradeterm is running ({} simulated terminals).", c.terminals.len());
-        println!("  REST API     {}/api/v1   (docs: {}/api/v1/docs)", c.rest_url, c.rest_url);
+        println!(
+            "  REST API     {}/api/v1   (docs: {}/api/v1/docs)",
+            c.rest_url, c.rest_url
+        );
         println!("  gateway      {}", c.gateway_url);
-        println!("  MCP          {}   (Bearer: a terminal key; stdio clients: tradeterm-connect)", c.mcp_url);
+        println!(
+            "  MCP          {}   (Bearer: a terminal key; stdio clients: tradeterm-connect)",
+            c.mcp_url
+        );
         println!("  license id   {}", c.license_id);
         println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
         println!("  REST API key {}", c.api_key);
         for t in &c.terminals {
             println!("  terminal     {}  key {}", t.id, t.key);
         }
-        println!("  saved to {} (mode 0600){}", file.display(), if stack.credentials_created { "" } else { ", reused" });
+        println!(
+            "  saved to {} (mode 0600){}",
+            file.display(),
+            if stack.credentials_created { "" } else { ", reused" }
+        );
         println!();
         println!(
             "Try: curl -s {}/api/v1/market/tick/EURUSD -H \"Authorization: Bearer {}\" -H \"X-Terminal-Id: {}\"",
@@ -282,7 +309,10 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         AdminCommand::CreateLicense { name, tier } => {
             let tier = Tier::parse(&tier).context("tier must be free, pro, team or enterprise")?;
             let (license, key) = store.create_license(&name, tier).await?;
-            println!("{}", serde_json::json!({ "license": license, "license_key": key.expose() }));
+            println!(
+                "{}",
+                serde_json::json!({ "license": license, "license_key": key.expose() })
+            );
         }
         AdminCommand::ListLicenses => {
             println!("{}", serde_json::to_string_pretty(&store.list_licenses().await?)?);
@@ -290,11 +320,17 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         AdminCommand::CreateTerminal { license, name } => {
             anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
             let (terminal, key) = store.create_terminal(&license, &name).await?;
-            println!("{}", serde_json::json!({ "terminal": terminal, "terminal_key": key.expose() }));
+            println!(
+                "{}",
+                serde_json::json!({ "terminal": terminal, "terminal_key": key.expose() })
+            );
         }
         AdminCommand::RotateTerminalKey { license, terminal } => {
             let key = store.rotate_terminal_key(&license, &terminal).await?;
-            println!("{}", serde_json::json!({ "terminal_id": terminal, "terminal_key": key.expose() }));
+            println!(
+                "{}",
+                serde_json::json!({ "terminal_id": terminal, "terminal_key": key.expose() })
+            );
         }
         AdminCommand::CreateApiKey { license, label } => {
             anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
@@ -302,15 +338,23 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
             println!("{}", serde_json::json!({ "key": key, "api_key": secret.expose() }));
         }
         AdminCommand::ListApiKeys { license } => {
-            println!("{}", serde_json::to_string_pretty(&store.list_api_keys(&license).await?)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&store.list_api_keys(&license).await?)?
+            );
         }
         AdminCommand::RevokeApiKey { license, id } => {
-            anyhow::ensure!(store.revoke_api_key(&license, &id).await?, "no active API key {id} on license {license}");
+            anyhow::ensure!(
+                store.revoke_api_key(&license, &id).await?,
+                "no active API key {id} on license {license}"
+            );
             if let Some(pool) = settings.keyvalue_pool()? {
                 // Tell every REST instance at once (they check this marker with each request).
                 tradeterm_tools::ratelimit::mark_revoked(&pool, &id)
                     .await
-                    .map_err(|e| anyhow::anyhow!("revoked in the database, but publishing to KEYVALUE_URL failed: {e}"))?;
+                    .map_err(|e| {
+                        anyhow::anyhow!("revoked in the database, but publishing to KEYVALUE_URL failed: {e}")
+                    })?;
             }
             println!("{}", serde_json::json!({ "id": id, "revoked": true }));
         }

@@ -207,7 +207,9 @@ impl Settings {
     /// refuses to start in production without it (spec §5.9).
     pub fn redis_pool(&self) -> anyhow::Result<Option<deadpool_redis::Pool>> {
         if self.keyvalue_url.is_none() && self.production() {
-            bail!("NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start");
+            bail!(
+                "NODE_ENV=production requires KEYVALUE_URL (the Redis URL used for rate limiting); refusing to start"
+            );
         }
         self.keyvalue_pool()
     }
@@ -261,7 +263,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.rest_settings().rate_limits.free, 3);
-        assert_eq!(s.mcp_settings().rate_limits.free, 3, "MCP has the REST tier limits (in its own bucket)");
+        assert_eq!(
+            s.mcp_settings().rate_limits.free,
+            3,
+            "MCP has the REST tier limits (in its own bucket)"
+        );
         assert!(s.rest_settings().production);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
@@ -275,7 +281,10 @@ mod tests {
         let prod = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap();
         let err = prod.redis_pool().unwrap_err().to_string();
         assert!(err.contains("KEYVALUE_URL"), "{err}");
-        assert!(Settings::default().redis_pool().unwrap().is_none(), "rate limiting is off in development");
+        assert!(
+            Settings::default().redis_pool().unwrap().is_none(),
+            "rate limiting is off in development"
+        );
     }
 
     #[test]

@@ -78,11 +78,11 @@ impl Stack {
         let settings = &opts.settings;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
-        let db_url = settings.database_url.clone().unwrap_or_else(|| {
-            format!("sqlite://{}?mode=rwc", opts.data_dir.join("tradeterm.db").display())
-        });
-        let store: Arc<dyn Store> =
-            Arc::new(SqlStore::connect(&db_url).await.context("opening the database")?);
+        let db_url = settings
+            .database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", opts.data_dir.join("tradeterm.db").display()));
+        let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&db_url).await.context("opening the database")?);
         let key_paths = keys::resolve(settings, &opts.data_dir)?;
         let signer = keys::signer(settings, &key_paths)?;
 
@@ -103,7 +103,11 @@ impl Stack {
         let gateway_handle = server.handle();
         let gateway_task = tokio::spawn(server.run_until_stopped());
 
-        let host = if settings.host == "0.0.0.0" { "127.0.0.1" } else { settings.host.as_str() };
+        let host = if settings.host == "0.0.0.0" {
+            "127.0.0.1"
+        } else {
+            settings.host.as_str()
+        };
 
         // REST API: in-process dispatch; API-key exchange with the local gateway over loopback.
         let rest_deps = tradeterm_rest::RestDeps {
@@ -212,7 +216,10 @@ impl Stack {
         while tokio::time::Instant::now() < until {
             if self.sims.iter().all(AgentHandle::is_connected)
                 && let Some(c) = &self.credentials
-                && c.terminals.iter().take(self.sims.len()).all(|t| self.gateway.is_connected(&t.id))
+                && c.terminals
+                    .iter()
+                    .take(self.sims.len())
+                    .all(|t| self.gateway.is_connected(&t.id))
             {
                 return true;
             }

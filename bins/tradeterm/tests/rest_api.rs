@@ -16,7 +16,17 @@ fn account_state(sim: &tradeterm_sim::Simulator) -> String {
     let positions: Vec<_> = sim
         .positions()
         .into_iter()
-        .map(|p| (p.ticket, p.symbol, p.side, p.volume, p.open_price, p.stop_loss, p.take_profit))
+        .map(|p| {
+            (
+                p.ticket,
+                p.symbol,
+                p.side,
+                p.volume,
+                p.open_price,
+                p.stop_loss,
+                p.take_profit,
+            )
+        })
         .collect();
     serde_json::to_string(&json!({
         "balance": sim.account_info().balance,
@@ -34,7 +44,11 @@ fn b64(v: &[u8]) -> String {
 
 #[tokio::test]
 async fn authentication_and_the_jwt_attack_set() {
-    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
     let path = "/api/v1/account/info";
     // Missing, malformed, unknown.
     let r = t.http.get(format!("{}{path}", t.rest)).send().await.unwrap();
@@ -74,8 +88,12 @@ async fn authentication_and_the_jwt_attack_set() {
 
     // Attack set, each built from the valid token.
     let parts: Vec<&str> = token.split('.').collect();
-    let mut payload: Value =
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+    let mut payload: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(parts[1])
+            .unwrap(),
+    )
+    .unwrap();
     let private = std::fs::read(t.dir.path().join("keys/jwt-private.pem")).unwrap();
     let public = std::fs::read(t.dir.path().join("keys/jwt-public.pem")).unwrap();
     let key = EncodingKey::from_rsa_pem(&private).unwrap();
@@ -86,7 +104,12 @@ async fn authentication_and_the_jwt_attack_set() {
     attacks.push(format!("{}.{}.", b64(br#"{"alg":"none","typ":"JWT"}"#), parts[1]));
     // HS256 signed with the public key
     attacks.push(
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &payload, &EncodingKey::from_secret(&public)).unwrap(),
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &payload,
+            &EncodingKey::from_secret(&public),
+        )
+        .unwrap(),
     );
     // expired
     let mut p = payload.clone();
@@ -103,13 +126,25 @@ async fn authentication_and_the_jwt_attack_set() {
     attacks.push(sign(&p));
     // tampered payload (tier raised) with the original signature
     payload["tier"] = json!("enterprise");
-    attacks.push(format!("{}.{}.{}", parts[0], b64(&serde_json::to_vec(&payload).unwrap()), parts[2]));
+    attacks.push(format!(
+        "{}.{}.{}",
+        parts[0],
+        b64(&serde_json::to_vec(&payload).unwrap()),
+        parts[2]
+    ));
     // A valid token whose capabilities lack `analytics` is 403 FORBIDDEN on analytics tools.
     let mut p = payload.clone();
     p["caps"] = json!(["read"]);
     let read_only = sign(&p);
     let (s, b) = t
-        .send_as(&read_only, reqwest::Method::POST, "/api/v1/tools/list_indicators", None, Some(&json!({})), None)
+        .send_as(
+            &read_only,
+            reqwest::Method::POST,
+            "/api/v1/tools/list_indicators",
+            None,
+            Some(&json!({})),
+            None,
+        )
         .await;
     assert_eq!((s, b["error"]["code"].as_str()), (403, Some("FORBIDDEN")), "{b}");
     let (s, _, _) = t.get_as(&read_only, path, None).await;
@@ -150,17 +185,38 @@ async fn terminal_targeting_and_cross_license_isolation() {
     let (_, other_key) = store.create_api_key(&other.id, "k").await.unwrap();
     let (_, other_terminal_key) = store.create_terminal(&other.id, "never connected").await.unwrap();
     let _ = other_terminal_key;
-    let (s1, b1, _) = t.get_as(other_key.expose(), "/api/v1/market/tick/EURUSD", Some(t.terminal(0))).await;
-    let (s2, b2, _) = t.get_as(other_key.expose(), "/api/v1/market/tick/EURUSD", Some("term_doesnotexist")).await;
+    let (s1, b1, _) = t
+        .get_as(other_key.expose(), "/api/v1/market/tick/EURUSD", Some(t.terminal(0)))
+        .await;
+    let (s2, b2, _) = t
+        .get_as(
+            other_key.expose(),
+            "/api/v1/market/tick/EURUSD",
+            Some("term_doesnotexist"),
+        )
+        .await;
     assert_eq!(s1, 404);
-    assert_eq!((s1, &b1), (s2, &b2), "another license's terminal must look like a missing one");
+    assert_eq!(
+        (s1, &b1),
+        (s2, &b2),
+        "another license's terminal must look like a missing one"
+    );
     let (s, b, _) = t.get_as(other_key.expose(), "/api/v1/terminals", None).await;
     assert_eq!(s, 200);
-    assert!(b["data"]["terminals"].as_array().unwrap().iter().all(|x| x["connected"] == false));
+    assert!(
+        b["data"]["terminals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["connected"] == false)
+    );
     // No terminal of the other license is connected: MISSING_TERMINAL.
     let (s, b, _) = t.get_as(other_key.expose(), "/api/v1/account/info", None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("MISSING_TERMINAL")), "{b}");
-    assert_eq!(b["error"]["message"], "X-Terminal-Id header required (no terminal of this license is connected)");
+    assert_eq!(
+        b["error"]["message"],
+        "X-Terminal-Id header required (no terminal of this license is connected)"
+    );
     // A terminal of this license that is not connected: 502 DISPATCH_ERROR.
     let (offline, _) = store.create_terminal(&t.creds.license_id, "offline").await.unwrap();
     let (s, b, _) = t.get("/api/v1/account/info", Some(&offline.id)).await;
@@ -173,7 +229,11 @@ async fn terminal_targeting_and_cross_license_isolation() {
 
 #[tokio::test]
 async fn dry_runs_validate_and_change_nothing() {
-    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
     let sim = &t.stack.simulators()[0];
     let before = account_state(sim);
     let tick = sim.tick("EURUSD").unwrap();
@@ -194,13 +254,27 @@ async fn dry_runs_validate_and_change_nothing() {
     assert!(d["take_profit"]["money"].as_f64().unwrap() > 0.0);
     assert!(d["reward_to_risk"].as_f64().unwrap() > 1.0);
     // Invalid orders fail closed with a reason.
-    let (s, b) = t.post("/api/v1/orders", None, &json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.001}), None).await;
+    let (s, b) = t
+        .post(
+            "/api/v1/orders",
+            None,
+            &json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.001}),
+            None,
+        )
+        .await;
     assert_eq!((s, b["error"]["code"].as_str()), (422, Some("ORDER_REJECTED")), "{b}");
     assert_eq!(b["error"]["retcode"], "invalid_volume");
     let wrong_side = json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "stop_loss": tick.ask + 0.01});
     let (s, b) = t.post("/api/v1/orders", None, &wrong_side, None).await;
     assert_eq!((s, b["error"]["retcode"].as_str()), (422, Some("invalid_stops")), "{b}");
-    let (s, b) = t.post("/api/v1/orders", None, &json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "bogus": 1}), None).await;
+    let (s, b) = t
+        .post(
+            "/api/v1/orders",
+            None,
+            &json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "bogus": 1}),
+            None,
+        )
+        .await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")), "{b}");
     let r = t
         .http
@@ -218,15 +292,25 @@ async fn dry_runs_validate_and_change_nothing() {
     let (s, b) = t.post("/api/v1/orders", None, &live, None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (403, Some("TRADING_DISABLED")), "{b}");
     // None of the above touched the account.
-    assert_eq!(account_state(sim), before, "dry runs and refusals must leave the account byte-identical");
+    assert_eq!(
+        account_state(sim),
+        before,
+        "dry runs and refusals must leave the account byte-identical"
+    );
     t.stack.stop().await;
 }
 
 #[tokio::test]
 async fn live_trading_with_idempotency_and_tier_gating() {
-    let t = spawn(Options { sims: 1, allow_trading: true, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
     let sim = &t.stack.simulators()[0];
-    let order = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false, "comment": "idem.1" });
+    let order =
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false, "comment": "idem.1" });
     let (s1, b1) = t.post("/api/v1/orders", None, &order, Some("order-key-1")).await;
     assert_eq!(s1, 200, "{b1}");
     assert_eq!(b1["data"]["executed"], true);
@@ -245,10 +329,19 @@ async fn live_trading_with_idempotency_and_tier_gating() {
     let (s, b, _) = t.get(&format!("/api/v1/positions/{ticket}"), None).await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["data"]["comment"], "idem.1");
-    let (s, b) = t.post(&format!("/api/v1/positions/{ticket}/close"), None, &json!({ "volume": 0.05, "dry_run": false }), None).await;
+    let (s, b) = t
+        .post(
+            &format!("/api/v1/positions/{ticket}/close"),
+            None,
+            &json!({ "volume": 0.05, "dry_run": false }),
+            None,
+        )
+        .await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["data"]["volume_remaining"], 0.05);
-    let (s, b) = t.post(&format!("/api/v1/positions/{ticket}/reverse"), None, &json!({}), None).await;
+    let (s, b) = t
+        .post(&format!("/api/v1/positions/{ticket}/reverse"), None, &json!({}), None)
+        .await;
     assert_eq!((s, b["data"]["dry_run"].as_bool()), (200, Some(true)), "{b}");
     let (s, _) = t.post("/api/v1/positions/999999/close", None, &json!({}), None).await;
     assert_eq!(s, 404);
@@ -258,10 +351,26 @@ async fn live_trading_with_idempotency_and_tier_gating() {
     store.set_license_tier(&t.creds.license_id, Tier::Free).await.unwrap();
     let (_, free_key) = store.create_api_key(&t.creds.license_id, "free").await.unwrap();
     let (s, b) = t
-        .send_as(free_key.expose(), reqwest::Method::POST, "/api/v1/orders", None, Some(&json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.1})), None)
+        .send_as(
+            free_key.expose(),
+            reqwest::Method::POST,
+            "/api/v1/orders",
+            None,
+            Some(&json!({"symbol": "EURUSD", "order_type": "BUY", "volume": 0.1})),
+            None,
+        )
         .await;
     assert_eq!(s, 200, "{b}");
-    let (s, b) = t.send_as(free_key.expose(), reqwest::Method::POST, "/api/v1/orders", None, Some(&order), None).await;
+    let (s, b) = t
+        .send_as(
+            free_key.expose(),
+            reqwest::Method::POST,
+            "/api/v1/orders",
+            None,
+            Some(&order),
+            None,
+        )
+        .await;
     assert_eq!((s, b["error"]["code"].as_str()), (403, Some("TRADING_DISABLED")), "{b}");
     t.stack.stop().await;
 }
@@ -269,16 +378,33 @@ async fn live_trading_with_idempotency_and_tier_gating() {
 #[tokio::test]
 async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
     let t = spawn(Options::default()).await;
-    let (s, b) = t.post("/api/v1/journal", None, &json!({ "entry": { "symbol": "EURUSD", "notes": "no terminal" } }), None).await;
+    let (s, b) = t
+        .post(
+            "/api/v1/journal",
+            None,
+            &json!({ "entry": { "symbol": "EURUSD", "notes": "no terminal" } }),
+            None,
+        )
+        .await;
     assert_eq!(s, 200, "{b}");
     let unassigned_id = b["data"]["id"].as_str().unwrap().to_owned();
     let (s, b) = t
-        .post("/api/v1/journal", None, &json!({ "terminal_id": t.terminal(0), "entry": { "setup": "breakout", "tags": ["a"] } }), None)
+        .post(
+            "/api/v1/journal",
+            None,
+            &json!({ "terminal_id": t.terminal(0), "entry": { "setup": "breakout", "tags": ["a"] } }),
+            None,
+        )
         .await;
     assert_eq!(s, 200, "{b}");
     let attributed_id = b["data"]["id"].as_str().unwrap().to_owned();
     let ids = |b: &Value| -> Vec<String> {
-        b["data"]["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect()
+        b["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_owned())
+            .collect()
     };
     let (_, b, _) = t.get("/api/v1/journal", None).await;
     assert_eq!(ids(&b), vec![attributed_id.clone(), unassigned_id.clone()]);
@@ -286,10 +412,19 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
     assert_eq!(ids(&b).len(), 2);
     let (_, b, _) = t.get("/api/v1/journal?terminal_id=unassigned", None).await;
     assert_eq!(ids(&b), vec![unassigned_id.clone()]);
-    let (_, b, _) = t.get(&format!("/api/v1/journal?terminal_id={}", t.terminal(0)), None).await;
+    let (_, b, _) = t
+        .get(&format!("/api/v1/journal?terminal_id={}", t.terminal(0)), None)
+        .await;
     assert_eq!(ids(&b), vec![attributed_id.clone()]);
     let (s, b) = t
-        .send_as(&t.creds.api_key, reqwest::Method::PUT, &format!("/api/v1/journal/{unassigned_id}"), None, Some(&json!({"entry": {"notes": "edited"}})), None)
+        .send_as(
+            &t.creds.api_key,
+            reqwest::Method::PUT,
+            &format!("/api/v1/journal/{unassigned_id}"),
+            None,
+            Some(&json!({"entry": {"notes": "edited"}})),
+            None,
+        )
         .await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["data"]["entry"]["notes"], "edited");
@@ -300,14 +435,30 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
     let (_, other_key) = store.create_api_key(&other.id, "k").await.unwrap();
     let (_, b, _) = t.get_as(other_key.expose(), "/api/v1/journal", None).await;
     assert!(ids(&b).is_empty());
-    let (s, _, _) = t.get_as(other_key.expose(), &format!("/api/v1/journal/{unassigned_id}"), None).await;
-    assert_eq!(s, 404);
-    let (s, _) = t
-        .send_as(other_key.expose(), reqwest::Method::DELETE, &format!("/api/v1/journal/{unassigned_id}"), None, None, None)
+    let (s, _, _) = t
+        .get_as(other_key.expose(), &format!("/api/v1/journal/{unassigned_id}"), None)
         .await;
     assert_eq!(s, 404);
     let (s, _) = t
-        .send_as(other_key.expose(), reqwest::Method::POST, "/api/v1/journal", None, Some(&json!({"terminal_id": t.terminal(0), "entry": {}})), None)
+        .send_as(
+            other_key.expose(),
+            reqwest::Method::DELETE,
+            &format!("/api/v1/journal/{unassigned_id}"),
+            None,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(s, 404);
+    let (s, _) = t
+        .send_as(
+            other_key.expose(),
+            reqwest::Method::POST,
+            "/api/v1/journal",
+            None,
+            Some(&json!({"terminal_id": t.terminal(0), "entry": {}})),
+            None,
+        )
         .await;
     assert_eq!(s, 404, "attributing to another license's terminal is refused");
 
@@ -316,14 +467,28 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
     t.stack.stop_gateway().await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (s, b) = t
-        .send_as(fresh.expose(), reqwest::Method::POST, "/api/v1/journal", None, Some(&json!({"entry": {"notes": "during outage"}})), None)
+        .send_as(
+            fresh.expose(),
+            reqwest::Method::POST,
+            "/api/v1/journal",
+            None,
+            Some(&json!({"entry": {"notes": "during outage"}})),
+            None,
+        )
         .await;
     assert_eq!(s, 200, "{b}");
     let (s, b, _) = t.get_as(fresh.expose(), "/api/v1/journal", None).await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(ids(&b).len(), 3);
     let (s, b) = t
-        .send_as(fresh.expose(), reqwest::Method::DELETE, &format!("/api/v1/journal/{attributed_id}"), None, None, None)
+        .send_as(
+            fresh.expose(),
+            reqwest::Method::DELETE,
+            &format!("/api/v1/journal/{attributed_id}"),
+            None,
+            None,
+            None,
+        )
         .await;
     assert_eq!((s, b["data"]["deleted"].as_bool()), (200, Some(true)));
     // What does need the gateway says so: 502 GATEWAY_ERROR.
@@ -342,7 +507,13 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
 #[tokio::test]
 async fn rate_limits_per_tier_shared_across_instances_through_redis() {
     // An hour-long window so the test never straddles a window boundary.
-    let t = spawn(Options { sims: 1, redis: true, window_ms: 3_600_000, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        redis: true,
+        window_ms: 3_600_000,
+        ..Options::default()
+    })
+    .await;
     let store = &t.stack.store;
     let (free, _) = store.create_license("free", Tier::Free).await.unwrap();
     let (_, key) = store.create_api_key(&free.id, "k").await.unwrap();
@@ -376,16 +547,32 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
     let mut remaining = Vec::new();
     for i in 0..10 {
         let base = if i % 2 == 0 { &t.rest } else { &second_url };
-        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(key.expose()).send().await.unwrap();
+        let r = t
+            .http
+            .get(format!("{base}/api/v1/journal"))
+            .bearer_auth(key.expose())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200, "request {i}");
         let h = r.headers();
         assert_eq!(h["x-ratelimit-limit"], "10");
         assert!(h.contains_key("x-ratelimit-reset"));
         remaining.push(h["x-ratelimit-remaining"].to_str().unwrap().parse::<u64>().unwrap());
     }
-    assert_eq!(remaining, (0..10).rev().collect::<Vec<u64>>(), "one bucket shared by both instances");
+    assert_eq!(
+        remaining,
+        (0..10).rev().collect::<Vec<u64>>(),
+        "one bucket shared by both instances"
+    );
     for base in [&t.rest, &second_url] {
-        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(key.expose()).send().await.unwrap();
+        let r = t
+            .http
+            .get(format!("{base}/api/v1/journal"))
+            .bearer_auth(key.expose())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 429);
         let retry: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
         assert!((1..=3600).contains(&retry));
@@ -403,7 +590,13 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
     let (pro, master) = store.create_license("pro2", Tier::Pro).await.unwrap();
     let (k, secret) = store.create_api_key(&pro.id, "to revoke").await.unwrap();
     for base in [&t.rest, &second_url] {
-        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(secret.expose()).send().await.unwrap();
+        let r = t
+            .http
+            .get(format!("{base}/api/v1/journal"))
+            .bearer_auth(secret.expose())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
     }
     let r = t
@@ -415,7 +608,13 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
         .unwrap();
     assert_eq!(r.status(), 200);
     for base in [&t.rest, &second_url] {
-        let r = t.http.get(format!("{base}/api/v1/journal")).bearer_auth(secret.expose()).send().await.unwrap();
+        let r = t
+            .http
+            .get(format!("{base}/api/v1/journal"))
+            .bearer_auth(secret.expose())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 401, "{base}");
     }
     handle.stop(true).await;
@@ -424,19 +623,36 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
 
 #[tokio::test]
 async fn indicators_are_computed_on_terminal_bars_and_match_core() {
-    let t = spawn(Options { sims: 1, ..Options::default() }).await;
-    let input = json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "RSI", "params": { "period": 14 }, "count": 50 });
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let input =
+        json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "RSI", "params": { "period": 14 }, "count": 50 });
     let (s, b) = t.post("/api/v1/tools/get_indicator", None, &input, None).await;
     assert_eq!(s, 200, "{b}");
     let d = &b["data"];
     assert_eq!(d["indicator"], "rsi");
     assert_eq!(d["times"].as_array().unwrap().len(), 50);
-    let values: Vec<f64> = d["series"][0]["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let values: Vec<f64> = d["series"][0]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     assert!(values.iter().all(|v| (0.0..=100.0).contains(v)));
     // The same bars through get_bars, computed with core directly, give the same values
     // (all but the still-forming last bar).
     let n = d["history_bars"].as_u64().unwrap();
-    let (s, bars) = t.post("/api/v1/tools/get_bars", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "count": n }), None).await;
+    let (s, bars) = t
+        .post(
+            "/api/v1/tools/get_bars",
+            None,
+            &json!({ "symbol": "EURUSD", "timeframe": "H1", "count": n }),
+            None,
+        )
+        .await;
     assert_eq!(s, 200);
     let bars: Vec<tradeterm_core::Bar> = bars["data"]["bars"]
         .as_array()
@@ -453,22 +669,48 @@ async fn indicators_are_computed_on_terminal_bars_and_match_core() {
         .collect();
     let params = [("period".to_owned(), 14.0)].into_iter().collect();
     let core = tradeterm_core::indicators::compute("rsi", &params, &bars).unwrap();
-    let expected: Vec<f64> = core.series[0].values[bars.len() - 50..].iter().map(|v| v.unwrap()).collect();
+    let expected: Vec<f64> = core.series[0].values[bars.len() - 50..]
+        .iter()
+        .map(|v| v.unwrap())
+        .collect();
     for i in 0..49 {
-        assert!((values[i] - expected[i]).abs() < 1e-9, "value {i}: {} vs {}", values[i], expected[i]);
+        assert!(
+            (values[i] - expected[i]).abs() < 1e-9,
+            "value {i}: {} vs {}",
+            values[i],
+            expected[i]
+        );
     }
     // Bad input is a clear 400.
-    let (s, b) = t.post("/api/v1/tools/get_indicator", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "nope" }), None).await;
+    let (s, b) = t
+        .post(
+            "/api/v1/tools/get_indicator",
+            None,
+            &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "nope" }),
+            None,
+        )
+        .await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
     assert!(b["error"]["message"].as_str().unwrap().contains("sma"));
-    let (s, _) = t.post("/api/v1/tools/get_indicator", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "rsi", "params": {"period": 0} }), None).await;
+    let (s, _) = t
+        .post(
+            "/api/v1/tools/get_indicator",
+            None,
+            &json!({ "symbol": "EURUSD", "timeframe": "H1", "indicator": "rsi", "params": {"period": 0} }),
+            None,
+        )
+        .await;
     assert_eq!(s, 400);
     t.stack.stop().await;
 }
 
 #[tokio::test]
 async fn structure_detection_through_the_catalog() {
-    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
     let input = json!({ "symbol": "EURUSD", "timeframe": "H1", "bars": 600, "config": { "swing_length": 5 } });
     let (s, b) = t.post("/api/v1/tools/detect_structure", None, &input, None).await;
     assert_eq!(s, 200, "{b}");
@@ -478,7 +720,14 @@ async fn structure_detection_through_the_catalog() {
     for e in events {
         assert!(e["confirmed_time"].as_str().unwrap() >= e["time"].as_str().unwrap());
     }
-    let (s, b) = t.post("/api/v1/tools/detect_structure", None, &json!({ "symbol": "EURUSD", "timeframe": "H1", "config": { "swing_length": 0 } }), None).await;
+    let (s, b) = t
+        .post(
+            "/api/v1/tools/detect_structure",
+            None,
+            &json!({ "symbol": "EURUSD", "timeframe": "H1", "config": { "swing_length": 0 } }),
+            None,
+        )
+        .await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
     t.stack.stop().await;
 }

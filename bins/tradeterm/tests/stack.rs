@@ -18,7 +18,14 @@ async fn demo_credentials_are_written_private_and_reused() {
     let file = t.dir.path().join("demo-credentials.json");
     let text = std::fs::read_to_string(&file).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    for field in ["license_key", "api_key", "terminals", "rest_url", "gateway_url", "mcp_url"] {
+    for field in [
+        "license_key",
+        "api_key",
+        "terminals",
+        "rest_url",
+        "gateway_url",
+        "mcp_url",
+    ] {
         assert!(json.get(field).is_some(), "missing {field}");
     }
     assert!(json["api_key"].as_str().unwrap().starts_with("svc_api_"));
@@ -38,7 +45,12 @@ async fn demo_credentials_are_written_private_and_reused() {
     t.stack.stop().await;
 
     // A second start on the same data dir reuses the license and keys.
-    let settings = tradeterm::Settings { port: 0, gateway_port: 0, mcp_port: 0, ..tradeterm::Settings::default() };
+    let settings = tradeterm::Settings {
+        port: 0,
+        gateway_port: 0,
+        mcp_port: 0,
+        ..tradeterm::Settings::default()
+    };
     let stack = tradeterm::stack::Stack::start(tradeterm::stack::StackOptions {
         data_dir: dir.path().to_path_buf(),
         sim_terminals: 2,
@@ -53,13 +65,20 @@ async fn demo_credentials_are_written_private_and_reused() {
     assert_eq!(again.license_key, creds.license_key);
     assert_eq!(again.api_key, creds.api_key);
     assert_eq!(again.terminals, creds.terminals);
-    assert!(stack.wait_connected(Duration::from_secs(15)).await, "bound terminals reconnect after a restart");
+    assert!(
+        stack.wait_connected(Duration::from_secs(15)).await,
+        "bound terminals reconnect after a restart"
+    );
     stack.stop().await;
 }
 
 #[tokio::test]
 async fn every_protocol_command_round_trips_to_the_simulator() {
-    let t = spawn(Options { sims: 1, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
     let gw = &t.stack.gateway;
     let lic = &t.creds.license_id;
     let term = t.terminal(0);
@@ -78,21 +97,37 @@ async fn every_protocol_command_round_trips_to_the_simulator() {
     for s in ["EURUSD", "GBPUSD", "USDJPY", "XAUUSD"] {
         assert!(symbols.iter().any(|x| x == s), "{s} missing from {symbols:?}");
     }
-    match run(Command::SymbolSpec { symbol: "EURUSD".into() }).await.unwrap() {
+    match run(Command::SymbolSpec {
+        symbol: "EURUSD".into(),
+    })
+    .await
+    .unwrap()
+    {
         CommandResult::SymbolSpec(s) => {
             assert_eq!(s.digits, 5);
             assert!(s.volume_step > 0.0 && s.contract_size > 0.0);
         }
         other => panic!("{other:?}"),
     }
-    let tick = match run(Command::Tick { symbol: "EURUSD".into() }).await.unwrap() {
+    let tick = match run(Command::Tick {
+        symbol: "EURUSD".into(),
+    })
+    .await
+    .unwrap()
+    {
         CommandResult::Tick(t) => t,
         other => panic!("{other:?}"),
     };
     assert!(tick.ask > tick.bid && tick.bid > 0.5);
-    match run(Command::Bars { symbol: "EURUSD".into(), timeframe: Timeframe::H1, count: Some(50), from: None, to: None })
-        .await
-        .unwrap()
+    match run(Command::Bars {
+        symbol: "EURUSD".into(),
+        timeframe: Timeframe::H1,
+        count: Some(50),
+        from: None,
+        to: None,
+    })
+    .await
+    .unwrap()
     {
         CommandResult::Bars { bars, .. } => {
             assert_eq!(bars.len(), 50);
@@ -118,21 +153,50 @@ async fn every_protocol_command_round_trips_to_the_simulator() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        run(Command::Ticks { symbol: "EURUSD".into(), from: tick.time - day, to: tick.time + 1, limit: Some(10) }).await.unwrap(),
+        run(Command::Ticks {
+            symbol: "EURUSD".into(),
+            from: tick.time - day,
+            to: tick.time + 1,
+            limit: Some(10)
+        })
+        .await
+        .unwrap(),
         CommandResult::Ticks { .. }
     ));
-    assert!(matches!(run(Command::Positions { symbol: None }).await.unwrap(), CommandResult::Positions { .. }));
-    assert!(matches!(run(Command::Orders { symbol: None }).await.unwrap(), CommandResult::Orders { .. }));
     assert!(matches!(
-        run(Command::HistoryDeals { from: 0, to: tick.time + day }).await.unwrap(),
+        run(Command::Positions { symbol: None }).await.unwrap(),
+        CommandResult::Positions { .. }
+    ));
+    assert!(matches!(
+        run(Command::Orders { symbol: None }).await.unwrap(),
+        CommandResult::Orders { .. }
+    ));
+    assert!(matches!(
+        run(Command::HistoryDeals {
+            from: 0,
+            to: tick.time + day
+        })
+        .await
+        .unwrap(),
         CommandResult::Deals { .. }
     ));
     assert!(matches!(
-        run(Command::HistoryOrders { from: 0, to: tick.time + day }).await.unwrap(),
+        run(Command::HistoryOrders {
+            from: 0,
+            to: tick.time + day
+        })
+        .await
+        .unwrap(),
         CommandResult::HistoryOrders { .. }
     ));
     assert!(matches!(
-        run(Command::Calendar { from: tick.time - 7 * day, to: tick.time + 7 * day, currencies: vec![] }).await.unwrap(),
+        run(Command::Calendar {
+            from: tick.time - 7 * day,
+            to: tick.time + 7 * day,
+            currencies: vec![]
+        })
+        .await
+        .unwrap(),
         CommandResult::Calendar { .. }
     ));
     let order = OrderRequest {
@@ -158,10 +222,22 @@ async fn every_protocol_command_round_trips_to_the_simulator() {
     // (the gateway refuses before the agent sees them).
     for cmd in [
         Command::PlaceOrder { order },
-        Command::ClosePosition { ticket: 1, volume: None, deviation_points: None, idempotency_key: None },
-        Command::ModifyPosition { ticket: 1, stop_loss: None, take_profit: None },
+        Command::ClosePosition {
+            ticket: 1,
+            volume: None,
+            deviation_points: None,
+            idempotency_key: None,
+        },
+        Command::ModifyPosition {
+            ticket: 1,
+            stop_loss: None,
+            take_profit: None,
+        },
         Command::CancelOrder { ticket: 1 },
-        Command::ReversePosition { ticket: 1, idempotency_key: None },
+        Command::ReversePosition {
+            ticket: 1,
+            idempotency_key: None,
+        },
     ] {
         match run(cmd).await.unwrap_err() {
             DispatchError::CommandFailed(b) => assert_eq!(b.code, codes::TRADING_DISABLED),
@@ -173,7 +249,12 @@ async fn every_protocol_command_round_trips_to_the_simulator() {
 
 #[tokio::test]
 async fn trade_commands_round_trip_when_trading_is_allowed() {
-    let t = spawn(Options { sims: 1, allow_trading: true, ..Options::default() }).await;
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
     let gw = &t.stack.gateway;
     let lic = &t.creds.license_id;
     let term = t.terminal(0);
@@ -190,7 +271,12 @@ async fn trade_commands_round_trip_when_trading_is_allowed() {
         magic: 1,
         idempotency_key: None,
     };
-    let trade = match run(Command::PlaceOrder { order: order(OrderType::Buy, None) }).await.unwrap() {
+    let trade = match run(Command::PlaceOrder {
+        order: order(OrderType::Buy, None),
+    })
+    .await
+    .unwrap()
+    {
         CommandResult::Trade(tr) => tr,
         other => panic!("{other:?}"),
     };
@@ -199,26 +285,53 @@ async fn trade_commands_round_trip_when_trading_is_allowed() {
     let tick = t.stack.simulators()[0].tick("EURUSD").unwrap();
     let sl = ((tick.bid - 0.0050) * 1e5).round() / 1e5;
     assert!(matches!(
-        run(Command::ModifyPosition { ticket, stop_loss: Some(sl), take_profit: None }).await.unwrap(),
+        run(Command::ModifyPosition {
+            ticket,
+            stop_loss: Some(sl),
+            take_profit: None
+        })
+        .await
+        .unwrap(),
         CommandResult::Trade(_)
     ));
     assert!(matches!(
-        run(Command::ClosePosition { ticket, volume: Some(0.1), deviation_points: None, idempotency_key: None })
-            .await
-            .unwrap(),
+        run(Command::ClosePosition {
+            ticket,
+            volume: Some(0.1),
+            deviation_points: None,
+            idempotency_key: None
+        })
+        .await
+        .unwrap(),
         CommandResult::Trade(_)
     ));
     assert!(matches!(
-        run(Command::ReversePosition { ticket, idempotency_key: None }).await.unwrap(),
+        run(Command::ReversePosition {
+            ticket,
+            idempotency_key: None
+        })
+        .await
+        .unwrap(),
         CommandResult::Reverse { .. }
     ));
     let limit_price = ((tick.ask - 0.0100) * 1e5).round() / 1e5;
-    let placed = match run(Command::PlaceOrder { order: order(OrderType::BuyLimit, Some(limit_price)) }).await.unwrap() {
+    let placed = match run(Command::PlaceOrder {
+        order: order(OrderType::BuyLimit, Some(limit_price)),
+    })
+    .await
+    .unwrap()
+    {
         CommandResult::Trade(tr) => tr,
         other => panic!("{other:?}"),
     };
-    assert!(matches!(run(Command::CancelOrder { ticket: placed.order }).await.unwrap(), CommandResult::Trade(_)));
+    assert!(matches!(
+        run(Command::CancelOrder { ticket: placed.order }).await.unwrap(),
+        CommandResult::Trade(_)
+    ));
     let deals = t.stack.simulators()[0].deals();
-    assert!(deals.iter().any(|d| d.comment == "e2e.test"), "comment with dots kept: {deals:?}");
+    assert!(
+        deals.iter().any(|d| d.comment == "e2e.test"),
+        "comment with dots kept: {deals:?}"
+    );
     t.stack.stop().await;
 }

@@ -79,7 +79,8 @@ mod tests {
     fn rejects_bad_input() {
         assert!(parse_csv("").is_err());
         assert!(parse_csv("a,b\n").is_err());
-        let unordered = "time,open,high,low,close,volume\n2017-04-19T10:00:00Z,1,1,1,1,1\n2017-04-19T09:00:00Z,1,1,1,1,1\n";
+        let unordered =
+            "time,open,high,low,close,volume\n2017-04-19T10:00:00Z,1,1,1,1,1\n2017-04-19T09:00:00Z,1,1,1,1,1\n";
         assert!(parse_csv(unordered).is_err());
         let nan = "time,open,high,low,close,volume\n2017-04-19T10:00:00Z,1,1,1,NaN,1\n";
         assert!(parse_csv(nan).is_err());

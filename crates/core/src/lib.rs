@@ -27,6 +27,6 @@ pub mod structure;
 pub mod time;
 pub mod trading;
 
-pub use account::{AccountInfo, Deal, DealEntry, Position, PendingOrder, Side, TradeMode};
+pub use account::{AccountInfo, Deal, DealEntry, PendingOrder, Position, Side, TradeMode};
 pub use error::CoreError;
 pub use market::{Bar, SwapMode, SymbolSpec, Tick, Timeframe};

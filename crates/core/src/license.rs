@@ -33,7 +33,9 @@ impl Tier {
 
     /// Parses a lower-case name.
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
     }
 
     /// Capabilities the tier grants: `read` and `analytics` for all, `trade` from Pro up.
@@ -74,7 +76,8 @@ impl Capability {
 
     /// Parses a lower-case name.
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Read, Self::Analytics, Self::Trade].into_iter().find(|c| c.as_str() == s)
+        [Self::Read, Self::Analytics, Self::Trade]
+            .into_iter()
+            .find(|c| c.as_str() == s)
     }
 }
-

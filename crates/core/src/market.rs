@@ -113,14 +113,11 @@ impl FromStr for Timeframe {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let up = s.trim().to_ascii_uppercase();
-        Self::ALL
-            .into_iter()
-            .find(|tf| tf.as_str() == up)
-            .ok_or_else(|| {
-                CoreError::Parse(format!(
-                    "unknown timeframe `{s}` (expected one of M1, M5, M15, M30, H1, H4, D1, W1, MN1)"
-                ))
-            })
+        Self::ALL.into_iter().find(|tf| tf.as_str() == up).ok_or_else(|| {
+            CoreError::Parse(format!(
+                "unknown timeframe `{s}` (expected one of M1, M5, M15, M30, H1, H4, D1, W1, MN1)"
+            ))
+        })
     }
 }
 
@@ -168,7 +165,10 @@ impl Bar {
             )));
         }
         if self.volume < 0.0 {
-            return Err(CoreError::InvalidInput(format!("bar at {} has negative volume", self.time)));
+            return Err(CoreError::InvalidInput(format!(
+                "bar at {} has negative volume",
+                self.time
+            )));
         }
         Ok(())
     }
@@ -327,7 +327,14 @@ mod tests {
 
     #[test]
     fn bar_validation() {
-        let mut b = Bar { time: 0, open: 1.0, high: 2.0, low: 0.5, close: 1.5, volume: 1.0 };
+        let mut b = Bar {
+            time: 0,
+            open: 1.0,
+            high: 2.0,
+            low: 0.5,
+            close: 1.5,
+            volume: 1.0,
+        };
         assert!(b.validate().is_ok());
         b.close = 3.0;
         assert!(b.validate().is_err());

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, Session};
-use tradeterm_protocol::agent::{
-    AgentFrame, Event, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes,
-};
+use tradeterm_protocol::agent::{AgentFrame, Event, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes};
 use tradeterm_store::{BindOutcome, TerminalInfo, hash_key};
 
 use crate::Gateway;
@@ -62,14 +60,10 @@ async fn await_hello(
                         let _ = send(session, &GatewayFrame::Pong { ts }).await;
                     }
                     Ok(_) => {
-                        return Err((
-                            codes::PROTOCOL_ERROR,
-                            "the first frame must be `hello`".to_owned(),
-                        ));
+                        return Err((codes::PROTOCOL_ERROR, "the first frame must be `hello`".to_owned()));
                     }
                     Err(e) => {
-                        let _ = send(session, &GatewayFrame::error(None, e.code(), e.to_string()))
-                            .await;
+                        let _ = send(session, &GatewayFrame::error(None, e.code(), e.to_string())).await;
                     }
                 },
                 Some(Ok(AggregatedMessage::Ping(b))) => {
@@ -78,39 +72,24 @@ async fn await_hello(
                 Some(Ok(AggregatedMessage::Binary(_))) => {
                     let _ = send(
                         session,
-                        &GatewayFrame::error(
-                            None,
-                            codes::MALFORMED_FRAME,
-                            "binary frames are not supported",
-                        ),
+                        &GatewayFrame::error(None, codes::MALFORMED_FRAME, "binary frames are not supported"),
                     )
                     .await;
                 }
                 Some(Ok(AggregatedMessage::Pong(_))) => {}
                 Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => {
-                    return Err((
-                        codes::PROTOCOL_ERROR,
-                        "connection closed before hello".to_owned(),
-                    ));
+                    return Err((codes::PROTOCOL_ERROR, "connection closed before hello".to_owned()));
                 }
             }
         }
     };
     match tokio::time::timeout(deadline, wait).await {
         Ok(r) => r,
-        Err(_) => Err((
-            codes::PROTOCOL_ERROR,
-            "no hello received in time".to_owned(),
-        )),
+        Err(_) => Err((codes::PROTOCOL_ERROR, "no hello received in time".to_owned())),
     }
 }
 
-async fn serve(
-    gateway: Gateway,
-    mut session: Session,
-    mut stream: AggregatedMessageStream,
-    peer: String,
-) {
+async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMessageStream, peer: String) {
     let settings = gateway.settings().clone();
     let hello = match await_hello(&mut session, &mut stream, settings.hello_timeout).await {
         Ok(h) => h,
@@ -134,10 +113,7 @@ async fn serve(
     let auth = match store.terminal_key(&hello.terminal_key).await {
         Ok(Some(a)) if !a.license.disabled => a,
         Ok(_) => {
-            let is_master = matches!(
-                store.license_by_master_key(&hello.terminal_key).await,
-                Ok(Some(_))
-            );
+            let is_master = matches!(store.license_by_master_key(&hello.terminal_key).await, Ok(Some(_)));
             let message = if is_master {
                 "master license keys are not accepted for agent connections; use a terminal key"
             } else {

@@ -68,8 +68,7 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status)
-            .json(json!({ "error": { "code": self.code, "message": self.message } }))
+        HttpResponse::build(self.status).json(json!({ "error": { "code": self.code, "message": self.message } }))
     }
 }
 
@@ -77,9 +76,7 @@ impl From<tradeterm_store::StoreError> for ApiError {
     fn from(e: tradeterm_store::StoreError) -> Self {
         use tradeterm_store::StoreError;
         match e {
-            StoreError::ApiKeyLimit => {
-                Self::new(StatusCode::CONFLICT, "API_KEY_LIMIT", e.to_string())
-            }
+            StoreError::ApiKeyLimit => Self::new(StatusCode::CONFLICT, "API_KEY_LIMIT", e.to_string()),
             StoreError::NotFound(what) => Self::not_found(format!("{what} not found")),
             StoreError::Invalid(m) => Self::bad_request(m),
             StoreError::Database(_) => Self::internal(e),

@@ -21,14 +21,10 @@ const JSON_LIMIT: usize = 64 * 1024;
 pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
     let json_cfg = web::JsonConfig::default()
         .limit(JSON_LIMIT)
-        .error_handler(|err, _req| {
-            ApiError::bad_request(format!("invalid JSON body: {err}")).into()
-        });
+        .error_handler(|err, _req| ApiError::bad_request(format!("invalid JSON body: {err}")).into());
     let internal_json = web::JsonConfig::default()
         .limit(1024 * 1024)
-        .error_handler(|err, _req| {
-            ApiError::bad_request(format!("invalid JSON body: {err}")).into()
-        });
+        .error_handler(|err, _req| ApiError::bad_request(format!("invalid JSON body: {err}")).into());
     cfg.app_data(web::Data::new(gateway))
         .app_data(json_cfg)
         .route("/healthz", web::get().to(healthz))
@@ -105,13 +101,9 @@ fn issue(
         cred_id: cred_id.to_owned(),
         terminal: terminal.clone(),
     };
-    let token = gateway
-        .inner
-        .signer
-        .sign(claims)
-        .map_err(ApiError::internal)?;
-    let expires_at = chrono::DateTime::from_timestamp(exp, 0)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let token = gateway.inner.signer.sign(claims).map_err(ApiError::internal)?;
+    let expires_at =
+        chrono::DateTime::from_timestamp(exp, 0).map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     Ok(HttpResponse::Ok().json(json!({
         "token": token,
         "token_type": "Bearer",
@@ -169,10 +161,7 @@ async fn token_for_terminal_key(
 }
 
 /// `POST /api/token/api-key`: a REST API key (Bearer) → short-lived, license-scoped session token.
-async fn token_for_api_key(
-    req: HttpRequest,
-    gateway: web::Data<Gateway>,
-) -> Result<HttpResponse, ApiError> {
+async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<HttpResponse, ApiError> {
     let Some(key) = bearer(&req) else {
         return Err(ApiError::unauthorized(
             "missing API key: send `Authorization: Bearer svc_api_…`",
@@ -206,15 +195,10 @@ async fn master(req: &HttpRequest, gateway: &Gateway) -> Result<License, ApiErro
         .store()
         .license_by_master_key(&key)
         .await?
-        .ok_or_else(|| {
-            ApiError::unauthorized("dashboard endpoints require the license's master key")
-        })
+        .ok_or_else(|| ApiError::unauthorized("dashboard endpoints require the license's master key"))
 }
 
-async fn list_api_keys(
-    req: HttpRequest,
-    gateway: web::Data<Gateway>,
-) -> Result<HttpResponse, ApiError> {
+async fn list_api_keys(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
     let keys = gateway.store().list_api_keys(&license.id).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": keys })))
@@ -236,8 +220,7 @@ async fn create_api_key(
     let parsed: CreateKeyBody = if body.is_empty() {
         CreateKeyBody { label: None }
     } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
     };
     let label = parsed.label.unwrap_or_else(|| "API key".to_owned());
     let (key, secret) = gateway.store().create_api_key(&license.id, &label).await?;
@@ -280,15 +263,9 @@ async fn revoke_api_key(
     }
 }
 
-async fn list_terminals(
-    req: HttpRequest,
-    gateway: web::Data<Gateway>,
-) -> Result<HttpResponse, ApiError> {
+async fn list_terminals(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
-    let list = gateway
-        .terminals(&license.id)
-        .await
-        .map_err(ApiError::internal)?;
+    let list = gateway.terminals(&license.id).await.map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok().json(json!({ "data": list })))
 }
 
@@ -304,13 +281,9 @@ async fn create_terminal(
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
-    let (terminal, key) = gateway
-        .store()
-        .create_terminal(&license.id, &body.name)
-        .await?;
+    let (terminal, key) = gateway.store().create_terminal(&license.id, &body.name).await?;
     tracing::info!(license = %license.id, terminal = %terminal.id, "terminal created");
-    Ok(HttpResponse::Created()
-        .json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
+    Ok(HttpResponse::Created().json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
 }
 
 /// Marks a revoked API key in Redis (three attempts). The store already holds
@@ -391,9 +364,6 @@ async fn internal_terminals(
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     check_internal(&req, &gateway)?;
-    let list = gateway
-        .terminals(&query.license_id)
-        .await
-        .map_err(ApiError::internal)?;
+    let list = gateway.terminals(&query.license_id).await.map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok().json(list))
 }

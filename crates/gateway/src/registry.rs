@@ -57,12 +57,7 @@ impl std::fmt::Debug for Conn {
 impl Conn {
     /// Delivers a response to the waiting dispatcher, if any.
     pub fn complete(&self, response: Response) -> bool {
-        let waiter = self
-            .pending
-            .lock()
-            .map(|mut p| p.remove(&response.id))
-            .ok()
-            .flatten();
+        let waiter = self.pending.lock().map(|mut p| p.remove(&response.id)).ok().flatten();
         match waiter {
             Some(tx) => tx.send(response).is_ok(),
             None => false,
@@ -100,10 +95,7 @@ impl Registry {
     }
 
     pub fn get(&self, terminal_id: &str) -> Option<Arc<Conn>> {
-        self.conns
-            .read()
-            .ok()
-            .and_then(|m| m.get(terminal_id).cloned())
+        self.conns.read().ok().and_then(|m| m.get(terminal_id).cloned())
     }
 
     /// Registers a connection, returning the one it replaces (if any).
@@ -189,9 +181,7 @@ impl Dispatch for Gateway {
                 error: None,
                 ..
             })) => Ok(result),
-            Ok(Ok(Response {
-                error: Some(error), ..
-            })) => Err(DispatchError::CommandFailed(error)),
+            Ok(Ok(Response { error: Some(error), .. })) => Err(DispatchError::CommandFailed(error)),
             Ok(Ok(_)) => Err(DispatchError::CommandFailed(ErrorBody::new(
                 codes::MALFORMED_FRAME,
                 "agent response had neither result nor error",
@@ -215,11 +205,7 @@ impl Dispatch for Gateway {
         Ok(stored
             .into_iter()
             .map(|t| {
-                let live = self
-                    .inner
-                    .registry
-                    .get(&t.id)
-                    .filter(|c| c.license_id == license_id);
+                let live = self.inner.registry.get(&t.id).filter(|c| c.license_id == license_id);
                 match live {
                     Some(c) => TerminalStatus {
                         id: t.id,

@@ -12,13 +12,11 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tradeterm_core::{AccountInfo, TradeMode};
 use tradeterm_gateway::{Gateway, GatewaySettings};
 use tradeterm_protocol::agent::{
-    AccountIdentity, AgentFrame, AgentInfo, Event, GatewayFrame, Hello, Permissions, Platform,
-    Response, TerminalIdentity, TradeResult, codes,
+    AccountIdentity, AgentFrame, AgentInfo, Event, GatewayFrame, Hello, Permissions, Platform, Response,
+    TerminalIdentity, TradeResult, codes,
 };
 use tradeterm_protocol::http_client::HttpDispatch;
-use tradeterm_protocol::token::{
-    CredentialKind, TokenSigner, TokenVerifier, generate_rsa_pem_pair,
-};
+use tradeterm_protocol::token::{CredentialKind, TokenSigner, TokenVerifier, generate_rsa_pem_pair};
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, PROTOCOL_VERSION};
 use tradeterm_store::{SqlStore, Store, Tier};
 
@@ -120,16 +118,9 @@ async fn next_gateway_frame(ws: &mut Ws) -> GatewayFrame {
 }
 
 /// Connects and completes the handshake, returning the socket and the welcome frame.
-async fn connect(
-    app: &TestApp,
-    key: &str,
-    uid: &str,
-    permissions: Permissions,
-) -> (Ws, GatewayFrame) {
+async fn connect(app: &TestApp, key: &str, uid: &str, permissions: Permissions) -> (Ws, GatewayFrame) {
     let (mut ws, _) = tokio_tungstenite::connect_async(&app.ws_url).await.unwrap();
-    ws.send(Message::text(hello(key, uid, permissions)))
-        .await
-        .unwrap();
+    ws.send(Message::text(hello(key, uid, permissions))).await.unwrap();
     let first = next_gateway_frame(&mut ws).await;
     (ws, first)
 }
@@ -166,9 +157,7 @@ fn run_agent(mut ws: Ws, mute: Arc<std::sync::atomic::AtomicBool>) -> tokio::tas
             let reply = match frame {
                 GatewayFrame::Request { id, command, .. } => {
                     let response = match command {
-                        Command::AccountInfo => {
-                            Response::ok(id, CommandResult::AccountInfo(account()))
-                        }
+                        Command::AccountInfo => Response::ok(id, CommandResult::AccountInfo(account())),
                         Command::Symbols => Response::ok(
                             id,
                             CommandResult::Symbols {
@@ -177,10 +166,7 @@ fn run_agent(mut ws: Ws, mute: Arc<std::sync::atomic::AtomicBool>) -> tokio::tas
                         ),
                         Command::Tick { symbol } if symbol == "FAIL" => Response::err(
                             id,
-                            tradeterm_protocol::ErrorBody::new(
-                                codes::NOT_FOUND,
-                                "unknown symbol FAIL",
-                            ),
+                            tradeterm_protocol::ErrorBody::new(codes::NOT_FOUND, "unknown symbol FAIL"),
                         ),
                         c if c.is_trade() => Response::ok(
                             id,
@@ -196,10 +182,7 @@ fn run_agent(mut ws: Ws, mute: Arc<std::sync::atomic::AtomicBool>) -> tokio::tas
                         ),
                         other => Response::err(
                             id,
-                            tradeterm_protocol::ErrorBody::new(
-                                codes::UNKNOWN_COMMAND,
-                                other.name(),
-                            ),
+                            tradeterm_protocol::ErrorBody::new(codes::UNKNOWN_COMMAND, other.name()),
                         ),
                     };
                     AgentFrame::Response(response).to_json()
@@ -285,12 +268,7 @@ async fn token_exchange_signs_verifiable_rs256_tokens() {
             .unwrap()
             .contains("master license keys are not accepted")
     );
-    let resp = app
-        .http
-        .post(format!("{}/api/token", app.base))
-        .send()
-        .await
-        .unwrap();
+    let resp = app.http.post(format!("{}/api/token", app.base)).send().await.unwrap();
     assert_eq!(resp.status(), 401);
 }
 
@@ -353,8 +331,7 @@ async fn agent_binding_and_refusals() {
 
     // Wrong protocol version.
     let (mut ws, _) = tokio_tungstenite::connect_async(&app.ws_url).await.unwrap();
-    let bad = hello(&app.terminals[1].1, "uid-C", perms)
-        .replace("\"protocol_version\":1", "\"protocol_version\":99");
+    let bad = hello(&app.terminals[1].1, "uid-C", perms).replace("\"protocol_version\":1", "\"protocol_version\":99");
     ws.send(Message::text(bad)).await.unwrap();
     match next_gateway_frame(&mut ws).await {
         GatewayFrame::Error { error, .. } => assert_eq!(error.code, codes::UNSUPPORTED_VERSION),
@@ -390,10 +367,7 @@ async fn api_key_lifecycle_limit_and_revocation() {
         let body: Value = resp.json().await.unwrap();
         let secret = body["data"]["api_key"].as_str().unwrap().to_owned();
         assert!(secret.starts_with("svc_api_"));
-        secrets.push((
-            body["data"]["key"]["id"].as_str().unwrap().to_owned(),
-            secret,
-        ));
+        secrets.push((body["data"]["key"]["id"].as_str().unwrap().to_owned(), secret));
     }
     let resp = app
         .http
@@ -407,19 +381,10 @@ async fn api_key_lifecycle_limit_and_revocation() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "API_KEY_LIMIT");
 
-    let resp = app
-        .http
-        .get(&url)
-        .bearer_auth(&app.license_key)
-        .send()
-        .await
-        .unwrap();
+    let resp = app.http.get(&url).bearer_auth(&app.license_key).send().await.unwrap();
     let text = resp.text().await.unwrap();
     for (_, secret) in &secrets {
-        assert!(
-            !text.contains(secret.as_str()),
-            "listing must not reveal secrets"
-        );
+        assert!(!text.contains(secret.as_str()), "listing must not reveal secrets");
     }
     let listed: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(listed["data"].as_array().unwrap().len(), 5);
@@ -439,10 +404,7 @@ async fn api_key_lifecycle_limit_and_revocation() {
     let resp = exchange(secrets[0].1.clone()).await;
     assert_eq!(resp.status(), 200);
     let body: Value = resp.json().await.unwrap();
-    let claims = app
-        .verifier
-        .verify(body["token"].as_str().unwrap())
-        .unwrap();
+    let claims = app.verifier.verify(body["token"].as_str().unwrap()).unwrap();
     assert_eq!(claims.cred, CredentialKind::ApiKey);
     assert_eq!(claims.cred_id, secrets[0].0);
     assert!(claims.terminal.is_none());
@@ -525,14 +487,7 @@ async fn dispatch_in_process_and_over_http_with_license_scoping() {
             other => panic!("unexpected {other:?}"),
         }
         let err = d
-            .execute(
-                &app.license_id,
-                &term_id,
-                Command::Tick {
-                    symbol: "FAIL".into(),
-                },
-                t,
-            )
+            .execute(&app.license_id, &term_id, Command::Tick { symbol: "FAIL".into() }, t)
             .await
             .unwrap_err();
         match err {
@@ -551,10 +506,7 @@ async fn dispatch_in_process_and_over_http_with_license_scoping() {
             .await
             .unwrap_err();
         assert_eq!(err, DispatchError::NotFound);
-        let err = d
-            .execute("lic_other", &term_id, Command::Symbols, t)
-            .await
-            .unwrap_err();
+        let err = d.execute("lic_other", &term_id, Command::Symbols, t).await.unwrap_err();
         assert_eq!(err, DispatchError::NotFound);
 
         let list = d.terminals(&app.license_id).await.unwrap();
@@ -601,10 +553,7 @@ async fn dispatch_in_process_and_over_http_with_license_scoping() {
     assert_eq!(err, DispatchError::Timeout(Duration::from_millis(300)));
     assert!(started.elapsed() < Duration::from_secs(3));
     // ...and once its heartbeats are missed the terminal is disconnected.
-    wait_until("heartbeat timeout", async || {
-        !app.gateway.is_connected(&term_id)
-    })
-    .await;
+    wait_until("heartbeat timeout", async || !app.gateway.is_connected(&term_id)).await;
     let err = app
         .gateway
         .execute(&app.license_id, &term_id, Command::AccountInfo, t)
@@ -673,12 +622,7 @@ async fn trade_commands_fail_closed_when_trading_is_off() {
     // Reads still work.
     assert!(
         app.gateway
-            .execute(
-                &app.license_id,
-                &term_id,
-                Command::AccountInfo,
-                Duration::from_secs(2)
-            )
+            .execute(&app.license_id, &term_id, Command::AccountInfo, Duration::from_secs(2))
             .await
             .is_ok()
     );
@@ -732,12 +676,7 @@ async fn garbage_frames_leave_connection_and_gateway_working() {
     let _agent = run_agent(ws, Arc::new(std::sync::atomic::AtomicBool::new(false)));
     let r = app
         .gateway
-        .execute(
-            &app.license_id,
-            &term_id,
-            Command::Symbols,
-            Duration::from_secs(3),
-        )
+        .execute(&app.license_id, &term_id, Command::Symbols, Duration::from_secs(3))
         .await
         .unwrap();
     assert_eq!(
@@ -757,11 +696,6 @@ async fn garbage_frames_leave_connection_and_gateway_working() {
         )
         .await;
     assert!(r.is_ok(), "{r:?}");
-    let health = app
-        .http
-        .get(format!("{}/healthz", app.base))
-        .send()
-        .await
-        .unwrap();
+    let health = app.http.get(format!("{}/healthz", app.base)).send().await.unwrap();
     assert_eq!(health.status(), 200);
 }

@@ -20,9 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::account::OrderType;
 use tradeterm_core::time::UnixMs;
-use tradeterm_core::{
-    AccountInfo, Bar, Deal, PendingOrder, Position, SymbolSpec, Tick, Timeframe, TradeMode,
-};
+use tradeterm_core::{AccountInfo, Bar, Deal, PendingOrder, Position, SymbolSpec, Tick, Timeframe, TradeMode};
 
 /// Version of this protocol. Sent in `hello` and `welcome`.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -555,9 +553,7 @@ pub struct TradeResult {
 }
 
 /// Importance of a calendar event.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Importance {
     /// Low.
@@ -742,9 +738,7 @@ fn parse_frame<T: for<'de> Deserialize<'de>>(text: &str, known: &[&str]) -> Resu
             let value: serde_json::Value =
                 serde_json::from_str(text).map_err(|e2| FrameError::Malformed(e2.to_string()))?;
             match value.get("type").and_then(|t| t.as_str()) {
-                Some(t) if !known.contains(&t) => {
-                    Err(FrameError::UnknownType(t.chars().take(64).collect()))
-                }
+                Some(t) if !known.contains(&t) => Err(FrameError::UnknownType(t.chars().take(64).collect())),
                 None => Err(FrameError::Malformed("missing string field `type`".into())),
                 Some(_) => Err(FrameError::Malformed(e.to_string())),
             }
@@ -822,17 +816,9 @@ mod tests {
 
     #[test]
     fn parse_errors_are_typed() {
-        assert!(matches!(
-            AgentFrame::parse("not json"),
-            Err(FrameError::Malformed(_))
-        ));
-        assert!(matches!(
-            AgentFrame::parse("[1,2]"),
-            Err(FrameError::Malformed(_))
-        ));
-        assert!(
-            matches!(AgentFrame::parse(r#"{"type":"bogus"}"#), Err(FrameError::UnknownType(t)) if t == "bogus")
-        );
+        assert!(matches!(AgentFrame::parse("not json"), Err(FrameError::Malformed(_))));
+        assert!(matches!(AgentFrame::parse("[1,2]"), Err(FrameError::Malformed(_))));
+        assert!(matches!(AgentFrame::parse(r#"{"type":"bogus"}"#), Err(FrameError::UnknownType(t)) if t == "bogus"));
         assert!(matches!(
             AgentFrame::parse(r#"{"type":"ping"}"#),
             Err(FrameError::Malformed(_))

@@ -188,14 +188,11 @@ impl DispatchReply {
             (_, Some(e)) => Err(match e.code.as_str() {
                 "TERMINAL_NOT_FOUND" => DispatchError::NotFound,
                 "TERMINAL_UNREACHABLE" => DispatchError::Unreachable,
-                "TERMINAL_TIMEOUT" => {
-                    DispatchError::Timeout(Duration::from_millis(e.timeout_ms.unwrap_or(0)))
-                }
-                "COMMAND_FAILED" => {
-                    DispatchError::CommandFailed(e.detail.unwrap_or_else(|| {
-                        ErrorBody::new(crate::agent::codes::INTERNAL, e.message)
-                    }))
-                }
+                "TERMINAL_TIMEOUT" => DispatchError::Timeout(Duration::from_millis(e.timeout_ms.unwrap_or(0))),
+                "COMMAND_FAILED" => DispatchError::CommandFailed(
+                    e.detail
+                        .unwrap_or_else(|| ErrorBody::new(crate::agent::codes::INTERNAL, e.message)),
+                ),
                 _ => DispatchError::Gateway(e.message),
             }),
             (None, None) => Err(DispatchError::Gateway("empty dispatch reply".into())),

@@ -6,9 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::agent::{Command, CommandResult};
-use crate::dispatch::{
-    Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, TerminalStatus,
-};
+use crate::dispatch::{Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, TerminalStatus};
 
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
@@ -60,10 +58,7 @@ impl Dispatch for HttpDispatch {
             .await
             .map_err(|e| DispatchError::Gateway(format!("dispatch request failed: {e}")))?;
         if !resp.status().is_success() {
-            return Err(DispatchError::Gateway(format!(
-                "gateway answered {}",
-                resp.status()
-            )));
+            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
         }
         let reply: DispatchReply = resp
             .json()
@@ -83,10 +78,7 @@ impl Dispatch for HttpDispatch {
             .await
             .map_err(|e| DispatchError::Gateway(format!("terminal list request failed: {e}")))?;
         if !resp.status().is_success() {
-            return Err(DispatchError::Gateway(format!(
-                "gateway answered {}",
-                resp.status()
-            )));
+            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
         }
         resp.json()
             .await
@@ -131,7 +123,10 @@ impl GatewayClient {
             .timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| ExchangeError::Gateway(e.to_string()))?;
-        Ok(Self { base: base_url.trim_end_matches('/').to_owned(), http })
+        Ok(Self {
+            base: base_url.trim_end_matches('/').to_owned(),
+            http,
+        })
     }
 
     /// Base URL.
@@ -148,10 +143,15 @@ impl GatewayClient {
             .await
             .map_err(|e| ExchangeError::Gateway(format!("token exchange failed: {e}")))?;
         let status = resp.status();
-        let body: serde_json::Value =
-            resp.json().await.map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
+        let body: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
         if status.as_u16() == 401 {
-            let msg = body["error"]["message"].as_str().unwrap_or("invalid credential").to_owned();
+            let msg = body["error"]["message"]
+                .as_str()
+                .unwrap_or("invalid credential")
+                .to_owned();
             return Err(ExchangeError::Refused(msg));
         }
         if !status.is_success() {
@@ -180,7 +180,10 @@ impl GatewayClient {
             .await
             .map_err(|e| ExchangeError::Gateway(format!("token exchange failed: {e}")))?;
         let status = resp.status().as_u16();
-        let body = resp.json().await.map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
+        let body = resp
+            .json()
+            .await
+            .map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
         Ok((status, body))
     }
 }

@@ -21,7 +21,5 @@ pub mod http_client;
 #[cfg(feature = "jwt")]
 pub mod token;
 
-pub use agent::{
-    AgentFrame, Command, CommandResult, ErrorBody, Event, GatewayFrame, Hello, PROTOCOL_VERSION,
-};
+pub use agent::{AgentFrame, Command, CommandResult, ErrorBody, Event, GatewayFrame, Hello, PROTOCOL_VERSION};
 pub use dispatch::{Dispatch, DispatchError, TerminalStatus};

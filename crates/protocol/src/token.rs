@@ -93,8 +93,7 @@ impl std::fmt::Debug for TokenSigner {
 impl TokenSigner {
     /// From a PKCS#8 or PKCS#1 PEM private key.
     pub fn from_pem(private_pem: &[u8], issuer: &str, audience: &str) -> Result<Self, TokenError> {
-        let key =
-            EncodingKey::from_rsa_pem(private_pem).map_err(|e| TokenError::Key(e.to_string()))?;
+        let key = EncodingKey::from_rsa_pem(private_pem).map_err(|e| TokenError::Key(e.to_string()))?;
         Ok(Self {
             key,
             issuer: issuer.to_owned(),
@@ -116,8 +115,7 @@ impl TokenSigner {
     pub fn sign(&self, mut claims: Claims) -> Result<String, TokenError> {
         claims.iss = self.issuer.clone();
         claims.aud = self.audience.clone();
-        encode(&Header::new(Algorithm::RS256), &claims, &self.key)
-            .map_err(|e| TokenError::Key(e.to_string()))
+        encode(&Header::new(Algorithm::RS256), &claims, &self.key).map_err(|e| TokenError::Key(e.to_string()))
     }
 }
 
@@ -137,8 +135,7 @@ impl std::fmt::Debug for TokenVerifier {
 impl TokenVerifier {
     /// From an X.509 SubjectPublicKeyInfo (`PUBLIC KEY`) or PKCS#1 (`RSA PUBLIC KEY`) PEM.
     pub fn from_pem(public_pem: &[u8], issuer: &str, audience: &str) -> Result<Self, TokenError> {
-        let key =
-            DecodingKey::from_rsa_pem(public_pem).map_err(|e| TokenError::Key(e.to_string()))?;
+        let key = DecodingKey::from_rsa_pem(public_pem).map_err(|e| TokenError::Key(e.to_string()))?;
         let mut validation = Validation::new(Algorithm::RS256);
         validation.algorithms = vec![Algorithm::RS256];
         validation.set_issuer(&[issuer]);
@@ -165,14 +162,8 @@ pub fn generate_rsa_pem_pair() -> Result<(String, String), TokenError> {
     use aws_lc_rs::signature::KeyPair as _;
     let pair = KeyPair::generate(KeySize::Rsa2048).map_err(|e| TokenError::Key(e.to_string()))?;
     let private: Pkcs8V1Der<'_> = pair.as_der().map_err(|e| TokenError::Key(e.to_string()))?;
-    let public: PublicKeyX509Der<'_> = pair
-        .public_key()
-        .as_der()
-        .map_err(|e| TokenError::Key(e.to_string()))?;
-    Ok((
-        pem("PRIVATE KEY", private.as_ref()),
-        pem("PUBLIC KEY", public.as_ref()),
-    ))
+    let public: PublicKeyX509Der<'_> = pair.public_key().as_der().map_err(|e| TokenError::Key(e.to_string()))?;
+    Ok((pem("PRIVATE KEY", private.as_ref()), pem("PUBLIC KEY", public.as_ref())))
 }
 
 fn pem(label: &str, der: &[u8]) -> String {
@@ -232,23 +223,14 @@ mod tests {
         assert!(verifier.verify(&expired).is_err());
         // Wrong issuer / audience.
         let other = TokenSigner::from_pem(private.as_bytes(), "iss-b", "aud-a").unwrap();
-        assert!(
-            verifier
-                .verify(&other.sign(claims(t, t + 60)).unwrap())
-                .is_err()
-        );
+        assert!(verifier.verify(&other.sign(claims(t, t + 60)).unwrap()).is_err());
         let other = TokenSigner::from_pem(private.as_bytes(), "iss-a", "aud-b").unwrap();
-        assert!(
-            verifier
-                .verify(&other.sign(claims(t, t + 60)).unwrap())
-                .is_err()
-        );
+        assert!(verifier.verify(&other.sign(claims(t, t + 60)).unwrap()).is_err());
         // Tampered payload.
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
         use base64::Engine;
         let eng = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let mut payload: serde_json::Value =
-            serde_json::from_slice(&eng.decode(&parts[1]).unwrap()).unwrap();
+        let mut payload: serde_json::Value = serde_json::from_slice(&eng.decode(&parts[1]).unwrap()).unwrap();
         payload["tier"] = serde_json::json!("enterprise");
         parts[1] = eng.encode(serde_json::to_vec(&payload).unwrap());
         assert!(verifier.verify(&parts.join(".")).is_err());
@@ -271,11 +253,7 @@ mod tests {
         // Another key pair.
         let (private2, _) = generate_rsa_pem_pair().unwrap();
         let foreign = TokenSigner::from_pem(private2.as_bytes(), "iss-a", "aud-a").unwrap();
-        assert!(
-            verifier
-                .verify(&foreign.sign(claims(t, t + 60)).unwrap())
-                .is_err()
-        );
+        assert!(verifier.verify(&foreign.sign(claims(t, t + 60)).unwrap()).is_err());
         assert!(verifier.verify("garbage").is_err());
     }
 }

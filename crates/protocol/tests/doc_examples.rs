@@ -33,7 +33,11 @@ fn protocol_doc_examples_parse() {
         let objects: Vec<String> = if serde_json::from_str::<serde_json::Value>(&block).is_ok() {
             vec![block.clone()]
         } else {
-            block.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
+            block
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned)
+                .collect()
         };
         for text in objects {
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));

@@ -58,7 +58,9 @@ pub struct Authenticator {
 
 impl std::fmt::Debug for Authenticator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authenticator").field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("Authenticator")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 
@@ -69,7 +71,13 @@ fn now_secs() -> i64 {
 impl Authenticator {
     /// Builds an authenticator with the given exchange-cache lifetime.
     pub fn new(verifier: TokenVerifier, gateway: GatewayClient, store: Arc<dyn Store>, ttl: Duration) -> Self {
-        Self { verifier, gateway, store, ttl, cache: Mutex::new(HashMap::new()) }
+        Self {
+            verifier,
+            gateway,
+            store,
+            ttl,
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Evicts a cached exchange for this API key (called on revocation).
@@ -95,13 +103,20 @@ impl Authenticator {
     /// Authenticates an `Authorization` header value.
     pub async fn authenticate(&self, header: Option<&str>) -> Result<Caller, RestError> {
         let Some(token) = header.and_then(parse_bearer) else {
-            return Err(RestError::unauthorized("missing or malformed `Authorization: Bearer <API_KEY or JWT>` header"));
+            return Err(RestError::unauthorized(
+                "missing or malformed `Authorization: Bearer <API_KEY or JWT>` header",
+            ));
         };
         if token.starts_with(API_KEY_PREFIX) {
             self.api_key(token).await
         } else {
-            let claims = self.verifier.verify(token).map_err(|_| RestError::unauthorized("invalid or expired token"))?;
-            Ok(Caller { claims: Arc::new(claims) })
+            let claims = self
+                .verifier
+                .verify(token)
+                .map_err(|_| RestError::unauthorized("invalid or expired token"))?;
+            Ok(Caller {
+                claims: Arc::new(claims),
+            })
         }
     }
 
@@ -143,7 +158,13 @@ impl Authenticator {
             if c.len() > 100_000 {
                 c.retain(|_, e| e.at.elapsed() < self.ttl);
             }
-            c.insert(digest, Cached { claims: claims.clone(), at: Instant::now() });
+            c.insert(
+                digest,
+                Cached {
+                    claims: claims.clone(),
+                    at: Instant::now(),
+                },
+            );
         }
         Ok(Caller { claims })
     }
@@ -175,7 +196,13 @@ impl Authenticator {
             terminal: None,
         });
         if let Ok(mut c) = self.cache.lock() {
-            c.insert(digest, Cached { claims: claims.clone(), at: Instant::now() });
+            c.insert(
+                digest,
+                Cached {
+                    claims: claims.clone(),
+                    at: Instant::now(),
+                },
+            );
         }
         Ok(Caller { claims })
     }

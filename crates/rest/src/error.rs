@@ -39,7 +39,10 @@ impl RestError {
 
     /// 429 `RATE_LIMITED` with `Retry-After`.
     pub fn rate_limited(retry_after: u64) -> Self {
-        Self { retry_after: Some(retry_after), ..Self::new(429, "RATE_LIMITED", "too many requests; retry later") }
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(429, "RATE_LIMITED", "too many requests; retry later")
+        }
     }
 
     /// A tool error; in production, internal details are replaced by a request id (and logged).
@@ -59,7 +62,10 @@ impl RestError {
             }
             _ => e.to_string(),
         };
-        Self { retcode, ..Self::new(e.http_status(), e.code(), message) }
+        Self {
+            retcode,
+            ..Self::new(e.http_status(), e.code(), message)
+        }
     }
 
     /// 500 `INTERNAL_ERROR`; `detail` is logged with a request id and shown only outside production.
@@ -133,13 +139,25 @@ mod tests {
 
     #[test]
     fn client_errors_keep_their_codes_and_retcodes() {
-        let e = RestError::from_tool(ToolError::Rejected { retcode: "no_money".into(), message: "not enough".into() }, true);
+        let e = RestError::from_tool(
+            ToolError::Rejected {
+                retcode: "no_money".into(),
+                message: "not enough".into(),
+            },
+            true,
+        );
         assert_eq!(e.status_code(), 422);
         let b = body(&e);
-        assert_eq!((b["error"]["code"].as_str(), b["error"]["retcode"].as_str()), (Some("ORDER_REJECTED"), Some("no_money")));
+        assert_eq!(
+            (b["error"]["code"].as_str(), b["error"]["retcode"].as_str()),
+            (Some("ORDER_REJECTED"), Some("no_money"))
+        );
         let r = RestError::rate_limited(17).error_response();
         assert_eq!(r.status(), 429);
         assert_eq!(r.headers().get("retry-after").unwrap(), "17");
-        assert_eq!(RestError::from_tool(ToolError::TerminalRequired, true).code(), "MISSING_TERMINAL");
+        assert_eq!(
+            RestError::from_tool(ToolError::TerminalRequired, true).code(),
+            "MISSING_TERMINAL"
+        );
     }
 }

@@ -78,7 +78,9 @@ pub struct RestDeps {
 
 impl std::fmt::Debug for RestDeps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RestDeps").field("gateway", &self.gateway.base_url()).finish_non_exhaustive()
+        f.debug_struct("RestDeps")
+            .field("gateway", &self.gateway.base_url())
+            .finish_non_exhaustive()
     }
 }
 
@@ -106,11 +108,19 @@ impl AppState {
             deps.store.clone(),
             settings.exchange_cache,
         ));
-        let limiter = deps
-            .redis
-            .clone()
-            .map(|pool| Arc::new(ratelimit::RateLimiter::new(pool, settings.rate_window, settings.rate_limits)));
-        Self { settings, deps, auth, limiter }
+        let limiter = deps.redis.clone().map(|pool| {
+            Arc::new(ratelimit::RateLimiter::new(
+                pool,
+                settings.rate_window,
+                settings.rate_limits,
+            ))
+        });
+        Self {
+            settings,
+            deps,
+            auth,
+            limiter,
+        }
     }
 
     /// The authenticator (revocation hooks for tests and in-process wiring).
@@ -132,7 +142,9 @@ pub struct RestServer {
 
 impl std::fmt::Debug for RestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RestServer").field("port", &self.port).finish_non_exhaustive()
+        f.debug_struct("RestServer")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
     }
 }
 

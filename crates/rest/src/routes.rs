@@ -5,8 +5,8 @@
 use actix_web::http::Method;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
-use tracing::Instrument;
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 use tradeterm_protocol::token::CredentialKind;
 use tradeterm_tools::{Target, Tool, ToolContext, ToolError};
 
@@ -38,27 +38,132 @@ pub struct Route {
 
 /// The named routes of the spec (§4) and their siblings.
 pub const ROUTES: &[Route] = &[
-    Route { method: "GET", path: "/api/v1/account/info", tool: "get_account_info", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/market/tick/{symbol}", tool: "get_tick", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/market/symbols", tool: "get_symbols", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/market/symbols/{symbol}", tool: "get_symbol_spec", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/market/bars/{symbol}", tool: "get_bars", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/terminals", tool: "list_terminals", input: InputFrom::Query },
-    Route { method: "POST", path: "/api/v1/orders", tool: "place_order", input: InputFrom::Body },
-    Route { method: "GET", path: "/api/v1/orders", tool: "get_orders", input: InputFrom::Query },
-    Route { method: "DELETE", path: "/api/v1/orders/{ticket}", tool: "cancel_order", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/positions", tool: "get_positions", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/positions/{ticket}", tool: "get_position", input: InputFrom::Query },
-    Route { method: "POST", path: "/api/v1/positions/{ticket}/close", tool: "close_position", input: InputFrom::Body },
-    Route { method: "POST", path: "/api/v1/positions/{ticket}/modify", tool: "modify_position", input: InputFrom::Body },
-    Route { method: "POST", path: "/api/v1/positions/{ticket}/reverse", tool: "reverse_position", input: InputFrom::Body },
-    Route { method: "GET", path: "/api/v1/history/deals", tool: "get_deal_history", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/history/orders", tool: "get_order_history", input: InputFrom::Query },
-    Route { method: "GET", path: "/api/v1/journal", tool: "get_journal", input: InputFrom::Query },
-    Route { method: "POST", path: "/api/v1/journal", tool: "add_journal_entry", input: InputFrom::Body },
-    Route { method: "GET", path: "/api/v1/journal/{id}", tool: "get_journal_entry", input: InputFrom::Query },
-    Route { method: "PUT", path: "/api/v1/journal/{id}", tool: "update_journal_entry", input: InputFrom::Body },
-    Route { method: "DELETE", path: "/api/v1/journal/{id}", tool: "delete_journal_entry", input: InputFrom::Query },
+    Route {
+        method: "GET",
+        path: "/api/v1/account/info",
+        tool: "get_account_info",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/market/tick/{symbol}",
+        tool: "get_tick",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/market/symbols",
+        tool: "get_symbols",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/market/symbols/{symbol}",
+        tool: "get_symbol_spec",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/market/bars/{symbol}",
+        tool: "get_bars",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/terminals",
+        tool: "list_terminals",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/orders",
+        tool: "place_order",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/orders",
+        tool: "get_orders",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "DELETE",
+        path: "/api/v1/orders/{ticket}",
+        tool: "cancel_order",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/positions",
+        tool: "get_positions",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/positions/{ticket}",
+        tool: "get_position",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/positions/{ticket}/close",
+        tool: "close_position",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/positions/{ticket}/modify",
+        tool: "modify_position",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/positions/{ticket}/reverse",
+        tool: "reverse_position",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/history/deals",
+        tool: "get_deal_history",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/history/orders",
+        tool: "get_order_history",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/journal",
+        tool: "get_journal",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/journal",
+        tool: "add_journal_entry",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "GET",
+        path: "/api/v1/journal/{id}",
+        tool: "get_journal_entry",
+        input: InputFrom::Query,
+    },
+    Route {
+        method: "PUT",
+        path: "/api/v1/journal/{id}",
+        tool: "update_journal_entry",
+        input: InputFrom::Body,
+    },
+    Route {
+        method: "DELETE",
+        path: "/api/v1/journal/{id}",
+        tool: "delete_journal_entry",
+        input: InputFrom::Query,
+    },
 ];
 
 /// Largest request body, bytes.
@@ -81,9 +186,8 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         let r = *route;
         cfg.route(
             route.path,
-            web::method(method).to(move |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| {
-                named(r, req, body, state)
-            }),
+            web::method(method)
+                .to(move |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| named(r, req, body, state)),
         );
     }
     cfg.default_service(web::to(|| async {
@@ -125,12 +229,15 @@ async fn token_proxy(body: web::Bytes, state: web::Data<AppState>) -> Result<Htt
     if !value.get("license_key").is_some_and(Value::is_string) {
         return Err(RestError::invalid("`license_key` (a terminal key) is required"));
     }
-    let (status, answer) = state.deps.gateway.proxy_token(json!({ "license_key": value["license_key"] })).await.map_err(
-        |e| {
+    let (status, answer) = state
+        .deps
+        .gateway
+        .proxy_token(json!({ "license_key": value["license_key"] }))
+        .await
+        .map_err(|e| {
             tracing::warn!(error = %e, "token proxy failed");
             RestError::new(502, "GATEWAY_ERROR", "the gateway could not be reached")
-        },
-    )?;
+        })?;
     let status = actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
     Ok(HttpResponse::build(status).json(answer))
 }
@@ -162,7 +269,10 @@ async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
 
 /// Authenticates and rate-limits a request; records the decision for the headers middleware.
 async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
-    let header = req.headers().get(actix_web::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let header = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
     let caller = state.auth.authenticate(header).await?;
     let api_key = (caller.claims.cred == CredentialKind::ApiKey).then(|| caller.claims.cred_id.clone());
     let Some(limiter) = &state.limiter else {
@@ -175,7 +285,11 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
     let d = match &api_key {
         // The count and the revocation check are one atomic Redis call.
-        Some(id) => limiter.check_credential(caller.license_id(), caller.claims.tier, now, id).await,
+        Some(id) => {
+            limiter
+                .check_credential(caller.license_id(), caller.claims.tier, now, id)
+                .await
+        }
         None => limiter.check(caller.license_id(), caller.claims.tier, now).await,
     };
     if d.revoked {
@@ -203,7 +317,11 @@ async fn call_tool(
 ) -> Result<HttpResponse, RestError> {
     let caller = admit(&req, &state).await?;
     let Some(tool) = tradeterm_tools::find(&path) else {
-        return Err(RestError::new(404, "NOT_FOUND", "unknown tool; GET /api/v1/tools lists them"));
+        return Err(RestError::new(
+            404,
+            "NOT_FOUND",
+            "unknown tool; GET /api/v1/tools lists them",
+        ));
     };
     let input = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Object(Map::new())
@@ -216,19 +334,25 @@ async fn call_tool(
     run(tool, &caller, &req, input, &state).await
 }
 
-async fn named(route: Route, req: HttpRequest, body: web::Bytes, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
+async fn named(
+    route: Route,
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, RestError> {
     let caller = admit(&req, &state).await?;
     let Some(tool) = tradeterm_tools::find(route.tool) else {
-        return Err(RestError::internal(format!("route {} names unknown tool {}", route.path, route.tool), true));
+        return Err(RestError::internal(
+            format!("route {} names unknown tool {}", route.path, route.tool),
+            true,
+        ));
     };
     let mut input = match route.input {
-        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => {
-            match serde_json::from_slice::<Value>(&body) {
-                Ok(Value::Object(m)) => m,
-                Ok(_) => return Err(RestError::invalid("the body must be a JSON object")),
-                Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
-            }
-        }
+        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(RestError::invalid("the body must be a JSON object")),
+            Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
+        },
         InputFrom::Body => Map::new(),
         InputFrom::Query => {
             let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
@@ -243,7 +367,9 @@ async fn named(route: Route, req: HttpRequest, body: web::Bytes, state: web::Dat
     };
     for (name, value) in req.match_info().iter() {
         if input.contains_key(name) {
-            return Err(RestError::invalid(format!("`{name}` is given by the path; do not repeat it")));
+            return Err(RestError::invalid(format!(
+                "`{name}` is given by the path; do not repeat it"
+            )));
         }
         input.insert(name.to_owned(), coerce(tool, name, value));
     }
@@ -292,7 +418,10 @@ fn valid_terminal_id(id: &str) -> bool {
 async fn resolve_terminal(req: &HttpRequest, caller: &Caller, state: &AppState) -> Result<String, RestError> {
     let production = state.settings.production;
     if let Some(v) = req.headers().get(TERMINAL_HEADER) {
-        let id = v.to_str().map_err(|_| RestError::invalid("X-Terminal-Id must be ASCII"))?.trim();
+        let id = v
+            .to_str()
+            .map_err(|_| RestError::invalid("X-Terminal-Id must be ASCII"))?
+            .trim();
         if !valid_terminal_id(id) {
             return Err(RestError::invalid("X-Terminal-Id is not a valid terminal id"));
         }
@@ -320,13 +449,22 @@ async fn resolve_terminal(req: &HttpRequest, caller: &Caller, state: &AppState) 
     }
 }
 
-async fn run(tool: &Tool, caller: &Caller, req: &HttpRequest, input: Value, state: &AppState) -> Result<HttpResponse, RestError> {
+async fn run(
+    tool: &Tool,
+    caller: &Caller,
+    req: &HttpRequest,
+    input: Value,
+    state: &AppState,
+) -> Result<HttpResponse, RestError> {
     let production = state.settings.production;
     let terminal_id = match tool.target {
         Target::Terminal => Some(resolve_terminal(req, caller, state).await?),
         Target::License => None,
     };
-    let idempotency_key = req.headers().get("idempotency-key").map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
+    let idempotency_key = req
+        .headers()
+        .get("idempotency-key")
+        .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
     let ctx = ToolContext {
         license_id: caller.license_id().to_owned(),
         caps: caller.claims.caps.clone(),

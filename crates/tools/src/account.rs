@@ -294,7 +294,9 @@ fn range(ctx: &ToolContext, input: &RangeInput) -> Result<(i64, i64), ToolError>
         return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
     }
     if to - from > MAX_HISTORY_DAYS * tradeterm_core::time::DAY_MS {
-        return Err(ToolError::InvalidInput(format!("the range may span at most {MAX_HISTORY_DAYS} days")));
+        return Err(ToolError::InvalidInput(format!(
+            "the range may span at most {MAX_HISTORY_DAYS} days"
+        )));
     }
     Ok((from, to))
 }

@@ -109,15 +109,23 @@ pub struct IndicatorList {
 async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<IndicatorResult, ToolError> {
     let count = input.count.unwrap_or(100);
     if count == 0 || count > MAX_VALUES {
-        return Err(ToolError::InvalidInput(format!("`count` must be between 1 and {MAX_VALUES}")));
+        return Err(ToolError::InvalidInput(format!(
+            "`count` must be between 1 and {MAX_VALUES}"
+        )));
     }
     let info = indicators::find(&input.indicator).ok_or_else(|| {
         let names: Vec<&str> = indicators::catalog().iter().map(|i| i.name).collect();
-        ToolError::InvalidInput(format!("unknown indicator `{}`; one of: {}", input.indicator, names.join(", ")))
+        ToolError::InvalidInput(format!(
+            "unknown indicator `{}`; one of: {}",
+            input.indicator,
+            names.join(", ")
+        ))
     })?;
     for (k, v) in &input.params {
         if !v.is_finite() {
-            return Err(ToolError::InvalidInput(format!("parameter `{k}` must be a finite number")));
+            return Err(ToolError::InvalidInput(format!(
+                "parameter `{k}` must be a finite number"
+            )));
         }
     }
     // Warm-up history: three times the largest period-like parameter, at least 300 bars.
@@ -131,9 +139,13 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
     let want = count.saturating_add(extra).min(MAX_BARS);
     let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(want), None, None).await?;
     if bars.is_empty() {
-        return Err(ToolError::NotFound(format!("no bars for {} {}", input.symbol, input.timeframe)));
+        return Err(ToolError::NotFound(format!(
+            "no bars for {} {}",
+            input.symbol, input.timeframe
+        )));
     }
-    let out = indicators::compute(info.name, &input.params, &bars).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    let out =
+        indicators::compute(info.name, &input.params, &bars).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let n = bars.len();
     let start = n.saturating_sub(count as usize);
     Ok(IndicatorResult {
@@ -145,7 +157,10 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
         series: out
             .series
             .into_iter()
-            .map(|s| SeriesOut { name: s.name, values: s.values.get(start..).map(<[_]>::to_vec).unwrap_or_default() })
+            .map(|s| SeriesOut {
+                name: s.name,
+                values: s.values.get(start..).map(<[_]>::to_vec).unwrap_or_default(),
+            })
             .collect(),
         history_bars: n,
     })

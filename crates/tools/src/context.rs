@@ -54,7 +54,10 @@ impl ToolContext {
     /// Runs one command on the target terminal.
     pub async fn run(&self, command: Command) -> Result<CommandResult, ToolError> {
         let terminal = self.terminal()?;
-        Ok(self.dispatch.execute(&self.license_id, terminal, command, self.timeout).await?)
+        Ok(self
+            .dispatch
+            .execute(&self.license_id, terminal, command, self.timeout)
+            .await?)
     }
 
     /// Account state.
@@ -67,7 +70,12 @@ impl ToolContext {
 
     /// Latest quote of a symbol.
     pub async fn tick(&self, symbol: &str) -> Result<Tick, ToolError> {
-        match self.run(Command::Tick { symbol: symbol.to_owned() }).await? {
+        match self
+            .run(Command::Tick {
+                symbol: symbol.to_owned(),
+            })
+            .await?
+        {
             CommandResult::Tick(t) => Ok(t),
             other => Err(unexpected("tick", &other)),
         }
@@ -75,7 +83,12 @@ impl ToolContext {
 
     /// Contract specification of a symbol.
     pub async fn spec(&self, symbol: &str) -> Result<SymbolSpec, ToolError> {
-        match self.run(Command::SymbolSpec { symbol: symbol.to_owned() }).await? {
+        match self
+            .run(Command::SymbolSpec {
+                symbol: symbol.to_owned(),
+            })
+            .await?
+        {
             CommandResult::SymbolSpec(s) => Ok(s),
             other => Err(unexpected("symbol_spec", &other)),
         }
@@ -90,7 +103,9 @@ impl ToolContext {
             .find(|t| t.id == terminal)
             .ok_or_else(|| ToolError::NotFound("terminal not found".into()))?;
         if !status.connected {
-            return Err(ToolError::Dispatch("terminal unreachable: no agent is connected".into()));
+            return Err(ToolError::Dispatch(
+                "terminal unreachable: no agent is connected".into(),
+            ));
         }
         Ok(status.permissions)
     }
@@ -111,7 +126,8 @@ impl ToolContext {
         let p = self.permissions().await?;
         if !p.allow_trading {
             return Err(ToolError::TradingDisabled(
-                "live trading is off on this terminal: the agent's allow-trading input (inp_AllowTrading) is false".into(),
+                "live trading is off on this terminal: the agent's allow-trading input (inp_AllowTrading) is false"
+                    .into(),
             ));
         }
         if !p.automated_trading {
@@ -124,6 +140,9 @@ impl ToolContext {
 }
 
 pub(crate) fn unexpected(cmd: &str, got: &CommandResult) -> ToolError {
-    let kind = serde_json::to_value(got).ok().and_then(|v| v["kind"].as_str().map(str::to_owned)).unwrap_or_default();
+    let kind = serde_json::to_value(got)
+        .ok()
+        .and_then(|v| v["kind"].as_str().map(str::to_owned))
+        .unwrap_or_default();
     ToolError::Dispatch(format!("terminal answered `{cmd}` with a `{kind}` result"))
 }

@@ -115,6 +115,9 @@ impl From<tradeterm_store::StoreError> for ToolError {
 
 impl From<tradeterm_core::trading::Rejection> for ToolError {
     fn from(r: tradeterm_core::trading::Rejection) -> Self {
-        Self::Rejected { retcode: r.retcode.to_owned(), message: r.message }
+        Self::Rejected {
+            retcode: r.retcode.to_owned(),
+            message: r.message,
+        }
     }
 }

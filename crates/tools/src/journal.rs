@@ -90,10 +90,16 @@ impl JournalBody {
                 return Err(ToolError::InvalidInput(format!("`{name}` must be an ISO 8601 time")));
             }
         }
-        for (name, v) in [("setup", &self.setup), ("plan", &self.plan), ("notes", &self.notes), ("symbol", &self.symbol)]
-        {
+        for (name, v) in [
+            ("setup", &self.setup),
+            ("plan", &self.plan),
+            ("notes", &self.notes),
+            ("symbol", &self.symbol),
+        ] {
             if v.as_ref().is_some_and(|s| s.chars().count() > MAX_TEXT) {
-                return Err(ToolError::InvalidInput(format!("`{name}` may have at most {MAX_TEXT} characters")));
+                return Err(ToolError::InvalidInput(format!(
+                    "`{name}` may have at most {MAX_TEXT} characters"
+                )));
             }
         }
         for (name, list) in [("emotions", &self.emotions), ("tags", &self.tags)] {
@@ -212,7 +218,9 @@ fn parse_opt_time(name: &str, v: &Option<String>) -> Result<Option<i64>, ToolErr
 async fn check_terminal(ctx: &ToolContext, terminal_id: &str) -> Result<(), ToolError> {
     match ctx.store.terminal(&ctx.license_id, terminal_id).await? {
         Some(_) => Ok(()),
-        None => Err(ToolError::NotFound(format!("no terminal {terminal_id} on this license"))),
+        None => Err(ToolError::NotFound(format!(
+            "no terminal {terminal_id} on this license"
+        ))),
     }
 }
 
@@ -221,8 +229,18 @@ fn body_value(body: &JournalBody) -> Result<serde_json::Value, ToolError> {
     serde_json::to_value(body).map_err(|e| ToolError::Internal(e.to_string()))
 }
 
-const WRITE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };
-const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+const WRITE: Annotations = Annotations {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+const READ: Annotations = Annotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
 
 pub(crate) fn tools() -> Vec<Tool> {
     let spec = |name, title, description, annotations| ToolSpec {

@@ -107,7 +107,10 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("name", &self.name).field("capability", &self.capability).finish()
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("capability", &self.capability)
+            .finish()
     }
 }
 
@@ -124,7 +127,11 @@ impl Tool {
         if self.target == Target::Terminal && ctx.terminal_id.is_none() {
             return Err(ToolError::TerminalRequired);
         }
-        let input = if input.is_null() { Value::Object(Default::default()) } else { input };
+        let input = if input.is_null() {
+            Value::Object(Default::default())
+        } else {
+            input
+        };
         (self.handler)(ctx, input).await
     }
 }
@@ -141,8 +148,12 @@ pub(crate) struct ToolSpec {
 }
 
 /// Read-only annotations for tools that query a terminal.
-pub(crate) const READ_TERMINAL: Annotations =
-    Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
+pub(crate) const READ_TERMINAL: Annotations = Annotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: true,
+};
 
 /// JSON Schema of a type, as a JSON value (draft 2020-12).
 pub fn schema_of<T: JsonSchema>() -> Value {
@@ -151,7 +162,9 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 
 /// JSON Schema of a type as it is serialised (outputs).
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
     serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null)
 }
 
@@ -218,14 +231,30 @@ mod tests {
         for t in catalog() {
             assert!(seen.insert(t.name), "duplicate tool {}", t.name);
             assert!(t.name.len() <= 64);
-            assert!(t.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{}", t.name);
+            assert!(
+                t.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{}",
+                t.name
+            );
             assert!(!t.description.is_empty());
-            assert_eq!(t.input_schema["type"], "object", "{} input must be an object schema", t.name);
+            assert_eq!(
+                t.input_schema["type"], "object",
+                "{} input must be an object schema",
+                t.name
+            );
             if t.annotations.destructive {
                 assert!(!t.annotations.read_only, "{}", t.name);
             }
         }
-        for spec_tool in ["get_tick", "place_order", "close_position", "modify_position", "reverse_position"] {
+        for spec_tool in [
+            "get_tick",
+            "place_order",
+            "close_position",
+            "modify_position",
+            "reverse_position",
+        ] {
             assert!(find(spec_tool).is_some(), "{spec_tool} missing");
         }
     }
@@ -241,8 +270,16 @@ mod doc_tests {
                 .lines()
                 .find(|l| l.starts_with(&format!("| `{}` |", t.name)))
                 .unwrap_or_else(|| panic!("docs/tools.md has no row for `{}`", t.name));
-            assert!(row.contains(&format!("`{}`", t.capability.as_str())), "capability of {} in docs/tools.md", t.name);
-            assert!(row.contains("available"), "docs/tools.md must mark `{}` available", t.name);
+            assert!(
+                row.contains(&format!("`{}`", t.capability.as_str())),
+                "capability of {} in docs/tools.md",
+                t.name
+            );
+            assert!(
+                row.contains("available"),
+                "docs/tools.md must mark `{}` available",
+                t.name
+            );
         }
     }
 }

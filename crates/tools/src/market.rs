@@ -16,7 +16,9 @@ pub const MAX_BARS: u32 = 10_000;
 pub(crate) fn check_symbol(symbol: &str) -> Result<(), ToolError> {
     let ok = !symbol.is_empty()
         && symbol.len() <= 32
-        && symbol.chars().all(|c| c.is_ascii_alphanumeric() || "._#-+!".contains(c));
+        && symbol
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._#-+!".contains(c));
     if ok {
         Ok(())
     } else {
@@ -131,11 +133,22 @@ pub(crate) async fn fetch_bars(
     let count = match (count, from) {
         (_, Some(_)) => None,
         (Some(c), None) if c == 0 || c > MAX_BARS => {
-            return Err(ToolError::InvalidInput(format!("`count` must be between 1 and {MAX_BARS}")));
+            return Err(ToolError::InvalidInput(format!(
+                "`count` must be between 1 and {MAX_BARS}"
+            )));
         }
         (c, None) => Some(c.unwrap_or(100)),
     };
-    match ctx.run(Command::Bars { symbol: symbol.to_owned(), timeframe, count, from, to }).await? {
+    match ctx
+        .run(Command::Bars {
+            symbol: symbol.to_owned(),
+            timeframe,
+            count,
+            from,
+            to,
+        })
+        .await?
+    {
         CommandResult::Bars { mut bars, .. } => {
             if bars.len() > MAX_BARS as usize {
                 bars.drain(..bars.len() - MAX_BARS as usize);

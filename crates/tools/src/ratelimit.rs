@@ -186,7 +186,14 @@ impl RateLimiter {
         let result = tokio::time::timeout(Duration::from_millis(50), self.incr(&key, revoke_key.as_deref())).await;
         let count = match result {
             Ok(Ok(c)) if c < 0 => {
-                return Decision { allowed: false, limit, remaining: 0, reset: reset_ms.div_ceil(1000), retry_after: 0, revoked: true };
+                return Decision {
+                    allowed: false,
+                    limit,
+                    remaining: 0,
+                    reset: reset_ms.div_ceil(1000),
+                    retry_after: 0,
+                    revoked: true,
+                };
             }
             Ok(Ok(c)) => {
                 self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
@@ -205,7 +212,11 @@ impl RateLimiter {
             limit,
             remaining: limit.saturating_sub(count),
             reset: reset_ms.div_ceil(1000),
-            retry_after: if allowed { 0 } else { (reset_ms - now_ms).div_ceil(1000).max(1) },
+            retry_after: if allowed {
+                0
+            } else {
+                (reset_ms - now_ms).div_ceil(1000).max(1)
+            },
             revoked: false,
         }
     }

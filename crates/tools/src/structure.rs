@@ -60,16 +60,24 @@ pub struct DetectStructureOutput {
 async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Result<DetectStructureOutput, ToolError> {
     let n = input.bars.unwrap_or(1000);
     if !(50..=MAX_BARS).contains(&n) {
-        return Err(ToolError::InvalidInput(format!("`bars` must be between 50 and {MAX_BARS}")));
+        return Err(ToolError::InvalidInput(format!(
+            "`bars` must be between 50 and {MAX_BARS}"
+        )));
     }
     let config = input.config.unwrap_or_default();
     config.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(n), None, None).await?;
     let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
-        return Err(ToolError::NotFound(format!("no bars for {} {}", input.symbol, input.timeframe)));
+        return Err(ToolError::NotFound(format!(
+            "no bars for {} {}",
+            input.symbol, input.timeframe
+        )));
     };
     let events = structure::detect(&bars, &config).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-    let since = input.last_bars.map(|k| bars.len().saturating_sub(k as usize)).unwrap_or(0);
+    let since = input
+        .last_bars
+        .map(|k| bars.len().saturating_sub(k as usize))
+        .unwrap_or(0);
     let time_of = |i: usize| bars.get(i).map(|b| to_iso(b.time)).unwrap_or_default();
     Ok(DetectStructureOutput {
         symbol: input.symbol,
@@ -80,7 +88,11 @@ async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Resu
         events: events
             .into_iter()
             .filter(|e| e.confirmed_at() >= since)
-            .map(|e| TimedEvent { time: time_of(e.index()), confirmed_time: time_of(e.confirmed_at()), event: e })
+            .map(|e| TimedEvent {
+                time: time_of(e.index()),
+                confirmed_time: time_of(e.confirmed_at()),
+                event: e,
+            })
             .collect(),
     })
 }

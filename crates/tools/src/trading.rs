@@ -33,27 +33,35 @@ use crate::context::unexpected;
 use crate::market::check_symbol;
 use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-const TRADE_ANNOTATIONS: Annotations =
-    Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
+const TRADE_ANNOTATIONS: Annotations = Annotations {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: true,
+};
 
 /// Longest order comment MetaTrader keeps.
 pub const MAX_COMMENT: usize = 31;
 
 fn finite_positive(name: &str, v: Option<f64>) -> Result<(), ToolError> {
     match v {
-        Some(x) if !x.is_finite() || x < 0.0 => {
-            Err(ToolError::InvalidInput(format!("`{name}` must be a finite, non-negative price")))
-        }
+        Some(x) if !x.is_finite() || x < 0.0 => Err(ToolError::InvalidInput(format!(
+            "`{name}` must be a finite, non-negative price"
+        ))),
         _ => Ok(()),
     }
 }
 
 fn check_comment(c: &str) -> Result<(), ToolError> {
     if c.chars().count() > MAX_COMMENT {
-        return Err(ToolError::InvalidInput(format!("`comment` may have at most {MAX_COMMENT} characters")));
+        return Err(ToolError::InvalidInput(format!(
+            "`comment` may have at most {MAX_COMMENT} characters"
+        )));
     }
     if c.chars().any(char::is_control) {
-        return Err(ToolError::InvalidInput("`comment` may not contain control characters".into()));
+        return Err(ToolError::InvalidInput(
+            "`comment` may not contain control characters".into(),
+        ));
     }
     Ok(())
 }
@@ -103,7 +111,11 @@ pub struct LevelInfo {
 }
 
 fn level_info(spec: &SymbolSpec, side: Side, volume: f64, entry: f64, level: f64, rate: Option<f64>) -> LevelInfo {
-    let distance = if spec.point > 0.0 { ((level - entry).abs() / spec.point).round() } else { 0.0 };
+    let distance = if spec.point > 0.0 {
+        ((level - entry).abs() / spec.point).round()
+    } else {
+        0.0
+    };
     LevelInfo {
         price: level,
         distance_points: distance,
@@ -186,7 +198,9 @@ pub struct OrderOutcome {
 async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome, ToolError> {
     check_symbol(&input.symbol)?;
     if !input.volume.is_finite() || input.volume <= 0.0 {
-        return Err(ToolError::InvalidInput("`volume` must be a positive number of lots".into()));
+        return Err(ToolError::InvalidInput(
+            "`volume` must be a positive number of lots".into(),
+        ));
     }
     finite_positive("price", input.price)?;
     finite_positive("stop_loss", input.stop_loss)?;
@@ -198,7 +212,10 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
         notes.push("`price` is ignored for market orders: they fill at the current quote".to_owned());
     }
     if !input.order_type.is_market() && input.price.is_none() {
-        return Err(ToolError::InvalidInput(format!("`price` is required for {:?} orders", input.order_type)));
+        return Err(ToolError::InvalidInput(format!(
+            "`price` is required for {:?} orders",
+            input.order_type
+        )));
     }
     let live = ctx.is_live(input.dry_run);
     if input.dry_run == Some(false) && ctx.force_dry_run {
@@ -209,7 +226,11 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
     let params = OrderParams {
         order_type: input.order_type,
         volume: input.volume,
-        price: if input.order_type.is_market() { None } else { input.price },
+        price: if input.order_type.is_market() {
+            None
+        } else {
+            input.price
+        },
         stop_loss: input.stop_loss,
         take_profit: input.take_profit,
     };
@@ -232,7 +253,10 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
         other => return Err(unexpected("order_check", &other)),
     };
     if !check.valid {
-        return Err(ToolError::Rejected { retcode: check.retcode, message: check.comment });
+        return Err(ToolError::Rejected {
+            retcode: check.retcode,
+            message: check.comment,
+        });
     }
     check_free_margin(m.account.free_margin, check.margin, &m.account.currency)?;
 
@@ -249,7 +273,14 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
     let tp = trading::level(input.take_profit).map(|p| level_info(&m.spec, side, input.volume, entry, p, rate));
     let reward_to_risk = match (&sl, &tp, rate) {
         (Some(_), Some(_), Some(r)) => {
-            let risk = risk_at_stop(&m.spec, side, input.volume, entry, sl.as_ref().map_or(entry, |l| l.price), r);
+            let risk = risk_at_stop(
+                &m.spec,
+                side,
+                input.volume,
+                entry,
+                sl.as_ref().map_or(entry, |l| l.price),
+                r,
+            );
             let reward = tp.as_ref().and_then(|l| l.money).unwrap_or(0.0);
             (risk > 0.0).then(|| reward / risk)
         }
@@ -266,7 +297,9 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
         margin_required: check.margin,
         free_margin: m.account.free_margin,
         free_margin_after: check.free_margin_after,
-        margin_level_after: check.margin_level_after.or_else(|| margin_level(m.account.equity, m.account.margin + check.margin)),
+        margin_level_after: check
+            .margin_level_after
+            .or_else(|| margin_level(m.account.equity, m.account.margin + check.margin)),
         stop_loss: sl,
         take_profit: tp,
         reward_to_risk,
@@ -304,7 +337,9 @@ where
         return run.await;
     };
     if key.is_empty() || key.len() > 255 || key.chars().any(char::is_control) {
-        return Err(ToolError::InvalidInput("Idempotency-Key must be 1-255 printable characters".into()));
+        return Err(ToolError::InvalidInput(
+            "Idempotency-Key must be 1-255 printable characters".into(),
+        ));
     }
     let mut hasher = Sha256::new();
     hasher.update(tool.as_bytes());
@@ -340,7 +375,11 @@ where
             } } }),
         ),
     };
-    if let Err(e) = ctx.store.idempotency_finish(&ctx.license_id, key, status, &stored).await {
+    if let Err(e) = ctx
+        .store
+        .idempotency_finish(&ctx.license_id, key, status, &stored)
+        .await
+    {
         tracing::error!(error = %e, "could not record the idempotent outcome");
     }
     result
@@ -413,7 +452,9 @@ async fn close_position(ctx: ToolContext, input: ClosePositionInput) -> Result<C
     if let Some(v) = input.volume
         && (!v.is_finite() || v <= 0.0)
     {
-        return Err(ToolError::InvalidInput("`volume` must be a positive number of lots".into()));
+        return Err(ToolError::InvalidInput(
+            "`volume` must be a positive number of lots".into(),
+        ));
     }
     let live = ctx.is_live(input.dry_run);
     let pos: Position = position(&ctx, input.ticket).await?;
@@ -506,7 +547,9 @@ async fn modify_position(ctx: ToolContext, input: ModifyPositionInput) -> Result
     finite_positive("stop_loss", input.stop_loss)?;
     finite_positive("take_profit", input.take_profit)?;
     if input.stop_loss.is_none() && input.take_profit.is_none() {
-        return Err(ToolError::InvalidInput("give `stop_loss`, `take_profit` or both (0 removes a level)".into()));
+        return Err(ToolError::InvalidInput(
+            "give `stop_loss`, `take_profit` or both (0 removes a level)".into(),
+        ));
     }
     let live = ctx.is_live(input.dry_run);
     let pos = position(&ctx, input.ticket).await?;
@@ -538,7 +581,14 @@ async fn modify_position(ctx: ToolContext, input: ModifyPositionInput) -> Result
     }
     ctx.ensure_live_allowed().await?;
     idempotent(&ctx, "modify_position", &input, async {
-        let trade = match ctx.run(Command::ModifyPosition { ticket: pos.ticket, stop_loss: sl, take_profit: tp }).await? {
+        let trade = match ctx
+            .run(Command::ModifyPosition {
+                ticket: pos.ticket,
+                stop_loss: sl,
+                take_profit: tp,
+            })
+            .await?
+        {
             CommandResult::Trade(t) => t,
             other => return Err(unexpected("modify_position", &other)),
         };
@@ -599,11 +649,19 @@ async fn reverse_position(ctx: ToolContext, input: ReversePositionInput) -> Resu
         Side::Buy => OrderType::Sell,
         Side::Sell => OrderType::Buy,
     };
-    let params = OrderParams { order_type: new_type, volume: pos.volume, price: None, stop_loss: None, take_profit: None };
+    let params = OrderParams {
+        order_type: new_type,
+        volume: pos.volume,
+        price: None,
+        stop_loss: None,
+        take_profit: None,
+    };
     validate_order(&m.spec, &m.tick, &params, m.tick.time)?;
     let close_price = trading::close_price(pos.side, &m.tick);
     let open_price = trading::fill_price(new_type, &m.tick);
-    let margin_rate = rate_to_account(&ctx, &m.spec.currency_margin, &m).await.unwrap_or(f64::NAN);
+    let margin_rate = rate_to_account(&ctx, &m.spec.currency_margin, &m)
+        .await
+        .unwrap_or(f64::NAN);
     let margin = trading::margin_required(&m.spec, pos.volume, open_price, m.account.leverage, margin_rate);
     let rate = rate_to_account(&ctx, &m.spec.currency_profit, &m).await;
     // Closing releases this position's margin, so the new one fits if it did.
@@ -627,7 +685,10 @@ async fn reverse_position(ctx: ToolContext, input: ReversePositionInput) -> Resu
     }
     ctx.ensure_live_allowed().await?;
     idempotent(&ctx, "reverse_position", &input, async {
-        let cmd = Command::ReversePosition { ticket: pos.ticket, idempotency_key: ctx.idempotency_key.clone() };
+        let cmd = Command::ReversePosition {
+            ticket: pos.ticket,
+            idempotency_key: ctx.idempotency_key.clone(),
+        };
         match ctx.run(cmd).await? {
             CommandResult::Reverse { close, open } => {
                 outcome.executed = true;
@@ -679,8 +740,13 @@ async fn cancel_order(ctx: ToolContext, input: CancelOrderInput) -> Result<Cance
         .into_iter()
         .find(|o| o.ticket == input.ticket)
         .ok_or_else(|| ToolError::NotFound(format!("no pending order with ticket {}", input.ticket)))?;
-    let mut outcome =
-        CancelOutcome { dry_run: !live, executed: false, ticket: order.ticket, symbol: order.symbol, trade: None };
+    let mut outcome = CancelOutcome {
+        dry_run: !live,
+        executed: false,
+        ticket: order.ticket,
+        symbol: order.symbol,
+        trade: None,
+    };
     if !live {
         return Ok(outcome);
     }
