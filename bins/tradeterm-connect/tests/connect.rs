@@ -304,3 +304,35 @@ async fn a_refused_key_reaches_the_client_as_a_readable_error() {
     );
     t.stack.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_due_when_stdin_closes_are_still_relayed() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{}/mcp/v1", t.stack.mcp_port);
+    let key = t.creds.terminals[0].key.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut c = Connector::start(&url, &key);
+        c.send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "pipe", "version": "1" } }
+        }));
+        c.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        c.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_tick", "arguments": { "symbol": "EURUSD" } } }));
+        drop(c.stdin.take());
+        let answers: Vec<Value> = c.lines.iter().map(|l| serde_json::from_str(&l).unwrap()).collect();
+        assert!(c.child.wait().unwrap().success(), "{}", c.log());
+        answers
+    })
+    .await
+    .unwrap();
+    let tick = answers
+        .iter()
+        .find(|a| a["id"] == 2)
+        .unwrap_or_else(|| panic!("{answers:?}"));
+    assert_eq!(tick["result"]["structuredContent"]["symbol"], "EURUSD", "{tick}");
+    t.stack.stop().await;
+}

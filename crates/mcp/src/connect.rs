@@ -125,21 +125,35 @@ where
         init: None,
         paper: false,
         mode_calls: HashMap::new(),
+        pending: HashSet::new(),
         repeatable_tools: ["get_mode", "set_mode"].into_iter().map(str::to_owned).collect(),
         private_seq: 0,
     };
     let mut sends: JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)> = JoinSet::new();
+    // Once the client closes stdin, answers still due are relayed for up to 30 s.
+    let mut closing: Option<tokio::time::Instant> = None;
     loop {
+        if let Some(deadline) = closing
+            && (relay.pending.is_empty() || tokio::time::Instant::now() >= deadline)
+        {
+            break;
+        }
         tokio::select! {
-            msg = local.receive() => {
-                let Some(msg) = msg else { break };
+            msg = local.receive(), if closing.is_none() => {
+                let Some(msg) = msg else {
+                    closing = Some(tokio::time::Instant::now() + Duration::from_secs(30));
+                    continue;
+                };
                 if let Some(reply) = relay.on_client_message(msg, &mut sends).await {
+                    relay.answered(&reply);
                     local.send(reply).await?;
                 }
             }
+            _ = tokio::time::sleep_until(closing.unwrap_or_else(tokio::time::Instant::now)), if closing.is_some() => {}
             msg = relay.upstream_receive() => match msg {
                 Some(msg) => {
                     if let Some(msg) = relay.on_server_message(msg) {
+                        relay.answered(&msg);
                         local.send(msg).await?;
                     }
                 }
@@ -153,6 +167,7 @@ where
                 if let Err(e) = result
                     && let Some(reply) = relay.send_failed(msg, generation, e, &mut sends).await
                 {
+                    relay.answered(&reply);
                     local.send(reply).await?;
                 }
             }
@@ -175,6 +190,8 @@ struct Relay {
     paper: bool,
     /// `set_mode` calls in flight: request id → requested mode.
     mode_calls: HashMap<String, String>,
+    /// Ids of the client's requests not answered yet.
+    pending: HashSet<String>,
     /// Tools the server annotates read-only or idempotent (from `tools/list`
     /// answers): calls of these may be sent again when a connection fails.
     repeatable_tools: HashSet<String>,
@@ -377,6 +394,9 @@ impl Relay {
         sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
     ) -> Option<ServerJsonRpcMessage> {
         let v = to_value(&msg);
+        if v.get("method").is_some() && v.get("id").is_some() {
+            self.pending.insert(id_key(&v["id"]));
+        }
         match v["method"].as_str() {
             Some("initialize") => self.init = Some(msg.clone()),
             Some("tools/call") if v["params"]["name"] == "set_mode" => {
@@ -387,6 +407,14 @@ impl Relay {
             _ => {}
         }
         self.forward(msg, sends).await
+    }
+
+    /// Records that a message to the client answers one of its requests.
+    fn answered(&mut self, msg: &ServerJsonRpcMessage) {
+        let v = to_value(msg);
+        if v.get("method").is_none() {
+            self.pending.remove(&id_key(&v["id"]));
+        }
     }
 
     /// A message from the server: relayed, unless it answers one of the connector's own requests.
