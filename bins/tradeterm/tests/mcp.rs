@@ -572,3 +572,55 @@ async fn a_session_belongs_to_the_key_that_opened_it() {
     );
     t.stack.stop().await;
 }
+
+#[tokio::test]
+async fn loopback_and_configured_host_names_are_accepted_others_refused() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let settings = McpSettings {
+        allowed_hosts: vec!["mcp.example.com".into()],
+        ..McpSettings::default()
+    };
+    let server = mcp_server(&t, settings, &t.gateway, false);
+    let (port, handle) = (server.port(), server.handle());
+    let task = tokio::spawn(server.run_until_stopped());
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    for (host, expected) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        ("mcp.example.com".to_owned(), 200),
+        (format!("mcp.example.com:{port}"), 200),
+        ("attacker.example".to_owned(), 403),
+    ] {
+        let r = t
+            .http
+            .post(mcp_url(port))
+            .header("Host", &host)
+            .bearer_auth(&t.creds.terminals[0].key)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), expected, "Host: {host}");
+    }
+    // Without `Accept: application/json, text/event-stream` rmcp answers 406.
+    let r = t
+        .http
+        .post(mcp_url(port))
+        .bearer_auth(&t.creds.terminals[0].key)
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 406);
+    handle.stop();
+    let _ = task.await;
+    t.stack.stop().await;
+}
