@@ -26,7 +26,7 @@ fn json_blocks(doc: &str) -> Vec<String> {
 fn protocol_doc_examples_parse() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/agent-protocol.md")).unwrap();
     let blocks = json_blocks(&doc);
-    assert!(blocks.len() >= 8, "expected the doc's examples, found {}", blocks.len());
+    assert!(blocks.len() >= 7, "expected the doc's examples, found {}", blocks.len());
     let mut checked = 0;
     for block in blocks {
         // A block holds one object, or one object per line.
@@ -51,5 +51,5 @@ fn protocol_doc_examples_parse() {
             checked += 1;
         }
     }
-    assert!(checked >= 9);
+    assert!(checked >= 8, "checked {checked} objects");
 }
