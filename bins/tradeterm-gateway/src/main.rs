@@ -2,14 +2,12 @@
 //! for deployments that run REST and MCP in other processes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use tradeterm::{Settings, keys};
 use tradeterm_gateway::{Gateway, GatewaySettings};
-use tradeterm_store::{SqlStore, Store};
 
 #[derive(Debug, Parser)]
 #[command(name = "tradeterm-gateway", version, about = "tradeterm gateway")]
@@ -36,12 +34,7 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
-    std::fs::create_dir_all(&cli.data_dir)?;
-    let url = settings
-        .database_url
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", cli.data_dir.join("tradeterm.db").display()));
-    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.context("opening the database")?);
+    let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
     let key_paths = keys::resolve(&settings, &cli.data_dir)?;
     let gateway = Gateway::new(
         GatewaySettings {

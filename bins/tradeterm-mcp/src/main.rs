@@ -6,15 +6,11 @@
 //! public host names clients use.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Parser;
 use tradeterm::Settings;
 use tradeterm_mcp::{McpDeps, McpServer, McpState};
-use tradeterm_protocol::http_client::{GatewayClient, HttpDispatch};
-use tradeterm_protocol::token::TokenVerifier;
-use tradeterm_store::{SqlStore, Store};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,27 +41,9 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
-    let Some(public) = &settings.jwt_public_key_path else {
-        bail!("JWT_PUBLIC_KEY_PATH is required: the RS256 public key (PEM) that verifies session tokens");
-    };
-    let pem = std::fs::read(public).with_context(|| format!("reading {}", public.display()))?;
-    let verifier = TokenVerifier::from_pem(&pem, &settings.jwt_issuer, &settings.jwt_audience)
-        .with_context(|| format!("{} is not an RSA public key PEM", public.display()))?;
-    let gateway_url = settings
-        .gateway_url
-        .clone()
-        .unwrap_or_else(|| format!("http://127.0.0.1:{}", settings.gateway_port));
-    let Some(internal) = &settings.gateway_internal_token else {
-        bail!("GATEWAY_INTERNAL_TOKEN is required: the shared secret of the gateway's dispatch route");
-    };
-    let dispatch = HttpDispatch::new(&gateway_url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let gateway = GatewayClient::new(&gateway_url).map_err(|e| anyhow::anyhow!("{e}"))?;
-    std::fs::create_dir_all(&cli.data_dir)?;
-    let db = settings
-        .database_url
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", cli.data_dir.join("tradeterm.db").display()));
-    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&db).await.context("opening the database")?);
+    let verifier = tradeterm::boot::required_verifier(&settings)?;
+    let remote = tradeterm::boot::remote_gateway(&settings)?;
+    let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
     let redis = settings.redis_pool()?;
     if redis.is_none() {
         tracing::info!("KEYVALUE_URL is not set: MCP rate limiting is off (development)");
@@ -73,17 +51,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let state = McpState::new(
         settings.mcp_settings(),
         McpDeps {
-            dispatch: Arc::new(dispatch),
+            dispatch: remote.dispatch,
             store,
             verifier,
-            gateway,
+            gateway: remote.client,
             redis,
         },
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.mcp_port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.mcp_port))?;
     let server = McpServer::build(state, listener)?;
-    tracing::info!(port = server.port(), gateway = %gateway_url, "MCP server listening at /mcp/v1");
+    tracing::info!(port = server.port(), gateway = %remote.url, "MCP server listening at /mcp/v1");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
     tokio::signal::ctrl_c().await?;

@@ -1,14 +1,13 @@
 //! `tradeterm`: the all-in-one single node and the admin commands.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tradeterm::Settings;
 use tradeterm::stack::{Stack, StackOptions};
-use tradeterm_store::{SqlStore, Store, Tier};
+use tradeterm_store::Tier;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -291,20 +290,9 @@ fn analyze(command: AnalyzeCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn open_store(settings: &Settings, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
-    let url = match &settings.database_url {
-        Some(u) => u.clone(),
-        None => {
-            std::fs::create_dir_all(data_dir)?;
-            format!("sqlite://{}?mode=rwc", data_dir.join("tradeterm.db").display())
-        }
-    };
-    Ok(Arc::new(SqlStore::connect(&url).await.context("opening the database")?))
-}
-
 #[allow(clippy::print_stdout, reason = "admin commands print their results")]
 async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> anyhow::Result<()> {
-    let store = open_store(&settings, &data_dir).await?;
+    let store = tradeterm::boot::open_store(&settings, &data_dir).await?;
     match command {
         AdminCommand::CreateLicense { name, tier } => {
             let tier = Tier::parse(&tier).context("tier must be free, pro, team or enterprise")?;

@@ -11,7 +11,7 @@ use anyhow::Context;
 use tradeterm_gateway::{Gateway, GatewaySettings, ServerHandle};
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemClock};
-use tradeterm_store::{SqlStore, Store};
+use tradeterm_store::Store;
 
 use crate::demo::{DemoCredentials, Urls};
 use crate::{Settings, keys};
@@ -78,11 +78,7 @@ impl Stack {
         let settings = &opts.settings;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
-        let db_url = settings
-            .database_url
-            .clone()
-            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", opts.data_dir.join("tradeterm.db").display()));
-        let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&db_url).await.context("opening the database")?);
+        let store = crate::boot::open_store(settings, &opts.data_dir).await?;
         let key_paths = keys::resolve(settings, &opts.data_dir)?;
         let signer = keys::signer(settings, &key_paths)?;
 

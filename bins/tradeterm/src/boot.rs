@@ -1,0 +1,73 @@
+//! Start-up pieces shared by the binaries: the store, the token verifier and
+//! the clients of a remote gateway.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use tradeterm_protocol::Dispatch;
+use tradeterm_protocol::http_client::{GatewayClient, HttpDispatch};
+use tradeterm_protocol::token::TokenVerifier;
+use tradeterm_store::{SqlStore, Store};
+
+use crate::Settings;
+
+/// Opens `DATABASE_URL`, or SQLite at `data_dir/tradeterm.db` (created if missing).
+pub async fn open_store(settings: &Settings, data_dir: &Path) -> anyhow::Result<Arc<dyn Store>> {
+    let url = match &settings.database_url {
+        Some(u) => u.clone(),
+        None => {
+            std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+            format!("sqlite://{}?mode=rwc", data_dir.join("tradeterm.db").display())
+        }
+    };
+    Ok(Arc::new(SqlStore::connect(&url).await.context("opening the database")?))
+}
+
+/// The verifier of `JWT_PUBLIC_KEY_PATH`, required by adapters that run
+/// without the gateway in-process (spec §5.9: refuse to start without it).
+pub fn required_verifier(settings: &Settings) -> anyhow::Result<TokenVerifier> {
+    let Some(public) = &settings.jwt_public_key_path else {
+        bail!("JWT_PUBLIC_KEY_PATH is required: the RS256 public key (PEM) that verifies session tokens");
+    };
+    let pem = std::fs::read(public).with_context(|| format!("reading {}", public.display()))?;
+    TokenVerifier::from_pem(&pem, &settings.jwt_issuer, &settings.jwt_audience)
+        .with_context(|| format!("{} is not an RSA public key PEM", public.display()))
+}
+
+/// What an adapter process needs to reach a remote gateway.
+pub struct RemoteGateway {
+    /// The gateway's base URL.
+    pub url: String,
+    /// Dispatch over the gateway's internal route.
+    pub dispatch: Arc<dyn Dispatch>,
+    /// Token exchange client.
+    pub client: GatewayClient,
+}
+
+impl std::fmt::Debug for RemoteGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteGateway")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Clients of the gateway at `GATEWAY_URL` (default the local one on
+/// `GATEWAY_PORT`), authenticated with `GATEWAY_INTERNAL_TOKEN` (required).
+pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
+    let url = settings
+        .gateway_url
+        .clone()
+        .unwrap_or_else(|| format!("http://127.0.0.1:{}", settings.gateway_port));
+    let Some(internal) = &settings.gateway_internal_token else {
+        bail!("GATEWAY_INTERNAL_TOKEN is required: the shared secret of the gateway's dispatch route");
+    };
+    let dispatch = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(RemoteGateway {
+        url,
+        dispatch: Arc::new(dispatch),
+        client,
+    })
+}
