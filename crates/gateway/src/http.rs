@@ -65,12 +65,7 @@ fn bearer(req: &HttpRequest) -> Option<String> {
         .get(actix_web::http::header::AUTHORIZATION)?
         .to_str()
         .ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let token = token.trim();
-    (!token.is_empty() && token.len() <= 4096).then(|| token.to_owned())
+    tradeterm_protocol::auth::parse_bearer(value).map(str::to_owned)
 }
 
 fn now_secs() -> i64 {

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+use tradeterm_protocol::auth::parse_bearer;
 use tradeterm_protocol::http_client::{ExchangeError, GatewayClient};
 use tradeterm_protocol::token::{Claims, CredentialKind, TokenVerifier};
 use tradeterm_store::Store;
@@ -245,26 +246,9 @@ impl Authenticator {
     }
 }
 
-fn parse_bearer(value: &str) -> Option<&str> {
-    let (scheme, token) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let token = token.trim();
-    (!token.is_empty() && token.len() <= 4096).then_some(token)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bearer_parsing() {
-        assert_eq!(parse_bearer("Bearer tt_term_x"), Some("tt_term_x"));
-        assert_eq!(parse_bearer("bearer  tt_term_x "), Some("tt_term_x"));
-        assert_eq!(parse_bearer("Basic abc"), None);
-        assert_eq!(parse_bearer("Bearer "), None);
-    }
 
     #[test]
     fn auth_errors_use_the_spec_envelope() {

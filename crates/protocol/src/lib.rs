@@ -15,6 +15,7 @@
 //! nothing of the gateway's internals, the store or any web framework.
 
 pub mod agent;
+pub mod auth;
 pub mod dispatch;
 #[cfg(feature = "client")]
 pub mod http_client;

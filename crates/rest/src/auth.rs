@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
+use tradeterm_protocol::auth::parse_bearer;
 use tradeterm_protocol::http_client::{ExchangeError, GatewayClient};
 use tradeterm_protocol::token::{Claims, CredentialKind, TokenVerifier};
 use tradeterm_store::Store;
@@ -205,28 +206,5 @@ impl Authenticator {
             );
         }
         Ok(Caller { claims })
-    }
-}
-
-fn parse_bearer(value: &str) -> Option<&str> {
-    let (scheme, token) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let token = token.trim();
-    (!token.is_empty() && token.len() <= 8192).then_some(token)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_bearer;
-
-    #[test]
-    fn bearer_parsing() {
-        assert_eq!(parse_bearer("Bearer abc"), Some("abc"));
-        assert_eq!(parse_bearer("bearer  abc "), Some("abc"));
-        assert_eq!(parse_bearer("Basic abc"), None);
-        assert_eq!(parse_bearer("Bearer "), None);
-        assert_eq!(parse_bearer("Bearerabc"), None);
     }
 }
