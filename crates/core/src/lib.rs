@@ -13,6 +13,7 @@
 //! reported through the typed errors of each module.
 
 pub mod account;
+pub mod backtest;
 pub mod bars;
 pub mod confluence;
 pub mod error;

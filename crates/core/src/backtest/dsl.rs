@@ -1,0 +1,386 @@
+//! The strategy DSL: a JSON tree of entry/exit conditions, stops, sizing and costs.
+//!
+//! Every type derives `Deserialize` and `JsonSchema`; its doc comments become
+//! the schema's descriptions. [`Strategy::validate`] checks what serde cannot
+//! (known indicators and outputs, positive numbers) and names the JSON path of
+//! the fault, e.g. `entry_long.all[1].left.indicator: unknown indicator "smaa"`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::BacktestError;
+use crate::indicators as catalog;
+
+/// A complete trading strategy.
+///
+/// Conditions are evaluated on each bar's close; orders fill at the next
+/// bar's open. An entry in the direction opposite to the open trade reverses
+/// it (close, then open the new trade).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Strategy {
+    /// When true on a bar's close, go long at the next open (reversing a short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_long: Option<Condition>,
+    /// When true on a bar's close, close the long trade at the next open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_long: Option<Condition>,
+    /// When true on a bar's close, go short at the next open (reversing a long).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_short: Option<Condition>,
+    /// When true on a bar's close, close the short trade at the next open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_short: Option<Condition>,
+    /// Protective stop, set from the entry fill price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_loss: Option<Stop>,
+    /// Profit target, set from the entry fill price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_profit: Option<Stop>,
+    /// How large each trade is.
+    pub sizing: Sizing,
+    /// Trading costs (all zero when absent).
+    #[serde(default)]
+    pub costs: Costs,
+}
+
+/// A boolean condition over indicator values and prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Condition {
+    /// True when every sub-condition is true.
+    All {
+        /// Sub-conditions (at least one).
+        all: Vec<Condition>,
+    },
+    /// True when at least one sub-condition is true.
+    Any {
+        /// Sub-conditions (at least one).
+        any: Vec<Condition>,
+    },
+    /// True when the sub-condition is false.
+    Not {
+        /// The negated condition.
+        not: Box<Condition>,
+    },
+    /// A comparison of two operands.
+    Compare(Comparison),
+}
+
+/// `left op right` on the current bar (crosses also look at the previous bar).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    /// Left operand.
+    pub left: Operand,
+    /// Comparison operator.
+    pub op: Op,
+    /// Right operand.
+    pub right: Operand,
+}
+
+/// Comparison operators. A comparison with a missing value (indicator warm-up) is false.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// `left > right`.
+    Gt,
+    /// `left >= right`.
+    Gte,
+    /// `left < right`.
+    Lt,
+    /// `left <= right`.
+    Lte,
+    /// `left` was below `right` on the previous bar and is above it now (strictly, as backtesting.py's `crossover`).
+    CrossAbove,
+    /// `left` was above `right` on the previous bar and is below it now.
+    CrossBelow,
+}
+
+/// A number per bar: an indicator output, a price, or a constant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Operand {
+    /// An output of a catalog indicator (see the `indicators` tool).
+    Indicator {
+        /// Indicator name or alias (`sma`, `rsi`, `macd`, ...).
+        indicator: String,
+        /// Parameters (defaults filled in), e.g. `{"period": 20}`.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        params: BTreeMap<String, f64>,
+        /// Output series name for multi-output indicators (default: the first).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// Bars back (0 = current bar).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        shift: usize,
+    },
+    /// A price of the bar.
+    Price {
+        /// Which price.
+        price: PriceField,
+        /// Bars back (0 = current bar).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        shift: usize,
+    },
+    /// A constant.
+    Value {
+        /// The number.
+        value: f64,
+    },
+}
+
+fn is_zero(v: &usize) -> bool {
+    *v == 0
+}
+
+/// A bar price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceField {
+    /// Open.
+    Open,
+    /// High.
+    High,
+    /// Low.
+    Low,
+    /// Close.
+    Close,
+}
+
+/// A distance from the entry price for a stop loss or a take profit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Stop {
+    /// A distance in price units.
+    Price {
+        /// Distance (> 0).
+        distance: f64,
+    },
+    /// A distance in pips.
+    Pips {
+        /// Number of pips (> 0).
+        pips: f64,
+        /// Price size of one pip (0.0001 for EURUSD, 0.01 for USDJPY).
+        pip_size: f64,
+    },
+    /// A multiple of the ATR on the signal bar.
+    Atr {
+        /// Multiple of the ATR (> 0).
+        multiple: f64,
+        /// ATR period (default 14).
+        #[serde(default = "default_atr_period")]
+        period: u32,
+    },
+}
+
+fn default_atr_period() -> u32 {
+    14
+}
+
+/// Trade size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Sizing {
+    /// A fixed volume in lots.
+    FixedLots {
+        /// Lots per trade (> 0).
+        lots: f64,
+        /// Units per lot (100000 for FX majors, 1 for stocks).
+        contract_size: f64,
+    },
+    /// Risk a percentage of equity between entry and stop loss (requires `stop_loss`).
+    RiskPercent {
+        /// Percent of current equity risked per trade (0 < p ≤ 100).
+        percent: f64,
+    },
+    /// backtesting.py's default: whole units bought with (1 − ε) of the available cash.
+    AllIn,
+}
+
+/// Trading costs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    /// Full bid/ask spread in price units; each fill pays half of it.
+    #[serde(default)]
+    pub spread: f64,
+    /// Commission per fill as a fraction of the notional (0.001 = 0.1 %).
+    #[serde(default)]
+    pub commission: f64,
+    /// Adverse slippage per fill in price units.
+    #[serde(default)]
+    pub slippage: f64,
+}
+
+fn invalid(path: impl Into<String>, reason: impl Into<String>) -> BacktestError {
+    BacktestError::Invalid {
+        path: path.into(),
+        reason: reason.into(),
+    }
+}
+
+fn positive(path: &str, v: f64) -> Result<(), BacktestError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(path, format!("must be a finite number > 0, got {v}")))
+    }
+}
+
+impl Strategy {
+    /// Checks the strategy; the error names the JSON path of the first fault.
+    pub fn validate(&self) -> Result<(), BacktestError> {
+        let conds = [
+            ("entry_long", &self.entry_long),
+            ("exit_long", &self.exit_long),
+            ("entry_short", &self.entry_short),
+            ("exit_short", &self.exit_short),
+        ];
+        if self.entry_long.is_none() && self.entry_short.is_none() {
+            return Err(invalid("", "at least one of entry_long, entry_short is required"));
+        }
+        for (name, c) in conds {
+            if let Some(c) = c {
+                c.validate(name)?;
+            }
+        }
+        for (name, s) in [("stop_loss", &self.stop_loss), ("take_profit", &self.take_profit)] {
+            if let Some(s) = s {
+                s.validate(name)?;
+            }
+        }
+        match &self.sizing {
+            Sizing::FixedLots { lots, contract_size } => {
+                positive("sizing.lots", *lots)?;
+                positive("sizing.contract_size", *contract_size)?;
+            }
+            Sizing::RiskPercent { percent } => {
+                positive("sizing.percent", *percent)?;
+                if *percent > 100.0 {
+                    return Err(invalid("sizing.percent", "must be at most 100"));
+                }
+                if self.stop_loss.is_none() {
+                    return Err(invalid("sizing", "risk_percent sizing requires a stop_loss"));
+                }
+            }
+            Sizing::AllIn => {}
+        }
+        for (name, v) in [
+            ("costs.spread", self.costs.spread),
+            ("costs.commission", self.costs.commission),
+            ("costs.slippage", self.costs.slippage),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(invalid(name, format!("must be a finite number ≥ 0, got {v}")));
+            }
+        }
+        if self.costs.commission >= 1.0 {
+            return Err(invalid(
+                "costs.commission",
+                "is a fraction of the notional and must be < 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Condition {
+    fn validate(&self, path: &str) -> Result<(), BacktestError> {
+        match self {
+            Condition::All { all: list } | Condition::Any { any: list } => {
+                let key = if matches!(self, Condition::All { .. }) {
+                    "all"
+                } else {
+                    "any"
+                };
+                if list.is_empty() {
+                    return Err(invalid(format!("{path}.{key}"), "must not be empty"));
+                }
+                for (i, c) in list.iter().enumerate() {
+                    c.validate(&format!("{path}.{key}[{i}]"))?;
+                }
+                Ok(())
+            }
+            Condition::Not { not } => not.validate(&format!("{path}.not")),
+            Condition::Compare(c) => {
+                c.left.validate(&format!("{path}.left"))?;
+                c.right.validate(&format!("{path}.right"))
+            }
+        }
+    }
+}
+
+impl Operand {
+    fn validate(&self, path: &str) -> Result<(), BacktestError> {
+        match self {
+            Operand::Indicator {
+                indicator,
+                params,
+                output,
+                ..
+            } => {
+                let Some(info) = catalog::find(indicator) else {
+                    return Err(invalid(
+                        format!("{path}.indicator"),
+                        format!("unknown indicator \"{indicator}\""),
+                    ));
+                };
+                for (k, v) in params {
+                    if !info.params.iter().any(|p| p.name == k) {
+                        let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+                        return Err(invalid(
+                            format!("{path}.params.{k}"),
+                            format!("unknown parameter of {} (known: {})", info.name, known.join(", ")),
+                        ));
+                    }
+                    if !v.is_finite() {
+                        return Err(invalid(format!("{path}.params.{k}"), "must be finite"));
+                    }
+                }
+                if let Some(o) = output
+                    && !info.outputs.contains(&o.as_str())
+                {
+                    return Err(invalid(
+                        format!("{path}.output"),
+                        format!(
+                            "unknown output \"{o}\" of {} (known: {})",
+                            info.name,
+                            info.outputs.join(", ")
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            Operand::Price { .. } => Ok(()),
+            Operand::Value { value } => {
+                if value.is_finite() {
+                    Ok(())
+                } else {
+                    Err(invalid(format!("{path}.value"), "must be finite"))
+                }
+            }
+        }
+    }
+}
+
+impl Stop {
+    fn validate(&self, path: &str) -> Result<(), BacktestError> {
+        match self {
+            Stop::Price { distance } => positive(&format!("{path}.distance"), *distance),
+            Stop::Pips { pips, pip_size } => {
+                positive(&format!("{path}.pips"), *pips)?;
+                positive(&format!("{path}.pip_size"), *pip_size)
+            }
+            Stop::Atr { multiple, period } => {
+                positive(&format!("{path}.multiple"), *multiple)?;
+                if *period == 0 {
+                    return Err(invalid(format!("{path}.period"), "must be ≥ 1"));
+                }
+                Ok(())
+            }
+        }
+    }
+}

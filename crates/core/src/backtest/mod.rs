@@ -1,0 +1,50 @@
+//! Backtests of declarative strategies over a bar series.
+//!
+//! A [`Strategy`] is a JSON tree (see `docs/backtest-dsl.md`): entry and exit
+//! [`Condition`]s over indicator outputs and prices, stops, sizing and costs.
+//! [`run`] computes every indicator series once with
+//! [`crate::indicators::catalog::compute`], evaluates conditions on each bar's
+//! close (no look-ahead) and fills at the next bar's open.
+//!
+//! **Invariant:** pure and deterministic: same strategy and bars, same result.
+//! Bad input is a [`BacktestError`], never a panic. With zero costs and
+//! `all_in` sizing the engine reproduces backtesting.py 0.6.6 trade for trade
+//! (tested against fixtures in `crates/core/tests/fixtures/backtesting/`).
+
+pub mod dsl;
+pub mod engine;
+pub mod legacy;
+pub mod metrics;
+
+use thiserror::Error;
+
+pub use dsl::{Comparison, Condition, Costs, Op, Operand, PriceField, Sizing, Stop, Strategy};
+pub use engine::{BacktestResult, Direction, ExitReason, FinalExit, RunOptions, Trade, run};
+pub use legacy::parse_strategy;
+pub use metrics::Metrics;
+
+use crate::CoreError;
+
+/// Why a backtest could not run.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum BacktestError {
+    /// The strategy or an option is invalid; `path` is the JSON path of the fault.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// JSON path (`entry_long.all[1].left.indicator`); empty for the whole strategy.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An indicator refused its parameters.
+    #[error("{path}: {source}")]
+    Indicator {
+        /// JSON path of the operand.
+        path: String,
+        /// The indicator's error.
+        source: CoreError,
+    },
+    /// The bar series is unusable.
+    #[error("bars: {0}")]
+    Data(CoreError),
+}
