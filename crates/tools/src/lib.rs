@@ -24,6 +24,7 @@
 
 mod account;
 mod analytics;
+mod backtest;
 mod context;
 mod error;
 mod journal;
@@ -210,6 +211,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(trading::tools());
         tools.extend(journal::tools());
         tools.extend(analytics::tools());
+        tools.extend(backtest::tools());
         tools.extend(structure::tools());
         tools.extend(market_analysis::tools());
         tools
