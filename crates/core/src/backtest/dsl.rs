@@ -384,3 +384,48 @@ impl Stop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEGIN: &str = "<!-- schema:begin -->\n```json\n";
+    const END: &str = "```\n<!-- schema:end -->";
+
+    /// `docs/backtest-dsl.md` holds the JSON Schema generated from these types;
+    /// `UPDATE_DOCS=1 cargo test -p tradeterm-core --lib backtest::dsl` rewrites it.
+    #[test]
+    fn schema_in_docs_is_current() {
+        let schema = serde_json::to_string_pretty(&schemars::schema_for!(Strategy)).unwrap() + "\n";
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/backtest-dsl.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let (Some(a), Some(b)) = (doc.find(BEGIN), doc.find(END)) else {
+            panic!("schema markers missing in {path}");
+        };
+        let current = &doc[a + BEGIN.len()..b];
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            let new = format!("{}{schema}{}", &doc[..a + BEGIN.len()], &doc[b..]);
+            std::fs::write(path, new).unwrap();
+        } else {
+            assert_eq!(current, schema, "run with UPDATE_DOCS=1 to refresh {path}");
+        }
+    }
+
+    #[test]
+    fn parses_a_full_tree() {
+        let s: Strategy = serde_json::from_value(serde_json::json!({
+            "entry_long": {"all": [
+                {"left": {"indicator": "rsi", "params": {"period": 14}}, "op": "lt", "right": {"value": 30}},
+                {"not": {"left": {"price": "close", "shift": 1}, "op": "gt", "right": {"price": "open"}}}
+            ]},
+            "exit_long": {"any": [{"left": {"indicator": "macd", "output": "histogram"}, "op": "cross_below", "right": {"value": 0}}]},
+            "stop_loss": {"type": "atr", "multiple": 2},
+            "take_profit": {"type": "pips", "pips": 50, "pip_size": 0.0001},
+            "sizing": {"type": "risk_percent", "percent": 1},
+            "costs": {"spread": 0.0001, "commission": 0.0002}
+        }))
+        .unwrap();
+        s.validate().unwrap();
+        assert!(matches!(s.stop_loss, Some(Stop::Atr { period: 14, .. })));
+    }
+}
