@@ -460,6 +460,104 @@ pub fn run(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<Backt
 mod tests {
     use super::*;
 
+    fn bar(i: i64, o: f64, h: f64, l: f64, c: f64) -> Bar {
+        Bar {
+            time: i * 3_600_000,
+            open: o,
+            high: h,
+            low: l,
+            close: c,
+            volume: 1.0,
+        }
+    }
+
+    fn always_long(extra: serde_json::Value) -> Strategy {
+        let mut v = serde_json::json!({
+            "entry_long": {"left": {"price": "close"}, "op": "gt", "right": {"value": 0}},
+            "sizing": {"type": "fixed_lots", "lots": 1, "contract_size": 1}
+        });
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn stop_is_assumed_before_target_in_the_same_bar() {
+        let s = always_long(serde_json::json!({
+            "stop_loss": {"type": "price", "distance": 1},
+            "take_profit": {"type": "price", "distance": 1}
+        }));
+        let bars = [bar(0, 100.0, 100.0, 100.0, 100.0), bar(1, 100.0, 102.0, 98.0, 100.0)];
+        let r = run(&s, &bars, &RunOptions::default()).unwrap();
+        assert_eq!(r.trades.len(), 1);
+        assert_eq!(r.trades[0].reason, ExitReason::StopLoss);
+        assert_eq!(r.trades[0].exit_price, 99.0);
+        assert_eq!(r.trades[0].pnl, -1.0);
+    }
+
+    #[test]
+    fn gap_through_stop_fills_at_open_and_costs_apply() {
+        let s = always_long(serde_json::json!({
+            "stop_loss": {"type": "price", "distance": 1},
+            "costs": {"spread": 0.2}
+        }));
+        let bars = [
+            bar(0, 100.0, 100.0, 100.0, 100.0),
+            bar(1, 100.0, 100.5, 99.5, 100.0),
+            bar(2, 95.0, 96.0, 94.0, 95.0),
+        ];
+        let r = run(&s, &bars, &RunOptions::default()).unwrap();
+        assert_eq!(r.trades[0].entry_price, 100.1);
+        assert_eq!(r.trades[0].exit_index, 2);
+        assert_eq!(r.trades[0].reason, ExitReason::StopLoss);
+        assert!(
+            (r.trades[0].exit_price - 94.9).abs() < 1e-12,
+            "sells at the bid: open minus half the spread"
+        );
+        assert!(r.metrics.max_drawdown_pct > 0.0);
+    }
+
+    #[test]
+    fn exit_signal_and_end_of_data() {
+        let s = always_long(serde_json::json!({
+            "exit_long": {"left": {"price": "close"}, "op": "gt", "right": {"value": 101}}
+        }));
+        let bars = [
+            bar(0, 100.0, 100.0, 100.0, 100.0),
+            bar(1, 100.0, 102.0, 100.0, 102.0),
+            bar(2, 103.0, 103.0, 103.0, 103.0),
+        ];
+        let r = run(&s, &bars, &RunOptions::default()).unwrap();
+        assert_eq!(r.trades.len(), 1);
+        assert_eq!((r.trades[0].entry_index, r.trades[0].exit_index), (1, 2));
+        assert_eq!(r.trades[0].reason, ExitReason::Signal);
+        assert_eq!(r.trades[0].pnl, 3.0);
+        assert_eq!(r.equity.len(), 3);
+        assert_eq!(r.metrics.final_equity, 10_003.0);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let s = always_long(serde_json::json!({}));
+        assert!(matches!(
+            run(&s, &[], &RunOptions::default()),
+            Err(BacktestError::Data(_))
+        ));
+        let opts = RunOptions {
+            initial_equity: -1.0,
+            ..RunOptions::default()
+        };
+        assert!(run(&s, &[bar(0, 1.0, 1.0, 1.0, 1.0)], &opts).is_err());
+        let bad: Strategy = serde_json::from_value(serde_json::json!({
+            "entry_long": {"left": {"indicator": "sma", "params": {"period": 0}}, "op": "gt", "right": {"value": 0}},
+            "sizing": {"type": "all_in"}
+        }))
+        .unwrap();
+        let e = run(&bad, &[bar(0, 1.0, 1.0, 1.0, 1.0)], &RunOptions::default()).unwrap_err();
+        assert!(e.to_string().starts_with("entry_long.left: "), "{e}");
+    }
+
     #[test]
     fn floordiv_matches_python() {
         assert_eq!(py_floordiv(7.0, 2.0), 3.0);
