@@ -97,7 +97,7 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         ..RunOptions::default()
     };
     let result = backtest::run(&strategy, &bars, &opts).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-    let step = result.equity.len().div_ceil(MAX_EQUITY_POINTS).max(1);
+    let step = result.equity.len().div_ceil(MAX_EQUITY_POINTS - 1).max(1);
     let n = result.equity.len();
     let equity_curve = (0..n)
         .filter(|i| i % step == 0 || i + 1 == n)
