@@ -21,7 +21,30 @@ pub async fn open_store(settings: &Settings, data_dir: &Path) -> anyhow::Result<
             format!("sqlite://{}?mode=rwc", data_dir.join("tradeterm.db").display())
         }
     };
-    Ok(Arc::new(SqlStore::connect(&url).await.context("opening the database")?))
+    let store = Arc::new(SqlStore::connect(&url).await.context("opening the database")?);
+    tokio::spawn(purge_idempotency_records(store.clone()));
+    Ok(store)
+}
+
+/// How long idempotency records (outcomes of live calls made with an
+/// `Idempotency-Key`) are kept: a retry within this time gets the first
+/// outcome; after it the key may be used again.
+pub const IDEMPOTENCY_RETENTION: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Deletes idempotency records older than [`IDEMPOTENCY_RETENTION`], at start
+/// and then every hour, for as long as the process runs. Every process that
+/// opens the store does it; the deletes are idempotent.
+async fn purge_idempotency_records(store: Arc<SqlStore>) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        every.tick().await;
+        let before = chrono::Utc::now().timestamp_millis() - IDEMPOTENCY_RETENTION.as_millis() as i64;
+        match store.purge_idempotency(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(records = n, "purged expired idempotency records"),
+            Err(e) => tracing::warn!(error = %e, "could not purge idempotency records"),
+        }
+    }
 }
 
 /// The verifier of `JWT_PUBLIC_KEY_PATH`, required by adapters that run

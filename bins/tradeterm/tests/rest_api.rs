@@ -731,3 +731,109 @@ async fn structure_detection_through_the_catalog() {
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")));
     t.stack.stop().await;
 }
+
+/// Forwards to the gateway but loses the answer of the first live order, as a
+/// network failure between the gateway and the API would: the terminal
+/// executed the order, the caller saw `DISPATCH_ERROR`.
+#[derive(Debug)]
+struct LosesFirstOrderAnswer {
+    inner: tradeterm_gateway::Gateway,
+    lost: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl tradeterm_protocol::Dispatch for LosesFirstOrderAnswer {
+    async fn execute(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: tradeterm_protocol::Command,
+        timeout: Duration,
+    ) -> Result<tradeterm_protocol::CommandResult, tradeterm_protocol::DispatchError> {
+        let is_order = matches!(command, tradeterm_protocol::Command::PlaceOrder { .. });
+        let result = self.inner.execute(license_id, terminal_id, command, timeout).await;
+        if is_order && !self.lost.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            assert!(result.is_ok(), "the first order reached the terminal: {result:?}");
+            return Err(tradeterm_protocol::DispatchError::Timeout(timeout));
+        }
+        result
+    }
+
+    async fn terminals(
+        &self,
+        license_id: &str,
+    ) -> Result<Vec<tradeterm_protocol::TerminalStatus>, tradeterm_protocol::DispatchError> {
+        self.inner.terminals(license_id).await
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_twice() {
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
+    let sim = &t.stack.simulators()[0];
+    let settings = tradeterm::Settings::default();
+    let paths = tradeterm::keys::KeyPaths {
+        private: t.dir.path().join("keys/jwt-private.pem"),
+        public: t.dir.path().join("keys/jwt-public.pem"),
+    };
+    let deps = tradeterm_rest::RestDeps {
+        dispatch: std::sync::Arc::new(LosesFirstOrderAnswer {
+            inner: t.stack.gateway.clone(),
+            lost: std::sync::atomic::AtomicBool::new(false),
+        }),
+        store: t.stack.store.clone(),
+        verifier: tradeterm::keys::verifier(&settings, &paths).unwrap(),
+        gateway: tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
+        redis: None,
+    };
+    let flaky = tradeterm_rest::RestServer::build(
+        tradeterm_rest::AppState::new(settings.rest_settings(), deps),
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let flaky_url = format!("http://127.0.0.1:{}", flaky.port());
+    let handle = flaky.handle();
+    tokio::spawn(flaky.run_until_stopped());
+
+    let order =
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false, "comment": "lost.1" });
+    let send = async || {
+        let r = t
+            .http
+            .post(format!("{flaky_url}/api/v1/orders"))
+            .bearer_auth(&t.creds.api_key)
+            .header("Idempotency-Key", "lost-answer-1")
+            .json(&order)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    };
+    let (s1, b1) = send().await;
+    assert_eq!(
+        (s1, b1["error"]["code"].as_str()),
+        (502, Some("DISPATCH_ERROR")),
+        "{b1}"
+    );
+    let fills = || sim.deals().iter().filter(|d| d.comment == "lost.1").count();
+    assert_eq!(fills(), 1, "the terminal executed the first attempt");
+    // The unknown outcome was not recorded: the retry runs, the agent
+    // recognises the key and answers with the first fill.
+    let (s2, b2) = send().await;
+    assert_eq!(s2, 200, "{b2}");
+    assert_eq!(b2["data"]["executed"], true);
+    assert_eq!(fills(), 1, "the retry did not execute a second time");
+    let deal = sim.deals().into_iter().find(|d| d.comment == "lost.1").unwrap();
+    assert_eq!(b2["data"]["trade"]["deal"].as_u64(), Some(deal.ticket));
+    // Now the outcome is recorded: a further retry is answered from the store.
+    let (s3, b3) = send().await;
+    assert_eq!((s3, &b3), (s2, &b2));
+    assert_eq!(fills(), 1);
+    handle.stop(true).await;
+    t.stack.stop().await;
+}

@@ -144,6 +144,23 @@ pub trait Store: Send + Sync + 'static {
     /// the same key comes with a different request hash.
     async fn idempotency_begin(&self, license_id: &str, key: &str, request_hash: &str)
     -> StoreResult<IdempotencyBegin>;
+    /// Takes over an unfinished claim of `key` for the same request when it
+    /// was made before `claimed_before_ms` (unix ms): the process holding it is
+    /// presumed dead. Exactly one concurrent caller gets `true`, and the claim
+    /// time restarts, so the record is not taken over again until it is stale
+    /// once more. A finished record, another request hash or an unknown key
+    /// gives `false`.
+    async fn idempotency_resume(
+        &self,
+        license_id: &str,
+        key: &str,
+        request_hash: &str,
+        claimed_before_ms: i64,
+    ) -> StoreResult<bool>;
+    /// Drops an unfinished claim of `key` (a finished record stays), so that a
+    /// retry runs again: used when the outcome of the first attempt is
+    /// unknown (the terminal did not answer). Unknown keys are fine.
+    async fn idempotency_release(&self, license_id: &str, key: &str) -> StoreResult<()>;
     /// Stores the outcome of a claimed key (status code and body).
     async fn idempotency_finish(
         &self,

@@ -62,6 +62,7 @@ conformance!(
     idempotency_flow,
     concurrent_idempotency_begin_starts_once,
     idempotency_keys_are_per_license,
+    abandoned_idempotency_claims_are_resumed_once,
     migrations_are_idempotent,
     unknown_parents_are_not_found,
 );
@@ -897,6 +898,75 @@ async fn idempotency_flow(fx: Fx) {
         s.idempotency_begin(&l.id, "k1", "hash-b").await.unwrap(),
         IdempotencyBegin::Started
     );
+}
+
+async fn abandoned_idempotency_claims_are_resumed_once(fx: Fx) {
+    let s = fx.store.clone();
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (other, _) = s.create_license("M", Tier::Pro).await.unwrap();
+    let before_claim = chrono::Utc::now().timestamp_millis() - 1;
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k", "h").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    // A claim newer than the limit is not taken over.
+    assert!(!s.idempotency_resume(&l.id, "k", "h", before_claim).await.unwrap());
+    let later = chrono::Utc::now().timestamp_millis() + 10;
+    // Not with another request, another license or an unknown key.
+    assert!(!s.idempotency_resume(&l.id, "k", "other-hash", later).await.unwrap());
+    assert!(!s.idempotency_resume(&other.id, "k", "h", later).await.unwrap());
+    assert!(!s.idempotency_resume(&l.id, "unknown", "h", later).await.unwrap());
+    // Concurrent takers: exactly one wins.
+    let takers: Vec<_> = (0..8)
+        .map(|_| {
+            let s = s.clone();
+            let id = l.id.clone();
+            tokio::spawn(async move { s.idempotency_resume(&id, "k", "h", later).await.unwrap() })
+        })
+        .collect();
+    let mut won = 0;
+    for t in takers {
+        won += usize::from(t.await.unwrap());
+    }
+    assert_eq!(won, 1);
+    // The claim time restarted: not stale for the same limit any more.
+    assert!(!s.idempotency_resume(&l.id, "k", "h", later).await.unwrap());
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k", "h").await.unwrap(),
+        IdempotencyBegin::InProgress
+    );
+    // A finished record is never taken over.
+    s.idempotency_finish(&l.id, "k", 200, &json!("first")).await.unwrap();
+    assert!(!s.idempotency_resume(&l.id, "k", "h", i64::MAX).await.unwrap());
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k", "h").await.unwrap(),
+        IdempotencyBegin::Done {
+            status: 200,
+            response: json!("first")
+        }
+    );
+    assert_invalid(s.idempotency_resume(&l.id, "", "h", later).await);
+    // Release drops only unfinished claims, and only the license's own.
+    s.idempotency_release(&l.id, "k").await.unwrap();
+    assert!(matches!(
+        s.idempotency_begin(&l.id, "k", "h").await.unwrap(),
+        IdempotencyBegin::Done { .. }
+    ));
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k2", "h").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    s.idempotency_release(&other.id, "k2").await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k2", "h").await.unwrap(),
+        IdempotencyBegin::InProgress
+    );
+    s.idempotency_release(&l.id, "k2").await.unwrap();
+    assert_eq!(
+        s.idempotency_begin(&l.id, "k2", "h").await.unwrap(),
+        IdempotencyBegin::Started
+    );
+    s.idempotency_release(&l.id, "never-used").await.unwrap();
 }
 
 async fn concurrent_idempotency_begin_starts_once(fx: Fx) {

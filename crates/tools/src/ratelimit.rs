@@ -115,7 +115,10 @@ pub struct RateLimiter {
     pool: deadpool_redis::Pool,
     /// One multiplexed connection shared by every request (taking a pooled
     /// connection per request would cost an extra PING round trip each time).
-    conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
+    conn: Mutex<Option<redis::aio::MultiplexedConnection>>,
+    /// Serialises (re)connecting, so a burst after a drop makes one connection.
+    connecting: tokio::sync::Mutex<()>,
+    script: redis::Script,
     window_ms: u64,
     limits: TierLimits,
     bucket: &'static str,
@@ -144,7 +147,9 @@ impl RateLimiter {
     pub fn with_bucket(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits, bucket: &'static str) -> Self {
         Self {
             pool,
-            conn: tokio::sync::Mutex::new(None),
+            conn: Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
+            script: redis::Script::new(SCRIPT),
             window_ms: (window.as_millis() as u64).max(1),
             limits,
             bucket,
@@ -202,7 +207,7 @@ impl RateLimiter {
             Ok(Err(e)) => self.local(license, window, &e),
             Err(_) => {
                 // A timed-out call may have left the connection in an unknown state.
-                *self.conn.lock().await = None;
+                self.drop_connection();
                 self.local(license, window, &"timed out after 50 ms")
             }
         };
@@ -221,27 +226,40 @@ impl RateLimiter {
         }
     }
 
+    fn drop_connection(&self) {
+        if let Ok(mut slot) = self.conn.lock() {
+            *slot = None;
+        }
+    }
+
     async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
-        let mut slot = self.conn.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
+        let cached = || self.conn.lock().ok().and_then(|slot| slot.clone());
+        if let Some(c) = cached() {
+            return Ok(c);
+        }
+        let _one_at_a_time = self.connecting.lock().await;
+        if let Some(c) = cached() {
+            return Ok(c);
         }
         let pooled = self.pool.get().await.map_err(|e| e.to_string())?;
         let conn = deadpool_redis::Connection::take(pooled);
-        *slot = Some(conn.clone());
+        if let Ok(mut slot) = self.conn.lock() {
+            *slot = Some(conn.clone());
+        }
         Ok(conn)
     }
 
+    /// Runs the script with `EVALSHA` (the script is loaded on first use and
+    /// again after a Redis restart, transparently).
     async fn incr(&self, key: &str, revoke_key: Option<&str>) -> Result<i64, String> {
         let mut conn = self.connection().await?;
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(SCRIPT).arg(if revoke_key.is_some() { 2 } else { 1 }).arg(key);
+        let mut call = self.script.key(key);
         if let Some(r) = revoke_key {
-            cmd.arg(r);
+            call.key(r);
         }
-        let r = cmd.arg(self.window_ms * 2).query_async::<i64>(&mut conn).await;
+        let r = call.arg(self.window_ms * 2).invoke_async::<i64>(&mut conn).await;
         if r.is_err() {
-            *self.conn.lock().await = None;
+            self.drop_connection();
         }
         r.map_err(|e| e.to_string())
     }

@@ -11,7 +11,12 @@
 //!
 //! With an idempotency key (REST `Idempotency-Key`), a live call is recorded
 //! in the store before it is sent: a retry with the same key returns the first
-//! outcome and never executes twice. The key is also passed to the agent.
+//! outcome and never executes twice. The key is also passed to the agent,
+//! which is what makes the two recovery paths safe: when the terminal did not
+//! answer (outcome unknown) the claim is released so that a retry runs again,
+//! and a claim left unfinished by a process that died is taken over after
+//! [`ABANDONED_CLAIM_MS`]; in both cases an agent that already executed the
+//! request returns its first result instead of executing twice.
 
 use futures_util::future::try_join3;
 use schemars::JsonSchema;
@@ -324,6 +329,10 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
     .await
 }
 
+/// Age after which an unfinished idempotency claim is presumed abandoned:
+/// longer than the longest dispatch timeout (120 s) with a wide margin.
+pub(crate) const ABANDONED_CLAIM_MS: i64 = 5 * 60 * 1000;
+
 /// Runs a live operation once per idempotency key: the first call executes
 /// and records its outcome; later calls with the same key and input get the
 /// recorded outcome; the same key with other input is a conflict.
@@ -351,9 +360,21 @@ where
     match ctx.store.idempotency_begin(&ctx.license_id, key, &hash).await? {
         IdempotencyBegin::Started => {}
         IdempotencyBegin::InProgress => {
-            return Err(ToolError::Conflict(
-                "a request with this Idempotency-Key is still in progress; retry later".into(),
-            ));
+            // A claim older than any dispatch can last belongs to a process
+            // that died before recording the outcome: take it over and run
+            // again. The key also travels to the agent, which returns the
+            // first result instead of executing twice if the order went out.
+            let abandoned_before = ctx.now_ms - ABANDONED_CLAIM_MS;
+            if !ctx
+                .store
+                .idempotency_resume(&ctx.license_id, key, &hash, abandoned_before)
+                .await?
+            {
+                return Err(ToolError::Conflict(
+                    "a request with this Idempotency-Key is still in progress; retry later".into(),
+                ));
+            }
+            tracing::warn!(license = %ctx.license_id, tool, "resuming an abandoned idempotent request");
         }
         IdempotencyBegin::Mismatch => {
             return Err(ToolError::Conflict(
@@ -365,6 +386,16 @@ where
         }
     }
     let result = run.await;
+    if let Err(ToolError::Dispatch(_) | ToolError::Gateway(_) | ToolError::Internal(_)) = &result {
+        // The outcome is unknown (the terminal may have executed without
+        // answering): record nothing, so a retry with the same key runs again
+        // and the agent, which got the key too, returns the first result
+        // instead of executing twice.
+        if let Err(e) = ctx.store.idempotency_release(&ctx.license_id, key).await {
+            tracing::error!(error = %e, "could not release an idempotency claim");
+        }
+        return result;
+    }
     let (status, stored) = match &result {
         Ok(v) => (200, serde_json::json!({ "ok": v })),
         Err(e) => (

@@ -898,6 +898,42 @@ impl Store for SqlStore {
         Err(StoreError::Database("idempotency record kept disappearing".to_owned()))
     }
 
+    async fn idempotency_resume(
+        &self,
+        license_id: &str,
+        key: &str,
+        request_hash: &str,
+        claimed_before_ms: i64,
+    ) -> StoreResult<bool> {
+        validate::token("idempotency key", key)?;
+        validate::token("request hash", request_hash)?;
+        // One statement: the condition on `created_at` makes exactly one of
+        // several concurrent takers match the row.
+        const RESUME: &str = "UPDATE idempotency SET created_at = $1 \
+                              WHERE license_id = $2 AND key = $3 AND request_hash = $4 \
+                              AND status IS NULL AND created_at < $5";
+        let now = now_ms().max(claimed_before_ms);
+        let n = on_pool!(self, pool => sqlx::query(RESUME)
+            .bind(now)
+            .bind(license_id)
+            .bind(key)
+            .bind(request_hash)
+            .bind(claimed_before_ms)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(n == 1)
+    }
+
+    async fn idempotency_release(&self, license_id: &str, key: &str) -> StoreResult<()> {
+        validate::token("idempotency key", key)?;
+        const RELEASE: &str = "DELETE FROM idempotency WHERE license_id = $1 AND key = $2 AND status IS NULL";
+        on_pool!(self, pool => {
+            sqlx::query(RELEASE).bind(license_id).bind(key).execute(pool).await?;
+        });
+        Ok(())
+    }
+
     async fn idempotency_finish(
         &self,
         license_id: &str,
