@@ -57,6 +57,9 @@ pub struct Settings {
     pub heartbeat_interval_ms: u64,
     /// Agent heartbeat timeout in ms (`HEARTBEAT_TIMEOUT_MS`, default 30000).
     pub heartbeat_timeout_ms: u64,
+    /// How long a quote pushed by an agent answers `get_tick` without asking
+    /// the terminal, in ms (`QUOTE_CACHE_MS`, default 1000; 0 turns it off).
+    pub quote_cache_ms: u64,
 }
 
 impl Default for Settings {
@@ -84,6 +87,7 @@ impl Default for Settings {
             api_rate_limit_enterprise: 1000,
             heartbeat_interval_ms: 10_000,
             heartbeat_timeout_ms: 30_000,
+            quote_cache_ms: 1_000,
         }
     }
 }
@@ -112,6 +116,7 @@ const ENV_KEYS: &[&str] = &[
     "API_RATE_LIMIT_ENTERPRISE",
     "HEARTBEAT_INTERVAL_MS",
     "HEARTBEAT_TIMEOUT_MS",
+    "QUOTE_CACHE_MS",
 ];
 
 impl Settings {
@@ -234,6 +239,11 @@ impl Settings {
     /// Heartbeat timeout.
     pub fn heartbeat_timeout(&self) -> Duration {
         Duration::from_millis(self.heartbeat_timeout_ms)
+    }
+
+    /// Age limit of pushed quotes answering `get_tick`.
+    pub fn quote_cache(&self) -> Duration {
+        Duration::from_millis(self.quote_cache_ms)
     }
 }
 

@@ -86,6 +86,7 @@ impl Stack {
             token_lifetime: Duration::from_secs(settings.token_lifetime_secs),
             heartbeat_interval: settings.heartbeat_interval(),
             heartbeat_timeout: settings.heartbeat_timeout(),
+            quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,

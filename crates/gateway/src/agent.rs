@@ -180,6 +180,7 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         last_seen: std::sync::atomic::AtomicI64::new(now),
         session: session.clone(),
         pending: std::sync::Mutex::new(std::collections::HashMap::new()),
+        quotes: std::sync::Mutex::new(std::collections::HashMap::new()),
         kill: tokio::sync::Notify::new(),
     });
     if let Some(old) = registry.insert(conn.clone()) {
@@ -245,10 +246,14 @@ async fn handle_text(gateway: &Gateway, conn: &Arc<Conn>, session: &mut Session,
             }
         }
         Ok(AgentFrame::Event { event }) => {
-            if let Event::Permissions(p) = &event
-                && let Ok(mut cur) = conn.permissions.lock()
-            {
-                *cur = *p;
+            match &event {
+                Event::Permissions(p) => {
+                    if let Ok(mut cur) = conn.permissions.lock() {
+                        *cur = *p;
+                    }
+                }
+                Event::Tick(t) => conn.remember_quote(t),
+                _ => {}
             }
             gateway.inner.registry.publish(TerminalEvent {
                 license_id: conn.license_id.clone(),

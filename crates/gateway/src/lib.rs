@@ -60,6 +60,14 @@ pub struct GatewaySettings {
     /// Redis shared with the REST instances: revoked API keys are marked there
     /// so that every instance refuses them at once (`None` in development).
     pub redis: Option<deadpool_redis::Pool>,
+    /// How long a quote pushed by an agent (`tick` event) answers `tick`
+    /// commands for its symbol without a round trip to the terminal
+    /// (default 1 s; zero turns the quote cache off). Agents push a symbol's
+    /// quote whenever it changes, at most a few times per second, so a cached
+    /// quote is at most one push interval behind the terminal; past this age
+    /// the terminal is asked, which also covers agents that stopped pushing a
+    /// symbol. See `docs/gateway.md`.
+    pub quote_cache: Duration,
 }
 
 impl Default for GatewaySettings {
@@ -74,6 +82,7 @@ impl Default for GatewaySettings {
             workers: 2,
             production: false,
             redis: None,
+            quote_cache: Duration::from_secs(1),
         }
     }
 }

@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::{Notify, broadcast, oneshot};
+use tradeterm_core::Tick;
 use tradeterm_core::time::to_iso;
 use tradeterm_protocol::agent::{
     AccountIdentity, ErrorBody, Event, GatewayFrame, Permissions, Response, TerminalIdentity, codes,
@@ -14,6 +15,9 @@ use tradeterm_protocol::agent::{
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
 
 use crate::Gateway;
+
+/// Most symbols whose pushed quotes one connection keeps.
+const MAX_CACHED_SYMBOLS: usize = 4096;
 
 /// Longest timeout a caller may ask for.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
@@ -41,6 +45,8 @@ pub(crate) struct Conn {
     pub last_seen: AtomicI64,
     pub session: actix_ws::Session,
     pub pending: Mutex<HashMap<String, oneshot::Sender<Response>>>,
+    /// Last quote pushed per symbol, with when it arrived.
+    pub quotes: Mutex<HashMap<String, (Tick, Instant)>>,
     /// Notified to make the connection task close this connection.
     pub kill: Notify,
 }
@@ -55,6 +61,34 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
+    /// Records a quote pushed by the agent.
+    pub fn remember_quote(&self, tick: &Tick) {
+        let Ok(mut q) = self.quotes.lock() else { return };
+        let full = q.len() >= MAX_CACHED_SYMBOLS;
+        match q.get_mut(tick.symbol.as_str()) {
+            // Never replace a newer quote by an older one.
+            Some((old, at)) if old.time <= tick.time => {
+                *old = tick.clone();
+                *at = Instant::now();
+            }
+            Some(_) => {}
+            None if !full => {
+                q.insert(tick.symbol.clone(), (tick.clone(), Instant::now()));
+            }
+            None => {}
+        }
+    }
+
+    /// The last pushed quote of `symbol`, if it arrived within `max_age`.
+    pub fn fresh_quote(&self, symbol: &str, max_age: Duration) -> Option<Tick> {
+        if max_age.is_zero() {
+            return None;
+        }
+        let q = self.quotes.lock().ok()?;
+        let (tick, at) = q.get(symbol)?;
+        (at.elapsed() < max_age).then(|| tick.clone())
+    }
+
     /// Delivers a response to the waiting dispatcher, if any.
     pub fn complete(&self, response: Response) -> bool {
         let waiter = self.pending.lock().map(|mut p| p.remove(&response.id)).ok().flatten();
@@ -147,6 +181,12 @@ impl Dispatch for Gateway {
                 Err(e) => Err(DispatchError::Gateway(format!("store: {e}"))),
             };
         };
+        // The hottest read: answer from the quotes the agent pushes when fresh.
+        if let Command::Tick { symbol } = &command
+            && let Some(tick) = conn.fresh_quote(symbol, self.inner.settings.quote_cache)
+        {
+            return Ok(CommandResult::Tick(tick));
+        }
         // Fail closed: the gateway also refuses trade commands when it knows
         // trading is switched off on the terminal side.
         if command.is_trade() {

@@ -699,3 +699,72 @@ async fn garbage_frames_leave_connection_and_gateway_working() {
     let health = app.http.get(format!("{}/healthz", app.base)).send().await.unwrap();
     assert_eq!(health.status(), 200);
 }
+
+#[tokio::test]
+async fn pushed_quotes_answer_tick_commands_while_fresh() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (mut ws, first) = connect(&app, &term_key, "uid-A", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }));
+    let mut events = app.gateway.subscribe();
+    let quote = |bid: f64, time: i64| tradeterm_core::Tick {
+        symbol: "EURUSD".into(),
+        bid,
+        ask: bid + 0.0001,
+        time,
+    };
+    let t0 = 1_763_790_000_000;
+    // Taken before the quote is cached, so it bounds the cache's age from below.
+    let pushed = Instant::now();
+    // A newer quote, then an older one that arrives late: the newer one stays.
+    for q in [quote(1.1, t0), quote(1.0, t0 - 1_000)] {
+        ws.send(Message::text(AgentFrame::Event { event: Event::Tick(q) }.to_json()))
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    // The scripted agent answers `tick` for any symbol but FAIL with an
+    // UNKNOWN_COMMAND error, so an answer that is a quote came from the cache.
+    let _agent = run_agent(ws, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let tick = |symbol: &str| {
+        let gateway = app.gateway.clone();
+        let (license, terminal) = (app.license_id.clone(), term_id.clone());
+        let symbol = symbol.to_owned();
+        async move {
+            gateway
+                .execute(&license, &terminal, Command::Tick { symbol }, Duration::from_secs(3))
+                .await
+        }
+    };
+    assert_eq!(tick("EURUSD").await.unwrap(), CommandResult::Tick(quote(1.1, t0)));
+    // Another symbol was never pushed: the terminal is asked.
+    match tick("GBPUSD").await {
+        Err(DispatchError::CommandFailed(b)) => assert_eq!(b.code, codes::UNKNOWN_COMMAND),
+        other => panic!("expected the terminal's answer, got {other:?}"),
+    }
+    // Another license never sees the quote.
+    let (other, _) = app.store.create_license("other", Tier::Pro).await.unwrap();
+    assert!(matches!(
+        app.gateway
+            .execute(
+                &other.id,
+                &term_id,
+                Command::Tick {
+                    symbol: "EURUSD".into()
+                },
+                Duration::from_secs(3)
+            )
+            .await,
+        Err(DispatchError::NotFound)
+    ));
+    // Once the quote is older than the cache age (1 s by default), the terminal is asked again.
+    wait_until("the cached quote to expire", async || tick("EURUSD").await.is_err()).await;
+    assert!(pushed.elapsed() >= Duration::from_secs(1), "expired too early");
+    match tick("EURUSD").await {
+        Err(DispatchError::CommandFailed(b)) => assert_eq!(b.code, codes::UNKNOWN_COMMAND),
+        other => panic!("expected the terminal's answer, got {other:?}"),
+    }
+}
