@@ -279,6 +279,26 @@ impl Open {
 /// [`BacktestError::Invalid`] for a bad strategy or options, [`BacktestError::Indicator`]
 /// when an indicator refuses its parameters, [`BacktestError::Data`] for a bad series.
 pub fn run(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<BacktestResult, BacktestError> {
+    run_with_progress(strategy, bars, opts, &mut |_, _| {})
+}
+
+/// How many bars pass between two calls of the progress callback of
+/// [`run_with_progress`].
+pub const PROGRESS_EVERY: usize = 16_384;
+
+/// [`run`], calling `progress(done, total)` with the number of bars evaluated
+/// so far every [`PROGRESS_EVERY`] bars and once at the end (`done == total`),
+/// so that a caller can show progress on long runs. The callback does not
+/// change the result.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    strategy: &Strategy,
+    bars: &[Bar],
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<BacktestResult, BacktestError> {
     strategy.validate()?;
     if !(opts.initial_equity.is_finite() && opts.initial_equity > 0.0) {
         return Err(BacktestError::Invalid {
@@ -354,6 +374,9 @@ pub fn run(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<Backt
         };
 
     for (i, bar) in bars.iter().enumerate() {
+        if i % PROGRESS_EVERY == 0 && i > 0 {
+            progress(i, n);
+        }
         // 1. Orders decided on the previous close fill at this open.
         let (close_now, open_dir) = std::mem::take(&mut pending);
         if close_now && let Some(p) = pos.take() {
@@ -448,6 +471,7 @@ pub fn run(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<Backt
             signal_bar = i;
         }
     }
+    progress(n, n);
     let m = metrics(bars, &equity, &trades, exposed, opts.initial_equity);
     Ok(BacktestResult {
         metrics: m,
@@ -480,6 +504,25 @@ mod tests {
             v[k] = x.clone();
         }
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn progress_is_reported_in_steps_and_at_the_end_without_changing_the_result() {
+        let s = always_long(serde_json::json!({ "stop_loss": {"type": "price", "distance": 1} }));
+        let n = PROGRESS_EVERY * 2 + 5;
+        let bars: Vec<Bar> = (0..n)
+            .map(|i| {
+                let px = 100.0 + (i % 7) as f64;
+                bar(i as i64, px, px + 2.0, px - 2.0, px)
+            })
+            .collect();
+        let mut calls = Vec::new();
+        let with = run_with_progress(&s, &bars, &RunOptions::default(), &mut |done, total| {
+            calls.push((done, total));
+        })
+        .unwrap();
+        assert_eq!(calls, [(PROGRESS_EVERY, n), (PROGRESS_EVERY * 2, n), (n, n)]);
+        assert_eq!(with, run(&s, &bars, &RunOptions::default()).unwrap());
     }
 
     #[test]

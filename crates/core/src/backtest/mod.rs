@@ -19,7 +19,9 @@ pub mod metrics;
 use thiserror::Error;
 
 pub use dsl::{Comparison, Condition, Costs, Op, Operand, PriceField, Sizing, Stop, Strategy};
-pub use engine::{BacktestResult, Direction, ExitReason, FinalExit, RunOptions, Trade, run};
+pub use engine::{
+    BacktestResult, Direction, ExitReason, FinalExit, PROGRESS_EVERY, RunOptions, Trade, run, run_with_progress,
+};
 pub use legacy::parse_strategy;
 pub use metrics::Metrics;
 
