@@ -1,4 +1,8 @@
-//! `tradeterm`: the all-in-one single node and the admin commands.
+//! `tradeterm`: the all-in-one single node, the local analysis and backtest
+//! commands, and the admin commands.
+
+mod backtest_cli;
+mod chart;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,6 +49,9 @@ enum Command {
         #[command(subcommand)]
         command: AnalyzeCommand,
     },
+    /// Backtest a strategy file (docs/backtest-dsl.md) on a local CSV file: summary table,
+    /// `--json` document, `--chart` equity and drawdown chart (docs/backtest-cli.md).
+    Backtest(backtest_cli::BacktestArgs),
     /// Administration of a real deployment (licenses, terminals, API keys).
     Admin {
         /// Directory of the SQLite database (ignored when DATABASE_URL is set).
@@ -156,7 +163,9 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let settings = Settings::load(cli.config.as_deref())?;
+    // The local commands read only their files, not the configuration, so a
+    // bad TRADETERM_CONFIG or environment cannot break them.
+    let settings = || Settings::load(cli.config.as_deref());
     match cli.command {
         Command::Serve {
             data_dir,
@@ -167,10 +176,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let sim_start_ms = sim_start
                 .map(|s| tradeterm_core::time::parse_iso(&s).context("--sim-start must be an ISO 8601 time"))
                 .transpose()?;
-            serve(settings, data_dir, sim_terminals, sim_allow_trading, sim_start_ms).await
+            serve(settings()?, data_dir, sim_terminals, sim_allow_trading, sim_start_ms).await
         }
-        Command::Admin { data_dir, command } => admin(settings, data_dir, command).await,
+        Command::Admin { data_dir, command } => admin(settings()?, data_dir, command).await,
         Command::Analyze { command } => analyze(command),
+        Command::Backtest(args) => backtest_cli::run(args),
     }
 }
 
