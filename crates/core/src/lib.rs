@@ -15,6 +15,7 @@
 pub mod account;
 pub mod backtest;
 pub mod bars;
+pub mod coaching;
 pub mod confluence;
 pub mod error;
 pub mod fibonacci;

@@ -25,6 +25,7 @@
 mod account;
 mod analytics;
 mod backtest;
+mod coaching;
 mod context;
 mod error;
 mod journal;
@@ -214,6 +215,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(backtest::tools());
         tools.extend(structure::tools());
         tools.extend(market_analysis::tools());
+        tools.extend(coaching::tools());
         tools
     })
 }

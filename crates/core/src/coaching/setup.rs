@@ -1,0 +1,1168 @@
+//! A structured, sourced explanation of the current setup of a bar series.
+//!
+//! [`explain`] runs the existing computations of core on the same bars —
+//! the volatility regime ([`crate::regime::volatility_regime`]), the swing
+//! structure ([`crate::regime::trend_state`]), the structure events
+//! ([`crate::structure::detect`]: fair value gaps, order blocks, liquidity
+//! pools) and the Fibonacci levels of the last swing leg
+//! ([`crate::fibonacci::from_bars`]) — and assembles:
+//!
+//! - the trend state with the last BOS/CHoCH and its bar times;
+//! - the regime with its measured numbers;
+//! - the nearest **unmitigated** fair value gap and order block and the
+//!   nearest **unswept** liquidity pool above and below the last close (and
+//!   one the close is inside, if any), with distances in price and in ATR;
+//! - the Fibonacci levels of the last leg and how far the close has retraced
+//!   it;
+//! - a list of [`Observation`]s: one sentence each, with the exact values it
+//!   was written from (`sources`). **Every number in a sentence is one of its
+//!   sources, rounded for display** (a test checks it on real data);
+//! - a bias (`bullish | bearish | neutral`) decided by [`decide_bias`] from
+//!   the structure and directional-index observations;
+//! - caveats (forming bar, few bars, indicator warm-up, choppy regime, ...).
+//!
+//! Nothing is inferred beyond those computations; the rules are documented in
+//! `docs/coaching.md`. Pure and deterministic: the same bars and parameters
+//! give the same report.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::fibonacci::{self, FibLevel, LegDirection};
+use crate::regime::{
+    self, ADX_TRENDING, ATR_CHANGE_BARS, ATR_RISE_EXPANDING_PCT, BANDWIDTH_COMPRESSED_PCT, BANDWIDTH_EXPANDING_PCT,
+    ER_TRENDING, Regime, RegimeConfig, RegimeMetrics, SwingLabel, SwingPoint, Trend,
+};
+use crate::structure::{
+    self, BosChochConfig, BreakKind, Direction, FvgConfig, LiquidityConfig, OrderBlockConfig, StructureConfig,
+    StructureEvent, SwingKind,
+};
+use crate::time::to_iso;
+use crate::{Bar, CoreError, Side};
+
+/// Default swing window of [`SetupParams`].
+pub const DEFAULT_SWING_LENGTH: usize = 10;
+/// Below this many bars the report carries the `few_bars` caveat.
+pub const FEW_BARS: usize = 300;
+/// Below this many confirmed swings the report carries the `few_swings` caveat.
+pub const FEW_SWINGS: usize = 4;
+
+/// Parameters of [`explain`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetupParams {
+    /// Swing window of the structure, zones and Fibonacci leg (as in `get_market_structure`).
+    pub swing_length: usize,
+    /// Side the caller is interested in: adds observations on that side.
+    pub side: Option<Side>,
+}
+
+impl Default for SetupParams {
+    fn default() -> Self {
+        Self {
+            swing_length: DEFAULT_SWING_LENGTH,
+            side: None,
+        }
+    }
+}
+
+/// A value an observation was written from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SourceValue {
+    /// A number, unrounded.
+    Number(f64),
+    /// A label or an ISO 8601 time.
+    Text(String),
+}
+
+/// One source of an observation: the computation and its value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Source {
+    /// The computation (`regime.adx`, `structure.trend`, `fvg.top`, `threshold.adx_trending`, ...).
+    pub source: String,
+    /// Its exact value.
+    pub value: SourceValue,
+}
+
+/// One sentence of the explanation with its sources.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Observation {
+    /// Stable identifier (`structure.trend`, `regime`, `fvg.above`, `bias`, ...).
+    pub id: String,
+    /// The sentence. Every number in it is one of `sources`, rounded for display.
+    pub text: String,
+    /// The values the sentence was written from.
+    pub sources: Vec<Source>,
+}
+
+/// A swing with ISO times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SwingView {
+    /// Price of the swing.
+    pub price: f64,
+    /// Open time of the swing bar (ISO 8601 UTC).
+    pub time: String,
+    /// Open time of the bar at whose close the swing was confirmed.
+    pub confirmed_time: String,
+}
+
+/// The last break of structure / change of character.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BreakView {
+    /// `bos` or `choch`.
+    pub kind: BreakKind,
+    /// `bullish` or `bearish`.
+    pub direction: Direction,
+    /// The broken swing level.
+    pub level: f64,
+    /// Open time of the broken swing (ISO 8601 UTC).
+    pub swing_time: String,
+    /// Open time of the first bar that closed beyond the level.
+    pub broken_time: String,
+}
+
+/// Swing structure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StructureView {
+    /// Swing window used.
+    pub swing_length: usize,
+    /// `bullish`, `bearish` or `ranging` (rules of `get_market_structure`).
+    pub trend: Trend,
+    /// The rule that decided the trend.
+    pub rule: String,
+    /// Last swing high vs the previous one.
+    pub high_label: Option<SwingLabel>,
+    /// Last swing low vs the previous one.
+    pub low_label: Option<SwingLabel>,
+    /// Last confirmed swing high.
+    pub last_swing_high: Option<SwingView>,
+    /// Last confirmed swing low.
+    pub last_swing_low: Option<SwingView>,
+    /// Last BOS / CHoCH.
+    pub last_break: Option<BreakView>,
+    /// Confirmed swings (after supersession).
+    pub swings: usize,
+}
+
+/// Volatility regime.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegimeView {
+    /// `compressed`, `expanding`, `trending` or `choppy`.
+    pub regime: Regime,
+    /// The rule that matched.
+    pub rule: String,
+    /// The measured numbers.
+    pub metrics: RegimeMetrics,
+}
+
+/// What a zone is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneKind {
+    /// Fair value gap (three-bar imbalance), not yet traded back into.
+    FairValueGap,
+    /// Order block, not yet traded through.
+    OrderBlock,
+    /// Liquidity pool (equal highs or lows), not yet swept.
+    LiquidityPool,
+}
+
+/// Direction of a zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneDirection {
+    /// Bullish gap or block.
+    Bullish,
+    /// Bearish gap or block.
+    Bearish,
+    /// Equal highs: buy-side liquidity.
+    BuySide,
+    /// Equal lows: sell-side liquidity.
+    SellSide,
+}
+
+impl ZoneDirection {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Bullish => "bullish",
+            Self::Bearish => "bearish",
+            Self::BuySide => "buy-side",
+            Self::SellSide => "sell-side",
+        }
+    }
+}
+
+/// Where a zone lies relative to the last close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Position {
+    /// Entirely above the close.
+    Above,
+    /// Entirely below the close.
+    Below,
+    /// The close is inside it (or on its level).
+    AtPrice,
+}
+
+/// An open zone near the price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Zone {
+    /// Gap, block or pool.
+    pub kind: ZoneKind,
+    /// Its direction.
+    pub direction: ZoneDirection,
+    /// Upper bound (a pool's level).
+    pub top: f64,
+    /// Lower bound (a pool's level).
+    pub bottom: f64,
+    /// Open time of the bar the zone is about (gap middle bar, block candle, pool anchor), ISO 8601 UTC.
+    pub time: String,
+    /// Open time of the bar at whose close the zone became known.
+    pub confirmed_time: String,
+    /// Swings in a pool (null for gaps and blocks).
+    pub members: Option<usize>,
+    /// Above, below or at the close.
+    pub position: Position,
+    /// Distance from the close to the nearest edge, price units (0 when at price).
+    pub distance: f64,
+    /// `distance / ATR` (null when the ATR is 0).
+    pub distance_atr: Option<f64>,
+}
+
+/// The nearest open zones of one family.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct NearbyZones {
+    /// Open (unmitigated / unswept) zones of this family in the bars analysed.
+    pub open: usize,
+    /// Nearest one entirely above the close.
+    pub above: Option<Zone>,
+    /// Nearest one entirely below the close.
+    pub below: Option<Zone>,
+    /// The most recent one the close is inside.
+    pub at_price: Option<Zone>,
+}
+
+/// Key levels near the price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Levels {
+    /// Unmitigated fair value gaps.
+    pub fair_value_gaps: NearbyZones,
+    /// Unmitigated order blocks.
+    pub order_blocks: NearbyZones,
+    /// Unswept liquidity pools.
+    pub liquidity_pools: NearbyZones,
+}
+
+/// Fibonacci levels of the last swing leg.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FibView {
+    /// `up` (low then high) or `down`.
+    pub direction: LegDirection,
+    /// Swing high of the leg.
+    pub high: SwingView,
+    /// Swing low of the leg.
+    pub low: SwingView,
+    /// `high − low`.
+    pub range: f64,
+    /// Retracements 0.236 … 0.786.
+    pub retracements: Vec<FibLevel>,
+    /// Extensions 1.272, 1.618, 2.618.
+    pub extensions: Vec<FibLevel>,
+    /// How much of the leg the close has given back, percent: up leg `(high − close) / range`,
+    /// down leg `(close − low) / range` (null for a zero range). Below 0 or above 100 means
+    /// the close is beyond the leg.
+    pub retracement_pct: Option<f64>,
+}
+
+/// Direction the setup leans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupBias {
+    /// Structure bullish, not contradicted by the directional index.
+    Bullish,
+    /// Structure bearish, not contradicted by the directional index.
+    Bearish,
+    /// Ranging structure, or a structure the directional index contradicts.
+    Neutral,
+}
+
+impl SetupBias {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Bullish => "bullish",
+            Self::Bearish => "bearish",
+            Self::Neutral => "neutral",
+        }
+    }
+}
+
+/// The side of interest against the bias.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SideView {
+    /// `buy` or `sell`.
+    pub side: Side,
+    /// True when the side agrees with a directional bias, false when it opposes it, null when the bias is neutral.
+    pub with_bias: Option<bool>,
+    /// Nearest open zone in the trade's direction (above for a buy, below for a sell), any family.
+    pub ahead: Option<Zone>,
+    /// Nearest open zone against the trade's direction (below for a buy, above for a sell), any family.
+    pub behind: Option<Zone>,
+}
+
+/// A limit of the analysis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Caveat {
+    /// `forming_bar`, `few_bars`, `indicator_warm_up`, `few_swings`, `no_break`, `regime_choppy`,
+    /// `bias_conflict`, `no_fibonacci_leg`, `zero_atr`.
+    pub code: String,
+    /// Explanation.
+    pub message: String,
+}
+
+/// Result of [`explain`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetupReport {
+    /// Bars analysed.
+    pub bars: usize,
+    /// Open time of the first bar (ISO 8601 UTC).
+    pub from: String,
+    /// Open time of the last bar: everything is as of its close.
+    pub to: String,
+    /// Close of the last bar: the price all distances are measured from.
+    pub price: f64,
+    /// Decimals the prices are written with in the sentences (from the bars).
+    pub price_decimals: usize,
+    /// ATR(14) at the last bar, the unit of `distance_atr`.
+    pub atr: f64,
+    /// Swing structure and the last BOS / CHoCH.
+    pub structure: StructureView,
+    /// Volatility regime with its numbers.
+    pub regime: RegimeView,
+    /// Nearest open gaps, blocks and liquidity pools.
+    pub levels: Levels,
+    /// Fibonacci levels of the last swing leg (null without a confirmed high and low).
+    pub fibonacci: Option<FibView>,
+    /// Sentences, each with its sources; the last one states the bias.
+    pub observations: Vec<Observation>,
+    /// `bullish`, `bearish` or `neutral`.
+    pub bias: SetupBias,
+    /// The bias rule.
+    pub bias_rule: String,
+    /// Ids of the observations the bias was decided from.
+    pub bias_from: Vec<String>,
+    /// The side of interest, when one was given.
+    pub side: Option<SideView>,
+    /// Limits of this analysis.
+    pub caveats: Vec<Caveat>,
+}
+
+/// The bias rule, as text.
+pub const BIAS_RULE: &str = "ranging structure -> neutral; bullish (bearish) structure -> bullish (bearish) unless ADX >= 25 with -DI above +DI (+DI above -DI), which is a conflict -> neutral";
+
+/// The bias from the structural trend and the directional index: a ranging
+/// structure is neutral; a bullish structure is bullish unless
+/// `adx >= ADX_TRENDING` and `minus_di > plus_di` (a conflict, neutral);
+/// bearish mirrors it. Returns the bias and whether a conflict made it neutral.
+pub fn decide_bias(trend: Trend, adx: f64, plus_di: f64, minus_di: f64) -> (SetupBias, bool) {
+    let strong = adx >= ADX_TRENDING;
+    match trend {
+        Trend::Ranging => (SetupBias::Neutral, false),
+        Trend::Bullish if strong && minus_di > plus_di => (SetupBias::Neutral, true),
+        Trend::Bullish => (SetupBias::Bullish, false),
+        Trend::Bearish if strong && plus_di > minus_di => (SetupBias::Neutral, true),
+        Trend::Bearish => (SetupBias::Bearish, false),
+    }
+}
+
+/// Builds one observation: each value written into the sentence is recorded as a source.
+struct Obs {
+    id: &'static str,
+    sources: Vec<Source>,
+}
+
+impl Obs {
+    fn new(id: &'static str) -> Self {
+        Self {
+            id,
+            sources: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, source: &str, value: SourceValue) {
+        if !self.sources.iter().any(|s| s.source == source && s.value == value) {
+            self.sources.push(Source {
+                source: source.to_owned(),
+                value,
+            });
+        }
+    }
+
+    /// Records a number and returns it written with `decimals` decimals.
+    fn num(&mut self, source: &str, value: f64, decimals: usize) -> String {
+        self.push(source, SourceValue::Number(value));
+        format!("{value:.decimals$}")
+    }
+
+    /// Records a count and returns it.
+    fn count(&mut self, source: &str, value: usize) -> String {
+        self.push(source, SourceValue::Number(value as f64));
+        value.to_string()
+    }
+
+    /// Records a label or time and returns it.
+    fn text(&mut self, source: &str, value: impl Into<String>) -> String {
+        let value = value.into();
+        self.push(source, SourceValue::Text(value.clone()));
+        value
+    }
+
+    fn done(self, text: String) -> Observation {
+        Observation {
+            id: self.id.to_owned(),
+            text,
+            sources: self.sources,
+        }
+    }
+}
+
+/// Decimals needed to write the prices of the last bars exactly (at most 8).
+fn price_decimals(bars: &[Bar]) -> usize {
+    let tail = &bars[bars.len().saturating_sub(200)..];
+    let need = |x: f64| {
+        (0..=8usize)
+            .find(|d| {
+                let p = 10f64.powi(*d as i32);
+                ((x * p).round() / p - x).abs() <= 1e-9 * x.abs().max(1.0)
+            })
+            .unwrap_or(8)
+    };
+    tail.iter()
+        .flat_map(|b| [b.open, b.high, b.low, b.close])
+        .map(need)
+        .max()
+        .unwrap_or(0)
+}
+
+fn iso_at(bars: &[Bar], index: usize) -> String {
+    bars.get(index).map(|b| to_iso(b.time)).unwrap_or_default()
+}
+
+fn swing_view(p: &SwingPoint, bars: &[Bar]) -> SwingView {
+    SwingView {
+        price: p.price,
+        time: to_iso(p.time),
+        confirmed_time: iso_at(bars, p.confirmed_at),
+    }
+}
+
+fn place(top: f64, bottom: f64, price: f64, atr: f64) -> (Position, f64, Option<f64>) {
+    let (position, distance) = if bottom > price {
+        (Position::Above, bottom - price)
+    } else if top < price {
+        (Position::Below, price - top)
+    } else {
+        (Position::AtPrice, 0.0)
+    };
+    let in_atr = (atr > 0.0).then(|| distance / atr);
+    (position, distance, in_atr)
+}
+
+/// Open zones of each family from the event list (in emission order).
+fn open_zones(events: &[StructureEvent], bars: &[Bar], price: f64, atr: f64) -> [Vec<(usize, Zone)>; 3] {
+    type Key = (u8, usize);
+    let mut gaps: BTreeMap<Key, Zone> = BTreeMap::new();
+    let mut blocks: BTreeMap<Key, Zone> = BTreeMap::new();
+    let mut pools: BTreeMap<Key, Zone> = BTreeMap::new();
+    let mut closed: BTreeSet<(u8, u8, usize)> = BTreeSet::new();
+    let dir_key = |d: Direction| u8::from(d == Direction::Bearish);
+    let kind_key = |k: SwingKind| u8::from(k == SwingKind::Low);
+    let zone = |kind, direction, top: f64, bottom: f64, index: usize, confirmed: usize, members| {
+        let (position, distance, distance_atr) = place(top, bottom, price, atr);
+        Zone {
+            kind,
+            direction,
+            top,
+            bottom,
+            time: iso_at(bars, index),
+            confirmed_time: iso_at(bars, confirmed),
+            members,
+            position,
+            distance,
+            distance_atr,
+        }
+    };
+    let zdir = |d: Direction| match d {
+        Direction::Bullish => ZoneDirection::Bullish,
+        Direction::Bearish => ZoneDirection::Bearish,
+    };
+    for e in events {
+        match e {
+            StructureEvent::FairValueGap(g) => {
+                if let Some(old) = g.supersedes {
+                    gaps.remove(&(dir_key(g.direction), old));
+                }
+                let z = zone(
+                    ZoneKind::FairValueGap,
+                    zdir(g.direction),
+                    g.top,
+                    g.bottom,
+                    g.index,
+                    g.confirmed_at,
+                    None,
+                );
+                gaps.insert((dir_key(g.direction), g.index), z);
+            }
+            StructureEvent::FvgMitigated(m) => {
+                gaps.remove(&(dir_key(m.direction), m.index));
+            }
+            StructureEvent::OrderBlock(o) if !closed.contains(&(1, dir_key(o.direction), o.index)) => {
+                let z = zone(
+                    ZoneKind::OrderBlock,
+                    zdir(o.direction),
+                    o.top,
+                    o.bottom,
+                    o.index,
+                    o.confirmed_at,
+                    None,
+                );
+                blocks.insert((dir_key(o.direction), o.index), z);
+            }
+            StructureEvent::OrderBlockMitigated(m) => {
+                blocks.remove(&(dir_key(m.direction), m.index));
+                closed.insert((1, dir_key(m.direction), m.index));
+            }
+            StructureEvent::LiquidityPool(p) if !closed.contains(&(2, kind_key(p.kind), p.index)) => {
+                let direction = match p.kind {
+                    SwingKind::High => ZoneDirection::BuySide,
+                    SwingKind::Low => ZoneDirection::SellSide,
+                };
+                let z = zone(
+                    ZoneKind::LiquidityPool,
+                    direction,
+                    p.level,
+                    p.level,
+                    p.index,
+                    p.confirmed_at,
+                    Some(p.members.len()),
+                );
+                pools.insert((kind_key(p.kind), p.index), z);
+            }
+            StructureEvent::LiquiditySwept(s) => {
+                pools.remove(&(kind_key(s.kind), s.index));
+                closed.insert((2, kind_key(s.kind), s.index));
+            }
+            _ => {}
+        }
+    }
+    let list = |m: BTreeMap<Key, Zone>| m.into_iter().map(|((_, i), z)| (i, z)).collect::<Vec<_>>();
+    [list(gaps), list(blocks), list(pools)]
+}
+
+/// Nearest zones above and below (ties: the most recent), and the most recent one at price.
+fn nearby(zones: &[(usize, Zone)]) -> NearbyZones {
+    let pick = |pos: Position| {
+        zones
+            .iter()
+            .filter(|(_, z)| z.position == pos)
+            .min_by(|(ia, a), (ib, b)| a.distance.total_cmp(&b.distance).then(ib.cmp(ia)))
+            .map(|(_, z)| z.clone())
+    };
+    NearbyZones {
+        open: zones.len(),
+        above: pick(Position::Above),
+        below: pick(Position::Below),
+        at_price: pick(Position::AtPrice),
+    }
+}
+
+fn label_name(l: SwingLabel) -> &'static str {
+    match l {
+        SwingLabel::HH => "higher high (HH)",
+        SwingLabel::LH => "lower high (LH)",
+        SwingLabel::HL => "higher low (HL)",
+        SwingLabel::LL => "lower low (LL)",
+    }
+}
+
+fn label_code(l: SwingLabel) -> &'static str {
+    match l {
+        SwingLabel::HH => "HH",
+        SwingLabel::LH => "LH",
+        SwingLabel::HL => "HL",
+        SwingLabel::LL => "LL",
+    }
+}
+
+fn break_name(k: BreakKind) -> &'static str {
+    match k {
+        BreakKind::Bos => "break of structure (BOS)",
+        BreakKind::Choch => "change of character (CHoCH)",
+    }
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Bullish => "bullish",
+        Direction::Bearish => "bearish",
+    }
+}
+
+/// Context shared by the sentence writers.
+struct Ctx {
+    price: f64,
+    pd: usize,
+    bars: usize,
+}
+
+fn zone_family(kind: ZoneKind) -> (&'static str, &'static str) {
+    match kind {
+        ZoneKind::FairValueGap => ("fvg", "fair value gap"),
+        ZoneKind::OrderBlock => ("order_block", "order block"),
+        ZoneKind::LiquidityPool => ("liquidity", "liquidity pool"),
+    }
+}
+
+/// Writes a zone into `o` and returns the phrase describing it.
+fn zone_phrase(o: &mut Obs, z: &Zone, c: &Ctx) -> String {
+    let (prefix, name) = zone_family(z.kind);
+    let time = o.text(&format!("{prefix}.time"), z.time.clone());
+    let dir = z.direction.as_str();
+    let what = match z.kind {
+        ZoneKind::LiquidityPool => {
+            let level = o.num(&format!("{prefix}.level"), z.top, c.pd);
+            let members = o.count(&format!("{prefix}.members"), z.members.unwrap_or(0));
+            let equal = if z.direction == ZoneDirection::BuySide {
+                "equal highs"
+            } else {
+                "equal lows"
+            };
+            format!("{dir} liquidity ({members} {equal}, first swing {time}) at {level}")
+        }
+        _ => {
+            let bottom = o.num(&format!("{prefix}.bottom"), z.bottom, c.pd);
+            let top = o.num(&format!("{prefix}.top"), z.top, c.pd);
+            format!("{dir} {name} from {bottom} to {top} (formed {time})")
+        }
+    };
+    let close = o.num("price.close", c.price, c.pd);
+    match z.position {
+        Position::AtPrice => format!("{what}, with the close {close} inside it"),
+        Position::Above | Position::Below => {
+            let side = if z.position == Position::Above {
+                "above"
+            } else {
+                "below"
+            };
+            let dist = o.num(&format!("{prefix}.distance"), z.distance, c.pd);
+            let atr = z
+                .distance_atr
+                .map(|a| format!(" ({} ATR)", o.num(&format!("{prefix}.distance_atr"), a, 2)))
+                .unwrap_or_default();
+            format!("{what}, {dist}{atr} {side} the close {close}")
+        }
+    }
+}
+
+fn zone_observations(kind: ZoneKind, n: &NearbyZones, c: &Ctx, out: &mut Vec<Observation>) {
+    let (prefix, name) = zone_family(kind);
+    let open_word = if kind == ZoneKind::LiquidityPool {
+        "unswept"
+    } else {
+        "unmitigated"
+    };
+    for (slot, id, side) in [(&n.above, "above", "above"), (&n.below, "below", "below")] {
+        let id: &'static str = match (prefix, id) {
+            ("fvg", "above") => "fvg.above",
+            ("fvg", _) => "fvg.below",
+            ("order_block", "above") => "order_block.above",
+            ("order_block", _) => "order_block.below",
+            (_, "above") => "liquidity.above",
+            _ => "liquidity.below",
+        };
+        let mut o = Obs::new(id);
+        let text = match slot {
+            Some(z) => {
+                let phrase = zone_phrase(&mut o, z, c);
+                format!("Nearest {open_word} {name} {side} the close: {phrase}.")
+            }
+            None => {
+                let bars = o.count("bars", c.bars);
+                format!("No {open_word} {name} lies {side} the close in the {bars} bars analysed.")
+            }
+        };
+        out.push(o.done(text));
+    }
+    if let Some(z) = &n.at_price {
+        let id: &'static str = match prefix {
+            "fvg" => "fvg.at_price",
+            "order_block" => "order_block.at_price",
+            _ => "liquidity.at_price",
+        };
+        let mut o = Obs::new(id);
+        let phrase = zone_phrase(&mut o, z, c);
+        out.push(o.done(format!("The close is at an {open_word} {phrase}.")));
+    }
+}
+
+/// Explains the setup at the last bar of `bars` (see the module documentation).
+///
+/// # Errors
+/// [`CoreError::InvalidParameter`] for a bad `swing_length`;
+/// [`CoreError::InvalidInput`] for an invalid series or fewer bars than the
+/// regime (48) and the structure (`3 · swing_length`) need.
+pub fn explain(bars: &[Bar], params: &SetupParams) -> Result<SetupReport, CoreError> {
+    let swing_length = params.swing_length;
+    let config = StructureConfig {
+        swing_length,
+        fvg: Some(FvgConfig::default()),
+        order_blocks: Some(OrderBlockConfig::default()),
+        liquidity: Some(LiquidityConfig::default()),
+        bos_choch: Some(BosChochConfig::default()),
+    };
+    config.validate()?;
+    crate::bars::validate_series(bars)?;
+    let rc = RegimeConfig::default();
+    let min = rc.min_bars().max(config.min_bars());
+    if bars.len() < min {
+        return Err(CoreError::InvalidInput(format!(
+            "explaining a setup with swing_length {swing_length} needs at least {min} bars; got {}",
+            bars.len()
+        )));
+    }
+    let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
+        return Err(CoreError::InvalidInput("empty bar series".into()));
+    };
+    let reg = regime::volatility_regime(bars, &rc)?;
+    let trend = regime::trend_state(bars, swing_length)?;
+    let events = structure::detect(bars, &config)?;
+    let fib = fibonacci::from_bars(bars, swing_length).ok();
+    let m = &reg.metrics;
+    let price = last.close;
+    let atr = m.atr;
+    let pd = price_decimals(bars);
+    let c = Ctx {
+        price,
+        pd,
+        bars: bars.len(),
+    };
+
+    let [gaps, blocks, pools] = open_zones(&events, bars, price, atr);
+    let levels = Levels {
+        fair_value_gaps: nearby(&gaps),
+        order_blocks: nearby(&blocks),
+        liquidity_pools: nearby(&pools),
+    };
+    let structure_view = StructureView {
+        swing_length,
+        trend: trend.trend,
+        rule: trend.rule.clone(),
+        high_label: trend.high_label,
+        low_label: trend.low_label,
+        last_swing_high: trend.last_swing_high.as_ref().map(|p| swing_view(p, bars)),
+        last_swing_low: trend.last_swing_low.as_ref().map(|p| swing_view(p, bars)),
+        last_break: trend.last_break.map(|b| BreakView {
+            kind: b.kind,
+            direction: b.direction,
+            level: b.level,
+            swing_time: to_iso(b.swing_time),
+            broken_time: to_iso(b.broken_time),
+        }),
+        swings: trend.swings,
+    };
+    let fib_view = fib.as_ref().map(|f| FibView {
+        direction: f.direction,
+        high: swing_view(&f.high, bars),
+        low: swing_view(&f.low, bars),
+        range: f.range,
+        retracements: f.retracements.clone(),
+        extensions: f.extensions.clone(),
+        retracement_pct: (f.range > 0.0).then(|| match f.direction {
+            LegDirection::Up => 100.0 * (f.high.price - price) / f.range,
+            LegDirection::Down => 100.0 * (price - f.low.price) / f.range,
+        }),
+    });
+
+    let mut obs = Vec::new();
+
+    // Structure.
+    {
+        let mut o = Obs::new("structure.trend");
+        let t = o.text("structure.trend", trend.trend.as_str());
+        let swings = o.count("structure.swings", trend.swings);
+        let sl = o.count("structure.swing_length", swing_length);
+        let part = |o: &mut Obs, kind: &str, label: Option<SwingLabel>, view: &Option<SwingView>| match (label, view) {
+            (Some(l), Some(v)) => {
+                o.text(&format!("structure.{kind}_label"), label_code(l));
+                let p = o.num(&format!("structure.last_swing_{kind}"), v.price, pd);
+                let time = o.text(&format!("structure.last_swing_{kind}_time"), v.time.clone());
+                format!("the last swing {kind} {p} ({time}) is a {}", label_name(l))
+            }
+            (None, Some(v)) => {
+                let p = o.num(&format!("structure.last_swing_{kind}"), v.price, pd);
+                let time = o.text(&format!("structure.last_swing_{kind}_time"), v.time.clone());
+                format!("the only confirmed swing {kind} is {p} ({time})")
+            }
+            (_, None) => format!("no swing {kind} is confirmed"),
+        };
+        let high = part(&mut o, "high", trend.high_label, &structure_view.last_swing_high);
+        let low = part(&mut o, "low", trend.low_label, &structure_view.last_swing_low);
+        obs.push(o.done(format!(
+            "Swing structure is {t} ({swings} confirmed swings, swing length {sl}): {high}; {low}."
+        )));
+    }
+    {
+        let mut o = Obs::new("structure.last_break");
+        let text = match &structure_view.last_break {
+            Some(b) => {
+                let dir = o.text("structure.last_break.direction", direction_name(b.direction));
+                let kind = break_name(b.kind);
+                let _ = o.text(
+                    "structure.last_break.kind",
+                    if b.kind == BreakKind::Bos { "bos" } else { "choch" },
+                );
+                let level = o.num("structure.last_break.level", b.level, pd);
+                let st = o.text("structure.last_break.swing_time", b.swing_time.clone());
+                let bt = o.text("structure.last_break.broken_time", b.broken_time.clone());
+                format!(
+                    "The last structure break is a {dir} {kind} through {level}, the swing of {st}; the first close beyond it was the bar of {bt}."
+                )
+            }
+            None => {
+                let n = o.count("bars", bars.len());
+                format!("No break of structure or change of character is confirmed in the {n} bars analysed.")
+            }
+        };
+        obs.push(o.done(text));
+    }
+
+    // Regime.
+    {
+        let mut o = Obs::new("regime");
+        let r = o.text("regime.regime", reg.regime.as_str());
+        let text = if m.adx >= ADX_TRENDING && m.efficiency_ratio >= ER_TRENDING {
+            let adx = o.num("regime.adx", m.adx, 1);
+            let t = o.num("threshold.adx_trending", ADX_TRENDING, 0);
+            let er = o.num("regime.efficiency_ratio", m.efficiency_ratio, 2);
+            let te = o.num("threshold.efficiency_ratio_trending", ER_TRENDING, 2);
+            format!("Volatility regime is {r}: ADX {adx} >= {t} and efficiency ratio {er} >= {te}.")
+        } else if m.bandwidth_percentile >= BANDWIDTH_EXPANDING_PCT {
+            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
+            let t = o.num("threshold.bandwidth_expanding_percentile", BANDWIDTH_EXPANDING_PCT, 0);
+            format!("Volatility regime is {r}: Bollinger bandwidth percentile {p} >= {t}.")
+        } else if m.atr_change_pct >= ATR_RISE_EXPANDING_PCT {
+            let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
+            let n = o.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
+            let t = o.num("threshold.atr_rise_expanding_pct", ATR_RISE_EXPANDING_PCT, 0);
+            format!("Volatility regime is {r}: ATR rose {ch}% over {n} bars (threshold {t}%).")
+        } else if m.bandwidth_percentile <= BANDWIDTH_COMPRESSED_PCT {
+            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
+            let t = o.num("threshold.bandwidth_compressed_percentile", BANDWIDTH_COMPRESSED_PCT, 0);
+            format!("Volatility regime is {r}: Bollinger bandwidth percentile {p} <= {t}, a squeeze.")
+        } else {
+            let adx = o.num("regime.adx", m.adx, 1);
+            let er = o.num("regime.efficiency_ratio", m.efficiency_ratio, 2);
+            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
+            let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
+            format!(
+                "Volatility regime is {r}: ADX {adx}, efficiency ratio {er}, bandwidth percentile {p} and ATR change {ch}% match no trending, expanding or compressed rule."
+            )
+        };
+        obs.push(o.done(text));
+    }
+    {
+        let mut o = Obs::new("regime.direction");
+        let p = o.num("regime.plus_di", m.plus_di, 1);
+        let mi = o.num("regime.minus_di", m.minus_di, 1);
+        let adx = o.num("regime.adx", m.adx, 1);
+        let t = o.num("threshold.adx_trending", ADX_TRENDING, 0);
+        let rel = if m.plus_di > m.minus_di {
+            "above"
+        } else if m.plus_di < m.minus_di {
+            "below"
+        } else {
+            "equal to"
+        };
+        let strength = if m.adx >= ADX_TRENDING { "at or above" } else { "below" };
+        obs.push(o.done(format!(
+            "+DI {p} is {rel} -DI {mi}, with ADX {adx} {strength} the trend threshold {t}."
+        )));
+    }
+    {
+        let mut o = Obs::new("regime.volatility");
+        let a = o.num("regime.atr", m.atr, pd + 1);
+        let ap = o.num("regime.atr_percentile", m.atr_percentile, 0);
+        let s = o.count("regime.percentile_samples", m.percentile_samples);
+        let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
+        let n = o.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
+        let bp = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
+        obs.push(o.done(format!(
+            "ATR is {a}, at percentile {ap} of the last {s} ATR values, and changed {ch}% over {n} bars; Bollinger bandwidth is at percentile {bp}."
+        )));
+    }
+
+    // Zones.
+    zone_observations(ZoneKind::FairValueGap, &levels.fair_value_gaps, &c, &mut obs);
+    zone_observations(ZoneKind::OrderBlock, &levels.order_blocks, &c, &mut obs);
+    zone_observations(ZoneKind::LiquidityPool, &levels.liquidity_pools, &c, &mut obs);
+
+    // Fibonacci.
+    {
+        let mut o = Obs::new("fibonacci");
+        let text = match (&fib, &fib_view) {
+            (Some(f), Some(v)) => {
+                let (dir, from, to, from_t, to_t) = match f.direction {
+                    LegDirection::Up => ("up", f.low.price, f.high.price, &v.low.time, &v.high.time),
+                    LegDirection::Down => ("down", f.high.price, f.low.price, &v.high.time, &v.low.time),
+                };
+                let d = o.text("fibonacci.direction", dir);
+                let a = o.num("fibonacci.leg_start", from, pd);
+                let at = o.text("fibonacci.leg_start_time", from_t.clone());
+                let b = o.num("fibonacci.leg_end", to, pd);
+                let bt = o.text("fibonacci.leg_end_time", to_t.clone());
+                let head = format!("The last swing leg went {d} from {a} ({at}) to {b} ({bt})");
+                match v.retracement_pct {
+                    Some(pct) => {
+                        let close = o.num("price.close", price, pd);
+                        let depth = pct / 100.0;
+                        let r = &f.retracements;
+                        let lvl = |o: &mut Obs, l: &FibLevel| {
+                            format!(
+                                "{} ({})",
+                                o.num("fibonacci.ratio", l.ratio, 3),
+                                o.num("fibonacci.level", l.price, pd)
+                            )
+                        };
+                        if depth < 0.0 {
+                            let x = o.num("fibonacci.beyond_end_pct", -pct, 1);
+                            format!(
+                                "{head}; the close {close} lies beyond the leg's end by {x}% of the leg (no retracement yet)."
+                            )
+                        } else if depth > 1.0 {
+                            let x = o.num("fibonacci.beyond_start_pct", pct - 100.0, 1);
+                            format!(
+                                "{head}; the close {close} lies beyond the leg's start by {x}% of the leg (the leg is fully retraced)."
+                            )
+                        } else {
+                            let pc = o.num("fibonacci.retracement_pct", pct, 1);
+                            let place = match (r.first(), r.last()) {
+                                (Some(lo), _) if depth < lo.ratio => format!("short of the {} level", lvl(&mut o, lo)),
+                                (_, Some(hi)) if depth > hi.ratio => {
+                                    format!("deeper than the {} level", lvl(&mut o, hi))
+                                }
+                                _ => match r.windows(2).find(|w| w[0].ratio <= depth && depth <= w[1].ratio) {
+                                    Some(w) => {
+                                        format!("between the {} and {} levels", lvl(&mut o, &w[0]), lvl(&mut o, &w[1]))
+                                    }
+                                    None => "inside the leg".to_owned(),
+                                },
+                            };
+                            format!("{head}; the close {close} has retraced {pc}% of it, {place}.")
+                        }
+                    }
+                    None => format!("{head}; the leg has no range."),
+                }
+            }
+            _ => {
+                let sl = o.count("structure.swing_length", swing_length);
+                format!("No Fibonacci leg: no confirmed swing high and swing low pair with swing length {sl}.")
+            }
+        };
+        obs.push(o.done(text));
+    }
+
+    // Bias.
+    let (bias, conflict) = decide_bias(trend.trend, m.adx, m.plus_di, m.minus_di);
+
+    // Side of interest.
+    let side_view = params.side.map(|side| {
+        let all: Vec<&Zone> = [&levels.fair_value_gaps, &levels.order_blocks, &levels.liquidity_pools]
+            .iter()
+            .flat_map(|n| [n.above.as_ref(), n.below.as_ref()])
+            .flatten()
+            .collect();
+        let nearest = |pos: Position| {
+            all.iter()
+                .filter(|z| z.position == pos)
+                .min_by(|a, b| a.distance.total_cmp(&b.distance))
+                .map(|z| (*z).clone())
+        };
+        let (ahead, behind) = match side {
+            Side::Buy => (nearest(Position::Above), nearest(Position::Below)),
+            Side::Sell => (nearest(Position::Below), nearest(Position::Above)),
+        };
+        let with_bias = match (bias, side) {
+            (SetupBias::Neutral, _) => None,
+            (SetupBias::Bullish, Side::Buy) | (SetupBias::Bearish, Side::Sell) => Some(true),
+            _ => Some(false),
+        };
+        SideView {
+            side,
+            with_bias,
+            ahead,
+            behind,
+        }
+    });
+    if let Some(sv) = &side_view {
+        let side_name = match sv.side {
+            Side::Buy => "buy",
+            Side::Sell => "sell",
+        };
+        let mut o = Obs::new("side.bias");
+        let b = o.text("bias", bias.as_str());
+        let text = match sv.with_bias {
+            Some(true) => format!("A {side_name} is with the {b} bias."),
+            Some(false) => format!("A {side_name} is against the {b} bias."),
+            None => format!("The bias is {b}: a {side_name} has no support from the structure here."),
+        };
+        obs.push(o.done(text));
+        for (id, zone, word) in [
+            ("side.ahead", &sv.ahead, "in the trade's direction"),
+            ("side.behind", &sv.behind, "against the trade's direction"),
+        ] {
+            let mut o = Obs::new(id);
+            let text = match zone {
+                Some(z) => {
+                    let phrase = zone_phrase(&mut o, z, &c);
+                    format!("For a {side_name}, the nearest open level {word} is a {phrase}.")
+                }
+                None => format!("For a {side_name}, no open gap, block or pool lies {word}."),
+            };
+            obs.push(o.done(text));
+        }
+    }
+    {
+        let mut o = Obs::new("bias");
+        let b = o.text("bias", bias.as_str());
+        let t = o.text("structure.trend", trend.trend.as_str());
+        let text = match (trend.trend, conflict) {
+            (Trend::Ranging, _) => format!("Bias is {b}: the swing structure is {t}."),
+            (_, true) => {
+                let adx = o.num("regime.adx", m.adx, 1);
+                let th = o.num("threshold.adx_trending", ADX_TRENDING, 0);
+                let p = o.num("regime.plus_di", m.plus_di, 1);
+                let mi = o.num("regime.minus_di", m.minus_di, 1);
+                format!(
+                    "Bias is {b}: the swing structure is {t} but ADX {adx} >= {th} with +DI {p} and -DI {mi} points the other way."
+                )
+            }
+            _ => {
+                let adx = o.num("regime.adx", m.adx, 1);
+                let th = o.num("threshold.adx_trending", ADX_TRENDING, 0);
+                if m.adx < ADX_TRENDING {
+                    format!(
+                        "Bias is {b}: the swing structure is {t} and ADX {adx} < {th} exerts no opposing directional pressure."
+                    )
+                } else {
+                    let p = o.num("regime.plus_di", m.plus_di, 1);
+                    let mi = o.num("regime.minus_di", m.minus_di, 1);
+                    format!(
+                        "Bias is {b}: the swing structure is {t}, confirmed by ADX {adx} >= {th} with +DI {p} and -DI {mi}."
+                    )
+                }
+            }
+        };
+        obs.push(o.done(text));
+    }
+
+    // Caveats.
+    let mut caveats = Vec::new();
+    let mut cav = |code: &str, message: String| {
+        caveats.push(Caveat {
+            code: code.to_owned(),
+            message,
+        })
+    };
+    cav(
+        "forming_bar",
+        format!(
+            "Everything is as of the close of the last bar ({}); if that bar is still forming, so is this explanation.",
+            to_iso(last.time)
+        ),
+    );
+    if bars.len() < FEW_BARS {
+        cav(
+            "few_bars",
+            format!(
+                "Only {} bars: swings, zones and percentiles rest on a short history (fewer than {FEW_BARS}).",
+                bars.len()
+            ),
+        );
+    }
+    if m.percentile_samples < rc.lookback {
+        cav(
+            "indicator_warm_up",
+            format!(
+                "ATR and bandwidth percentiles rank only {} values (of {}): the indicators' warm-up used part of the history.",
+                m.percentile_samples, rc.lookback
+            ),
+        );
+    }
+    if trend.swings < FEW_SWINGS {
+        cav(
+            "few_swings",
+            format!(
+                "Only {} confirmed swings with swing length {swing_length}: labels and breaks are thin evidence.",
+                trend.swings
+            ),
+        );
+    }
+    if trend.last_break.is_none() {
+        cav(
+            "no_break",
+            "No BOS or CHoCH is confirmed: the trend rests on the swing labels alone.".to_owned(),
+        );
+    }
+    if reg.regime == Regime::Choppy {
+        cav(
+            "regime_choppy",
+            "The regime is choppy: breaks and zones are less reliable without direction or a volatility event."
+                .to_owned(),
+        );
+    }
+    if conflict {
+        cav(
+            "bias_conflict",
+            "Structure and directional index disagree, so the bias is neutral.".to_owned(),
+        );
+    }
+    if fib.is_none() {
+        cav(
+            "no_fibonacci_leg",
+            "No confirmed swing high and low pair: no Fibonacci levels.".to_owned(),
+        );
+    }
+    if atr <= 0.0 {
+        cav(
+            "zero_atr",
+            "ATR is 0 (no price movement): distances are not expressed in ATR.".to_owned(),
+        );
+    }
+
+    Ok(SetupReport {
+        bars: bars.len(),
+        from: to_iso(first.time),
+        to: to_iso(last.time),
+        price,
+        price_decimals: pd,
+        atr,
+        structure: structure_view,
+        regime: RegimeView {
+            regime: reg.regime,
+            rule: reg.rule.clone(),
+            metrics: reg.metrics.clone(),
+        },
+        levels,
+        fibonacci: fib_view,
+        observations: obs,
+        bias,
+        bias_rule: BIAS_RULE.to_owned(),
+        bias_from: vec!["structure.trend".to_owned(), "regime.direction".to_owned()],
+        side: side_view,
+        caveats,
+    })
+}
+
+#[cfg(test)]
+mod tests;
