@@ -174,13 +174,12 @@ pub const TERMINAL_HEADER: &str = "x-terminal-id";
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     cfg.app_data(web::Data::new(state))
-        .app_data(web::PayloadConfig::new(MAX_BODY))
-        .route("/healthz", web::get().to(healthz))
-        .route("/api/token", web::post().to(token_proxy))
-        .route("/api/v1/openapi.json", web::get().to(openapi_json))
-        .configure(crate::docs::configure)
-        .route("/api/v1/tools", web::get().to(list_tools))
-        .route("/api/v1/tools/{name}", web::post().to(call_tool));
+        .app_data(web::PayloadConfig::new(MAX_BODY));
+    // actix tries routes in registration order and matches each pattern with
+    // parameters by a regular expression: the named routes (the hot ones)
+    // come first, so a tick request is not also tried against
+    // `/api/v1/tools/{name}` and the docs assets. No two patterns overlap, so
+    // the order changes no answer.
     for route in ROUTES {
         let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
         let r = *route;
@@ -190,6 +189,12 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 .to(move |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| named(r, req, body, state)),
         );
     }
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/api/token", web::post().to(token_proxy))
+        .route("/api/v1/openapi.json", web::get().to(openapi_json))
+        .configure(crate::docs::configure)
+        .route("/api/v1/tools", web::get().to(list_tools))
+        .route("/api/v1/tools/{name}", web::post().to(call_tool));
     cfg.default_service(web::to(|| async {
         Err::<HttpResponse, _>(RestError::new(404, "NOT_FOUND", "no such route; see GET /api/v1/docs"))
     }));

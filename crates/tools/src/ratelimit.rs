@@ -9,6 +9,18 @@
 //! script (atomic in Redis) that also sets its expiry; the REST bucket is
 //! separate from the MCP dispatch bucket (`tt:rl:mcp:…`).
 //!
+//! **Combining.** Concurrent requests for the same counter (same license,
+//! bucket, window and credential) share one Redis call: while a call is in
+//! flight, newcomers queue; when it returns, the first of them sends one
+//! `INCRBY n` for the whole queue and hands each request its own count
+//! (`total - n + 1 ..= total`, in arrival order). Counting stays exact (the
+//! counter moves by exactly the number of requests, each request gets a
+//! distinct count, so exactly `limit` are admitted across every instance);
+//! under load, Redis sees one call per batch instead of one per request. A
+//! lone request is sent at once, as before: combining never waits for company.
+//! Batches and connections are per thread, so that an actix worker never
+//! waits on, or wakes, another thread to count its requests.
+//!
 //! **When Redis is unreachable** (error or no answer within 50 ms) the
 //! request is not failed: the limiter falls back to a per-instance counter
 //! with the same window and limits (so one instance still enforces the tier
@@ -78,12 +90,14 @@ pub struct Decision {
     pub revoked: bool,
 }
 
-/// Counts one request unless the credential is revoked: `-1` when
+/// Counts `ARGV[2]` requests unless the credential is revoked: `-1` when
 /// `KEYS[2]` (the revocation marker) exists, else the new count of `KEYS[1]`.
+/// The expiry (`ARGV[1]` ms) is set when the counter is created.
 const SCRIPT: &str = r"
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
-local c = redis.call('INCR', KEYS[1])
-if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local n = tonumber(ARGV[2])
+local c = redis.call('INCRBY', KEYS[1], n)
+if c == n then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return c
 ";
 
@@ -110,12 +124,28 @@ pub async fn mark_revoked(pool: &deadpool_redis::Pool, credential_id: &str) -> R
         .map_err(|e| e.to_string())
 }
 
+/// What a queued request receives from the request that sent its batch.
+enum Handoff {
+    /// The request's own count (or the batch's error).
+    Count(Result<i64, String>),
+    /// The previous call returned: send the next batch, made of these requests and yourself.
+    Lead(Vec<Waiter>),
+}
+
+type Waiter = tokio::sync::oneshot::Sender<Handoff>;
+/// A counter and the revocation marker checked with it, per thread (so that
+/// a batch is answered on the thread its requests run on).
+type BatchKey = (std::thread::ThreadId, String, Option<String>);
+
 /// The limiter.
 pub struct RateLimiter {
     pool: deadpool_redis::Pool,
-    /// One multiplexed connection shared by every request (taking a pooled
-    /// connection per request would cost an extra PING round trip each time).
-    conn: Mutex<Option<redis::aio::MultiplexedConnection>>,
+    /// One multiplexed connection per thread, shared by that thread's
+    /// requests (taking a pooled connection per request would cost an extra
+    /// PING round trip each time). Per thread because a connection's I/O runs
+    /// on the runtime that opened it: each actix worker (a single-threaded
+    /// runtime) then talks to Redis without waking another thread.
+    conns: Mutex<HashMap<std::thread::ThreadId, redis::aio::MultiplexedConnection>>,
     /// Serialises (re)connecting, so a burst after a drop makes one connection.
     connecting: tokio::sync::Mutex<()>,
     script: redis::Script,
@@ -125,6 +155,10 @@ pub struct RateLimiter {
     fallback: Mutex<HashMap<String, (u64, u64)>>,
     fallbacks: AtomicU64,
     last_warned_window: AtomicU64,
+    /// Counters with a Redis call in flight, and the requests queued behind it.
+    combining: Mutex<HashMap<BatchKey, Vec<Waiter>>>,
+    /// Redis calls made (each counts one batch).
+    calls: AtomicU64,
 }
 
 impl std::fmt::Debug for RateLimiter {
@@ -147,7 +181,7 @@ impl RateLimiter {
     pub fn with_bucket(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits, bucket: &'static str) -> Self {
         Self {
             pool,
-            conn: Mutex::new(None),
+            conns: Mutex::new(HashMap::new()),
             connecting: tokio::sync::Mutex::new(()),
             script: redis::Script::new(SCRIPT),
             window_ms: (window.as_millis() as u64).max(1),
@@ -156,7 +190,15 @@ impl RateLimiter {
             fallback: Mutex::new(HashMap::new()),
             fallbacks: AtomicU64::new(0),
             last_warned_window: AtomicU64::new(u64::MAX),
+            combining: Mutex::new(HashMap::new()),
+            calls: AtomicU64::new(0),
         }
+    }
+
+    /// How many Redis calls were made; with combining, at most the number of
+    /// requests counted.
+    pub fn redis_calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
     }
 
     /// How many requests were counted by the local fallback because Redis failed.
@@ -226,42 +268,114 @@ impl RateLimiter {
         }
     }
 
+    /// Forgets this thread's connection (after an error or a timeout).
     fn drop_connection(&self) {
-        if let Ok(mut slot) = self.conn.lock() {
-            *slot = None;
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.remove(&std::thread::current().id());
         }
     }
 
+    /// This thread's connection, opened on first use.
     async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
-        let cached = || self.conn.lock().ok().and_then(|slot| slot.clone());
+        let thread = std::thread::current().id();
+        let cached = || self.conns.lock().ok().and_then(|c| c.get(&thread).cloned());
         if let Some(c) = cached() {
             return Ok(c);
         }
         let _one_at_a_time = self.connecting.lock().await;
-        if let Some(c) = cached() {
+        // A task of a multi-threaded runtime may have moved to another thread
+        // while waiting: the connection is filed under the thread that opens it.
+        let thread = std::thread::current().id();
+        if let Some(c) = self.conns.lock().ok().and_then(|c| c.get(&thread).cloned()) {
             return Ok(c);
         }
         let pooled = self.pool.get().await.map_err(|e| e.to_string())?;
         let conn = deadpool_redis::Connection::take(pooled);
-        if let Ok(mut slot) = self.conn.lock() {
-            *slot = Some(conn.clone());
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.insert(std::thread::current().id(), conn.clone());
         }
         Ok(conn)
     }
 
-    /// Runs the script with `EVALSHA` (the script is loaded on first use and
-    /// again after a Redis restart, transparently).
+    /// Counts one request of `key` (checking `revoke_key`), combined with the
+    /// concurrent requests of the same counter (see the module docs): the
+    /// request's own count, or -1 when revoked.
     async fn incr(&self, key: &str, revoke_key: Option<&str>) -> Result<i64, String> {
+        let batch_key: BatchKey = (
+            std::thread::current().id(),
+            key.to_owned(),
+            revoke_key.map(str::to_owned),
+        );
+        let queued = {
+            let Ok(mut map) = self.combining.lock() else {
+                return self.incr_by(key, revoke_key, 1).await;
+            };
+            match map.get_mut(&batch_key) {
+                Some(queue) => {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    queue.push(tx);
+                    Some(rx)
+                }
+                None => {
+                    map.insert(batch_key.clone(), Vec::new());
+                    None
+                }
+            }
+        };
+        let followers = match queued {
+            None => Vec::new(),
+            Some(rx) => match rx.await {
+                Ok(Handoff::Count(r)) => return r,
+                Ok(Handoff::Lead(batch)) => batch,
+                Err(_) => return Err("the rate-limit batch was abandoned".into()),
+            },
+        };
+        let n = 1 + followers.len();
+        let mut lead = Lead {
+            limiter: self,
+            key: batch_key,
+            followers,
+            done: false,
+        };
+        let result = self.incr_by(key, revoke_key, n as i64).await;
+        lead.finish(result)
+    }
+
+    /// Runs the script with `EVALSHA` (the script is loaded on first use and
+    /// again after a Redis restart, transparently): counts `n` requests.
+    async fn incr_by(&self, key: &str, revoke_key: Option<&str>, n: i64) -> Result<i64, String> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
         let mut conn = self.connection().await?;
         let mut call = self.script.key(key);
         if let Some(r) = revoke_key {
             call.key(r);
         }
-        let r = call.arg(self.window_ms * 2).invoke_async::<i64>(&mut conn).await;
+        let r = call.arg(self.window_ms * 2).arg(n).invoke_async::<i64>(&mut conn).await;
         if r.is_err() {
             self.drop_connection();
         }
         r.map_err(|e| e.to_string())
+    }
+
+    /// Passes the lead of `key` to the first request still waiting behind it,
+    /// with the others as its batch; forgets the key when nobody waits.
+    fn hand_over(&self, key: &BatchKey) {
+        let Ok(mut map) = self.combining.lock() else { return };
+        let mut queue = match map.get_mut(key) {
+            Some(q) => std::mem::take(q),
+            None => return,
+        };
+        // Under the lock, so that nobody queues behind a key being forgotten.
+        while !queue.is_empty() {
+            let next = queue.remove(0);
+            match next.send(Handoff::Lead(queue)) {
+                Ok(()) => return,
+                // That request gave up (timed out or cancelled): try the next one.
+                Err(Handoff::Lead(rest)) => queue = rest,
+                Err(Handoff::Count(_)) => return,
+            }
+        }
+        map.remove(key);
     }
 
     fn local(&self, license: &str, window: u64, error: &dyn std::fmt::Display) -> u64 {
@@ -279,6 +393,52 @@ impl RateLimiter {
         }
         entry.1 += 1;
         entry.1
+    }
+}
+
+/// The request that sends a batch. Dropping it without [`Lead::finish`]
+/// (the request was cancelled or timed out mid-call) fails its followers,
+/// which then count locally, and still hands the lead over, so no request
+/// ever waits behind a call that will not answer.
+struct Lead<'a> {
+    limiter: &'a RateLimiter,
+    key: BatchKey,
+    followers: Vec<Waiter>,
+    done: bool,
+}
+
+impl Lead<'_> {
+    /// Gives every follower its count and returns the leader's own.
+    fn finish(&mut self, result: Result<i64, String>) -> Result<i64, String> {
+        self.done = true;
+        let followers = std::mem::take(&mut self.followers);
+        let n = 1 + followers.len() as i64;
+        let own = match &result {
+            Ok(total) if *total >= 0 => Ok(total - n + 1),
+            other => other.clone(),
+        };
+        for (i, f) in followers.into_iter().enumerate() {
+            let count = match &own {
+                Ok(first) => Ok(first + 1 + i as i64),
+                Err(e) => Err(e.clone()),
+            };
+            let r = if matches!(result, Ok(-1)) { Ok(-1) } else { count };
+            let _ = f.send(Handoff::Count(r));
+        }
+        self.limiter.hand_over(&self.key);
+        own
+    }
+}
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        for f in std::mem::take(&mut self.followers) {
+            let _ = f.send(Handoff::Count(Err("the rate-limit call was abandoned".into())));
+        }
+        self.limiter.hand_over(&self.key);
     }
 }
 
@@ -352,6 +512,96 @@ mod tests {
         assert!(
             !limiter.check(&license, Tier::Pro, now).await.allowed,
             "the 61st Pro request is refused"
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_requests_share_redis_calls_and_each_gets_its_own_count() {
+        let limiter = std::sync::Arc::new(RateLimiter::new(
+            pool("redis://127.0.0.1:6379"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let license = unique("lic");
+        let now = 5_000_000 * 60_000;
+        // 1200 Enterprise requests (limit 1000) at once, then the counter in Redis.
+        let tasks: Vec<_> = (0..1200)
+            .map(|_| {
+                let l = limiter.clone();
+                let lic = license.clone();
+                tokio::spawn(async move { l.check(&lic, Tier::Enterprise, now).await })
+            })
+            .collect();
+        let mut remaining = Vec::new();
+        let mut allowed = 0;
+        for t in tasks {
+            let d = t.await.unwrap();
+            allowed += usize::from(d.allowed);
+            if d.allowed {
+                remaining.push(d.remaining);
+            }
+        }
+        assert_eq!(limiter.fallbacks(), 0);
+        assert_eq!(allowed, 1000, "exactly the limit is admitted");
+        remaining.sort_unstable();
+        assert_eq!(
+            remaining,
+            (0..1000).collect::<Vec<u64>>(),
+            "every admitted request got its own count"
+        );
+        assert!(
+            limiter.redis_calls() < 1200,
+            "requests queued behind a call in flight were combined ({} calls)",
+            limiter.redis_calls()
+        );
+        let mut conn = pool("redis://127.0.0.1:6379").get().await.unwrap();
+        let stored: i64 = redis::cmd("GET")
+            .arg(format!("tt:rl:rest:{license}:{}", now / 60_000))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(stored, 1200, "the counter moved by exactly the number of requests");
+        assert!(limiter.combining.lock().unwrap().is_empty(), "nothing left in flight");
+        // A lone request afterwards is sent at once and counted.
+        let calls = limiter.redis_calls();
+        assert_eq!(limiter.check(&license, Tier::Enterprise, now).await.remaining, 0);
+        assert_eq!(limiter.redis_calls(), calls + 1);
+    }
+
+    #[tokio::test]
+    async fn a_call_that_never_answers_releases_everyone_queued_behind_it() {
+        // A server that accepts connections and never answers: every call times out.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let _keep = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((sock, _)) = silent.accept().await {
+                open.push(sock);
+            }
+        });
+        let limiter = std::sync::Arc::new(RateLimiter::new(
+            pool(&format!("redis://127.0.0.1:{port}")),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let now = 6_000_000 * 60_000;
+        let tasks: Vec<_> = (0..20)
+            .map(|_| {
+                let l = limiter.clone();
+                tokio::spawn(async move { l.check("lic-silent", Tier::Pro, now).await })
+            })
+            .collect();
+        // Liveness, not speed: without the hand-over the queued requests would wait forever.
+        let all = tokio::time::timeout(Duration::from_secs(30), futures_util::future::join_all(tasks))
+            .await
+            .expect("every request was released");
+        let mut remaining: Vec<u64> = all.into_iter().map(|d| d.unwrap().remaining).collect();
+        remaining.sort_unstable();
+        assert_eq!(remaining, (40..60).collect::<Vec<u64>>(), "counted locally, one each");
+        assert_eq!(limiter.fallbacks(), 20);
+        assert!(
+            limiter.combining.lock().unwrap().is_empty(),
+            "no counter is left marked as in flight after abandoned calls"
         );
     }
 
