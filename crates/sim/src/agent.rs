@@ -4,7 +4,8 @@
 //! One connection at a time: `hello` → `welcome`, then requests are answered
 //! concurrently (each on its own task, the broker work on the blocking pool),
 //! pings go out every `heartbeat_interval_ms`, gateway pings are answered,
-//! ticks are pushed at most once per symbol per 250 ms, trade transactions
+//! ticks are pushed at most once per symbol per 250 ms (and an unchanged
+//! quote again every 500 ms, as a refresh), trade transactions
 //! and account snapshots as they happen. A dropped connection, a silent
 //! gateway or a refused handshake leads to a reconnection after an
 //! exponential backoff (100 ms doubling to 10 s, with seeded jitter). Frames
@@ -97,6 +98,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const WELCOME_TIMEOUT: Duration = Duration::from_secs(10);
 const EVENT_POLL: Duration = Duration::from_millis(100);
 const TICK_THROTTLE: Duration = Duration::from_millis(250);
+/// A symbol's unchanged quote is pushed again after this long, so that the
+/// gateway knows the quote it holds is still current (docs/agent-protocol.md).
+const TICK_REFRESH: Duration = Duration::from_millis(500);
 const BACKOFF_MIN_MS: u64 = 100;
 const BACKOFF_MAX_MS: u64 = 10_000;
 const OUTBOX: usize = 1024;
@@ -361,7 +365,7 @@ async fn serve(
                 for tick in ticks {
                     let due = sent_ticks
                         .get(&tick.symbol)
-                        .is_none_or(|(at, time)| *time != tick.time && at.elapsed() >= TICK_THROTTLE);
+                        .is_none_or(|(at, time)| tick_due(at.elapsed(), *time != tick.time));
                     if due {
                         sent_ticks.insert(tick.symbol.clone(), (Instant::now(), tick.time));
                         // Ticks are droppable when the outbox is full.
@@ -370,6 +374,16 @@ async fn serve(
                 }
             }
         }
+    }
+}
+
+/// Whether a symbol's quote is pushed now, `since` the last push: a new
+/// quote once the throttle has passed, an unchanged one as a refresh.
+fn tick_due(since: Duration, changed: bool) -> bool {
+    if changed {
+        since >= TICK_THROTTLE
+    } else {
+        since >= TICK_REFRESH
     }
 }
 
@@ -468,6 +482,21 @@ fn undecodable_request(text: &str, why: &str) -> Option<(String, ErrorBody)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_are_throttled_when_they_change_and_refreshed_when_they_do_not() {
+        let ms = Duration::from_millis;
+        assert!(!tick_due(ms(100), true), "changes wait for the throttle");
+        assert!(tick_due(ms(250), true));
+        assert!(
+            !tick_due(ms(250), false),
+            "an unchanged quote is not re-sent at the throttle"
+        );
+        assert!(!tick_due(ms(499), false));
+        assert!(tick_due(ms(500), false), "an unchanged quote is refreshed");
+        // The refresh comes well within the gateway's default quote age (1 s).
+        assert!(TICK_REFRESH + EVENT_POLL < Duration::from_secs(1));
+    }
 
     #[test]
     fn backoff_doubles_to_ten_seconds_with_jitter() {
