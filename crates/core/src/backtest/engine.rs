@@ -6,16 +6,14 @@
 //! could have been touched in the same bar the stop is assumed first
 //! (conservative). A gap through a level fills at the open.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::BacktestError;
-use super::dsl::{Comparison, Condition, Op, Operand, PriceField, Sizing, Stop, Strategy};
-use super::metrics::{Metrics, metrics};
+use super::dsl::Strategy;
+use super::eval::{Mode, Order, Shared, bar_ok, compile, decide, units};
+use super::metrics::{EquityStats, Metrics, metrics};
 use crate::Bar;
-use crate::indicators as catalog;
 
 /// Price at which trades still open after the last bar are closed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -110,150 +108,6 @@ pub struct BacktestResult {
     pub equity: Vec<f64>,
 }
 
-enum Val {
-    Series(usize, usize),
-    Price(PriceField, usize),
-    Const(f64),
-}
-
-enum Cond {
-    All(Vec<Cond>),
-    Any(Vec<Cond>),
-    Not(Box<Cond>),
-    Cmp(Val, Op, Val),
-}
-
-struct Compiled<'a> {
-    bars: &'a [Bar],
-    series: Vec<Vec<Option<f64>>>,
-    keys: Vec<String>,
-}
-
-impl Compiled<'_> {
-    fn series(
-        &mut self,
-        path: &str,
-        name: &str,
-        params: &BTreeMap<String, f64>,
-        output: Option<&str>,
-    ) -> Result<usize, BacktestError> {
-        let key = format!("{name}|{params:?}|{output:?}");
-        if let Some(i) = self.keys.iter().position(|k| *k == key) {
-            return Ok(i);
-        }
-        let out = catalog::compute(name, params, self.bars).map_err(|e| BacktestError::Indicator {
-            path: path.to_string(),
-            source: e,
-        })?;
-        let s = match output {
-            Some(o) => out.get(o),
-            None => out.series.first().map(|s| s.values.as_slice()),
-        }
-        .ok_or_else(|| BacktestError::Invalid {
-            path: format!("{path}.output"),
-            reason: "no such output".into(),
-        })?;
-        self.series.push(s.to_vec());
-        self.keys.push(key);
-        Ok(self.series.len() - 1)
-    }
-
-    fn operand(&mut self, o: &Operand, path: &str) -> Result<Val, BacktestError> {
-        Ok(match o {
-            Operand::Indicator {
-                indicator,
-                params,
-                output,
-                shift,
-            } => Val::Series(self.series(path, indicator, params, output.as_deref())?, *shift),
-            Operand::Price { price, shift } => Val::Price(*price, *shift),
-            Operand::Value { value } => Val::Const(*value),
-        })
-    }
-
-    fn condition(&mut self, c: &Condition, path: &str) -> Result<Cond, BacktestError> {
-        Ok(match c {
-            Condition::All { all } => Cond::All(
-                all.iter()
-                    .enumerate()
-                    .map(|(i, c)| self.condition(c, &format!("{path}.all[{i}]")))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Condition::Any { any } => Cond::Any(
-                any.iter()
-                    .enumerate()
-                    .map(|(i, c)| self.condition(c, &format!("{path}.any[{i}]")))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Condition::Not { not } => Cond::Not(Box::new(self.condition(not, &format!("{path}.not"))?)),
-            Condition::Compare(Comparison { left, op, right }) => Cond::Cmp(
-                self.operand(left, &format!("{path}.left"))?,
-                *op,
-                self.operand(right, &format!("{path}.right"))?,
-            ),
-        })
-    }
-
-    fn value(&self, v: &Val, i: usize) -> Option<f64> {
-        match v {
-            Val::Const(x) => Some(*x),
-            Val::Series(s, shift) => i.checked_sub(*shift).and_then(|j| self.series[*s][j]),
-            Val::Price(p, shift) => i.checked_sub(*shift).map(|j| {
-                let b = &self.bars[j];
-                match p {
-                    PriceField::Open => b.open,
-                    PriceField::High => b.high,
-                    PriceField::Low => b.low,
-                    PriceField::Close => b.close,
-                }
-            }),
-        }
-        .filter(|x| x.is_finite())
-    }
-
-    fn eval(&self, c: &Cond, i: usize) -> bool {
-        match c {
-            Cond::All(v) => v.iter().all(|c| self.eval(c, i)),
-            Cond::Any(v) => v.iter().any(|c| self.eval(c, i)),
-            Cond::Not(c) => !self.eval(c, i),
-            Cond::Cmp(l, op, r) => {
-                let (Some(a), Some(b)) = (self.value(l, i), self.value(r, i)) else {
-                    return false;
-                };
-                let prev = || Some((self.value(l, i.checked_sub(1)?)?, self.value(r, i.checked_sub(1)?)?));
-                match op {
-                    Op::Gt => a > b,
-                    Op::Gte => a >= b,
-                    Op::Lt => a < b,
-                    Op::Lte => a <= b,
-                    Op::CrossAbove => prev().is_some_and(|(pa, pb)| pa < pb && a > b),
-                    Op::CrossBelow => prev().is_some_and(|(pa, pb)| pa > pb && a < b),
-                }
-            }
-        }
-    }
-}
-
-/// Python's float floor division (`a // b`), bit for bit, so `all_in` sizes equal backtesting.py's.
-fn py_floordiv(a: f64, b: f64) -> f64 {
-    let mut m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        m += b;
-        div -= 1.0;
-    }
-    let _ = m;
-    if div != 0.0 {
-        let mut f = div.floor();
-        if div - f > 0.5 {
-            f += 1.0;
-        }
-        f
-    } else {
-        0.0f64.copysign(a / b)
-    }
-}
-
 struct Open {
     dir: Direction,
     entry_index: usize,
@@ -282,6 +136,9 @@ pub fn run(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<Backt
     run_with_progress(strategy, bars, opts, &mut |_, _| {})
 }
 
+/// Bars per block: the conditions are evaluated for a block, then the block is simulated.
+const BLOCK: usize = 1024;
+
 /// How many bars pass between two calls of the progress callback of
 /// [`run_with_progress`].
 pub const PROGRESS_EVERY: usize = 16_384;
@@ -289,7 +146,9 @@ pub const PROGRESS_EVERY: usize = 16_384;
 /// [`run`], calling `progress(done, total)` with the number of bars evaluated
 /// so far every [`PROGRESS_EVERY`] bars and once at the end (`done == total`),
 /// so that a caller can show progress on long runs. The callback does not
-/// change the result.
+/// change the result. The bars are checked block by block as the run reaches
+/// them, so on a series with a bad bar the error may come after progress was
+/// reported for the bars before it.
 ///
 /// # Errors
 /// As [`run`].
@@ -306,30 +165,27 @@ pub fn run_with_progress(
             reason: "must be a finite number > 0".into(),
         });
     }
-    crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
-    let mut c = Compiled {
-        bars,
-        series: Vec::new(),
-        keys: Vec::new(),
-    };
-    let mut compile = |cond: &Option<Condition>, name: &str| cond.as_ref().map(|x| c.condition(x, name)).transpose();
-    let entry_long = compile(&strategy.entry_long, "entry_long")?;
-    let exit_long = compile(&strategy.exit_long, "exit_long")?;
-    let entry_short = compile(&strategy.entry_short, "entry_short")?;
-    let exit_short = compile(&strategy.exit_short, "exit_short")?;
-    let mut atr_of = |s: &Option<Stop>, name: &str| -> Result<Option<usize>, BacktestError> {
-        match s {
-            Some(Stop::Atr { period, .. }) => Ok(Some(c.series(
-                name,
-                "atr",
-                &BTreeMap::from([("period".to_string(), f64::from(*period))]),
-                None,
-            )?)),
-            _ => Ok(None),
-        }
-    };
-    let sl_atr = atr_of(&strategy.stop_loss, "stop_loss")?;
-    let tp_atr = atr_of(&strategy.take_profit, "take_profit")?;
+    if bars.is_empty() {
+        crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
+    }
+    // A bad series is reported as such even when an indicator refused it first.
+    let (c, rules) = compile(strategy, bars, Mode::Stream).map_err(|e| match crate::bars::validate_series(bars) {
+        Err(data) => BacktestError::Data(data),
+        Ok(()) => e,
+    })?;
+    // The conditions are evaluated a block of bars at a time, just before the
+    // simulation reads the same bars (see the `eval` module).
+    let mut programs = [
+        &rules.entry_long,
+        &rules.entry_short,
+        &rules.exit_long,
+        &rules.exit_short,
+    ]
+    .map(|cond| cond.as_ref().map(|x| c.program(x)));
+    const ENTRY_LONG: u8 = 1;
+    const ENTRY_SHORT: u8 = 2;
+    const EXIT_LONG: u8 = 4;
+    const EXIT_SHORT: u8 = 8;
     let costs = &strategy.costs;
     let n = bars.len();
 
@@ -338,8 +194,9 @@ pub fn run_with_progress(
     let mut trades = Vec::new();
     let mut equity = Vec::with_capacity(n);
     let mut exposed = 0usize;
-    // Order decided on the previous bar's close: (close the open trade, open a new one).
-    let mut pending: (bool, Option<Direction>) = (false, None);
+    let mut stats = EquityStats::new(opts.initial_equity);
+    // Order decided on the previous bar's close.
+    let mut pending = Order::default();
     let mut signal_bar = 0usize;
 
     let half = costs.spread / 2.0 + costs.slippage;
@@ -364,115 +221,153 @@ pub fn run_with_progress(
             reason,
         });
     };
-    let stop_distance =
-        |s: &Option<Stop>, atr: Option<usize>, at: usize, series: &Vec<Vec<Option<f64>>>| -> Option<f64> {
-            match s.as_ref()? {
-                Stop::Price { distance } => Some(*distance),
-                Stop::Pips { pips, pip_size } => Some(pips * pip_size),
-                Stop::Atr { multiple, .. } => series[atr?][at].map(|a| a * multiple),
-            }
-        };
 
-    for (i, bar) in bars.iter().enumerate() {
-        if i % PROGRESS_EVERY == 0 && i > 0 {
-            progress(i, n);
+    let block_len = BLOCK.min(n);
+    let mut signals = vec![0u8; block_len];
+    let mut shared = Shared::new(&c, block_len);
+    let mut fired = vec![false; block_len];
+    // Bar checks (as `validate_series`) and whether the bars are evenly spaced.
+    let gap = match bars {
+        [a, b, ..] => Some(b.time.wrapping_sub(a.time)),
+        _ => None,
+    };
+    let mut prev_time = bars[0].time.wrapping_sub(gap.unwrap_or(1));
+    let mut uniform = true;
+    for start in (0..n).step_by(BLOCK) {
+        let block = &bars[start..(start + BLOCK).min(n)];
+        let mut ok = true;
+        for bar in block {
+            ok &= bar_ok(bar) & (bar.time > prev_time);
+            uniform &= bar.time.wrapping_sub(prev_time) == gap.unwrap_or(1);
+            prev_time = bar.time;
         }
-        // 1. Orders decided on the previous close fill at this open.
-        let (close_now, open_dir) = std::mem::take(&mut pending);
-        if close_now && let Some(p) = pos.take() {
-            let reason = if open_dir.is_some_and(|d| d != p.dir) {
-                ExitReason::Reverse
-            } else {
-                ExitReason::Signal
-            };
-            close_trade(p, i, bar.open, reason, &mut cash, &mut trades);
+        if !ok {
+            crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
         }
-        if let Some(dir) = open_dir
-            && pos.is_none()
+        shared.advance(bars, start, block.len());
+        let signals = &mut signals[..block.len()];
+        signals.fill(0);
+        for (program, bit) in programs
+            .iter_mut()
+            .zip([ENTRY_LONG, ENTRY_SHORT, EXIT_LONG, EXIT_SHORT])
         {
-            let px = fill(dir == Direction::Long, bar.open);
-            let sl_d = stop_distance(&strategy.stop_loss, sl_atr, signal_bar, &c.series);
-            let tp_d = stop_distance(&strategy.take_profit, tp_atr, signal_bar, &c.series);
-            let size = match &strategy.sizing {
-                Sizing::FixedLots { lots, contract_size } => lots * contract_size,
-                Sizing::RiskPercent { percent } => match sl_d {
-                    Some(d) if d > 0.0 => cash * percent / 100.0 / d,
-                    _ => 0.0,
-                },
-                Sizing::AllIn => py_floordiv(cash * (1.0 - f64::EPSILON), px * (1.0 + costs.commission)),
-            };
-            if size.is_finite() && size > 0.0 && px > 0.0 {
-                let entry_commission = costs.commission * size * px;
-                cash -= entry_commission;
-                let s = if dir == Direction::Long { 1.0 } else { -1.0 };
-                pos = Some(Open {
-                    dir,
-                    entry_index: i,
-                    entry_price: px,
-                    size,
-                    entry_commission,
-                    sl: sl_d.map(|d| px - s * d),
-                    tp: tp_d.map(|d| px + s * d),
-                });
+            if let Some(program) = program {
+                let fired = &mut fired[..block.len()];
+                program.block(start, fired, &shared);
+                signals
+                    .iter_mut()
+                    .zip(fired.iter())
+                    .for_each(|(s, f)| *s |= u8::from(*f) * bit);
             }
         }
-        // 2. Stops and targets inside this bar; the stop is assumed first.
-        if let Some(p) = &pos {
-            let long = p.dir == Direction::Long;
-            let sl_hit = p.sl.filter(|&s| if long { bar.low <= s } else { bar.high >= s });
-            let tp_hit = p.tp.filter(|&t| if long { bar.high >= t } else { bar.low <= t });
-            let exit = if let Some(s) = sl_hit {
-                let px = if long { bar.open.min(s) } else { bar.open.max(s) };
-                Some((px, ExitReason::StopLoss))
-            } else if let Some(t) = tp_hit {
-                let px = if long { bar.open.max(t) } else { bar.open.min(t) };
-                Some((px, ExitReason::TakeProfit))
-            } else {
-                None
-            };
-            if let Some((px, reason)) = exit
+        for (k, bar) in block.iter().enumerate() {
+            let i = start + k;
+            if i % PROGRESS_EVERY == 0 && i > 0 {
+                progress(i, n);
+            }
+            // 1. Orders decided on the previous close fill at this open.
+            let Order {
+                close: close_now,
+                open: open_dir,
+            } = std::mem::take(&mut pending);
+            if close_now && let Some(p) = pos.take() {
+                let reason = if open_dir.is_some_and(|d| d != p.dir) {
+                    ExitReason::Reverse
+                } else {
+                    ExitReason::Signal
+                };
+                close_trade(p, i, bar.open, reason, &mut cash, &mut trades);
+            }
+            if let Some(dir) = open_dir
+                && pos.is_none()
+            {
+                let px = fill(dir == Direction::Long, bar.open);
+                let sl_d = c.stop_distance(&strategy.stop_loss, rules.sl_atr, signal_bar);
+                let tp_d = c.stop_distance(&strategy.take_profit, rules.tp_atr, signal_bar);
+                let size = units(&strategy.sizing, costs, cash, px, sl_d);
+                if size.is_finite() && size > 0.0 && px > 0.0 {
+                    let entry_commission = costs.commission * size * px;
+                    cash -= entry_commission;
+                    let s = if dir == Direction::Long { 1.0 } else { -1.0 };
+                    pos = Some(Open {
+                        dir,
+                        entry_index: i,
+                        entry_price: px,
+                        size,
+                        entry_commission,
+                        sl: sl_d.map(|d| px - s * d),
+                        tp: tp_d.map(|d| px + s * d),
+                    });
+                }
+            }
+            // 2. Stops and targets inside this bar; the stop is assumed first.
+            if let Some(p) = &pos {
+                let long = p.dir == Direction::Long;
+                let sl_hit = p.sl.filter(|&s| if long { bar.low <= s } else { bar.high >= s });
+                let tp_hit = p.tp.filter(|&t| if long { bar.high >= t } else { bar.low <= t });
+                let exit = if let Some(s) = sl_hit {
+                    let px = if long { bar.open.min(s) } else { bar.open.max(s) };
+                    Some((px, ExitReason::StopLoss))
+                } else if let Some(t) = tp_hit {
+                    let px = if long { bar.open.max(t) } else { bar.open.min(t) };
+                    Some((px, ExitReason::TakeProfit))
+                } else {
+                    None
+                };
+                if let Some((px, reason)) = exit
+                    && let Some(p) = pos.take()
+                {
+                    close_trade(p, i, px, reason, &mut cash, &mut trades);
+                }
+            }
+            // 3. End of data: close what is open.
+            if i + 1 == n
                 && let Some(p) = pos.take()
             {
-                close_trade(p, i, px, reason, &mut cash, &mut trades);
+                let px = match opts.final_exit {
+                    FinalExit::LastClose => bar.close,
+                    FinalExit::LastOpen => bar.open,
+                };
+                close_trade(p, i, px, ExitReason::EndOfData, &mut cash, &mut trades);
+            }
+            // 4. Mark to market at the close.
+            let unreal = pos
+                .as_ref()
+                .map(|p| p.sign() * p.size * (fill(p.dir == Direction::Short, bar.close) - p.entry_price))
+                .unwrap_or(0.0);
+            if pos.is_some() {
+                exposed += 1;
+            }
+            equity.push(cash + unreal);
+            // 5. Signals on this close, for the next open.
+            if i + 1 < n {
+                let cur = pos.as_ref().map(|p| p.dir);
+                let fired = signals[k];
+                pending = decide(
+                    cur,
+                    fired & ENTRY_LONG != 0,
+                    fired & ENTRY_SHORT != 0,
+                    fired & EXIT_LONG != 0,
+                    fired & EXIT_SHORT != 0,
+                );
+                signal_bar = i;
             }
         }
-        // 3. End of data: close what is open.
-        if i + 1 == n
-            && let Some(p) = pos.take()
-        {
-            let px = match opts.final_exit {
-                FinalExit::LastClose => bar.close,
-                FinalExit::LastOpen => bar.open,
-            };
-            close_trade(p, i, px, ExitReason::EndOfData, &mut cash, &mut trades);
-        }
-        // 4. Mark to market at the close.
-        let unreal = pos
-            .as_ref()
-            .map(|p| p.sign() * p.size * (fill(p.dir == Direction::Short, bar.close) - p.entry_price))
-            .unwrap_or(0.0);
-        if pos.is_some() {
-            exposed += 1;
-        }
-        equity.push(cash + unreal);
-        // 5. Signals on this close, for the next open.
-        if i + 1 < n {
-            let fires = |cond: &Option<Cond>| cond.as_ref().is_some_and(|x| c.eval(x, i));
-            let cur = pos.as_ref().map(|p| p.dir);
-            if fires(&entry_long) && cur != Some(Direction::Long) {
-                pending = (cur.is_some(), Some(Direction::Long));
-            } else if fires(&entry_short) && cur != Some(Direction::Short) {
-                pending = (cur.is_some(), Some(Direction::Short));
-            } else if (cur == Some(Direction::Long) && fires(&exit_long))
-                || (cur == Some(Direction::Short) && fires(&exit_short))
-            {
-                pending = (true, None);
-            }
-            signal_bar = i;
-        }
+        // The block's equity, still in cache, feeds the running statistics in a tight loop.
+        let mut block_stats = stats;
+        equity[start..].iter().for_each(|e| block_stats.push(*e));
+        stats = block_stats;
     }
     progress(n, n);
-    let m = metrics(bars, &equity, &trades, exposed, opts.initial_equity);
+    let m = metrics(
+        bars,
+        gap.filter(|_| uniform),
+        &equity,
+        &stats,
+        &trades,
+        exposed,
+        opts.initial_equity,
+    );
     Ok(BacktestResult {
         metrics: m,
         trades,
@@ -599,13 +494,5 @@ mod tests {
         .unwrap();
         let e = run(&bad, &[bar(0, 1.0, 1.0, 1.0, 1.0)], &RunOptions::default()).unwrap_err();
         assert!(e.to_string().starts_with("entry_long.left: "), "{e}");
-    }
-
-    #[test]
-    fn floordiv_matches_python() {
-        assert_eq!(py_floordiv(7.0, 2.0), 3.0);
-        assert_eq!(py_floordiv(-7.0, 2.0), -4.0);
-        assert_eq!(py_floordiv(9999.999999999998, 100.0), 99.0);
-        assert_eq!(py_floordiv(0.3, 0.1), 2.0);
     }
 }

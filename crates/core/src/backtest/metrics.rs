@@ -39,16 +39,69 @@ fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-pub(crate) fn metrics(bars: &[Bar], equity: &[f64], trades: &[Trade], exposed: usize, initial: f64) -> Metrics {
-    let final_equity = equity.last().copied().unwrap_or(initial);
-    let mut peak = initial;
-    let mut dd: f64 = 0.0;
-    for &e in equity {
-        peak = peak.max(e);
-        if peak > 0.0 {
-            dd = dd.max((1.0 - e / peak) * 100.0);
+/// Running statistics of the equity curve, fed bar by bar as the engine
+/// computes it (so the curve is not read again): the peak and the maximum
+/// drawdown, and the two sums of per-bar returns that need no mean. Each sum
+/// is sequential from the value `Iterator::sum` starts from, so it equals
+/// summing a collected `Vec` of returns.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EquityStats {
+    peak: f64,
+    dd: f64,
+    prev: f64,
+    sum: f64,
+    down_sum: f64,
+}
+
+impl EquityStats {
+    pub(crate) fn new(initial: f64) -> Self {
+        let zero: f64 = std::iter::empty::<f64>().sum();
+        Self {
+            peak: initial,
+            dd: 0.0,
+            prev: initial,
+            sum: zero,
+            down_sum: zero,
         }
     }
+
+    /// `peak = peak.max(e)` and `dd = dd.max((1 − e / peak) × 100)` (when
+    /// `peak > 0`), written so the loop-carried chain is a compare rather than
+    /// a NaN-aware `max`: same values (a NaN never replaces a number either
+    /// way, and at or above the peak the drawdown term is 0, which never
+    /// raises `dd ≥ 0`).
+    #[inline]
+    pub(crate) fn push(&mut self, e: f64) {
+        if e > self.peak {
+            self.peak = e;
+        }
+        if e < self.peak && self.peak > 0.0 {
+            let d = (1.0 - e / self.peak) * 100.0;
+            if d > self.dd {
+                self.dd = d;
+            }
+        }
+        let r = if self.prev != 0.0 { e / self.prev - 1.0 } else { 0.0 };
+        self.prev = e;
+        self.sum += r;
+        self.down_sum += r.min(0.0).powi(2);
+    }
+}
+
+/// The metrics of a run; `stats` has seen every value of `equity`, and
+/// `uniform_gap` is the spacing of `bars` when it is the same throughout,
+/// which spares looking for the median spacing.
+pub(crate) fn metrics(
+    bars: &[Bar],
+    uniform_gap: Option<i64>,
+    equity: &[f64],
+    stats: &EquityStats,
+    trades: &[Trade],
+    exposed: usize,
+    initial: f64,
+) -> Metrics {
+    let final_equity = equity.last().copied().unwrap_or(initial);
+    let dd = stats.dd;
     let n = trades.len() as f64;
     let wins = trades.iter().filter(|t| t.pnl > 0.0).count() as f64;
     let gross_win: f64 = trades.iter().filter(|t| t.pnl > 0.0).map(|t| t.pnl).sum();
@@ -62,29 +115,28 @@ pub(crate) fn metrics(bars: &[Bar], equity: &[f64], trades: &[Trade], exposed: u
             Some(trades.iter().map(|t| t.return_pct).sum::<f64>() / n),
         )
     };
-    // Per-bar returns, annualised with the median bar spacing.
-    let mut prev = initial;
-    let rets: Vec<f64> = equity
-        .iter()
-        .map(|&e| {
+    // Per-bar returns, annualised with the median bar spacing. The returns are
+    // recomputed for the variance rather than stored (same values, same order).
+    let returns = || {
+        let mut prev = initial;
+        equity.iter().map(move |&e| {
             let r = if prev != 0.0 { e / prev - 1.0 } else { 0.0 };
             prev = e;
             r
         })
-        .collect();
-    let mut gaps: Vec<i64> = bars.windows(2).map(|w| w[1].time - w[0].time).collect();
-    gaps.sort_unstable();
-    let per_year = gaps
-        .get(gaps.len() / 2)
-        .filter(|g| **g > 0)
-        .map(|g| 365.25 * 86_400_000.0 / *g as f64)
+    };
+    let per_year = uniform_gap
+        .or_else(|| median_gap(bars))
+        .filter(|g| *g > 0)
+        .map(|g| 365.25 * 86_400_000.0 / g as f64)
         .unwrap_or(252.0);
-    let (sharpe, sortino) = if rets.len() < 2 {
+    let len = equity.len();
+    let (sharpe, sortino) = if len < 2 {
         (None, None)
     } else {
-        let m = rets.iter().sum::<f64>() / rets.len() as f64;
-        let var = rets.iter().map(|r| (r - m).powi(2)).sum::<f64>() / (rets.len() - 1) as f64;
-        let down = rets.iter().map(|r| r.min(0.0).powi(2)).sum::<f64>() / rets.len() as f64;
+        let m = stats.sum / len as f64;
+        let var = returns().map(|r| (r - m).powi(2)).sum::<f64>() / (len - 1) as f64;
+        let down = stats.down_sum / len as f64;
         let ann = per_year.sqrt();
         (
             (var > 0.0).then(|| m / var.sqrt() * ann).and_then(finite),
@@ -108,5 +160,86 @@ pub(crate) fn metrics(bars: &[Bar], equity: &[f64], trades: &[Trade], exposed: u
         },
         expectancy,
         avg_trade_pct,
+    }
+}
+
+/// The median spacing between consecutive bar times (the upper median for an
+/// even count), `None` for fewer than two bars. Evenly spaced series, the
+/// usual case, need no sorting.
+fn median_gap(bars: &[Bar]) -> Option<i64> {
+    let first = bars.get(..2).map(|w| w[1].time - w[0].time)?;
+    if bars.windows(2).all(|w| w[1].time - w[0].time == first) {
+        return Some(first);
+    }
+    let mut gaps: Vec<i64> = bars.windows(2).map(|w| w[1].time - w[0].time).collect();
+    let mid = gaps.len() / 2;
+    Some(*gaps.select_nth_unstable(mid).1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_stats_equal_the_plain_formulas() {
+        let curves: [&[f64]; 4] = [
+            &[100.0, 101.0, 99.5, 99.5, 102.0, 80.0, 120.0, 119.0],
+            &[100.0, 90.0, 0.0, 0.0, 10.0, -5.0, 3.0],
+            &[100.0, f64::NAN, 95.0, 97.0],
+            &[100.0],
+        ];
+        for curve in curves {
+            let initial = 100.0;
+            let mut st = EquityStats::new(initial);
+            curve.iter().for_each(|e| st.push(*e));
+            let (mut peak, mut dd) = (initial, 0.0f64);
+            let mut prev = initial;
+            let rets: Vec<f64> = curve
+                .iter()
+                .map(|&e| {
+                    peak = peak.max(e);
+                    if peak > 0.0 {
+                        dd = dd.max((1.0 - e / peak) * 100.0);
+                    }
+                    let r = if prev != 0.0 { e / prev - 1.0 } else { 0.0 };
+                    prev = e;
+                    r
+                })
+                .collect();
+            assert_eq!(st.dd.to_bits(), dd.to_bits(), "{curve:?}");
+            assert_eq!(st.peak.to_bits(), peak.to_bits(), "{curve:?}");
+            let sum: f64 = rets.iter().sum();
+            let down: f64 = rets.iter().map(|r| r.min(0.0).powi(2)).sum();
+            assert_eq!(st.sum.to_bits(), sum.to_bits(), "{curve:?}");
+            assert_eq!(st.down_sum.to_bits(), down.to_bits(), "{curve:?}");
+        }
+    }
+
+    #[test]
+    fn median_gap_equals_the_sorted_middle() {
+        let bars = |times: &[i64]| -> Vec<Bar> {
+            times
+                .iter()
+                .map(|&time| Bar {
+                    time,
+                    open: 1.0,
+                    high: 1.0,
+                    low: 1.0,
+                    close: 1.0,
+                    volume: 0.0,
+                })
+                .collect()
+        };
+        for times in [
+            &[0, 5, 10, 15][..],
+            &[0, 1, 10, 12, 40],
+            &[0, 7, 8, 100, 101, 102],
+            &[3],
+        ] {
+            let b = bars(times);
+            let mut gaps: Vec<i64> = b.windows(2).map(|w| w[1].time - w[0].time).collect();
+            gaps.sort_unstable();
+            assert_eq!(median_gap(&b), gaps.get(gaps.len() / 2).copied(), "{times:?}");
+        }
     }
 }

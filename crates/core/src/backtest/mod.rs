@@ -3,8 +3,13 @@
 //! A [`Strategy`] is a JSON tree (see `docs/backtest-dsl.md`): entry and exit
 //! [`Condition`]s over indicator outputs and prices, stops, sizing and costs.
 //! [`run`] computes every indicator series once with
-//! [`crate::indicators::catalog::compute`], evaluates conditions on each bar's
-//! close (no look-ahead) and fills at the next bar's open.
+//! [`crate::indicators::catalog::compute`] (the SMA through a bit-identical
+//! private fast path), evaluates every condition over all bars at once
+//! (conditions on bar `i` read values up to `i` only: no look-ahead) and
+//! fills at the next bar's open. [`explain`] evaluates the same compiled
+//! rules on the last bar and says what the engine would do next, and why;
+//! both share the compilation, the comparison and the decision rule
+//! (module `eval`).
 //!
 //! **Invariant:** pure and deterministic: same strategy and bars, same result.
 //! Bad input is a [`BacktestError`], never a panic. With zero costs and
@@ -13,6 +18,8 @@
 
 pub mod dsl;
 pub mod engine;
+mod eval;
+pub mod explain;
 pub mod legacy;
 pub mod metrics;
 
@@ -21,6 +28,10 @@ use thiserror::Error;
 pub use dsl::{Comparison, Condition, Costs, Op, Operand, PriceField, Sizing, Stop, Strategy};
 pub use engine::{
     BacktestResult, Direction, ExitReason, FinalExit, PROGRESS_EVERY, RunOptions, Trade, run, run_with_progress,
+};
+pub use explain::{
+    Action, ComparisonReport, ConditionReport, Explanation, OperandReport, OrderPlan, PositionSide, RulesReport,
+    explain, warm_up_bars,
 };
 pub use legacy::parse_strategy;
 pub use metrics::Metrics;
