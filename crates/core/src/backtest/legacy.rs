@@ -67,9 +67,12 @@ pub fn parse_strategy(value: &serde_json::Value) -> Result<Strategy, BacktestErr
         })?;
         from_legacy(legacy)?
     } else {
-        serde_json::from_value(value.clone()).map_err(|e| BacktestError::Invalid {
-            path: String::new(),
-            reason: format!("bad strategy: {e}"),
+        serde_json::from_value(value.clone()).map_err(|e| {
+            // Conditions and operands are untagged: serde cannot say where.
+            super::diagnose::locate(value).unwrap_or_else(|| BacktestError::Invalid {
+                path: String::new(),
+                reason: format!("bad strategy: {e}"),
+            })
         })?
     };
     strategy.validate()?;

@@ -16,6 +16,7 @@
 //! `all_in` sizing the engine reproduces backtesting.py 0.6.6 trade for trade
 //! (tested against fixtures in `crates/core/tests/fixtures/backtesting/`).
 
+mod diagnose;
 pub mod dsl;
 pub mod engine;
 mod eval;
