@@ -3,6 +3,10 @@
 //! verified with `JWT_PUBLIC_KEY_PATH` (required); rate limits use
 //! `KEYVALUE_URL` (required in production).
 
+/// mimalloc, as in `tradeterm` (see docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 
 use anyhow::Context;

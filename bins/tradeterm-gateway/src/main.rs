@@ -1,6 +1,10 @@
 //! `tradeterm-gateway`: the gateway alone (agents, tokens, keys, dispatch),
 //! for deployments that run REST and MCP in other processes.
 
+/// mimalloc, as in `tradeterm` (see docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

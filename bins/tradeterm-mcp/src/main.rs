@@ -5,6 +5,10 @@
 //! `KEYVALUE_URL` (required in production); `MCP_ALLOWED_HOSTS` lists the
 //! public host names clients use.
 
+/// mimalloc, as in `tradeterm` (see docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 
 use anyhow::Context;

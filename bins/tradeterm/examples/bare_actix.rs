@@ -4,6 +4,11 @@
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 
+/// The same allocator as the servers it is compared with, so that the ratio
+/// measures the request path rather than the allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args().nth(1).and_then(|p| p.parse().ok()).unwrap_or(4100);
