@@ -11,11 +11,13 @@ with the one the bench prints).
 
 Usage (from the repository root):
 
-    python3 scripts/bench/smc_bench.py [--repeat N]
+    python3 scripts/bench/smc_bench.py [--repeat N] [--json]
     python3 scripts/bench/smc_bench.py --repaint [--checkpoints N]
 
 Prints the time of each call and the total (best of N runs, default 1), and
 the per-bar cost, to compare with `cargo bench -p tradeterm-core --bench structure`.
+With `--json`, prints one JSON object instead (what `cargo xtask bench
+analytics` reads; it runs this script in the same run as the Rust bench).
 
 With `--repaint`, measures smc's look-ahead instead: smc is run on N prefixes
 `bars[0..=k]` of the real EUR/USD 15-minute series (default parameters), and
@@ -26,6 +28,7 @@ what smc showed at bar k was rewritten by later bars. Figures are quoted in
 """
 
 import argparse
+import json
 import os
 import time
 import warnings
@@ -105,6 +108,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--repaint", action="store_true")
     parser.add_argument("--checkpoints", type=int, default=25)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     from smartmoneyconcepts import smc
@@ -115,7 +119,12 @@ def main():
 
     df = bench_bars()
     assert len(df) == BARS
-    print(f"smc {smc.__version__}: {len(df)} bars, sum of closes {df['close'].sum():.5f}")
+    # Left-to-right, as the Rust bench sums them.
+    checksum = 0.0
+    for x in df["close"].tolist():
+        checksum += x
+    if not args.json:
+        print(f"smc {smc.__version__}: {len(df)} bars, sum of closes {checksum:.5f}")
     best = None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
@@ -130,6 +139,23 @@ def main():
     swings = int(shl["HighLow"].notna().sum())
     gaps = int(fvg["FVG"].notna().sum())
     breaks = int((bos["BOS"].notna() | bos["CHOCH"].notna()).sum())
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "smc": smc.__version__,
+                    "bars": len(df),
+                    "sum_close": checksum,
+                    "repeat": args.repeat,
+                    "swing_highs_lows_s": best[0],
+                    "fvg_s": best[1],
+                    "bos_choch_s": best[2],
+                    "total_s": best[3],
+                    "rows": {"swings": swings, "fvg": gaps, "bos_choch": breaks},
+                }
+            )
+        )
+        return
     print(f"rows: {swings} swings, {gaps} fvg, {breaks} bos/choch")
     print(
         f"swing_highs_lows {best[0]:.3f} s, fvg {best[1]:.3f} s, bos_choch {best[2]:.3f} s, "

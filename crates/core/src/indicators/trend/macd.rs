@@ -96,7 +96,7 @@ impl MovingAverageConvergenceDivergence {
                 format!("must not exceed slow ({slow}), got {fast}"),
             ));
         }
-        let signal = ExponentialMovingAverage::new(signal_period)?;
+        let signal = ExponentialMovingAverage::unchecked_fused(signal_period);
         Ok(Self {
             fast,
             slow,
@@ -154,7 +154,7 @@ impl Default for MovingAverageConvergenceDivergence {
             seeded: false,
             k_fast: 0.0,
             k_slow: 0.0,
-            signal: ExponentialMovingAverage::unchecked(g),
+            signal: ExponentialMovingAverage::unchecked_fused(g),
         }
     }
 }
