@@ -732,6 +732,49 @@ async fn structure_detection_through_the_catalog() {
     t.stack.stop().await;
 }
 
+#[tokio::test]
+async fn unknown_routes_and_tools_answer_not_found_in_the_envelope() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    // Path parameters arrive decoded; a named route and the generic tool route agree.
+    let (s, by_route, _) = t.get("/api/v1/market/symbols/EUR%55SD", None).await;
+    assert_eq!(s, 200, "{by_route}");
+    assert_eq!(by_route["data"]["name"], "EURUSD");
+    let (s, by_tool) = t
+        .post(
+            "/api/v1/tools/get_symbol_spec",
+            None,
+            &json!({ "symbol": "EURUSD" }),
+            None,
+        )
+        .await;
+    assert_eq!((s, &by_tool), (200, &by_route));
+    for path in [
+        "/api/v1/nope",
+        "/api/v1/positions/",
+        "/api/v1/market/tick/EURUSD/extra",
+        "/api/v1/tools/get_tick",
+        "/api/v1/docs/assets/nope.js",
+    ] {
+        let (s, b, _) = t.get(path, None).await;
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (404, Some("NOT_FOUND")),
+            "GET {path}: {b}"
+        );
+    }
+    let (s, b) = t.post("/api/v1/tools/no_such_tool", None, &json!({}), None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{b}");
+    let (s, b) = t.post("/api/v1/tools/get_tick/x", None, &json!({}), None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{b}");
+    let (s, b, _) = t.get("/api/v1/market/tick/%FF", None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")), "{b}");
+    t.stack.stop().await;
+}
+
 /// Forwards to the gateway but loses the answer of the first live order, as a
 /// network failure between the gateway and the API would: the terminal
 /// executed the order, the caller saw `DISPATCH_ERROR`.

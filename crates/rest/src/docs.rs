@@ -131,7 +131,12 @@ pub fn page() -> &'static str {
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(DOCS_PATH, web::get().to(docs_page))
         .route("/api/v1/docs/", web::get().to(redirect_to_docs))
-        .route("/api/v1/docs/assets/{file}", web::get().to(asset));
+        // A static scope, so that other requests never try the `{file}` pattern.
+        .service(
+            web::scope("/api/v1/docs/assets")
+                .route("/{file}", web::get().to(asset))
+                .default_service(web::to(|| async { Err::<HttpResponse, _>(crate::routes::not_found()) })),
+        );
 }
 
 async fn docs_page() -> HttpResponse {
