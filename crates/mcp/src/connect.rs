@@ -23,7 +23,7 @@
 //! is unreachable the connector keeps retrying with backoff for
 //! [`ConnectSettings::reconnect_for`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -128,6 +128,9 @@ where
         pending: HashSet::new(),
         repeatable_tools: ["get_mode", "set_mode"].into_iter().map(str::to_owned).collect(),
         private_seq: 0,
+        init_pending: None,
+        held: VecDeque::new(),
+        release: false,
     };
     let mut sends: JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)> = JoinSet::new();
     // Once the client closes stdin, answers still due are relayed for up to 30 s.
@@ -148,6 +151,7 @@ where
                     relay.answered(&reply);
                     local.send(reply).await?;
                 }
+                relay.release_held(&mut local, &mut sends).await?;
             }
             _ = tokio::time::sleep_until(closing.unwrap_or_else(tokio::time::Instant::now)), if closing.is_some() => {}
             msg = relay.upstream_receive() => match msg {
@@ -156,6 +160,7 @@ where
                         relay.answered(&msg);
                         local.send(msg).await?;
                     }
+                    relay.release_held(&mut local, &mut sends).await?;
                 }
                 None => {
                     tracing::warn!("the upstream MCP connection ended; reconnecting on the next message");
@@ -170,6 +175,7 @@ where
                     relay.answered(&reply);
                     local.send(reply).await?;
                 }
+                relay.release_held(&mut local, &mut sends).await?;
             }
         }
     }
@@ -196,6 +202,14 @@ struct Relay {
     /// answers): calls of these may be sent again when a connection fails.
     repeatable_tools: HashSet<String>,
     private_seq: u64,
+    /// Id of the client's `initialize` while its answer is awaited: the
+    /// upstream session (its `Mcp-Session-Id`) exists only once the server has
+    /// answered, so the client's next messages wait in `held` until then.
+    init_pending: Option<String>,
+    /// Client messages received while `initialize` was unanswered, in order.
+    held: VecDeque<ClientJsonRpcMessage>,
+    /// Set when the answer to `init_pending` went to the client: `held` may go.
+    release: bool,
 }
 
 fn to_value<T: serde::Serialize>(msg: &T) -> Value {
@@ -346,6 +360,15 @@ impl Relay {
         let upstream = self.upstream.as_mut()?;
         let send = upstream.send(msg.clone());
         let generation = self.generation;
+        if to_value(&msg)["method"] == "notifications/initialized" {
+            // The server must have taken `initialized` before any request of the
+            // session arrives (separate HTTP requests may otherwise be handled
+            // out of order, and a request before `initialized` is refused): this
+            // one is sent before the relay goes on.
+            let result = send.await;
+            sends.spawn(async move { (msg, generation, result) });
+            return None;
+        }
         sends.spawn(async move { (msg, generation, send.await) });
         None
     }
@@ -397,8 +420,16 @@ impl Relay {
         if v.get("method").is_some() && v.get("id").is_some() {
             self.pending.insert(id_key(&v["id"]));
         }
+        if self.init_pending.is_some() && !is_initialize(&msg) {
+            // Not before the session exists (see `init_pending`).
+            self.held.push_back(msg);
+            return None;
+        }
         match v["method"].as_str() {
-            Some("initialize") => self.init = Some(msg.clone()),
+            Some("initialize") => {
+                self.init = Some(msg.clone());
+                self.init_pending = Some(id_key(&v["id"]));
+            }
             Some("tools/call") if v["params"]["name"] == "set_mode" => {
                 if let Some(mode) = v["params"]["arguments"]["mode"].as_str() {
                     self.mode_calls.insert(id_key(&v["id"]), mode.to_owned());
@@ -413,8 +444,37 @@ impl Relay {
     fn answered(&mut self, msg: &ServerJsonRpcMessage) {
         let v = to_value(msg);
         if v.get("method").is_none() {
-            self.pending.remove(&id_key(&v["id"]));
+            let id = id_key(&v["id"]);
+            if self.init_pending.as_ref() == Some(&id) {
+                self.init_pending = None;
+                self.release = true;
+            }
+            self.pending.remove(&id);
         }
+    }
+
+    /// Once `initialize` is answered, forwards the messages held meanwhile, in order.
+    async fn release_held<R, W>(
+        &mut self,
+        local: &mut AsyncRwTransport<RoleServer, R, W>,
+        sends: &mut JoinSet<(ClientJsonRpcMessage, u64, Result<(), UpstreamError>)>,
+    ) -> Result<(), ConnectError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        if !std::mem::take(&mut self.release) {
+            return Ok(());
+        }
+        while self.init_pending.is_none()
+            && let Some(msg) = self.held.pop_front()
+        {
+            if let Some(reply) = self.on_client_message(msg, sends).await {
+                self.answered(&reply);
+                local.send(reply).await?;
+            }
+        }
+        Ok(())
     }
 
     /// A message from the server: relayed, unless it answers one of the connector's own requests.
@@ -535,5 +595,119 @@ mod tests {
         assert_eq!(describe(&e), "invalid or revoked terminal key (HTTP 401 Unauthorized)");
         assert!(not_delivered(&StreamableHttpError::SessionExpired));
         assert!(!not_delivered(&e));
+    }
+
+    /// What the fake server saw: (JSON-RPC method, `Mcp-Session-Id` header).
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+    /// A streamable-HTTP MCP server that answers `initialize` slowly (and
+    /// only then assigns a session), like a loaded server.
+    async fn slow_initialize_server(seen: Seen) -> String {
+        use axum::http::{HeaderMap, StatusCode, header};
+        use axum::response::IntoResponse;
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+                let seen = seen.clone();
+                async move {
+                    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let method = v["method"].as_str().unwrap_or_default().to_owned();
+                    let session = headers
+                        .get("mcp-session-id")
+                        .and_then(|h| h.to_str().ok())
+                        .map(str::to_owned);
+                    if method == "notifications/initialized" {
+                        // Slow to take `initialized`: a request sent meanwhile would overtake it.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    seen.lock().unwrap().push((method.clone(), session));
+                    let json = [(header::CONTENT_TYPE, "application/json")];
+                    match method.as_str() {
+                        "initialize" => {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            let answer = json!({ "jsonrpc": "2.0", "id": v["id"], "result": {
+                                "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+                                "serverInfo": { "name": "slow", "version": "1" } } });
+                            (
+                                [
+                                    (header::CONTENT_TYPE, "application/json"),
+                                    (header::HeaderName::from_static("mcp-session-id"), "s1"),
+                                ],
+                                answer.to_string(),
+                            )
+                                .into_response()
+                        }
+                        m if m.starts_with("notifications/") => StatusCode::ACCEPTED.into_response(),
+                        _ => {
+                            let answer = json!({ "jsonrpc": "2.0", "id": v["id"], "result": { "tools": [] } });
+                            (json, answer.to_string()).into_response()
+                        }
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    /// Sends are spawned tasks: on a multi-threaded runtime they would reach
+    /// the upstream transport in any order. The transport takes its first
+    /// message as the session's start, so a request that overtook
+    /// `initialize` would open a session-less (stateless) exchange, which the
+    /// server refuses. Repeated to give a reordering a chance to show.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn messages_sent_right_after_initialize_wait_for_the_session() {
+        for _ in 0..6 {
+            client_that_does_not_wait_for_initialize().await;
+        }
+    }
+
+    async fn client_that_does_not_wait_for_initialize() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let seen = Seen::default();
+        let url = slow_initialize_server(seen.clone()).await;
+        let (client, connector) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(connector);
+        let relay = tokio::spawn(run(ConnectSettings::new(url, "key"), read, write));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        // A client that does not wait for the initialize answer before sending on.
+        for line in [
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        ] {
+            client_write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        }
+        let mut lines = tokio::io::BufReader::new(client_read).lines();
+        let mut ids = Vec::new();
+        while ids.len() < 2 {
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("answers arrive")
+                .unwrap()
+                .expect("the connector is running");
+            ids.push(serde_json::from_str::<Value>(&line).unwrap()["id"].clone());
+        }
+        assert_eq!(ids, [json!(1), json!(2)], "answers in order");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[0], ("initialize".to_owned(), None), "{seen:?}");
+        for (method, session) in &seen[1..] {
+            assert_eq!(
+                session.as_deref(),
+                Some("s1"),
+                "{method} was sent before the session existed: {seen:?}"
+            );
+        }
+        let order: Vec<&str> = seen.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            order,
+            ["initialize", "notifications/initialized", "tools/list"],
+            "the server took the messages in the client's order"
+        );
+        drop(client_write);
+        relay.abort();
     }
 }
