@@ -209,6 +209,17 @@ pub(crate) fn not_found() -> RestError {
     RestError::new(404, "NOT_FOUND", "no such route; see GET /api/v1/docs")
 }
 
+/// `{ "data": <data> }`, serialised straight into the body (the same bytes
+/// as building the envelope as a JSON value first, one map fewer per request).
+fn data_envelope(data: &Value) -> HttpResponse {
+    let mut body = Vec::with_capacity(128);
+    body.extend_from_slice(b"{\"data\":");
+    // Serialising a `Value` into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut body, data);
+    body.push(b'}');
+    HttpResponse::Ok().content_type("application/json").body(body)
+}
+
 /// One segment of a named route's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Segment {
@@ -315,9 +326,7 @@ pub fn add_rate_headers<B>(res: &mut actix_web::dev::ServiceResponse<B>) {
             ("x-ratelimit-remaining", d.remaining),
             ("x-ratelimit-reset", d.reset),
         ] {
-            if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
-                h.insert(HeaderName::from_static(name), v);
-            }
+            h.insert(HeaderName::from_static(name), HeaderValue::from(value));
         }
     }
 }
@@ -465,6 +474,7 @@ async fn named(
             Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
         },
         InputFrom::Body => Map::new(),
+        InputFrom::Query if req.query_string().is_empty() => Map::new(),
         InputFrom::Query => {
             let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
                 .map_err(|e| RestError::invalid(format!("bad query string: {e}")))?;
@@ -589,7 +599,7 @@ async fn run(
     };
     let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
     match tool.call(ctx, input).instrument(span).await {
-        Ok(data) => Ok(HttpResponse::Ok().json(json!({ "data": data }))),
+        Ok(data) => Ok(data_envelope(&data)),
         Err(e) => {
             tracing::info!(license = %caller.license_id(), tool = tool.name, code = e.code(), "tool call failed");
             Err(RestError::from_tool(e, production))
@@ -632,6 +642,20 @@ mod tests {
         assert_eq!(hit(Method::GET, "/api/v1/market"), None);
         assert_eq!(hit(Method::GET, "api/v1/positions"), None);
         assert_eq!(hit(Method::GET, ""), None);
+    }
+
+    #[test]
+    fn the_data_envelope_is_the_json_of_data_under_data() {
+        for data in [
+            json!({ "bid": 1.1, "symbol": "EUR\"USD" }),
+            json!([1, null]),
+            json!(null),
+            json!("x"),
+        ] {
+            let body = actix_web::body::to_bytes(data_envelope(&data).into_body());
+            let body = futures_util::FutureExt::now_or_never(body).unwrap().unwrap();
+            assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), json!({ "data": data }));
+        }
     }
 
     #[test]
