@@ -71,7 +71,12 @@ fn run(cmd: &mut Command) -> Result<()> {
 }
 
 fn workspace_root() -> std::path::PathBuf {
-    let manifest = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `cargo run` sets CARGO_MANIFEST_DIR for the process: the checkout being
+    // worked on, even when a shared target directory holds an xtask built in
+    // another checkout (cargo judges freshness by modification times only).
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     manifest.parent().map(std::path::Path::to_path_buf).unwrap_or(manifest)
 }
 
