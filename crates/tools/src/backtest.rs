@@ -261,7 +261,9 @@ fn net_side(positions: &[tradeterm_core::Position]) -> (PositionSide, f64, f64, 
             .iter()
             .filter(|p| p.side == side)
             .map(|p| p.volume)
+            // `+ 0.0`: the sum of nothing is -0.0, which would print as `-0.0`.
             .sum::<f64>()
+            + 0.0
     };
     let (long, short) = (sum(Side::Buy), sum(Side::Sell));
     let side = if long > short {
@@ -426,6 +428,8 @@ mod tests {
     #[test]
     fn the_net_volume_decides_the_side() {
         assert_eq!(net_side(&[]), (PositionSide::Flat, 0.0, 0.0, false));
+        // No positive zero printed as `-0.0`.
+        assert!(net_side(&[]).1.is_sign_positive() && net_side(&[]).2.is_sign_positive());
         let long = [position(Side::Buy, 0.1), position(Side::Buy, 0.2)];
         assert_eq!(net_side(&long).0, PositionSide::Long);
         assert!(!net_side(&long).3);
