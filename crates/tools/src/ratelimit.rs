@@ -21,8 +21,9 @@
 //! Batches and connections are per thread, so that an actix worker never
 //! waits on, or wakes, another thread to count its requests.
 //!
-//! **When Redis is unreachable** (error or no answer within 50 ms) the
-//! request is not failed: the limiter falls back to a per-instance counter
+//! **When Redis is unreachable** (error or no answer within 50 ms; a request
+//! queued behind a call in flight waits at most twice that) the request is
+//! not failed: the limiter falls back to a per-instance counter
 //! with the same window and limits (so one instance still enforces the tier
 //! limit on its own traffic), logs a warning at most once per window, and
 //! counts the event in [`RateLimiter::fallbacks`]. No 5xx is ever caused by
@@ -123,6 +124,10 @@ pub async fn mark_revoked(pool: &deadpool_redis::Pool, credential_id: &str) -> R
         .await
         .map_err(|e| e.to_string())
 }
+
+/// How long one Redis call may take before the requests it counts fall back
+/// to local counting.
+const CALL_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// What a queued request receives from the request that sent its batch.
 enum Handoff {
@@ -230,9 +235,8 @@ impl RateLimiter {
         let reset_ms = (window + 1) * self.window_ms;
         let key = format!("tt:rl:{}:{license}:{window}", self.bucket);
         let revoke_key = credential.map(revocation_key);
-        let result = tokio::time::timeout(Duration::from_millis(50), self.incr(&key, revoke_key.as_deref())).await;
-        let count = match result {
-            Ok(Ok(c)) if c < 0 => {
+        let count = match self.incr(&key, revoke_key.as_deref()).await {
+            Ok(c) if c < 0 => {
                 return Decision {
                     allowed: false,
                     limit,
@@ -242,16 +246,11 @@ impl RateLimiter {
                     revoked: true,
                 };
             }
-            Ok(Ok(c)) => {
+            Ok(c) => {
                 self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
                 c as u64
             }
-            Ok(Err(e)) => self.local(license, window, &e),
-            Err(_) => {
-                // A timed-out call may have left the connection in an unknown state.
-                self.drop_connection();
-                self.local(license, window, &"timed out after 50 ms")
-            }
+            Err(e) => self.local(license, window, &e),
         };
         let allowed = count <= limit;
         Decision {
@@ -337,7 +336,17 @@ impl RateLimiter {
             followers,
             done: false,
         };
-        let result = self.incr_by(key, revoke_key, n as i64).await;
+        // Only the call is timed: a queued request waits for the call in
+        // flight (at most CALL_TIMEOUT), then for its own batch's call (at most
+        // CALL_TIMEOUT again), and needs no timer of its own.
+        let result = match tokio::time::timeout(CALL_TIMEOUT, self.incr_by(key, revoke_key, n as i64)).await {
+            Ok(r) => r,
+            Err(_) => {
+                // A timed-out call may have left the connection in an unknown state.
+                self.drop_connection();
+                Err(format!("timed out after {} ms", CALL_TIMEOUT.as_millis()))
+            }
+        };
         lead.finish(result)
     }
 
