@@ -46,29 +46,10 @@ fn numbers_in(text: &str, sources: &[Value]) -> Vec<(f64, usize)> {
             text = text.replace(t, " ");
         }
     }
-    let b = text.as_bytes();
-    let (mut out, mut i) = (Vec::new(), 0);
-    while i < b.len() {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let neg = i > 0 && b[i - 1] == b'-' && (i < 2 || !b[i - 2].is_ascii_alphanumeric());
-        let start = if neg { i - 1 } else { i };
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let mut decimals = 0;
-        if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-                decimals += 1;
-            }
-        }
-        out.push((text[start..i].parse().unwrap(), decimals));
-    }
-    out
+    tradeterm_core::coaching::setup::numbers_written_in(&text)
+        .into_iter()
+        .map(|(v, d, _)| (v, d))
+        .collect()
 }
 
 /// Calls `explain_setup` between two identical `get_bars` answers (the last
@@ -305,12 +286,10 @@ async fn explain_setup_is_sourced_from_the_terminal_bars() {
     assert!(s >= 400 && b["error"]["code"].is_string(), "{s} {b}");
 
     // A Free-tier key can call it (analytics is in Free).
-    let store = &t.stack.store;
-    store.set_license_tier(&t.creds.license_id, Tier::Free).await.unwrap();
-    let (_, free_key) = store.create_api_key(&t.creds.license_id, "free").await.unwrap();
+    let free_key = t.free_tier_key().await;
     let (s, b) = t
         .send_as(
-            free_key.expose(),
+            &free_key,
             reqwest::Method::POST,
             "/api/v1/tools/explain_setup",
             None,
@@ -322,7 +301,7 @@ async fn explain_setup_is_sourced_from_the_terminal_bars() {
     assert_eq!(b["data"]["bars"], 300);
     let (s, b) = t
         .send_as(
-            free_key.expose(),
+            &free_key,
             reqwest::Method::POST,
             "/api/v1/tools/score_journal_entry",
             None,

@@ -347,12 +347,10 @@ async fn live_trading_with_idempotency_and_tier_gating() {
     assert_eq!(s, 404);
 
     // A Free-tier license: dry runs work, live calls are TRADING_DISABLED.
-    let store = &t.stack.store;
-    store.set_license_tier(&t.creds.license_id, Tier::Free).await.unwrap();
-    let (_, free_key) = store.create_api_key(&t.creds.license_id, "free").await.unwrap();
+    let free_key = t.free_tier_key().await;
     let (s, b) = t
         .send_as(
-            free_key.expose(),
+            &free_key,
             reqwest::Method::POST,
             "/api/v1/orders",
             None,
@@ -363,7 +361,7 @@ async fn live_trading_with_idempotency_and_tier_gating() {
     assert_eq!(s, 200, "{b}");
     let (s, b) = t
         .send_as(
-            free_key.expose(),
+            &free_key,
             reqwest::Method::POST,
             "/api/v1/orders",
             None,

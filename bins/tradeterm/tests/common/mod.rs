@@ -142,4 +142,16 @@ impl TestStack {
     pub fn terminal(&self, i: usize) -> &str {
         &self.creds.terminals[i].id
     }
+
+    /// Moves the demo license to the Free tier and returns a new API key of
+    /// it (the demo key's cached exchange still carries the old tier).
+    pub async fn free_tier_key(&self) -> String {
+        let store = &self.stack.store;
+        store
+            .set_license_tier(&self.creds.license_id, tradeterm_store::Tier::Free)
+            .await
+            .unwrap();
+        let (_, key) = store.create_api_key(&self.creds.license_id, "free").await.unwrap();
+        key.expose().to_owned()
+    }
 }

@@ -1164,5 +1164,42 @@ pub fn explain(bars: &[Bar], params: &SetupParams) -> Result<SetupReport, CoreEr
     })
 }
 
+/// The numbers written in `text`, in order, as `(value, decimals, token)`: a
+/// leading `-` counts when it is not part of a word (`-DI` is not a number,
+/// `-12.3` is). The checks that every number of an observation is one of its
+/// sources (unit tests here and the end-to-end tests of `explain_setup`) read
+/// sentences with it; text sources (times, labels) are removed first.
+#[doc(hidden)]
+pub fn numbers_written_in(text: &str) -> Vec<(f64, usize, &str)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let neg = i > 0 && b[i - 1] == b'-' && (i < 2 || !b[i - 2].is_ascii_alphanumeric());
+        let start = if neg { i - 1 } else { i };
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let mut decimals = 0;
+        if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+                decimals += 1;
+            }
+        }
+        let token = &text[start..i];
+        // Digits with an optional sign and fraction always parse.
+        if let Ok(v) = token.parse::<f64>() {
+            out.push((v, decimals, token));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -18,31 +18,10 @@ fn numbers_in(text: &str, sources: &[Source]) -> Vec<(f64, usize, String)> {
             text = text.replace(t.as_str(), " ");
         }
     }
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_digit() {
-            let neg = i > 0 && b[i - 1] == b'-' && (i < 2 || !b[i - 2].is_ascii_alphanumeric());
-            let start = if neg { i - 1 } else { i };
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            let mut decimals = 0;
-            if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
-                i += 1;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                    decimals += 1;
-                }
-            }
-            let token = &text[start..i];
-            out.push((token.parse::<f64>().unwrap(), decimals, token.to_owned()));
-        } else {
-            i += 1;
-        }
-    }
-    out
+    numbers_written_in(&text)
+        .into_iter()
+        .map(|(v, d, token)| (v, d, token.to_owned()))
+        .collect()
 }
 
 /// Every number in every sentence is one of its numeric sources, rounded as written.
