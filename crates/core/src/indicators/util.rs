@@ -138,6 +138,22 @@ impl ValueSource for &[Bar] {
 pub(crate) trait HlcSource: Copy {
     fn len(self) -> usize;
     fn at(self, i: usize) -> Option<(f64, f64, f64, f64)>;
+    /// The bars from `start` on in whole groups of four (a last group of
+    /// fewer is left out), as an iterator over array chunks of slices:
+    /// `Vec::extend` from its `map` knows the exact length (the standard
+    /// library's `TrustedLen`) and writes each item straight into place,
+    /// with no length to check and store per item.
+    fn quads(self, start: usize) -> impl Iterator<Item = Quad>;
+}
+
+/// Four consecutive bars of an [`HlcSource`]: highs, lows, closes and the
+/// sum of their flags (`−0` for columns).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Quad {
+    pub(crate) high: [f64; 4],
+    pub(crate) low: [f64; 4],
+    pub(crate) close: [f64; 4],
+    pub(crate) flag: f64,
 }
 
 impl HlcSource for &[Bar] {
@@ -151,10 +167,21 @@ impl HlcSource for &[Bar] {
         let b = self.get(i)?;
         Some((b.high, b.low, b.close, nonfinite_bar(b)))
     }
+
+    #[inline(always)]
+    fn quads(self, start: usize) -> impl Iterator<Item = Quad> {
+        let (groups, _) = self.get(start..).unwrap_or_default().as_chunks::<4>();
+        groups.iter().map(|b| Quad {
+            high: [b[0].high, b[1].high, b[2].high, b[3].high],
+            low: [b[0].low, b[1].low, b[2].low, b[3].low],
+            close: [b[0].close, b[1].close, b[2].close, b[3].close],
+            flag: (nonfinite_bar(&b[0]) + nonfinite_bar(&b[1])) + (nonfinite_bar(&b[2]) + nonfinite_bar(&b[3])),
+        })
+    }
 }
 
 /// Three columns of the same length (checked by the caller).
-impl HlcSource for (&[f64], &[f64], &[f64]) {
+impl<'a> HlcSource for (&'a [f64], &'a [f64], &'a [f64]) {
     #[inline(always)]
     fn len(self) -> usize {
         self.2.len()
@@ -164,6 +191,18 @@ impl HlcSource for (&[f64], &[f64], &[f64]) {
     fn at(self, i: usize) -> Option<(f64, f64, f64, f64)> {
         // −0: the neutral of addition, so adding this flag costs nothing.
         Some((*self.0.get(i)?, *self.1.get(i)?, *self.2.get(i)?, -0.0))
+    }
+
+    #[inline(always)]
+    fn quads(self, start: usize) -> impl Iterator<Item = Quad> {
+        let groups = |s: &'a [f64]| s.get(start..).unwrap_or_default().as_chunks::<4>().0;
+        let (high, low, close) = (groups(self.0), groups(self.1), groups(self.2));
+        high.iter().zip(low).zip(close).map(|((&high, &low), &close)| Quad {
+            high,
+            low,
+            close,
+            flag: -0.0,
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! Average true range.
 
 use crate::indicators::util::{
-    HlcSource, TwoStep, check_bars, check_period, check_same_len, check_values, nonfinite, true_range,
+    HlcSource, Quad, check_bars, check_period, check_same_len, check_values, nonfinite, true_range,
 };
 use crate::indicators::{Indicator, Next};
 use crate::{Bar, CoreError};
@@ -14,14 +14,19 @@ use crate::{Bar, CoreError};
 /// (from the second bar). The first ATR, at bar `period`, is the mean of
 /// `TR_1 … TR_period`; then `ATR_t = (ATR_{t−1} · (period − 1) + TR_t) / period`,
 /// evaluated as TA-Lib 0.8 does: `β = (period − 1)/period`, `α = 1 − β`,
-/// `ATR_t = fma(β, ATR_{t−1}, α · TR_t)` for the first step. From the second
-/// step on, the same recurrence is taken two bars at a time,
-/// `ATR_t = β² · ATR_{t−2} + (αβ · TR_{t−1} + α · TR_t)` (`β²`, `αβ` rounded
-/// once), which halves the dependency chain a batch waits on and needs no
-/// fused multiply-add (a library call on targets without FMA). Streaming and
-/// batch evaluate the same expression and agree bit for bit; against
-/// `TA_ATR` the values differ by a few units in the last place (see
-/// `docs/indicators.md`).
+/// `ATR_t = fma(β, ATR_{t−1}, α · TR_t)` for the first step. After it the
+/// same recurrence is unrolled so that a batch does not wait on one long
+/// chain of operations (and needs no fused multiply-add, a library call on
+/// targets without FMA). With `u_t = αβ · TR_{t−1} + α · TR_t`:
+///
+/// - the next two ATRs are `ATR_t = β² · ATR_{t−2} + u_t`;
+/// - every later one is `ATR_t = β⁴ · ATR_{t−4} + (β² · u_{t−2} + u_t)`
+///   (`β²`, `β⁴` and `αβ` rounded once),
+///
+/// so a batch computes four ATRs at a time, each from its own chain.
+/// Streaming and batch evaluate the same expressions and agree bit for
+/// bit; against `TA_ATR` the values differ by a few units in the last place
+/// (see `docs/indicators.md`).
 ///
 /// # Parameters
 ///
@@ -51,16 +56,18 @@ use crate::{Bar, CoreError};
 pub struct AverageTrueRange {
     period: usize,
     weights: WilderWeights,
-    two: TwoStep,
+    unrolled: Unrolled,
+    /// Bars seen, counted up to `period + 4` (it only tells the steps apart).
     count: usize,
     prev_close: f64,
     sum: f64,
-    /// ATR after the previous bar.
-    value: f64,
-    /// ATR one bar earlier.
-    value2: f64,
+    /// The last four ATRs, oldest first.
+    recent: [f64; 4],
+    /// `u` of the previous bar and of the one before it.
+    u1: f64,
+    u2: f64,
     /// True range of the previous bar.
-    last_tr: f64,
+    tr1: f64,
 }
 
 /// Wilder smoothing `v = (v · (n − 1) + x) / n` in TA-Lib 0.8's two-coefficient
@@ -86,6 +93,48 @@ impl WilderWeights {
     }
 }
 
+/// The unrolled forms of Wilder's recurrence `e_t = β · e_{t−1} + α · x_t`
+/// (see [`AverageTrueRange`]).
+#[derive(Debug, Clone, Copy)]
+struct Unrolled {
+    /// `αβ` and `α`, side by side: when the optimiser pairs two products in
+    /// one vector multiply, these are the two off the recurrence's path.
+    w1: f64,
+    w0: f64,
+    b2: f64,
+    b4: f64,
+}
+
+impl Unrolled {
+    fn new(w: WilderWeights) -> Self {
+        let b2 = w.beta * w.beta;
+        Self {
+            w1: w.alpha * w.beta,
+            w0: w.alpha,
+            b2,
+            b4: b2 * b2,
+        }
+    }
+
+    /// `u_t` from `x_{t−1}` and `x_t`.
+    #[inline(always)]
+    fn u(self, x1: f64, x0: f64) -> f64 {
+        self.w1 * x1 + self.w0 * x0
+    }
+
+    /// `e_t` from `e_{t−2}` and `u_t`.
+    #[inline(always)]
+    fn two(self, e2: f64, u0: f64) -> f64 {
+        self.b2 * e2 + u0
+    }
+
+    /// `e_t` from `e_{t−4}`, `u_{t−2}` and `u_t`.
+    #[inline(always)]
+    fn four(self, e4: f64, u2: f64, u0: f64) -> f64 {
+        self.b4 * e4 + (self.b2 * u2 + u0)
+    }
+}
+
 impl AverageTrueRange {
     /// Default period.
     pub const DEFAULT_PERIOD: usize = 14;
@@ -104,13 +153,14 @@ impl AverageTrueRange {
         Self {
             period,
             weights,
-            two: TwoStep::new(weights.beta, weights.alpha),
+            unrolled: Unrolled::new(weights),
             count: 0,
             prev_close: 0.0,
             sum: 0.0,
-            value: 0.0,
-            value2: 0.0,
-            last_tr: 0.0,
+            recent: [0.0; 4],
+            u1: 0.0,
+            u2: 0.0,
+            tr1: 0.0,
         }
     }
 
@@ -125,7 +175,7 @@ impl AverageTrueRange {
     /// [`CoreError::InvalidInput`] on an empty series or a non-finite price or
     /// volume in any bar.
     pub fn over(&self, bars: &[Bar]) -> Result<Vec<Option<f64>>, CoreError> {
-        let (out, bad) = self.batch(bars, None, Some);
+        let (out, bad) = self.batch(bars, None, Some, |o| o.unwrap_or(f64::NAN));
         if bad != 0.0 || bars.len() < self.period + 2 {
             check_bars(bars)?;
         }
@@ -141,10 +191,7 @@ impl AverageTrueRange {
     /// series or a non-finite value.
     pub fn over_columns(&self, high: &[f64], low: &[f64], close: &[f64]) -> Result<Vec<f64>, CoreError> {
         check_same_len(&[("high", high.len()), ("low", low.len()), ("close", close.len())])?;
-        // Same length, and visibly so to the optimiser: one bounds check per bar.
-        let n = close.len();
-        let (h, l) = (high.get(..n).unwrap_or(high), low.get(..n).unwrap_or(low));
-        let (out, bad) = self.batch((h, l, close), f64::NAN, |v| v);
+        let (out, bad) = self.batch((high, low, close), f64::NAN, |v| v, |&v| v);
         // The true ranges cover every high and low but the first and every
         // close but the last.
         let edges = [high.first(), low.first(), close.last()];
@@ -157,103 +204,170 @@ impl AverageTrueRange {
         Ok(out)
     }
 
-    /// The batch computation: `none` for the warm-up, `put(value)` after it.
+    /// One bar: the ATR (`None` during warm-up) and the flag of the true
+    /// range (see [`atr_true_range`]). Streaming and the scalar ends of a
+    /// batch both go through here.
+    #[inline(always)]
+    fn step(&mut self, high: f64, low: f64, close: f64) -> (Option<f64>, f64) {
+        let idx = self.count;
+        if idx == 0 {
+            self.count = 1;
+            self.prev_close = close;
+            return (None, -0.0);
+        }
+        let (tr, trz) = atr_true_range(high, low, self.prev_close);
+        self.prev_close = close;
+        let p = self.period;
+        if idx <= p {
+            self.count += 1;
+            self.sum += tr;
+            if idx < p {
+                return (None, trz);
+            }
+            let atr = self.sum / p as f64;
+            self.push(atr, tr);
+            return (Some(atr), trz);
+        }
+        let atr = if idx == p + 1 {
+            self.weights.step(self.recent[3], tr)
+        } else {
+            let u = self.unrolled.u(self.tr1, tr);
+            let atr = if idx < p + 4 {
+                self.unrolled.two(self.recent[2], u)
+            } else {
+                self.unrolled.four(self.recent[0], self.u2, u)
+            };
+            (self.u2, self.u1) = (self.u1, u);
+            atr
+        };
+        self.count = (idx + 1).min(p + 4);
+        self.push(atr, tr);
+        (Some(atr), trz)
+    }
+
+    #[inline(always)]
+    fn push(&mut self, atr: f64, tr: f64) {
+        let r = self.recent;
+        self.recent = [r[1], r[2], r[3], atr];
+        self.tr1 = tr;
+    }
+
+    /// The batch computation: `none` for the warm-up, `put(value)` after it
+    /// (`back` reads a value back from an output).
     ///
     /// Returns the output and a value that is not zero when a high or low
     /// after the first bar, or a close before the last, is not finite (or a
     /// bar's flag is set): the flags of [`atr_true_range`] and of the source,
-    /// plus the last two outputs minus themselves (a non-finite true range
-    /// leaves its chain non-finite to the end). Series shorter than
-    /// `period + 2` must be checked by the caller. Built with `push` and
-    /// `extend` from [`AtrTail`], an iterator holding the state, as RSI's.
+    /// plus the last ATR minus itself (a non-finite true range leaves every
+    /// later ATR non-finite: it enters all four chains within four bars).
+    /// Series shorter than `period + 2` must be checked by the caller.
+    ///
+    /// The bars up to the first multiple of four at or after `period + 4`
+    /// and the last `len % 4` go through [`step`](Self::step); the rest, in
+    /// groups of four (`HlcSource::quads`), through one closure that owns
+    /// the state: four ATRs per call, each from the ATR four bars before,
+    /// written straight into an output of `[O; 4]` groups.
     #[inline(always)]
-    fn batch<S: HlcSource, O: Clone>(&self, src: S, none: O, put: impl Fn(f64) -> O) -> (Vec<O>, f64) {
+    fn batch<S: HlcSource, O: Copy>(
+        &self,
+        src: S,
+        none: O,
+        put: impl Fn(f64) -> O,
+        back: impl Fn(&O) -> f64,
+    ) -> (Vec<O>, f64) {
         let (n, p) = (src.len(), self.period);
-        let mut out = Vec::with_capacity(n);
-        let Some((_, _, c0, z0)) = src.at(0) else {
-            return (out, 0.0);
-        };
-        out.push(none.clone());
-        let (mut prev_close, mut sum, mut bad) = (c0, 0.0, z0);
-        for i in 1..=p.min(n.saturating_sub(1)) {
-            let Some((h, l, c, z)) = src.at(i) else { break };
-            let (tr, trz) = atr_true_range(h, l, prev_close);
-            sum += tr;
+        let mut state = Self::unchecked(p);
+        let mut bad = -0.0;
+        let mut one = |st: &mut Self, i: usize| {
+            let (h, l, c, z) = src.at(i)?;
+            let (v, trz) = st.step(h, l, c);
             bad += z + trz;
-            prev_close = c;
-            if i < p {
-                out.push(none.clone());
+            Some(v.map_or(none, &put))
+        };
+        let head = (p + 4).next_multiple_of(4);
+        let last = |out: &[O]| out.last().map_or(0.0, |o| nonfinite(back(o)));
+        if n < head + 4 {
+            let out: Vec<O> = (0..n).map_while(|i| one(&mut state, i)).collect();
+            let last = last(&out);
+            return (out, bad + last);
+        }
+        let mut groups: Vec<[O; 4]> = Vec::with_capacity(n.div_ceil(4));
+        for g in 0..head / 4 {
+            let mut four = [none; 4];
+            for (k, slot) in four.iter_mut().enumerate() {
+                *slot = one(&mut state, 4 * g + k).unwrap_or(none);
             }
+            groups.push(four);
         }
-        if n <= p || p == 0 {
-            return (out, bad);
+        let k = self.unrolled;
+        let mut flags = -0.0;
+        {
+            let flags = &mut flags;
+            let put = &put;
+            let (mut prev_close, mut recent, mut u2, mut u1, mut tr1) =
+                (state.prev_close, state.recent, state.u2, state.u1, state.tr1);
+            groups.extend(src.quads(head).map(move |q: Quad| {
+                let prev = [prev_close, q.close[0], q.close[1], q.close[2]];
+                let plain = (q.high[0] >= q.low[0])
+                    & (q.high[1] >= q.low[1])
+                    & (q.high[2] >= q.low[2])
+                    & (q.high[3] >= q.low[3])
+                    & (q.flag == 0.0);
+                let mut tr = [0.0; 4];
+                if plain {
+                    for j in 0..4 {
+                        tr[j] = plain_true_range(q.high[j], q.low[j], prev[j]);
+                    }
+                } else {
+                    let mut flag = q.flag;
+                    for j in 0..4 {
+                        let (t, z) = atr_true_range(q.high[j], q.low[j], prev[j]);
+                        tr[j] = t;
+                        flag += z;
+                    }
+                    *flags += flag;
+                }
+                let u = [k.u(tr1, tr[0]), k.u(tr[0], tr[1]), k.u(tr[1], tr[2]), k.u(tr[2], tr[3])];
+                let atr = [
+                    k.four(recent[0], u2, u[0]),
+                    k.four(recent[1], u1, u[1]),
+                    k.four(recent[2], u[0], u[2]),
+                    k.four(recent[3], u[1], u[3]),
+                ];
+                (prev_close, recent, u2, u1, tr1) = (q.close[3], atr, u[2], u[3], tr[3]);
+                atr.map(put)
+            }));
         }
-        let a2 = sum / p as f64;
-        out.push(put(a2));
-        let Some((h, l, c, z)) = src.at(p + 1) else {
-            return (out, bad);
+        let mut out = groups.into_flattened();
+        let done = out.len();
+        // The state after the groups, from the outputs and the source (the
+        // same operations on the same values, so the same bits).
+        if let [.., a, b, c, d] = out[..] {
+            state.recent = [back(&a), back(&b), back(&c), back(&d)];
+        }
+        let tr_at = |i: usize| {
+            let (h, l, _, _) = src.at(i).unwrap_or_default();
+            let (_, _, c, _) = src.at(i - 1).unwrap_or_default();
+            atr_true_range(h, l, c).0
         };
-        let (tr1, trz) = atr_true_range(h, l, prev_close);
-        let a1 = self.weights.step(a2, tr1);
-        out.push(put(a1));
-        // NaN until the iterator reports at its end.
-        let mut report = f64::NAN;
-        out.extend(AtrTail {
-            src,
-            i: p + 2,
-            prev_close: c,
-            a2,
-            a1,
-            tr1,
-            two: self.two,
-            bad: bad + z + trz,
-            put,
-            report: &mut report,
-        });
-        (out, report)
+        let (t3, t2, t1) = (tr_at(done - 3), tr_at(done - 2), tr_at(done - 1));
+        state.u2 = k.u(t3, t2);
+        state.u1 = k.u(t2, t1);
+        state.tr1 = t1;
+        state.prev_close = src.at(done - 1).map_or(f64::NAN, |(_, _, c, _)| c);
+        out.extend((done..n).map_while(|i| one(&mut state, i)));
+        let last = last(&out);
+        (out, bad + flags + last)
     }
 }
 
-/// The batch loop after the first smoothing step, as an iterator holding the
-/// state (see RSI's `RsiTail`); when it runs out it writes to `report`
-/// its sum of flags plus the last two ATRs minus themselves.
-#[derive(Debug)]
-struct AtrTail<'r, S, P> {
-    src: S,
-    i: usize,
-    prev_close: f64,
-    a2: f64,
-    a1: f64,
-    tr1: f64,
-    two: TwoStep,
-    bad: f64,
-    put: P,
-    report: &'r mut f64,
-}
-
-impl<S: HlcSource, O, P: Fn(f64) -> O> Iterator for AtrTail<'_, S, P> {
-    type Item = O;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<O> {
-        let Some((h, l, c, z)) = self.src.at(self.i) else {
-            let ends = self.a1 + self.a2;
-            *self.report = self.bad + nonfinite(ends);
-            return None;
-        };
-        self.i += 1;
-        let (tr0, trz) = atr_true_range(h, l, self.prev_close);
-        self.bad += z + trz;
-        self.prev_close = c;
-        let a0 = self.two.step(self.a2, self.tr1, tr0);
-        (self.a2, self.a1, self.tr1) = (self.a1, a0, tr0);
-        Some((self.put)(a0))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.src.len().saturating_sub(self.i);
-        (left, Some(left))
-    }
+/// The true range of a bar whose high is at least its low (neither NaN):
+/// `max(high, prev) − min(low, prev)`, written so that a NaN `prev` wins.
+#[inline(always)]
+fn plain_true_range(high: f64, low: f64, prev_close: f64) -> f64 {
+    let top = if high > prev_close { high } else { prev_close };
+    let bottom = if low < prev_close { low } else { prev_close };
+    top - bottom
 }
 
 /// The true range as ATR computes it: equal, bit for bit, to
@@ -268,15 +382,12 @@ impl<S: HlcSource, O, P: Fn(f64) -> O> Iterator for AtrTail<'_, S, P> {
 /// value is not finite, in the rare form; in the usual form a NaN or infinite
 /// `prev_close`, `high` or `low` makes the true range itself NaN or infinite
 /// (the comparisons are written so that a NaN `prev_close` wins), which then
-/// reaches every later ATR of its chain, so batch loops only look at the
-/// last outputs.
+/// reaches every later ATR, so batch loops only look at the last output.
 #[inline(always)]
 fn atr_true_range(high: f64, low: f64, prev_close: f64) -> (f64, f64) {
     if high >= low {
-        let top = if high > prev_close { high } else { prev_close };
-        let bottom = if low < prev_close { low } else { prev_close };
         // −0 is the neutral of addition, so the flag sum folds away here.
-        (top - bottom, -0.0)
+        (plain_true_range(high, low, prev_close), -0.0)
     } else {
         let s = (high - low) + (prev_close - high);
         (true_range(high, low, prev_close), nonfinite(s))
@@ -304,34 +415,7 @@ impl Indicator for AverageTrueRange {
 impl Next<&Bar> for AverageTrueRange {
     #[inline]
     fn next(&mut self, bar: &Bar) -> Option<f64> {
-        let idx = self.count;
-        if idx == 0 {
-            self.count = 1;
-            self.prev_close = bar.close;
-            return None;
-        }
-        let (tr, _) = atr_true_range(bar.high, bar.low, self.prev_close);
-        self.prev_close = bar.close;
-        if idx <= self.period {
-            self.count += 1;
-            self.sum += tr;
-            if idx < self.period {
-                return None;
-            }
-            self.value = self.sum / self.period as f64;
-            return Some(self.value);
-        }
-        let atr = if idx == self.period + 1 {
-            // `count` stops at `period + 2`: it only tells the two first steps apart.
-            self.count += 1;
-            self.weights.step(self.value, tr)
-        } else {
-            self.two.step(self.value2, self.last_tr, tr)
-        };
-        self.value2 = self.value;
-        self.value = atr;
-        self.last_tr = tr;
-        Some(atr)
+        self.step(bar.high, bar.low, bar.close).0
     }
 }
 
@@ -391,5 +475,98 @@ mod tests {
         assert!(atr.over_columns(&high, &low[1..], &close).is_err());
         assert!(atr.over_columns(&[], &[], &[]).is_err());
         assert!(atr.over_columns(&[1.0], &[f64::NAN], &[1.0]).is_err());
+    }
+
+    /// Bars with wide ranges, some with the high below the low (TA-Lib's
+    /// three-way form), close at either end of the range now and then.
+    fn odd_bars(n: usize) -> Vec<Bar> {
+        (0..n)
+            .map(|i| {
+                let c = 100.0 + ((i * 7919) % 17) as f64 - 8.0;
+                let (mut high, mut low) = (c + ((i * 31) % 5) as f64, c - ((i * 17) % 4) as f64);
+                if i % 7 == 3 || i % 11 == 5 {
+                    (high, low) = (low - 0.5, high);
+                }
+                Bar {
+                    time: i as i64,
+                    open: c,
+                    high,
+                    low,
+                    close: if i % 5 == 0 { high } else { c },
+                    volume: 1.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unrolled_batch_equals_streaming_and_the_plain_recurrence() {
+        let bars = odd_bars(203);
+        let high: Vec<f64> = bars.iter().map(|b| b.high).collect();
+        let low: Vec<f64> = bars.iter().map(|b| b.low).collect();
+        let close: Vec<f64> = bars.iter().map(|b| b.close).collect();
+        for period in [
+            1, 2, 3, 4, 5, 7, 14, 50, 190, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204,
+        ] {
+            for n in [bars.len(), bars.len() - 1, bars.len() - 2, bars.len() - 3] {
+                let atr = AverageTrueRange::new(period).unwrap();
+                let mut s = atr.clone();
+                let streamed: Vec<Option<f64>> = bars[..n].iter().map(|b| s.next(b)).collect();
+                assert_eq!(atr.over(&bars[..n]).unwrap(), streamed, "period {period}, {n} bars");
+                let col = atr.over_columns(&high[..n], &low[..n], &close[..n]).unwrap();
+                for (i, (c, v)) in col.iter().zip(&streamed).enumerate() {
+                    match v {
+                        Some(v) => assert_eq!(c.to_bits(), v.to_bits(), "period {period}, bar {i}"),
+                        None => assert!(c.is_nan(), "period {period}, bar {i}"),
+                    }
+                }
+                // The one-step recurrence with TA-Lib's true range.
+                let w = WilderWeights::new(period);
+                let mut plain = None;
+                for (i, got) in streamed.iter().enumerate().skip(period) {
+                    let tr = |j: usize| true_range(high[j], low[j], close[j - 1]);
+                    let next = match plain {
+                        None => (1..=period).map(tr).sum::<f64>() / period as f64,
+                        Some(prev) => w.step(prev, tr(i)),
+                    };
+                    let got = got.unwrap();
+                    assert!(
+                        (got - next).abs() <= 1e-12 * next.abs().max(1.0),
+                        "period {period}, bar {i}"
+                    );
+                    plain = Some(next);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_finite_value_anywhere_is_refused() {
+        let bars = odd_bars(64);
+        let atr = AverageTrueRange::new(3).unwrap();
+        for i in 0..bars.len() {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                for field in 0..5 {
+                    let mut b = bars.clone();
+                    match field {
+                        0 => b[i].open = bad,
+                        1 => b[i].high = bad,
+                        2 => b[i].low = bad,
+                        3 => b[i].close = bad,
+                        _ => b[i].volume = bad,
+                    }
+                    assert!(atr.over(&b).is_err(), "bar {i}, field {field}, {bad}");
+                    if (1..=3).contains(&field) {
+                        let high: Vec<f64> = b.iter().map(|b| b.high).collect();
+                        let low: Vec<f64> = b.iter().map(|b| b.low).collect();
+                        let close: Vec<f64> = b.iter().map(|b| b.close).collect();
+                        assert!(
+                            atr.over_columns(&high, &low, &close).is_err(),
+                            "bar {i}, field {field}, {bad}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
