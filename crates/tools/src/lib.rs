@@ -27,10 +27,12 @@ mod analytics;
 mod backtest;
 mod coaching;
 mod context;
+mod costs;
 mod error;
 mod journal;
 mod market;
 mod market_analysis;
+mod portfolio;
 pub mod ratelimit;
 mod structure;
 mod trading;
@@ -216,6 +218,8 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(structure::tools());
         tools.extend(market_analysis::tools());
         tools.extend(coaching::tools());
+        tools.extend(portfolio::tools());
+        tools.extend(costs::tools());
         tools
     })
 }
