@@ -121,7 +121,9 @@ enum AdminCommand {
         #[arg(long)]
         name: String,
     },
-    /// Revoke a terminal's key and print a new one (the binding is kept).
+    /// Revoke a terminal's key and print a new one (the binding is kept). Session
+    /// tokens exchanged for the old key stop working at once, and an agent
+    /// connected with it is disconnected within a minute.
     RotateTerminalKey {
         /// License id.
         #[arg(long)]
@@ -330,10 +332,24 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
             );
         }
         AdminCommand::RotateTerminalKey { license, terminal } => {
-            let key = store.rotate_terminal_key(&license, &terminal).await?;
+            let rotated = store.rotate_terminal_key(&license, &terminal).await?;
+            if let Some(pool) = settings.keyvalue_pool()? {
+                // Session tokens exchanged for the old key carry its id: every
+                // REST instance refuses them from now on (a connected agent
+                // using the old key is dropped by its gateway within a minute).
+                for id in &rotated.revoked_key_ids {
+                    tradeterm_tools::ratelimit::mark_revoked(&pool, id).await.map_err(|e| {
+                        anyhow::anyhow!("rotated in the database, but publishing to KEYVALUE_URL failed: {e}")
+                    })?;
+                }
+            }
             println!(
                 "{}",
-                serde_json::json!({ "terminal_id": terminal, "terminal_key": key.expose() })
+                serde_json::json!({
+                    "terminal_id": terminal,
+                    "terminal_key": rotated.key.expose(),
+                    "revoked_key_ids": rotated.revoked_key_ids,
+                })
             );
         }
         AdminCommand::CreateApiKey { license, label } => {

@@ -878,3 +878,68 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
     handle.stop(true).await;
     t.stack.stop().await;
 }
+
+/// A session token exchanged for a terminal key stops working as soon as the
+/// key is rotated: through the Redis marker when Redis is configured (the
+/// store is then not asked), through the store otherwise.
+#[tokio::test]
+async fn rotating_a_terminal_key_revokes_its_session_tokens() {
+    for redis in [false, true] {
+        let t = spawn(Options {
+            sims: 1,
+            redis,
+            ..Options::default()
+        })
+        .await;
+        let token_for = |key: String| {
+            let (http, rest) = (t.http.clone(), t.rest.clone());
+            async move {
+                let r = http
+                    .post(format!("{rest}/api/token"))
+                    .json(&json!({ "license_key": key }))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 200);
+                r.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
+            }
+        };
+        let terminal = &t.creds.terminals[0];
+        let old_token = token_for(terminal.key.clone()).await;
+        let (s, b, _) = t.get_as(&old_token, "/api/v1/journal", None).await;
+        assert_eq!(s, 200, "redis {redis}: {b}");
+
+        let r = t
+            .http
+            .post(format!(
+                "{}/api/dashboard/terminals/{}/rotate-key",
+                t.gateway, terminal.id
+            ))
+            .bearer_auth(&t.creds.license_key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let new_key = r.json::<Value>().await.unwrap()["data"]["terminal_key"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+        let (s, b, _) = t.get_as(&old_token, "/api/v1/journal", None).await;
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (401, Some("UNAUTHORIZED")),
+            "redis {redis}: {b}"
+        );
+        let msg = b["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("revoked or rotated"), "{msg}");
+        // The REST API key of the license is not affected, and the new
+        // terminal key gives a working token.
+        let (s, _, _) = t.get("/api/v1/journal", None).await;
+        assert_eq!(s, 200);
+        let new_token = token_for(new_key).await;
+        let (s, b, _) = t.get_as(&new_token, "/api/v1/journal", None).await;
+        assert_eq!(s, 200, "redis {redis}: {b}");
+        t.stack.stop().await;
+    }
+}

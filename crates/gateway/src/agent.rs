@@ -35,6 +35,10 @@ pub async fn agent_ws(
     Ok(response)
 }
 
+/// Message of the `AUTH_FAILED` error sent before a connection whose key was
+/// revoked is closed.
+const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; reconnect with the new key";
+
 async fn send(session: &mut Session, frame: &GatewayFrame) -> bool {
     session.text(frame.to_json()).await.is_ok()
 }
@@ -182,6 +186,8 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         pending: std::sync::Mutex::new(std::collections::HashMap::new()),
         quotes: std::sync::Mutex::new(std::collections::HashMap::new()),
         kill: tokio::sync::Notify::new(),
+        key_id: auth.key_id.clone(),
+        key_revoked: std::sync::atomic::AtomicBool::new(false),
     });
     if let Some(old) = registry.insert(conn.clone()) {
         tracing::info!(terminal = %conn.terminal_id, "a new connection replaces the previous one");
@@ -202,6 +208,7 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
 
     let mut heartbeat = tokio::time::interval(settings.heartbeat_interval);
     heartbeat.tick().await;
+    let mut key_checked = std::time::Instant::now();
     let reason = loop {
         tokio::select! {
             msg = stream.recv() => {
@@ -226,8 +233,23 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
                     break "send failed";
                 }
                 let _ = store.touch_terminal(&conn.terminal_id).await;
+                if key_checked.elapsed() >= settings.key_recheck {
+                    key_checked = std::time::Instant::now();
+                    // A store failure keeps the connection: only a definite
+                    // "revoked" ends it.
+                    if let Ok(false) = store.terminal_key_active(&conn.key_id).await {
+                        let _ = send(&mut session, &GatewayFrame::error(None, codes::AUTH_FAILED, KEY_REVOKED)).await;
+                        break "terminal key revoked or rotated";
+                    }
+                }
             }
-            _ = conn.kill.notified() => break "replaced by a newer connection",
+            _ = conn.kill.notified() => {
+                let reason = conn.kill_reason();
+                if conn.key_revoked.load(Ordering::Relaxed) {
+                    let _ = send(&mut session, &GatewayFrame::error(None, codes::AUTH_FAILED, KEY_REVOKED)).await;
+                }
+                break reason;
+            }
         }
     };
     registry.remove(&conn.terminal_id, conn.conn_id);

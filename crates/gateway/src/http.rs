@@ -42,6 +42,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
                 .route(web::get().to(list_terminals))
                 .route(web::post().to(create_terminal)),
         )
+        .route(
+            "/api/dashboard/terminals/{id}/rotate-key",
+            web::post().to(rotate_terminal_key),
+        )
         .service(
             web::scope("/internal/v1")
                 .app_data(internal_json)
@@ -281,7 +285,44 @@ async fn create_terminal(
     Ok(HttpResponse::Created().json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
 }
 
-/// Marks a revoked API key in Redis (three attempts). The store already holds
+/// `POST /api/dashboard/terminals/{id}/rotate-key`: revokes the terminal's
+/// key and issues a new one (shown once). Session tokens exchanged for the
+/// old key are refused by every REST instance at once (Redis marker, else the
+/// store), and an agent connected with it here is disconnected at once.
+async fn rotate_terminal_key(
+    req: HttpRequest,
+    path: web::Path<String>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let terminal_id = path.into_inner();
+    let rotated = match gateway.store().rotate_terminal_key(&license.id, &terminal_id).await {
+        Ok(r) => r,
+        Err(tradeterm_store::StoreError::NotFound(_)) => {
+            return Err(ApiError::not_found("no terminal with this id on this license"));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    tracing::info!(license = %license.id, terminal = %terminal_id, "terminal key rotated");
+    if let Some(pool) = &gateway.settings().redis {
+        for id in &rotated.revoked_key_ids {
+            mark_revoked(pool, id).await;
+        }
+    }
+    let disconnected = gateway
+        .inner
+        .registry
+        .drop_revoked(&terminal_id, &rotated.revoked_key_ids);
+    Ok(HttpResponse::Ok().json(json!({ "data": {
+        "terminal_id": terminal_id,
+        "terminal_key": rotated.key.expose(),
+        "revoked_key_ids": rotated.revoked_key_ids,
+        "agent_disconnected": disconnected,
+    } })))
+}
+
+/// Marks a revoked credential (API key or terminal key) in Redis (three
+/// attempts). The store already holds
 /// the revocation; if Redis cannot be written, instances keep accepting cached
 /// exchanges of the key for at most their cache lifetime, so this is logged as
 /// an error.

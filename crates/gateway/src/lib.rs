@@ -68,6 +68,12 @@ pub struct GatewaySettings {
     /// the terminal is asked, which also covers agents that stopped pushing a
     /// symbol. See `docs/gateway.md`.
     pub quote_cache: Duration,
+    /// How often a connected agent's terminal key is checked again in the
+    /// store (default 60 s): an agent whose key was revoked or rotated by
+    /// another process (`tradeterm admin rotate-terminal-key`) is
+    /// disconnected within this time. A rotation through this gateway's
+    /// dashboard disconnects it at once.
+    pub key_recheck: Duration,
 }
 
 impl Default for GatewaySettings {
@@ -83,6 +89,7 @@ impl Default for GatewaySettings {
             production: false,
             redis: None,
             quote_cache: Duration::from_secs(1),
+            key_recheck: Duration::from_secs(60),
         }
     }
 }

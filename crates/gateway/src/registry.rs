@@ -49,6 +49,10 @@ pub(crate) struct Conn {
     pub quotes: Mutex<HashMap<String, (Tick, Instant)>>,
     /// Notified to make the connection task close this connection.
     pub kill: Notify,
+    /// Record id of the terminal key the agent authenticated with.
+    pub key_id: String,
+    /// Set (before `kill` is notified) when that key was revoked.
+    pub key_revoked: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Conn {
@@ -95,6 +99,15 @@ impl Conn {
         match waiter {
             Some(tx) => tx.send(response).is_ok(),
             None => false,
+        }
+    }
+
+    /// Why `kill` was notified.
+    pub fn kill_reason(&self) -> &'static str {
+        if self.key_revoked.load(std::sync::atomic::Ordering::Relaxed) {
+            "terminal key revoked or rotated"
+        } else {
+            "replaced by a newer connection"
         }
     }
 
@@ -146,6 +159,19 @@ impl Registry {
             && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
         {
             m.remove(terminal_id);
+        }
+    }
+
+    /// Disconnects the terminal's agent if it authenticated with one of
+    /// these (now revoked) keys. Whether one was connected.
+    pub fn drop_revoked(&self, terminal_id: &str, key_ids: &[String]) -> bool {
+        match self.get(terminal_id) {
+            Some(conn) if key_ids.contains(&conn.key_id) => {
+                conn.key_revoked.store(true, std::sync::atomic::Ordering::Relaxed);
+                conn.kill.notify_one();
+                true
+            }
+            _ => false,
         }
     }
 

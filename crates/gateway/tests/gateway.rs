@@ -49,6 +49,7 @@ async fn spawn_app() -> TestApp {
         heartbeat_timeout: Duration::from_millis(1000),
         hello_timeout: Duration::from_secs(2),
         internal_token: Some(INTERNAL.into()),
+        key_recheck: Duration::from_millis(300),
         ..GatewaySettings::default()
     };
     let gateway = Gateway::new(settings, store.clone(), signer);
@@ -337,6 +338,108 @@ async fn agent_binding_and_refusals() {
         GatewayFrame::Error { error, .. } => assert_eq!(error.code, codes::UNSUPPORTED_VERSION),
         other => panic!("expected an error frame, got {other:?}"),
     }
+}
+
+/// The next frame that is not a heartbeat ping; `None` once the connection closes.
+async fn next_non_ping(ws: &mut Ws) -> Option<GatewayFrame> {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("frame in time");
+        match msg {
+            Some(Ok(Message::Text(t))) => match GatewayFrame::parse(&t).expect("valid gateway frame") {
+                GatewayFrame::Ping { .. } => continue,
+                frame => return Some(frame),
+            },
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
+            other => panic!("unexpected websocket message {other:?}"),
+        }
+    }
+}
+
+async fn expect_revoked_then_closed(ws: &mut Ws) {
+    match next_non_ping(ws).await {
+        Some(GatewayFrame::Error { error, .. }) => {
+            assert_eq!(error.code, codes::AUTH_FAILED);
+            assert!(error.message.contains("revoked or rotated"), "{}", error.message);
+        }
+        other => panic!("expected AUTH_FAILED, got {other:?}"),
+    }
+    assert!(next_non_ping(ws).await.is_none(), "the connection is closed");
+}
+
+#[tokio::test]
+async fn rotating_a_terminal_key_drops_its_agent_and_refuses_the_old_key() {
+    let app = spawn_app().await;
+    let (term_id, old_key) = app.terminals[0].clone();
+    let perms = Permissions {
+        allow_trading: false,
+        automated_trading: true,
+    };
+    let (mut ws, first) = connect(&app, &old_key, "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+    let url = format!("{}/api/dashboard/terminals/{term_id}/rotate-key", app.base);
+
+    // The dashboard wants the master key; another license's master key, or an
+    // unknown terminal, finds nothing.
+    let resp = app.http.post(&url).bearer_auth(&old_key).send().await.unwrap();
+    assert_eq!(resp.status(), 401);
+    let (_, other_master) = app.store.create_license("other", Tier::Pro).await.unwrap();
+    let resp = app
+        .http
+        .post(&url)
+        .bearer_auth(other_master.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let missing = format!("{}/api/dashboard/terminals/term_missing/rotate-key", app.base);
+    let resp = app
+        .http
+        .post(&missing)
+        .bearer_auth(&app.license_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    assert!(
+        app.store.terminal_key(&old_key).await.unwrap().is_some(),
+        "nothing changed"
+    );
+
+    // Rotation through the dashboard: the agent is told and dropped at once.
+    let old_id = app.store.terminal_key(&old_key).await.unwrap().unwrap().key_id;
+    let resp = app.http.post(&url).bearer_auth(&app.license_key).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    let new_key = body["data"]["terminal_key"].as_str().unwrap().to_owned();
+    assert_eq!(body["data"]["revoked_key_ids"], json!([old_id]));
+    assert_eq!(body["data"]["agent_disconnected"], true);
+    assert_ne!(new_key, old_key);
+    expect_revoked_then_closed(&mut ws).await;
+
+    // The old key opens nothing any more; the new one connects (same binding).
+    let resp = app
+        .http
+        .post(format!("{}/api/token", app.base))
+        .bearer_auth(&old_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let (_ws, first) = connect(&app, &old_key, "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Error { ref error, .. } if error.code == codes::AUTH_FAILED));
+    let (mut ws, first) = connect(&app, &new_key, "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+
+    // A rotation by another process (the admin CLI writes only the store):
+    // the gateway notices at its next key check and drops the agent.
+    let rotated = app.store.rotate_terminal_key(&app.license_id, &term_id).await.unwrap();
+    assert_eq!(rotated.revoked_key_ids.len(), 1);
+    expect_revoked_then_closed(&mut ws).await;
+    let (_ws, first) = connect(&app, rotated.key.expose(), "uid-A", perms).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
 }
 
 #[tokio::test]

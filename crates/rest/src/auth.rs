@@ -10,7 +10,9 @@
 //!   key is resolved in the shared store instead, so store-only endpoints
 //!   (the journal) keep working through a gateway outage.
 //! - `Authorization: Bearer <JWT>`: RS256 only, verified with the public key;
-//!   issuer, audience, expiry and not-before enforced.
+//!   issuer, audience, expiry and not-before enforced. A token exchanged for
+//!   a terminal key names the key (`cred_id`); it is refused as soon as the
+//!   key is revoked or rotated, checked as for API keys.
 //!
 //! Anything else, or a failure, is 401 `UNAUTHORIZED`.
 
@@ -62,6 +64,16 @@ impl std::fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
+    }
+}
+
+/// The 401 for a revoked credential.
+pub(crate) fn revoked(caller: &Caller) -> RestError {
+    match caller.claims.cred {
+        CredentialKind::ApiKey => RestError::unauthorized("this API key has been revoked"),
+        CredentialKind::TerminalKey => RestError::unauthorized(
+            "the terminal key this token was issued for has been revoked or rotated; request a new token",
+        ),
     }
 }
 
@@ -121,11 +133,18 @@ impl Authenticator {
         }
     }
 
-    /// Fails with 401 when the API key `key_id` is no longer active in the store.
-    pub async fn ensure_active(&self, key_id: &str) -> Result<(), RestError> {
-        match self.store.api_key_active(key_id).await {
+    /// Fails with 401 when the credential the caller authenticated with (an
+    /// API key, or the terminal key a session token was exchanged for) is no
+    /// longer active in the store.
+    pub async fn ensure_active(&self, caller: &Caller) -> Result<(), RestError> {
+        let id = &caller.claims.cred_id;
+        let active = match caller.claims.cred {
+            CredentialKind::ApiKey => self.store.api_key_active(id).await,
+            CredentialKind::TerminalKey => self.store.terminal_key_active(id).await,
+        };
+        match active {
             Ok(true) => Ok(()),
-            Ok(false) => Err(RestError::unauthorized("this API key has been revoked")),
+            Ok(false) => Err(revoked(caller)),
             Err(e) => Err(RestError::internal(e, true)),
         }
     }

@@ -7,7 +7,6 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
-use tradeterm_protocol::token::CredentialKind;
 use tradeterm_tools::{Target, Tool, ToolContext, ToolError};
 
 use crate::auth::Caller;
@@ -393,33 +392,25 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let caller = state.auth.authenticate(header).await?;
-    let api_key = (caller.claims.cred == CredentialKind::ApiKey).then(|| caller.claims.cred_id.clone());
     let Some(limiter) = &state.limiter else {
         // No Redis: revocation is checked in the store on every request.
-        if let Some(id) = &api_key {
-            state.auth.ensure_active(id).await?;
-        }
+        state.auth.ensure_active(&caller).await?;
         return Ok(caller);
     };
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
-    let d = match &api_key {
-        // The count and the revocation check are one atomic Redis call.
-        Some(id) => {
-            limiter
-                .check_credential(caller.license_id(), caller.claims.tier, now, id)
-                .await
-        }
-        None => limiter.check(caller.license_id(), caller.claims.tier, now).await,
-    };
+    // The count and the revocation check of the credential (an API key, or
+    // the terminal key a session token was exchanged for) are one atomic
+    // Redis call.
+    let d = limiter
+        .check_credential(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
+        .await;
     if d.revoked {
         state.auth.forget(&caller);
-        return Err(RestError::unauthorized("this API key has been revoked"));
+        return Err(crate::auth::revoked(&caller));
     }
-    if let Some(id) = &api_key
-        && !limiter.redis_healthy()
-    {
+    if !limiter.redis_healthy() {
         // Redis unreachable: revocations are not known there; ask the store.
-        state.auth.ensure_active(id).await?;
+        state.auth.ensure_active(&caller).await?;
     }
     req.extensions_mut().insert(d);
     if !d.allowed {

@@ -78,8 +78,13 @@ pub trait Store: Send + Sync + 'static {
     /// Creates a terminal slot for the license with a new terminal key (shown once).
     async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)>;
     /// Revokes the terminal's active key and issues a new one. The binding to
-    /// the terminal installation is kept.
-    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<Secret>;
+    /// the terminal installation is kept. Returns the new key and the ids of
+    /// the revoked ones.
+    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey>;
+    /// Whether the terminal key with this record id is active and its license
+    /// enabled (used to honour a rotation at once for session tokens
+    /// exchanged for the key, and by connected agents).
+    async fn terminal_key_active(&self, key_id: &str) -> StoreResult<bool>;
     /// Resolves an active (not revoked) terminal key.
     async fn terminal_key(&self, key: &str) -> StoreResult<Option<TerminalKeyAuth>>;
     /// Binds a terminal to an installation fingerprint. The first call binds;

@@ -58,6 +58,19 @@ pub struct TerminalInfo {
     pub trade_mode: String,
 }
 
+/// Outcome of [`crate::Store::rotate_terminal_key`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotatedTerminalKey {
+    /// The new key (shown once).
+    pub key: crate::Secret,
+    /// Record id of the new key.
+    pub key_id: String,
+    /// Record ids of the keys this rotation revoked (usually one), so that
+    /// the caller can publish their revocation: session tokens exchanged
+    /// for them carry these ids (`cred_id`).
+    pub revoked_key_ids: Vec<String>,
+}
+
 /// An active terminal key resolved to its terminal and license.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerminalKeyAuth {

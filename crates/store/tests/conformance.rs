@@ -164,8 +164,10 @@ async fn disabled_license_authenticates_nothing(fx: Fx) {
     let s = &fx.store;
     let (l, master) = s.create_license("Off", Tier::Pro).await.unwrap();
     let (_, term_key) = s.create_terminal(&l.id, "T").await.unwrap();
+    let term_key_id = s.terminal_key(term_key.expose()).await.unwrap().unwrap().key_id;
     let (api, api_secret) = s.create_api_key(&l.id, "k").await.unwrap();
     fx.raw.disable_license(&l.id).await;
+    assert!(!s.terminal_key_active(&term_key_id).await.unwrap());
 
     assert_eq!(s.license_by_master_key(master.expose()).await.unwrap(), None);
     assert!(s.terminal_key(term_key.expose()).await.unwrap().is_none());
@@ -230,18 +232,36 @@ async fn terminal_key_rotation(fx: Fx) {
     let (t, old) = s.create_terminal(&l.id, "T").await.unwrap();
     assert_eq!(s.bind_terminal(&t.id, "fp-1").await.unwrap(), BindOutcome::Bound);
 
-    let new = s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    let old_id = s
+        .terminal_key(old.expose())
+        .await
+        .unwrap()
+        .expect("old key works")
+        .key_id;
+    assert!(s.terminal_key_active(&old_id).await.unwrap());
+    let rotated = s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    let new = rotated.key.clone();
     assert!(new.expose().starts_with(TERMINAL_KEY_PREFIX));
     assert_ne!(old, new);
+    assert_eq!(
+        rotated.revoked_key_ids,
+        vec![old_id.clone()],
+        "the revoked key is reported"
+    );
+    assert!(!s.terminal_key_active(&old_id).await.unwrap(), "old key inactive");
+    assert!(s.terminal_key_active(&rotated.key_id).await.unwrap(), "new key active");
+    assert!(!s.terminal_key_active("tkey_missing").await.unwrap());
     assert!(s.terminal_key(old.expose()).await.unwrap().is_none(), "old key refused");
     let auth = s.terminal_key(new.expose()).await.unwrap().expect("new key works");
+    assert_eq!(auth.key_id, rotated.key_id);
     assert_eq!(auth.terminal.id, t.id);
     assert_eq!(auth.terminal.fingerprint.as_deref(), Some("fp-1"), "binding kept");
     assert_eq!(s.bind_terminal(&t.id, "fp-1").await.unwrap(), BindOutcome::AlreadyBound);
 
     let newer = s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    assert_eq!(newer.revoked_key_ids, vec![rotated.key_id.clone()]);
     assert!(s.terminal_key(new.expose()).await.unwrap().is_none());
-    assert!(s.terminal_key(newer.expose()).await.unwrap().is_some());
+    assert!(s.terminal_key(newer.key.expose()).await.unwrap().is_some());
     let active = fx
         .raw
         .int(

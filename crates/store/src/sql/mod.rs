@@ -31,7 +31,8 @@ use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 use crate::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX, hash_key, hashes_equal};
 use crate::{
     ApiKey, ApiKeyAuth, BindOutcome, IdempotencyBegin, JournalEntry, JournalFilter, License, MAX_ACTIVE_API_KEYS,
-    Secret, Store, StoreError, StoreResult, Terminal, TerminalFilter, TerminalInfo, TerminalKeyAuth, Tier,
+    RotatedTerminalKey, Secret, Store, StoreError, StoreResult, Terminal, TerminalFilter, TerminalInfo,
+    TerminalKeyAuth, Tier,
 };
 use rows::{RowExt, api_key_cols, journal_cols, license_cols, terminal_cols};
 
@@ -412,15 +413,16 @@ impl Store for SqlStore {
         Ok((terminal, secret))
     }
 
-    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<Secret> {
+    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey> {
         let secret = keys::generate(TERMINAL_KEY_PREFIX);
         let hash = hash_key(secret.expose());
         let key_id = keys::new_id("tkey_");
         let now = now_ms();
+        const ACTIVE: &str = "SELECT id FROM terminal_keys WHERE terminal_id = $1 AND revoked_at IS NULL";
         const REVOKE: &str = "UPDATE terminal_keys SET revoked_at = $1 WHERE terminal_id = $2 AND revoked_at IS NULL";
         const INSERT_KEY: &str = "INSERT INTO terminal_keys (id, license_id, terminal_id, key_hash, created_at) \
                                   VALUES ($1, $2, $3, $4, $5)";
-        on_pool!(self, pool => {
+        let revoked_key_ids = on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
             let owned = sqlx::query(pool.lock_terminal_sql())
                 .bind(terminal_id)
@@ -430,6 +432,9 @@ impl Store for SqlStore {
             if owned.is_none() {
                 return Err(StoreError::NotFound("terminal"));
             }
+            // The terminal row is locked: no other rotation can change its keys
+            // between this read and the update.
+            let revoked: Vec<String> = sqlx::query_scalar(ACTIVE).bind(terminal_id).fetch_all(&mut *tx).await?;
             sqlx::query(REVOKE).bind(now).bind(terminal_id).execute(&mut *tx).await?;
             sqlx::query(INSERT_KEY)
                 .bind(&key_id)
@@ -440,8 +445,20 @@ impl Store for SqlStore {
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
+            revoked
         });
-        Ok(secret)
+        Ok(RotatedTerminalKey {
+            key: secret,
+            key_id,
+            revoked_key_ids,
+        })
+    }
+
+    async fn terminal_key_active(&self, key_id: &str) -> StoreResult<bool> {
+        const SQL: &str = "SELECT k.id FROM terminal_keys k JOIN licenses l ON l.id = k.license_id \
+                           WHERE k.id = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE";
+        let found = on_pool!(self, pool => sqlx::query(SQL).bind(key_id).fetch_optional(pool).await?.is_some());
+        Ok(found)
     }
 
     async fn terminal_key(&self, key: &str) -> StoreResult<Option<TerminalKeyAuth>> {
