@@ -1,8 +1,563 @@
 //! Portfolio tools: `get_correlation_matrix`, `check_portfolio_exposure`.
+//!
+//! Both read the terminal (bars, positions, account, specifications, quotes)
+//! and compute with [`tradeterm_core::portfolio`]; formulas, limits and the
+//! verdict rules are documented in `docs/portfolio.md`.
 
-use crate::Tool;
+use std::collections::BTreeMap;
 
-/// The tools of this module.
+use futures_util::future::{join_all, try_join, try_join_all};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::portfolio::{
+    self, CorrelatedPair, CorrelationMethod, ExposureLeg, ExposureLimits, ExposureReport, ExposureRequest, MAX_SYMBOLS,
+    MIN_SYMBOLS, SymbolCorrelations,
+};
+use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::trading::{Quote, conversion_rate};
+use tradeterm_core::{CoreError, Side, SymbolSpec, Tick, Timeframe};
+
+use crate::account::positions;
+use crate::market::{check_symbol, fetch_bars};
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Fewest bars a correlation may be asked over.
+pub const MIN_CORRELATION_BARS: u32 = 20;
+/// Most bars a correlation may be asked over.
+pub const MAX_CORRELATION_BARS: u32 = 5_000;
+/// Default lookback of both tools, in bars.
+pub const DEFAULT_CORRELATION_BARS: u32 = 200;
+/// Pairs listed in `most_correlated` and `least_correlated`.
+pub const PAIRS_LISTED: usize = 3;
+
+/// Input of `get_correlation_matrix`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrelationInput {
+    /// 2 to 12 distinct instruments, e.g. `["EURUSD", "GBPUSD", "XAUUSD"]`. The matrix rows and columns follow this order.
+    pub symbols: Vec<String>,
+    /// Timeframe of the bars: M1, M5, M15, M30, H1, H4, D1, W1 or MN1 (default H1).
+    #[serde(default)]
+    pub timeframe: Option<Timeframe>,
+    /// Lookback: most recent bars fetched per symbol (20-5000, default 200). Only bar times present for every
+    /// symbol are used, so the number of returns can be lower (see `returns` in the answer).
+    #[serde(default)]
+    pub bars: Option<u32>,
+    /// `pearson` (default: linear correlation of log returns) or `spearman` (rank correlation, robust to outliers).
+    #[serde(default)]
+    pub method: Option<CorrelationMethod>,
+}
+
+/// Output of `get_correlation_matrix`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CorrelationOutput {
+    /// Symbols, in the order of the matrix rows and columns.
+    pub symbols: Vec<String>,
+    /// Timeframe of the bars.
+    pub timeframe: Timeframe,
+    /// `pearson` or `spearman`.
+    pub method: CorrelationMethod,
+    /// Bars requested per symbol.
+    pub bars: u32,
+    /// Aligned log returns every correlation was computed from (common bar times minus one).
+    pub returns: usize,
+    /// Open time of the first aligned bar, ISO 8601 UTC.
+    pub from: String,
+    /// Open time of the last aligned bar, ISO 8601 UTC (it may still be forming).
+    pub to: String,
+    /// N×N correlations of log returns in [-1, 1]: `matrix[i][j]` pairs `symbols[i]` with `symbols[j]`; symmetric,
+    /// 1 on the diagonal; `null` for a symbol whose price did not move over the window (undefined correlation).
+    pub matrix: Vec<Vec<Option<f64>>>,
+    /// Up to 3 pairs with the highest correlation, highest first (they move together).
+    pub most_correlated: Vec<CorrelatedPair>,
+    /// Up to 3 pairs with the lowest correlation, lowest first (most negative: they move against each other).
+    pub least_correlated: Vec<CorrelatedPair>,
+    /// Symbols whose correlations are undefined (`null`) because their price did not move.
+    pub undefined: Vec<String>,
+}
+
+fn core_err(e: CoreError) -> ToolError {
+    match e {
+        CoreError::InvalidParameter { name, reason } => ToolError::InvalidInput(format!("`{name}` {reason}")),
+        other => ToolError::InvalidInput(other.to_string()),
+    }
+}
+
+/// Checks the symbol list: 2-12 valid, distinct names.
+fn check_symbols(symbols: &[String]) -> Result<(), ToolError> {
+    if symbols.len() < MIN_SYMBOLS || symbols.len() > MAX_SYMBOLS {
+        return Err(ToolError::InvalidInput(format!(
+            "`symbols` must list between {MIN_SYMBOLS} and {MAX_SYMBOLS} distinct symbols, got {}",
+            symbols.len()
+        )));
+    }
+    for (i, s) in symbols.iter().enumerate() {
+        check_symbol(s)?;
+        if symbols[..i].iter().any(|o| o.eq_ignore_ascii_case(s)) {
+            return Err(ToolError::InvalidInput(format!(
+                "`symbols` lists `{s}` twice; the symbols must be distinct"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_bars(field: &str, bars: Option<u32>) -> Result<u32, ToolError> {
+    let bars = bars.unwrap_or(DEFAULT_CORRELATION_BARS);
+    if !(MIN_CORRELATION_BARS..=MAX_CORRELATION_BARS).contains(&bars) {
+        return Err(ToolError::InvalidInput(format!(
+            "`{field}` must be between {MIN_CORRELATION_BARS} and {MAX_CORRELATION_BARS}"
+        )));
+    }
+    Ok(bars)
+}
+
+/// Closes of every symbol, fetched concurrently, as `(open time, close)`.
+async fn closes(
+    ctx: &ToolContext,
+    symbols: &[String],
+    timeframe: Timeframe,
+    bars: u32,
+) -> Result<Vec<Vec<(UnixMs, f64)>>, ToolError> {
+    let all = try_join_all(
+        symbols
+            .iter()
+            .map(|s| fetch_bars(ctx, s, timeframe, Some(bars), None, None)),
+    )
+    .await?;
+    Ok(all
+        .into_iter()
+        .map(|b| b.into_iter().map(|b| (b.time, b.close)).collect())
+        .collect())
+}
+
+fn matrix_of(
+    symbols: &[String],
+    series: &[Vec<(UnixMs, f64)>],
+    method: CorrelationMethod,
+) -> Result<portfolio::CorrelationMatrix, ToolError> {
+    for (s, bars) in symbols.iter().zip(series) {
+        if bars.is_empty() {
+            return Err(ToolError::NotFound(format!("no bars for {s}")));
+        }
+    }
+    let refs: Vec<&[(UnixMs, f64)]> = series.iter().map(Vec::as_slice).collect();
+    portfolio::correlation_matrix(&refs, method).map_err(core_err)
+}
+
+async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Result<CorrelationOutput, ToolError> {
+    check_symbols(&input.symbols)?;
+    let bars = check_bars("bars", input.bars)?;
+    let timeframe = input.timeframe.unwrap_or(Timeframe::H1);
+    let method = input.method.unwrap_or_default();
+    let series = closes(&ctx, &input.symbols, timeframe, bars).await?;
+    let m = matrix_of(&input.symbols, &series, method)?;
+    let pairs = portfolio::ranked_pairs(&input.symbols, &m.matrix);
+    let most_correlated = pairs.iter().take(PAIRS_LISTED).cloned().collect();
+    let least_correlated = pairs.iter().rev().take(PAIRS_LISTED).cloned().collect();
+    let undefined = input
+        .symbols
+        .iter()
+        .zip(&m.matrix)
+        .enumerate()
+        .filter(|(i, (_, row))| row[*i].is_none())
+        .map(|(_, (s, _))| s.clone())
+        .collect();
+    Ok(CorrelationOutput {
+        symbols: input.symbols,
+        timeframe,
+        method,
+        bars,
+        returns: m.returns,
+        from: to_iso(m.from),
+        to: to_iso(m.to),
+        matrix: m.matrix,
+        most_correlated,
+        least_correlated,
+        undefined,
+    })
+}
+
+/// A trade to check before placing it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposedTrade {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// `buy` (long) or `sell` (short).
+    pub side: Side,
+    /// Volume in lots, within the symbol's volume limits.
+    pub volume: f64,
+}
+
+/// Input of `check_portfolio_exposure`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExposureInput {
+    /// A trade to add to the open positions before checking (valued at the current ask for a buy, bid for a sell).
+    /// Omit it to check the open positions alone.
+    #[serde(default)]
+    pub proposed_trade: Option<ProposedTrade>,
+    /// `caution` above this gross exposure, in percent of equity (1-10000, default 500, i.e. 5:1 effective leverage).
+    #[serde(default)]
+    pub caution_gross_pct: Option<f64>,
+    /// `block` above this gross exposure, in percent of equity (1-10000, default 1000; above the caution level).
+    #[serde(default)]
+    pub block_gross_pct: Option<f64>,
+    /// `caution` when one currency's net exposure or one group of correlated positions exceeds this percentage of
+    /// equity (1-10000, default 300).
+    #[serde(default)]
+    pub caution_concentration_pct: Option<f64>,
+    /// `block` when that concentration exceeds this percentage of equity (1-10000, default 600; above the caution
+    /// level).
+    #[serde(default)]
+    pub block_concentration_pct: Option<f64>,
+    /// Absolute correlation from which two symbols count as correlated (0.3-0.99, default 0.7).
+    #[serde(default)]
+    pub correlation_threshold: Option<f64>,
+    /// Timeframe of the bars the correlations are computed on (default H1).
+    #[serde(default)]
+    pub correlation_timeframe: Option<Timeframe>,
+    /// Bars of lookback for the correlations (20-5000, default 200).
+    #[serde(default)]
+    pub correlation_bars: Option<u32>,
+}
+
+/// The correlations behind the concentration figures.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExposureCorrelation {
+    /// Timeframe of the bars.
+    pub timeframe: Timeframe,
+    /// Bars requested per symbol.
+    pub bars: u32,
+    /// Always `pearson` (log returns).
+    pub method: CorrelationMethod,
+    /// Symbols of the matrix (those of the positions and the proposed trade).
+    pub symbols: Vec<String>,
+    /// Pearson correlations of log returns, `null` where undefined; `null` as a whole when they could not be
+    /// computed (see `note`).
+    pub matrix: Option<Vec<Vec<Option<f64>>>>,
+    /// Aligned returns used; `null` when not computed.
+    pub returns: Option<usize>,
+    /// Why no correlations were computed (fewer than two symbols, too few common bars, a symbol without bars...).
+    pub note: Option<String>,
+}
+
+/// Output of `check_portfolio_exposure`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExposureOutput {
+    /// Account (deposit) currency every amount is converted to.
+    pub account_currency: String,
+    /// Equity, account currency: the base of every percentage.
+    pub equity: f64,
+    /// Open positions counted (the proposed trade excluded).
+    pub open_positions: usize,
+    /// The exposure figures and the verdict.
+    #[serde(flatten)]
+    pub report: ExposureReport,
+    /// The correlations behind `correlated_pairs` and `correlated_groups`.
+    pub correlation: ExposureCorrelation,
+}
+
+/// Specification and quote of a symbol, if the terminal has it.
+async fn spec_and_tick(ctx: &ToolContext, symbol: &str) -> Result<(SymbolSpec, Tick), ToolError> {
+    try_join(ctx.spec(symbol), ctx.tick(symbol)).await
+}
+
+/// Rates converting each currency into `account`: from the quotes of the
+/// symbols involved, else the terminal's `CCYACC` / `ACCCCY` symbols when it
+/// has them; currencies nothing converts are left out.
+async fn rates_to_account(
+    ctx: &ToolContext,
+    account: &str,
+    currencies: &[String],
+    mut known: Vec<(SymbolSpec, Tick)>,
+) -> BTreeMap<String, f64> {
+    let quotes = |k: &[(SymbolSpec, Tick)], c: &str| {
+        let q: Vec<Quote<'_>> = k.iter().map(|(s, t)| Quote::of(s, t)).collect();
+        conversion_rate(c, account, &q)
+    };
+    let missing: Vec<&String> = currencies
+        .iter()
+        .filter(|c| !c.eq_ignore_ascii_case(account) && quotes(&known, c).is_none())
+        .collect();
+    let probes: Vec<String> = missing
+        .iter()
+        .flat_map(|c| [format!("{c}{account}"), format!("{account}{c}")])
+        .filter(|s| check_symbol(s).is_ok() && !known.iter().any(|(k, _)| &k.name == s))
+        .collect();
+    // Symbols the terminal does not have are skipped.
+    known.extend(
+        join_all(probes.iter().map(|s| spec_and_tick(ctx, s)))
+            .await
+            .into_iter()
+            .flatten(),
+    );
+    currencies
+        .iter()
+        .filter(|c| !c.eq_ignore_ascii_case(account))
+        .filter_map(|c| quotes(&known, c).map(|r| (c.clone(), r)))
+        .collect()
+}
+
+fn limits_of(input: &ExposureInput) -> Result<ExposureLimits, ToolError> {
+    let d = ExposureLimits::default();
+    let limits = ExposureLimits {
+        caution_gross_pct: input.caution_gross_pct.unwrap_or(d.caution_gross_pct),
+        block_gross_pct: input.block_gross_pct.unwrap_or(d.block_gross_pct),
+        caution_concentration_pct: input.caution_concentration_pct.unwrap_or(d.caution_concentration_pct),
+        block_concentration_pct: input.block_concentration_pct.unwrap_or(d.block_concentration_pct),
+        correlation_threshold: input.correlation_threshold.unwrap_or(d.correlation_threshold),
+    };
+    limits.validate().map_err(core_err)?;
+    Ok(limits)
+}
+
+async fn correlations_of(
+    ctx: &ToolContext,
+    symbols: &[String],
+    timeframe: Timeframe,
+    bars: u32,
+) -> Result<(SymbolCorrelations, usize), String> {
+    if symbols.len() < MIN_SYMBOLS {
+        return Err("fewer than two symbols: no correlation to compute".into());
+    }
+    if symbols.len() > MAX_SYMBOLS {
+        return Err(format!(
+            "{} symbols: correlations are computed for at most {MAX_SYMBOLS}",
+            symbols.len()
+        ));
+    }
+    let series = closes(ctx, symbols, timeframe, bars)
+        .await
+        .map_err(|e| format!("bars unavailable: {e}"))?;
+    let m = matrix_of(symbols, &series, CorrelationMethod::Pearson).map_err(|e| e.to_string())?;
+    Ok((
+        SymbolCorrelations {
+            symbols: symbols.to_vec(),
+            matrix: m.matrix,
+        },
+        m.returns,
+    ))
+}
+
+async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Result<ExposureOutput, ToolError> {
+    let limits = limits_of(&input)?;
+    let timeframe = input.correlation_timeframe.unwrap_or(Timeframe::H1);
+    let bars = check_bars("correlation_bars", input.correlation_bars)?;
+    if let Some(p) = &input.proposed_trade {
+        check_symbol(&p.symbol)?;
+        if !p.volume.is_finite() || p.volume <= 0.0 {
+            return Err(ToolError::InvalidInput(
+                "`proposed_trade.volume` must be a positive number of lots".into(),
+            ));
+        }
+    }
+    let (account, open) = try_join(ctx.account(), positions(&ctx, None)).await?;
+
+    // Every symbol involved, with its specification and quote.
+    let mut symbols: Vec<String> = Vec::new();
+    for s in open
+        .iter()
+        .map(|p| &p.symbol)
+        .chain(input.proposed_trade.as_ref().map(|p| &p.symbol))
+    {
+        if !symbols.contains(s) {
+            symbols.push(s.clone());
+        }
+    }
+    let market = try_join_all(symbols.iter().map(|s| spec_and_tick(&ctx, s))).await?;
+    // `market` follows the order of `symbols`.
+    let of = |s: &str| symbols.iter().position(|x| x == s).and_then(|i| market.get(i));
+
+    let mut legs = Vec::with_capacity(open.len() + 1);
+    for p in &open {
+        let (spec, _) = of(&p.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", p.symbol)))?;
+        legs.push(ExposureLeg {
+            ticket: Some(p.ticket),
+            symbol: p.symbol.clone(),
+            side: p.side,
+            volume: p.volume,
+            contract_size: spec.contract_size,
+            price: p.current_price,
+            base: spec.currency_base.clone(),
+            quote: spec.currency_profit.clone(),
+        });
+    }
+    if let Some(t) = &input.proposed_trade {
+        let (spec, tick) = of(&t.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", t.symbol)))?;
+        if t.volume < spec.volume_min - 1e-9 || t.volume > spec.volume_max + 1e-9 {
+            return Err(ToolError::InvalidInput(format!(
+                "`proposed_trade.volume` must be between {} and {} lots for {}",
+                spec.volume_min, spec.volume_max, t.symbol
+            )));
+        }
+        legs.push(ExposureLeg {
+            ticket: None,
+            symbol: t.symbol.clone(),
+            side: t.side,
+            volume: t.volume,
+            contract_size: spec.contract_size,
+            price: match t.side {
+                Side::Buy => tick.ask,
+                Side::Sell => tick.bid,
+            },
+            base: spec.currency_base.clone(),
+            quote: spec.currency_profit.clone(),
+        });
+    }
+
+    let mut currencies: Vec<String> = Vec::new();
+    for l in &legs {
+        for c in [&l.base, &l.quote] {
+            if !currencies.contains(c) {
+                currencies.push(c.clone());
+            }
+        }
+    }
+    let rates = rates_to_account(&ctx, &account.currency, &currencies, market.clone()).await;
+    let corr = correlations_of(&ctx, &symbols, timeframe, bars).await;
+    let (correlations, correlation) = match corr {
+        Ok((c, returns)) => {
+            let info = ExposureCorrelation {
+                timeframe,
+                bars,
+                method: CorrelationMethod::Pearson,
+                symbols: c.symbols.clone(),
+                matrix: Some(c.matrix.clone()),
+                returns: Some(returns),
+                note: None,
+            };
+            (Some(c), info)
+        }
+        Err(note) => (
+            None,
+            ExposureCorrelation {
+                timeframe,
+                bars,
+                method: CorrelationMethod::Pearson,
+                symbols: symbols.clone(),
+                matrix: None,
+                returns: None,
+                note: Some(note),
+            },
+        ),
+    };
+    let report = portfolio::assess_exposure(&ExposureRequest {
+        legs: &legs,
+        equity: account.equity,
+        account_currency: &account.currency,
+        rates: &rates,
+        correlations: correlations.as_ref(),
+        limits,
+    })
+    .map_err(|e| ToolError::Dispatch(format!("the terminal's data could not be assessed: {e}")))?;
+    Ok(ExposureOutput {
+        account_currency: account.currency,
+        equity: account.equity,
+        open_positions: open.len(),
+        report,
+        correlation,
+    })
+}
+
 pub(crate) fn tools() -> Vec<Tool> {
-    Vec::new()
+    vec![
+        ToolSpec {
+            name: "get_correlation_matrix",
+            title: "Correlation matrix",
+            description: "N×N correlation matrix of 2-12 symbols, computed on the server from the terminal's bars: log returns of the closes, aligned on the bar times every symbol has, Pearson (default) or Spearman. Returns the matrix (symmetric, 1 on the diagonal, null where a price did not move), the number of aligned returns and their time range, and the most and least correlated pairs. Use it to spot positions that are in effect the same bet, or hedges.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(get_correlation_matrix),
+        ToolSpec {
+            name: "check_portfolio_exposure",
+            title: "Portfolio exposure check",
+            description: "Checks the open positions, plus an optional proposed trade, for currency exposure and concentration before trading. Splits every position into its currency legs (long 1 lot EURUSD = +100000 EUR / -notional USD), converts them to the account currency with the terminal's quotes (unconvertible currencies are listed, never guessed), and reports gross and net exposure and the largest concentration (one currency, or a group of positions whose returns are correlated) in percent of equity. Verdict `proceed`, `caution` or `block` against thresholds you may override, with a reason for each threshold crossed. Read-only: nothing is traded.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(check_portfolio_exposure),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_entries() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["get_correlation_matrix", "check_portfolio_exposure"]);
+        for t in &tools {
+            assert_eq!(t.capability, Capability::Analytics, "{}", t.name);
+            assert_eq!((t.gate, t.target), (Gate::Always, Target::Terminal));
+            assert_eq!(t.annotations, READ_TERMINAL);
+            assert_eq!(t.input_schema["type"], "object");
+            assert_eq!(t.input_schema["additionalProperties"], false, "{}", t.name);
+        }
+        let props = &tools[0].input_schema["properties"];
+        assert!(props["symbols"]["description"].as_str().unwrap().contains("2 to 12"));
+        let out = &tools[1].output_schema["properties"];
+        for k in ["verdict", "reasons", "currencies", "gross_pct_equity", "correlation"] {
+            assert!(out.get(k).is_some(), "output schema lacks {k}: {out}");
+        }
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("SYM{i}")).collect()
+    }
+
+    #[test]
+    fn symbol_list_limits() {
+        assert!(check_symbols(&names(2)).is_ok());
+        assert!(check_symbols(&names(12)).is_ok());
+        for n in [0, 1, 13] {
+            let e = check_symbols(&names(n)).unwrap_err().to_string();
+            assert!(e.contains("between 2 and 12"), "{e}");
+        }
+        let e = check_symbols(&["EURUSD".into(), "eurusd".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
+        assert!(check_symbols(&["EURUSD".into(), "BAD SYMBOL".into()]).is_err());
+    }
+
+    #[test]
+    fn bars_and_limits_bounds() {
+        assert_eq!(check_bars("bars", None).unwrap(), 200);
+        assert_eq!(check_bars("bars", Some(20)).unwrap(), 20);
+        assert!(check_bars("bars", Some(19)).is_err());
+        assert!(check_bars("bars", Some(5001)).is_err());
+        assert_eq!(limits_of(&ExposureInput::default()).unwrap(), ExposureLimits::default());
+        let e = limits_of(&ExposureInput {
+            caution_gross_pct: Some(1_200.0),
+            ..ExposureInput::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.code(), "VALIDATION_ERROR");
+        assert!(
+            e.to_string()
+                .contains("`caution_gross_pct` must be below block_gross_pct"),
+            "{e}"
+        );
+        let e = limits_of(&ExposureInput {
+            correlation_threshold: Some(0.1),
+            ..ExposureInput::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("correlation_threshold"), "{e}");
+    }
+
+    #[test]
+    fn empty_series_is_not_found() {
+        let e = matrix_of(&names(2), &[vec![], vec![(0, 1.0)]], CorrelationMethod::Pearson).unwrap_err();
+        assert_eq!(e.code(), "NOT_FOUND");
+    }
 }
