@@ -60,6 +60,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             verifier,
             gateway: remote.client,
             redis,
+            calendar: settings.server_calendar()?,
         },
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.mcp_port))

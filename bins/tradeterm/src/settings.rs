@@ -60,6 +60,11 @@ pub struct Settings {
     /// How long a quote pushed by an agent answers `get_tick` without asking
     /// the terminal, in ms (`QUOTE_CACHE_MS`, default 1000; 0 turns it off).
     pub quote_cache_ms: u64,
+    /// The server's economic calendar, a JSON file (`CALENDAR_FILE`), used by
+    /// `get_economic_calendar` and `get_event_risk` when a terminal has no
+    /// calendar (MT4) or is disconnected. Unset: no fallback. See
+    /// `docs/calendar.md`.
+    pub calendar_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -88,6 +93,7 @@ impl Default for Settings {
             heartbeat_interval_ms: 10_000,
             heartbeat_timeout_ms: 30_000,
             quote_cache_ms: 1_000,
+            calendar_file: None,
         }
     }
 }
@@ -117,6 +123,7 @@ const ENV_KEYS: &[&str] = &[
     "HEARTBEAT_INTERVAL_MS",
     "HEARTBEAT_TIMEOUT_MS",
     "QUOTE_CACHE_MS",
+    "CALENDAR_FILE",
 ];
 
 impl Settings {
@@ -206,6 +213,21 @@ impl Settings {
             allowed_hosts,
             ..tradeterm_mcp::McpSettings::default()
         }
+    }
+
+    /// The server calendar of `CALENDAR_FILE` (empty when unset).
+    ///
+    /// # Errors
+    /// The file is set but cannot be read or is not a valid calendar: the
+    /// servers refuse to start rather than run without the fallback they were
+    /// configured with.
+    pub fn server_calendar(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::events::ServerCalendar>> {
+        let calendar = match &self.calendar_file {
+            None => tradeterm_tools::events::ServerCalendar::default(),
+            Some(path) => tradeterm_tools::events::ServerCalendar::load(path)
+                .map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?,
+        };
+        Ok(std::sync::Arc::new(calendar))
     }
 
     /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which

@@ -76,6 +76,8 @@ impl Stack {
     /// credentials and starts the simulated terminals.
     pub async fn start(opts: StackOptions) -> anyhow::Result<Self> {
         let settings = &opts.settings;
+        // Before anything listens: a bad calendar file stops the start.
+        let calendar = settings.server_calendar()?;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
         let store = crate::boot::open_store(settings, &opts.data_dir).await?;
@@ -114,6 +116,7 @@ impl Stack {
             gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
                 .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
             redis: settings.redis_pool()?,
+            calendar: calendar.clone(),
         };
         if rest_deps.redis.is_none() {
             tracing::info!("KEYVALUE_URL is not set: REST rate limiting is off (development)");
@@ -134,6 +137,7 @@ impl Stack {
             gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
                 .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
             redis: settings.redis_pool()?,
+            calendar,
         };
         let mcp_state = tradeterm_mcp::McpState::new(settings.mcp_settings(), mcp_deps);
         let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))

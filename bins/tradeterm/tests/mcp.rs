@@ -91,6 +91,7 @@ fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, redis: bo
         verifier: tradeterm::keys::verifier(&tradeterm::Settings::default(), &paths).unwrap(),
         gateway: GatewayClient::new(gateway_url).unwrap(),
         redis,
+        calendar: Default::default(),
     };
     McpServer::build(McpState::new(settings, deps), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
 }

@@ -532,6 +532,7 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
         verifier: tradeterm::keys::verifier(&settings, &paths).unwrap(),
         gateway: tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
         redis: settings.redis_pool().unwrap(),
+        calendar: Default::default(),
     };
     let second = tradeterm_rest::RestServer::build(
         tradeterm_rest::AppState::new(settings.rest_settings(), deps),
@@ -831,6 +832,7 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
         verifier: tradeterm::keys::verifier(&settings, &paths).unwrap(),
         gateway: tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
         redis: None,
+        calendar: Default::default(),
     };
     let flaky = tradeterm_rest::RestServer::build(
         tradeterm_rest::AppState::new(settings.rest_settings(), deps),

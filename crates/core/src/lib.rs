@@ -19,6 +19,7 @@ pub mod coaching;
 pub mod confluence;
 pub mod costs;
 pub mod error;
+pub mod events;
 pub mod fibonacci;
 pub mod indicators;
 pub mod license;

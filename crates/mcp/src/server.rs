@@ -295,6 +295,7 @@ impl ServerHandler for Session {
             idempotency_key: None,
             timeout: self.state.settings().dispatch_timeout,
             now_ms: chrono::Utc::now().timestamp_millis(),
+            calendar: deps.calendar.clone(),
         };
         let span = tracing::info_span!(
             "mcp_tool",

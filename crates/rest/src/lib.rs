@@ -74,6 +74,9 @@ pub struct RestDeps {
     pub gateway: GatewayClient,
     /// Redis pool for rate limiting (`None`: rate limiting off).
     pub redis: Option<deadpool_redis::Pool>,
+    /// The server's economic calendar (`CALENDAR_FILE`; empty when unset),
+    /// used by the calendar tools when a terminal has none.
+    pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
 }
 
 impl std::fmt::Debug for RestDeps {

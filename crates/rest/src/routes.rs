@@ -587,6 +587,7 @@ async fn run(
         idempotency_key,
         timeout: state.settings.dispatch_timeout,
         now_ms: chrono::Utc::now().timestamp_millis(),
+        calendar: state.deps.calendar.clone(),
     };
     let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
     match tool.call(ctx, input).instrument(span).await {

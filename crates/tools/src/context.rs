@@ -33,6 +33,8 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// Current time, unix ms (taken once per call).
     pub now_ms: i64,
+    /// The server's economic calendar (the fallback of the calendar tools).
+    pub calendar: Arc<crate::events::ServerCalendar>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -29,6 +29,7 @@ mod coaching;
 mod context;
 mod costs;
 mod error;
+pub mod events;
 mod journal;
 mod market;
 mod market_analysis;
@@ -220,6 +221,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(coaching::tools());
         tools.extend(portfolio::tools());
         tools.extend(costs::tools());
+        tools.extend(events::tools());
         tools
     })
 }

@@ -1,0 +1,794 @@
+//! Economic-calendar tools: `get_economic_calendar` and `get_event_risk`.
+//!
+//! The calendar comes from the terminal (MT5's calendar) and falls back to
+//! the server's calendar ([`ServerCalendar`], a JSON file the operator keeps
+//! up to date) when the terminal has no calendar (MT4 answers
+//! `NOT_SUPPORTED`), is disconnected or does not answer. Without a server
+//! calendar the answer says so (`source: "none"`) instead of inventing
+//! events. See `docs/calendar.md`.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::events::{self, EconomicEvent, EventFilter, EventRiskConfig, Importance, MINUTE_MS, Verdict};
+use tradeterm_core::time::{DAY_MS, UnixMs, parse_iso, to_iso};
+use tradeterm_protocol::agent::{self, codes};
+use tradeterm_protocol::{Command, CommandResult, DispatchError};
+
+use crate::context::unexpected;
+use crate::market::check_symbol;
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Longest range one calendar call may cover.
+pub const MAX_CALENDAR_DAYS: i64 = 31;
+/// Most currencies one call may filter on.
+pub const MAX_CURRENCIES: usize = 20;
+/// Most categories one call may filter on.
+pub const MAX_CATEGORIES: usize = 10;
+/// Most events a server calendar file may hold.
+pub const MAX_SERVER_EVENTS: usize = 200_000;
+
+/// The server-side economic calendar: events loaded from a JSON file
+/// (`CALENDAR_FILE`), used when a terminal has no calendar. Empty (and
+/// [`is_configured`](Self::is_configured) false) when none is configured.
+#[derive(Debug, Default)]
+pub struct ServerCalendar {
+    events: Vec<EconomicEvent>,
+    configured: bool,
+}
+
+/// One event of a server calendar file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEvent {
+    id: String,
+    time: String,
+    currency: String,
+    #[serde(default)]
+    country: String,
+    name: String,
+    importance: Importance,
+    #[serde(default)]
+    category: String,
+    #[serde(default)]
+    actual: Option<f64>,
+    #[serde(default)]
+    forecast: Option<f64>,
+    #[serde(default)]
+    previous: Option<f64>,
+}
+
+impl ServerCalendar {
+    /// A calendar from the text of a calendar file: a JSON array of
+    /// `{ "id", "time" (ISO 8601), "currency", "country"?, "name",
+    /// "importance" (low|medium|high), "category"?, "actual"?, "forecast"?,
+    /// "previous"? }`.
+    ///
+    /// # Errors
+    /// A message naming the first bad event.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let raw: Vec<FileEvent> = serde_json::from_str(text).map_err(|e| format!("calendar file: {e}"))?;
+        if raw.len() > MAX_SERVER_EVENTS {
+            return Err(format!("calendar file: more than {MAX_SERVER_EVENTS} events"));
+        }
+        let mut events = Vec::with_capacity(raw.len());
+        for (i, e) in raw.into_iter().enumerate() {
+            let bad = |what: &str| format!("calendar file: event {i} (`{}`): {what}", e.id);
+            let time = parse_iso(&e.time).map_err(|_| bad("`time` must be an ISO 8601 time"))?;
+            if !is_currency(&e.currency) {
+                return Err(bad("`currency` must be a 3-letter ISO code"));
+            }
+            if e.id.is_empty() || e.name.is_empty() {
+                return Err(bad("`id` and `name` must not be empty"));
+            }
+            if [e.actual, e.forecast, e.previous]
+                .iter()
+                .flatten()
+                .any(|v| !v.is_finite())
+            {
+                return Err(bad("values must be finite numbers"));
+            }
+            events.push(EconomicEvent {
+                id: e.id,
+                time,
+                currency: e.currency.to_ascii_uppercase(),
+                country: e.country,
+                name: e.name,
+                importance: e.importance,
+                category: e.category.to_ascii_lowercase(),
+                actual: e.actual,
+                forecast: e.forecast,
+                previous: e.previous,
+            });
+        }
+        events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+        Ok(Self {
+            events,
+            configured: true,
+        })
+    }
+
+    /// Loads a calendar file.
+    ///
+    /// # Errors
+    /// The file cannot be read or is not a valid calendar.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::from_json(&text)
+    }
+
+    /// Whether a calendar file was configured.
+    pub fn is_configured(&self) -> bool {
+        self.configured
+    }
+
+    /// The events, by time.
+    pub fn events(&self) -> &[EconomicEvent] {
+        &self.events
+    }
+}
+
+fn is_currency(s: &str) -> bool {
+    s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// Where a calendar answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CalendarSource {
+    /// The terminal's own calendar (MT5).
+    Terminal,
+    /// The server's calendar file.
+    Server,
+    /// Neither: the terminal has none and no server calendar is configured.
+    None,
+}
+
+/// Which calendar to use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourcePreference {
+    /// The terminal's, else the server's (default).
+    #[default]
+    Auto,
+    /// Only the terminal's (an error when it has none).
+    Terminal,
+    /// Only the server's.
+    Server,
+}
+
+/// Input of `get_economic_calendar`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarInput {
+    /// Start (ISO 8601, inclusive); default now.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// End (ISO 8601, exclusive); default `from` + 7 days. At most 31 days after `from`.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Only events of these currencies (ISO codes such as `USD`, at most 20); default all.
+    #[serde(default)]
+    pub currencies: Vec<String>,
+    /// Only events of at least this importance (`low`, `medium`, `high`).
+    #[serde(default)]
+    pub min_importance: Option<Importance>,
+    /// Only these categories (`inflation`, `employment`, `central_bank`, `growth`, ...; at most 10).
+    #[serde(default)]
+    pub categories: Vec<String>,
+    /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
+    #[serde(default)]
+    pub source: SourcePreference,
+}
+
+/// One calendar event.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventOut {
+    /// Event id (stable per source).
+    pub id: String,
+    /// Release time (ISO 8601 UTC).
+    pub time: String,
+    /// Currency affected.
+    pub currency: String,
+    /// Country code.
+    pub country: String,
+    /// Event name.
+    pub name: String,
+    /// `low`, `medium` or `high`.
+    pub importance: Importance,
+    /// Category.
+    pub category: String,
+    /// Actual value, once released.
+    pub actual: Option<f64>,
+    /// Consensus forecast.
+    pub forecast: Option<f64>,
+    /// Previous value.
+    pub previous: Option<f64>,
+}
+
+impl From<EconomicEvent> for EventOut {
+    fn from(e: EconomicEvent) -> Self {
+        Self {
+            id: e.id,
+            time: to_iso(e.time),
+            currency: e.currency,
+            country: e.country,
+            name: e.name,
+            importance: e.importance,
+            category: e.category,
+            actual: e.actual,
+            forecast: e.forecast,
+            previous: e.previous,
+        }
+    }
+}
+
+/// Output of `get_economic_calendar`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CalendarOutput {
+    /// Where the events come from: `terminal`, `server` or `none`.
+    pub source: CalendarSource,
+    /// Start of the range (ISO 8601).
+    pub from: String,
+    /// End of the range (ISO 8601, exclusive).
+    pub to: String,
+    /// The events, by time.
+    pub events: Vec<EventOut>,
+    /// Why the terminal's calendar was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn importance_word(i: Importance) -> &'static str {
+    match i {
+        Importance::Low => "low",
+        Importance::Medium => "medium",
+        Importance::High => "high",
+    }
+}
+
+fn importance_from(i: agent::Importance) -> Importance {
+    match i {
+        agent::Importance::Low => Importance::Low,
+        agent::Importance::Medium => Importance::Medium,
+        agent::Importance::High => Importance::High,
+    }
+}
+
+fn from_terminal(e: agent::CalendarEvent) -> EconomicEvent {
+    EconomicEvent {
+        id: e.id,
+        time: e.time,
+        currency: e.currency.to_ascii_uppercase(),
+        country: e.country,
+        name: e.name,
+        importance: importance_from(e.importance),
+        category: e.category.to_ascii_lowercase(),
+        actual: e.actual,
+        forecast: e.forecast,
+        previous: e.previous,
+    }
+}
+
+fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Vec<String>, ToolError> {
+    if input_currencies.len() > MAX_CURRENCIES {
+        return Err(ToolError::InvalidInput(format!(
+            "`currencies` may list at most {MAX_CURRENCIES} codes"
+        )));
+    }
+    if categories.len() > MAX_CATEGORIES {
+        return Err(ToolError::InvalidInput(format!(
+            "`categories` may list at most {MAX_CATEGORIES} names"
+        )));
+    }
+    if let Some(bad) = categories
+        .iter()
+        .find(|c| c.is_empty() || c.len() > 32 || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'))
+    {
+        return Err(ToolError::InvalidInput(format!(
+            "invalid category `{}`: use 1-32 letters, digits or _",
+            bad.chars().take(40).collect::<String>()
+        )));
+    }
+    input_currencies
+        .iter()
+        .map(|c| {
+            if is_currency(c) {
+                Ok(c.to_ascii_uppercase())
+            } else {
+                Err(ToolError::InvalidInput(format!(
+                    "invalid currency `{}`: use a 3-letter ISO code such as USD",
+                    c.chars().take(40).collect::<String>()
+                )))
+            }
+        })
+        .collect()
+}
+
+/// The events of `[from, to)` for `currencies` (empty = all), from the
+/// terminal or the server calendar as `pref` says, with where they came from
+/// and why the terminal's were not used.
+async fn fetch_events(
+    ctx: &ToolContext,
+    from: UnixMs,
+    to: UnixMs,
+    currencies: &[String],
+    pref: SourcePreference,
+) -> Result<(CalendarSource, Vec<EconomicEvent>, Option<String>), ToolError> {
+    let server = |why: String| {
+        if ctx.calendar.is_configured() {
+            let filter = EventFilter {
+                currencies: currencies.to_vec(),
+                ..EventFilter::default()
+            };
+            (
+                CalendarSource::Server,
+                events::select(ctx.calendar.events(), from, to, &filter),
+                Some(why),
+            )
+        } else {
+            (
+                CalendarSource::None,
+                Vec::new(),
+                Some(format!("{why}; no server calendar is configured (CALENDAR_FILE)")),
+            )
+        }
+    };
+    if pref == SourcePreference::Server {
+        return Ok(server("the server calendar was asked for".into()));
+    }
+    let terminal = ctx.terminal()?;
+    let command = Command::Calendar {
+        from,
+        to,
+        currencies: currencies.to_vec(),
+    };
+    let why = match ctx
+        .dispatch
+        .execute(&ctx.license_id, terminal, command, ctx.timeout)
+        .await
+    {
+        Ok(CommandResult::Calendar { events }) => {
+            return Ok((
+                CalendarSource::Terminal,
+                events.into_iter().map(from_terminal).collect(),
+                None,
+            ));
+        }
+        Ok(other) => return Err(unexpected("calendar", &other)),
+        Err(DispatchError::CommandFailed(body)) if body.code == codes::NOT_SUPPORTED => {
+            "the terminal has no economic calendar (MT4)".to_owned()
+        }
+        Err(DispatchError::Unreachable) => "the terminal is not connected".to_owned(),
+        Err(DispatchError::Timeout(d)) => format!("the terminal did not answer within {} ms", d.as_millis()),
+        Err(e) => return Err(e.into()),
+    };
+    if pref == SourcePreference::Terminal {
+        return Err(ToolError::Dispatch(format!("{why} (source `terminal` was asked for)")));
+    }
+    Ok(server(why))
+}
+
+/// Input of `get_event_risk`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventRiskInput {
+    /// Instrument whose currencies (base, profit and margin) are checked, e.g. `EURUSD`.
+    pub symbol: String,
+    /// Minutes before a high-importance event when trading is blocked (0-1440, default 15).
+    #[serde(default)]
+    pub block_before_minutes: Option<i64>,
+    /// Minutes after a high-importance event when trading is blocked (0-1440, default 15).
+    #[serde(default)]
+    pub block_after_minutes: Option<i64>,
+    /// Minutes before a medium- or high-importance event when to be cautious (0-1440, default 120; at least the block window).
+    #[serde(default)]
+    pub caution_before_minutes: Option<i64>,
+    /// Minutes after a medium- or high-importance event when to be cautious (0-1440, default 30; at least the block window).
+    #[serde(default)]
+    pub caution_after_minutes: Option<i64>,
+    /// `auto` (default): the terminal's calendar, else the server's.
+    #[serde(default)]
+    pub source: SourcePreference,
+}
+
+/// An event whose window contains now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ActiveEventOut {
+    /// The event.
+    pub event: EventOut,
+    /// `block` or `caution`: which of its windows contains now.
+    pub window: Verdict,
+    /// Window start (ISO 8601).
+    pub window_start: String,
+    /// Window end (ISO 8601).
+    pub window_end: String,
+}
+
+/// Output of `get_event_risk`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventRiskOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// The currencies checked.
+    pub currencies: Vec<String>,
+    /// `proceed`, `caution` or `block`.
+    pub verdict: Verdict,
+    /// When the current block or caution windows end (ISO 8601), chained across overlapping events; absent for `proceed`.
+    pub resume_after: Option<String>,
+    /// Human-readable reasons.
+    pub reasons: Vec<String>,
+    /// The events whose window contains now.
+    pub active_events: Vec<ActiveEventOut>,
+    /// The next relevant event (medium or high importance) after now, within 24 h.
+    pub next_event: Option<EventOut>,
+    /// Where the events come from; with `none` the verdict is `caution` (unknown risk).
+    pub source: CalendarSource,
+    /// Why the terminal's calendar was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// When the verdict was computed (ISO 8601).
+    pub as_of: String,
+}
+
+fn minutes(name: &str, v: Option<i64>, default_ms: i64) -> Result<i64, ToolError> {
+    match v {
+        None => Ok(default_ms),
+        Some(m) if (0..=events::MAX_WINDOW_MS / MINUTE_MS).contains(&m) => Ok(m * MINUTE_MS),
+        Some(_) => Err(ToolError::InvalidInput(format!(
+            "`{name}` must be within 0 ..= {}",
+            events::MAX_WINDOW_MS / MINUTE_MS
+        ))),
+    }
+}
+
+/// The tools of this module.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "get_economic_calendar",
+            title: "Economic calendar",
+            description: "Economic releases in [`from`, `to`) (default: the next 7 days; at most 31 days), by time, optionally only some currencies, a minimum importance or some categories. From the terminal's calendar (MT5); on MT4, or when the terminal is disconnected or silent, from the server's calendar (`source` says which; `none` when neither exists).",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, input: CalendarInput| async move {
+            let parse = |field: &str, v: &Option<String>| {
+                v.as_deref()
+                    .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time"))))
+                    .transpose()
+            };
+            let from = parse("from", &input.from)?.unwrap_or(ctx.now_ms);
+            let to = parse("to", &input.to)?.unwrap_or(from + 7 * DAY_MS);
+            if from >= to {
+                return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
+            }
+            if to - from > MAX_CALENDAR_DAYS * DAY_MS {
+                return Err(ToolError::InvalidInput(format!(
+                    "the range may span at most {MAX_CALENDAR_DAYS} days"
+                )));
+            }
+            let currencies = check_filter(&input.currencies, &input.categories)?;
+            let (source, found, note) = fetch_events(&ctx, from, to, &currencies, input.source).await?;
+            let filter = EventFilter {
+                currencies,
+                min_importance: input.min_importance,
+                categories: input.categories.iter().map(|c| c.to_ascii_lowercase()).collect(),
+            };
+            Ok(CalendarOutput {
+                source,
+                from: to_iso(from),
+                to: to_iso(to),
+                events: events::select(&found, from, to, &filter).into_iter().map(EventOut::from).collect(),
+                note,
+            })
+        }),
+        ToolSpec {
+            name: "get_event_risk",
+            title: "Event risk",
+            description: "Whether to trade a symbol now given the economic calendar: `proceed`, `caution` (a medium- or high-importance release of one of its currencies within 2 h before or 30 min after) or `block` (a high-importance release within 15 min either side), with `resume_after` (when the windows end) and the events involved. Windows are adjustable. Unknown calendar (none available) gives `caution`.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(|ctx: ToolContext, input: EventRiskInput| async move {
+            check_symbol(&input.symbol)?;
+            let defaults = EventRiskConfig::default();
+            let config = EventRiskConfig {
+                block_before_ms: minutes("block_before_minutes", input.block_before_minutes, defaults.block_before_ms)?,
+                block_after_ms: minutes("block_after_minutes", input.block_after_minutes, defaults.block_after_ms)?,
+                caution_before_ms: minutes(
+                    "caution_before_minutes",
+                    input.caution_before_minutes,
+                    defaults.caution_before_ms,
+                )?,
+                caution_after_ms: minutes(
+                    "caution_after_minutes",
+                    input.caution_after_minutes,
+                    defaults.caution_after_ms,
+                )?,
+                ..defaults
+            };
+            config
+                .validate()
+                .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+            let spec = ctx.spec(&input.symbol).await?;
+            let mut currencies: Vec<String> = [&spec.currency_base, &spec.currency_profit, &spec.currency_margin]
+                .into_iter()
+                .filter(|c| is_currency(c))
+                .map(|c| c.to_ascii_uppercase())
+                .collect();
+            currencies.sort();
+            currencies.dedup();
+            if currencies.is_empty() {
+                return Err(ToolError::InvalidInput(format!(
+                    "`{}` has no ISO currency to check events for",
+                    input.symbol
+                )));
+            }
+            let now = ctx.now_ms;
+            // Every window that can contain now, and the next day's events.
+            let from = now - events::MAX_WINDOW_MS;
+            let to = now + DAY_MS;
+            let (source, found, note) = fetch_events(&ctx, from, to, &currencies, input.source).await?;
+            let risk = events::event_risk(&found, &currencies, now, &config)
+                .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+            let mut reasons: Vec<String> = risk
+                .active
+                .iter()
+                .map(|h| {
+                    let rel = h.event.time - now;
+                    let when = if rel >= 0 {
+                        format!("in {} min", (rel + MINUTE_MS - 1) / MINUTE_MS)
+                    } else {
+                        format!("{} min ago", (-rel) / MINUTE_MS)
+                    };
+                    format!(
+                        "{} {} ({} importance) {when}: {} window until {}",
+                        h.event.currency,
+                        h.event.name,
+                        importance_word(h.event.importance),
+                        if h.blocks { "block" } else { "caution" },
+                        to_iso(h.window_end)
+                    )
+                })
+                .collect();
+            let mut verdict = risk.verdict;
+            let mut resume_after = risk.resume_after;
+            if source == CalendarSource::None {
+                // Unknown is not safe: never `proceed` without a calendar.
+                verdict = Verdict::Caution;
+                resume_after = None;
+                reasons.push("no economic calendar is available: event risk is unknown".into());
+            } else if reasons.is_empty() {
+                reasons.push(format!(
+                    "no medium- or high-importance {} release within the caution windows",
+                    currencies.join("/")
+                ));
+            }
+            Ok(EventRiskOutput {
+                symbol: input.symbol,
+                currencies,
+                verdict,
+                resume_after: resume_after.map(to_iso),
+                reasons,
+                active_events: risk
+                    .active
+                    .into_iter()
+                    .map(|h| ActiveEventOut {
+                        window: if h.blocks { Verdict::Block } else { Verdict::Caution },
+                        window_start: to_iso(h.window_start),
+                        window_end: to_iso(h.window_end),
+                        event: h.event.into(),
+                    })
+                    .collect(),
+                next_event: risk.next_event.map(EventOut::from),
+                source,
+                note,
+                as_of: to_iso(now),
+            })
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_calendar_files_are_validated() {
+        let ok = r#"[
+            {"id": "b", "time": "2026-11-27T13:30:00Z", "currency": "usd", "country": "US",
+             "name": "Payrolls", "importance": "high", "category": "Employment", "forecast": 150.0},
+            {"id": "a", "time": "2026-11-26T10:00:00Z", "currency": "EUR", "name": "CPI", "importance": "medium"}
+        ]"#;
+        let cal = ServerCalendar::from_json(ok).unwrap();
+        assert!(cal.is_configured());
+        let ids: Vec<&str> = cal.events().iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"], "sorted by time");
+        assert_eq!(cal.events()[1].currency, "USD");
+        assert_eq!(cal.events()[1].category, "employment");
+        assert_eq!(cal.events()[1].time, parse_iso("2026-11-27T13:30:00Z").unwrap());
+        for (bad, needle) in [
+            (
+                r#"[{"id": "x", "time": "soon", "currency": "USD", "name": "n", "importance": "high"}]"#,
+                "time",
+            ),
+            (
+                r#"[{"id": "x", "time": "2026-11-27T13:30:00Z", "currency": "US", "name": "n", "importance": "high"}]"#,
+                "currency",
+            ),
+            (
+                r#"[{"id": "x", "time": "2026-11-27T13:30:00Z", "currency": "USD", "name": "n", "importance": "huge"}]"#,
+                "`huge`",
+            ),
+            (
+                r#"[{"id": "", "time": "2026-11-27T13:30:00Z", "currency": "USD", "name": "n", "importance": "low"}]"#,
+                "empty",
+            ),
+            (
+                r#"[{"id": "x", "time": "2026-11-27T13:30:00Z", "currency": "USD", "name": "n", "importance": "low", "extra": 1}]"#,
+                "extra",
+            ),
+            (r#"{"id": "x"}"#, "calendar file"),
+        ] {
+            let err = ServerCalendar::from_json(bad).unwrap_err();
+            assert!(err.contains(needle), "{err} should mention {needle}");
+        }
+        assert!(!ServerCalendar::default().is_configured());
+    }
+
+    #[test]
+    fn filters_are_validated() {
+        assert_eq!(check_filter(&["usd".into()], &[]).unwrap(), vec!["USD".to_owned()]);
+        assert!(check_filter(&["dollar".into()], &[]).is_err());
+        assert!(check_filter(&vec!["USD".into(); MAX_CURRENCIES + 1], &[]).is_err());
+        assert!(check_filter(&[], &["central bank".into()]).is_err());
+        assert!(check_filter(&[], &vec!["growth".into(); MAX_CATEGORIES + 1]).is_err());
+        assert!(minutes("x", Some(-1), 0).is_err());
+        assert!(minutes("x", Some(1441), 0).is_err());
+        assert_eq!(minutes("x", Some(5), 0).unwrap(), 5 * MINUTE_MS);
+        assert_eq!(minutes("x", None, 7).unwrap(), 7);
+    }
+
+    /// A terminal that answers the calendar command as told.
+    struct FakeTerminal(&'static str);
+
+    #[async_trait::async_trait]
+    impl tradeterm_protocol::Dispatch for FakeTerminal {
+        async fn execute(
+            &self,
+            _license: &str,
+            _terminal: &str,
+            command: Command,
+            _timeout: std::time::Duration,
+        ) -> Result<CommandResult, DispatchError> {
+            let Command::Calendar { from, .. } = command else {
+                return Err(DispatchError::Unreachable);
+            };
+            match self.0 {
+                "mt5" => Ok(CommandResult::Calendar {
+                    events: vec![agent::CalendarEvent {
+                        id: "t1".into(),
+                        time: from + MINUTE_MS,
+                        currency: "usd".into(),
+                        country: "US".into(),
+                        name: "Terminal event".into(),
+                        importance: agent::Importance::High,
+                        category: "Employment".into(),
+                        actual: None,
+                        forecast: None,
+                        previous: None,
+                    }],
+                }),
+                "mt4" => Err(DispatchError::CommandFailed(agent::ErrorBody::new(
+                    codes::NOT_SUPPORTED,
+                    "no calendar on MT4",
+                ))),
+                "offline" => Err(DispatchError::Unreachable),
+                _ => Err(DispatchError::NotFound),
+            }
+        }
+
+        async fn terminals(&self, _license: &str) -> Result<Vec<tradeterm_protocol::TerminalStatus>, DispatchError> {
+            Ok(Vec::new())
+        }
+    }
+
+    async fn context(terminal: &'static str, calendar: ServerCalendar) -> ToolContext {
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        ToolContext {
+            license_id: "lic_test".into(),
+            caps: vec![Capability::Read, Capability::Analytics],
+            terminal_id: Some("term_test".into()),
+            dispatch: std::sync::Arc::new(FakeTerminal(terminal)),
+            store: std::sync::Arc::new(store),
+            force_dry_run: true,
+            idempotency_key: None,
+            timeout: std::time::Duration::from_secs(1),
+            now_ms: parse_iso("2026-11-26T12:00:00Z").unwrap(),
+            calendar: std::sync::Arc::new(calendar),
+        }
+    }
+
+    fn server_file() -> ServerCalendar {
+        ServerCalendar::from_json(
+            r#"[{"id": "s1", "time": "2026-11-26T13:00:00Z", "currency": "USD", "name": "Server event", "importance": "high"},
+                {"id": "s2", "time": "2026-11-26T14:00:00Z", "currency": "JPY", "name": "Other", "importance": "high"}]"#,
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_calendar_falls_back_to_the_server_and_says_so() {
+        let tool = crate::find("get_economic_calendar").unwrap();
+        let call = |terminal, calendar, input: serde_json::Value| async move {
+            tool.call(context(terminal, calendar).await, input).await
+        };
+        let ids = |v: &serde_json::Value| -> Vec<String> {
+            v["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        // MT5: the terminal's calendar.
+        let v = call("mt5", server_file(), serde_json::json!({})).await.unwrap();
+        assert_eq!(
+            (v["source"].as_str(), ids(&v)),
+            (Some("terminal"), vec!["t1".to_owned()])
+        );
+        assert!(v.get("note").is_none());
+        assert_eq!(v["events"][0]["currency"], "USD");
+        // MT4 and offline terminals: the server's, with the reason; filters apply.
+        for (terminal, reason) in [("mt4", "no economic calendar"), ("offline", "not connected")] {
+            let v = call(terminal, server_file(), serde_json::json!({ "currencies": ["usd"] }))
+                .await
+                .unwrap();
+            assert_eq!(
+                (v["source"].as_str(), ids(&v)),
+                (Some("server"), vec!["s1".to_owned()]),
+                "{terminal}"
+            );
+            assert!(v["note"].as_str().unwrap().contains(reason), "{v}");
+            // Without a server calendar: nothing invented.
+            let v = call(terminal, ServerCalendar::default(), serde_json::json!({}))
+                .await
+                .unwrap();
+            assert_eq!((v["source"].as_str(), ids(&v).len()), (Some("none"), 0));
+            assert!(v["note"].as_str().unwrap().contains("CALENDAR_FILE"), "{v}");
+            // `terminal` insists: an error, not the server's.
+            let e = call(terminal, server_file(), serde_json::json!({ "source": "terminal" }))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), "DISPATCH_ERROR");
+        }
+        // `server` skips the terminal.
+        let v = call("mt5", server_file(), serde_json::json!({ "source": "server" }))
+            .await
+            .unwrap();
+        assert_eq!(
+            (v["source"].as_str(), ids(&v)),
+            (Some("server"), vec!["s1".to_owned(), "s2".to_owned()])
+        );
+        // Other dispatch errors are not papered over.
+        let e = call("unknown", server_file(), serde_json::json!({})).await.unwrap_err();
+        assert_eq!(e.code(), "NOT_FOUND");
+        // Range checks.
+        for bad in [
+            serde_json::json!({ "from": "2026-11-26T00:00:00Z", "to": "2026-11-25T00:00:00Z" }),
+            serde_json::json!({ "from": "2026-11-01T00:00:00Z", "to": "2026-12-03T00:00:00Z" }),
+            serde_json::json!({ "from": "yesterday" }),
+            serde_json::json!({ "currencies": ["US"] }),
+            serde_json::json!({ "source": "cache" }),
+        ] {
+            let e = call("mt5", server_file(), bad.clone()).await.unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR", "{bad}");
+        }
+    }
+}
