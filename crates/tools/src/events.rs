@@ -129,7 +129,7 @@ impl ServerCalendar {
     }
 }
 
-fn is_currency(s: &str) -> bool {
+pub(crate) fn is_currency(s: &str) -> bool {
     s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
 }
 
@@ -309,7 +309,7 @@ fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Ve
 /// The events of `[from, to)` for `currencies` (empty = all), from the
 /// terminal or the server calendar as `pref` says, with where they came from
 /// and why the terminal's were not used.
-async fn fetch_events(
+pub(crate) async fn fetch_events(
     ctx: &ToolContext,
     from: UnixMs,
     to: UnixMs,

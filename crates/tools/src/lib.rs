@@ -29,11 +29,14 @@ mod coaching;
 mod context;
 mod costs;
 mod error;
+mod event_analysis;
 pub mod events;
 mod journal;
+mod macro_context;
 mod market;
 mod market_analysis;
 mod portfolio;
+mod prop_firm;
 pub mod ratelimit;
 mod structure;
 mod trading;
@@ -222,6 +225,9 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(portfolio::tools());
         tools.extend(costs::tools());
         tools.extend(events::tools());
+        tools.extend(event_analysis::tools());
+        tools.extend(macro_context::tools());
+        tools.extend(prop_firm::tools());
         tools
     })
 }

@@ -1,0 +1,2 @@
+//! Prop-firm rule tracking: rule sets, presets, and the status verdict
+//! (pure functions).
