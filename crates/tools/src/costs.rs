@@ -56,7 +56,7 @@ fn core_err(e: CoreError) -> ToolError {
 
 /// Rate converting `from` into the account currency, from the symbol's own
 /// quote or the terminal's `FROMACC` / `ACCFROM` quotes. `None` when unknown.
-async fn rate_to_account(
+pub(crate) async fn rate_to_account(
     ctx: &ToolContext,
     from: &str,
     account: &AccountInfo,
@@ -79,7 +79,7 @@ async fn rate_to_account(
     conversion_rate(from, to, &quotes)
 }
 
-fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), ToolError> {
+pub(crate) fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), ToolError> {
     check_volume(spec, volume).map_err(|r| ToolError::InvalidInput(format!("`volume`: {}", r.message)))
 }
 

@@ -1,8 +1,520 @@
-//! Event-analysis tools: `get_holding_risk`, `get_event_sensitivity`.
+//! Event-analysis tools: `get_holding_risk` (what a position held from now
+//! over a window is exposed to) and `get_event_sensitivity` (how a symbol
+//! reacted to past releases). Rules: [`tradeterm_core::holding`] and
+//! `docs/calendar.md`.
 
-use crate::Tool;
+use futures_util::future::try_join3;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::costs::{self, SwapCalendarParams};
+use tradeterm_core::events::{EconomicEvent, Importance};
+use tradeterm_core::holding::{self, RiskLevel};
+use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
+use tradeterm_core::{CoreError, Side, SwapMode, SymbolSpec, Timeframe};
+
+use crate::costs::{check_volume_input, rate_to_account};
+use crate::events::{CalendarSource, EventOut, MAX_CALENDAR_DAYS, SourcePreference, fetch_events, is_currency};
+use crate::market::{check_symbol, fetch_bars};
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Longest hold window, hours (31 days).
+pub const MAX_HOLD_HOURS: u32 = 744;
+/// Longest look-back of `get_event_sensitivity`, days.
+pub const MAX_LOOKBACK_DAYS: u32 = 366;
+/// Most bars `get_event_sensitivity` reads.
+pub const MAX_SENSITIVITY_BARS: i64 = 20_000;
+/// Most releases `get_event_sensitivity` measures (the latest ones).
+pub const MAX_RELEASES: usize = 200;
+/// Default rollover hour, UTC (as `get_swap_calendar`).
+const ROLLOVER_HOUR_UTC: i64 = 22;
+
+fn core_err(e: CoreError) -> ToolError {
+    match e {
+        CoreError::InvalidParameter { .. } | CoreError::Parse(_) => ToolError::InvalidInput(e.to_string()),
+        CoreError::InvalidInput(m) => ToolError::Dispatch(format!("the terminal's data is unusable: {m}")),
+    }
+}
+
+/// The symbol's ISO currencies (base, profit, margin), upper-case, sorted.
+fn currencies_of(spec: &SymbolSpec) -> Vec<String> {
+    let mut c: Vec<String> = [&spec.currency_base, &spec.currency_profit, &spec.currency_margin]
+        .into_iter()
+        .filter(|c| is_currency(c))
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    c.sort();
+    c.dedup();
+    c
+}
+
+/// The calendar of `[from, to)` in chunks the calendar accepts.
+async fn events_between(
+    ctx: &ToolContext,
+    from: UnixMs,
+    to: UnixMs,
+    currencies: &[String],
+) -> Result<(CalendarSource, Vec<EconomicEvent>, Option<String>), ToolError> {
+    let mut all = Vec::new();
+    let mut source = CalendarSource::None;
+    let mut note = None;
+    let mut start = from;
+    while start < to {
+        let end = (start + MAX_CALENDAR_DAYS * DAY_MS).min(to);
+        let (s, events, n) = fetch_events(ctx, start, end, currencies, SourcePreference::Auto).await?;
+        // The weakest source of the chunks is the answer's.
+        if start == from
+            || s == CalendarSource::None
+            || (s == CalendarSource::Server && source == CalendarSource::Terminal)
+        {
+            source = s;
+        }
+        note = note.or(n);
+        all.extend(events);
+        start = end;
+    }
+    Ok((source, all, note))
+}
+
+// ================================================================ get_holding_risk
+
+/// Input of `get_holding_risk`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldingRiskInput {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// How long the position would be held from now, hours (1-744, default 24).
+    #[serde(default)]
+    pub hold_hours: Option<u32>,
+    /// `buy` or `sell`, for the swap estimate (default: both are given).
+    #[serde(default)]
+    pub side: Option<Side>,
+    /// Position size, lots, for the swap estimate (default 1; must fit the symbol's volume limits).
+    #[serde(default)]
+    pub volume: Option<f64>,
+}
+
+/// A market closure the position would be held through.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GapOut {
+    /// When trading stops (ISO 8601).
+    pub start: String,
+    /// When trading resumes (ISO 8601).
+    pub end: String,
+    /// Duration, hours.
+    pub hours: f64,
+    /// Whether it is a weekend closure (prices can gap at the reopen).
+    pub weekend: bool,
+}
+
+/// Swap over the hold window.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HoldSwapOut {
+    /// Rollovers inside the window.
+    pub rollovers: usize,
+    /// Nights charged (a triple-swap rollover counts 3, weekend rollovers 0).
+    pub nights: u32,
+    /// Total swap of a long position, account currency (negative = paid); `null` when not computable.
+    pub long: Option<f64>,
+    /// Total swap of a short position, account currency; `null` when not computable.
+    pub short: Option<f64>,
+    /// Why the amounts could not be computed, when they could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One flagged exposure.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HoldFlag {
+    /// `event_landing`, `weekend_gap`, `market_break` or `triple_swap`.
+    pub kind: &'static str,
+    /// When (ISO 8601).
+    pub time: String,
+    /// What it is.
+    pub detail: String,
+}
+
+/// Output of `get_holding_risk`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HoldingRiskOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// Its currencies, checked against the calendar.
+    pub currencies: Vec<String>,
+    /// Hold window start (now, ISO 8601).
+    pub from: String,
+    /// Hold window end (ISO 8601).
+    pub until: String,
+    /// `low`, `medium` or `high` (rules in docs/calendar.md).
+    pub level: RiskLevel,
+    /// Every flagged exposure, by time.
+    pub flags: Vec<HoldFlag>,
+    /// Releases of the symbol's currencies (medium or high importance) inside the window.
+    pub events: Vec<EventOut>,
+    /// Market closures held through (weekends, breaks of 2 h or more), from the symbol's weekly sessions.
+    pub gaps: Vec<GapOut>,
+    /// Swap over the window.
+    pub swap: HoldSwapOut,
+    /// Where the events come from (`terminal`, `server`, `none`); with `none` the level is at least `medium`.
+    pub calendar_source: CalendarSource,
+    /// Why the terminal's calendar was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calendar_note: Option<String>,
+}
+
+async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<HoldingRiskOutput, ToolError> {
+    check_symbol(&input.symbol)?;
+    let hours = input.hold_hours.unwrap_or(24);
+    if !(1..=MAX_HOLD_HOURS).contains(&hours) {
+        return Err(ToolError::InvalidInput(format!(
+            "`hold_hours` must be between 1 and {MAX_HOLD_HOURS}, got {hours}"
+        )));
+    }
+    let volume = input.volume.unwrap_or(1.0);
+    if !(volume.is_finite() && volume > 0.0) {
+        return Err(ToolError::InvalidInput(
+            "`volume` must be a positive number of lots".into(),
+        ));
+    }
+    let (spec, tick, account) = try_join3(ctx.spec(&input.symbol), ctx.tick(&input.symbol), ctx.account()).await?;
+    check_volume_input(&spec, volume)?;
+    let currencies = currencies_of(&spec);
+    if currencies.is_empty() {
+        return Err(ToolError::InvalidInput(format!(
+            "`{}` has no ISO currency to check events for",
+            input.symbol
+        )));
+    }
+    let from = ctx.now_ms;
+    let until = from + i64::from(hours) * 3_600_000;
+    let (calendar_source, events, calendar_note) = events_between(&ctx, from, until, &currencies).await?;
+    let closures = holding::closures(&spec.sessions, from, until);
+    let rate = match spec.swap_mode {
+        SwapMode::Points | SwapMode::Interest => {
+            rate_to_account(&ctx, &spec.currency_profit, &account, &spec, &tick).await
+        }
+        _ => None,
+    };
+    let days = u32::try_from((until - from).div_euclid(DAY_MS) + 2)
+        .unwrap_or(u32::MAX)
+        .min(366);
+    let calendar = costs::swap_calendar(
+        &spec,
+        Some(&tick),
+        rate,
+        from,
+        SwapCalendarParams {
+            volume,
+            days,
+            rollover_ms_of_day: ROLLOVER_HOUR_UTC * 3_600_000,
+        },
+    )
+    .map_err(core_err)?;
+    let inside: Vec<&costs::Rollover> = calendar.rollovers.iter().filter(|r| r.time < until).collect();
+    let rollovers: Vec<(UnixMs, bool)> = inside.iter().map(|r| (r.time, r.triple)).collect();
+    let risk = holding::holding_risk(&events, &currencies, from, until, &closures, &rollovers).map_err(core_err)?;
+    let sum = |f: fn(&costs::Rollover) -> Option<f64>| -> Option<f64> { inside.iter().map(|r| f(r)).sum() };
+    let (long, short) = (sum(|r| r.long), sum(|r| r.short));
+    let swap = HoldSwapOut {
+        rollovers: inside.len(),
+        nights: inside.iter().map(|r| u32::from(r.nights)).sum(),
+        long: (input.side != Some(Side::Sell)).then_some(long).flatten(),
+        short: (input.side != Some(Side::Buy)).then_some(short).flatten(),
+        note: calendar.unsupported.clone(),
+    };
+    let mut flags: Vec<(UnixMs, HoldFlag)> = Vec::new();
+    for e in &risk.events {
+        flags.push((
+            e.time,
+            HoldFlag {
+                kind: "event_landing",
+                time: to_iso(e.time),
+                detail: format!(
+                    "{} {} ({} importance)",
+                    e.currency,
+                    e.name,
+                    if e.importance == Importance::High {
+                        "high"
+                    } else {
+                        "medium"
+                    }
+                ),
+            },
+        ));
+    }
+    for g in &risk.gaps {
+        flags.push((
+            g.start,
+            HoldFlag {
+                kind: if g.weekend { "weekend_gap" } else { "market_break" },
+                time: to_iso(g.start),
+                detail: format!(
+                    "market closed until {} ({:.1} h): the price can gap at the reopen",
+                    to_iso(g.end),
+                    (g.end - g.start) as f64 / 3_600_000.0
+                ),
+            },
+        ));
+    }
+    for t in &risk.triple_swaps {
+        flags.push((
+            *t,
+            HoldFlag {
+                kind: "triple_swap",
+                time: to_iso(*t),
+                detail: "triple-swap rollover: three nights of swap are charged".into(),
+            },
+        ));
+    }
+    flags.sort_by_key(|(t, _)| *t);
+    let mut level = risk.level;
+    if calendar_source == CalendarSource::None {
+        // Unknown events are not no events.
+        level = level.max(RiskLevel::Medium);
+    }
+    Ok(HoldingRiskOutput {
+        symbol: input.symbol,
+        currencies,
+        from: to_iso(from),
+        until: to_iso(until),
+        level,
+        flags: flags.into_iter().map(|(_, f)| f).collect(),
+        events: risk.events.into_iter().map(EventOut::from).collect(),
+        gaps: risk
+            .gaps
+            .iter()
+            .map(|g| GapOut {
+                start: to_iso(g.start),
+                end: to_iso(g.end),
+                hours: (g.end - g.start) as f64 / 3_600_000.0,
+                weekend: g.weekend,
+            })
+            .collect(),
+        swap,
+        calendar_source,
+        calendar_note,
+    })
+}
+
+// ================================================================ get_event_sensitivity
+
+/// Input of `get_event_sensitivity`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventSensitivityInput {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// Only releases whose name contains this text (case-insensitive), e.g. `Payrolls`.
+    #[serde(default)]
+    pub name_contains: Option<String>,
+    /// Only releases of these currencies (default: the symbol's currencies; at most 20).
+    #[serde(default)]
+    pub currencies: Vec<String>,
+    /// Only releases of at least this importance (default `high`).
+    #[serde(default)]
+    pub min_importance: Option<Importance>,
+    /// How far back to look, days (1-366, default 90).
+    #[serde(default)]
+    pub lookback_days: Option<u32>,
+    /// Bars to measure on: M1, M5, M15 (default), M30 or H1.
+    #[serde(default)]
+    pub timeframe: Option<Timeframe>,
+    /// Reaction window after each release, minutes (at least one bar, at most 1440; default 60).
+    #[serde(default)]
+    pub window_minutes: Option<u32>,
+}
+
+/// How the price moved around one release.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReactionOut {
+    /// The release.
+    pub event: EventOut,
+    /// Close of the last bar closed at or before the release.
+    pub price_before: f64,
+    /// Close of the last bar closed at or before the end of the window.
+    pub price_after: f64,
+    /// `price_after − price_before`, in points.
+    pub change_points: f64,
+    /// High minus low of the bars inside the window, in points.
+    pub range_points: f64,
+    /// `actual − forecast` when both are known.
+    pub surprise: Option<f64>,
+}
+
+/// Output of `get_event_sensitivity`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventSensitivityOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// Bars measured on.
+    pub timeframe: Timeframe,
+    /// Reaction window, minutes.
+    pub window_minutes: u32,
+    /// Start of the look-back (ISO 8601).
+    pub from: String,
+    /// Releases that matched the filters (the latest 200 at most).
+    pub releases: usize,
+    /// Releases skipped: the market was closed or bars were missing around them.
+    pub skipped: usize,
+    /// One reaction per measured release, oldest first.
+    pub reactions: Vec<ReactionOut>,
+    /// Median absolute change over the reactions, points.
+    pub median_abs_change_points: Option<f64>,
+    /// Median absolute change over the same window at quiet times (no matching release nearby), points.
+    pub baseline_abs_change_points: Option<f64>,
+    /// How many times the usual move the releases cause (`median / baseline`).
+    pub ratio: Option<f64>,
+    /// Quiet-time windows the baseline used.
+    pub baseline_samples: usize,
+    /// Where the events come from.
+    pub calendar_source: CalendarSource,
+    /// Why the terminal's calendar was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calendar_note: Option<String>,
+}
+
+async fn event_sensitivity(
+    ctx: ToolContext,
+    input: EventSensitivityInput,
+) -> Result<EventSensitivityOutput, ToolError> {
+    check_symbol(&input.symbol)?;
+    let timeframe = input.timeframe.unwrap_or(Timeframe::M15);
+    if !matches!(
+        timeframe,
+        Timeframe::M1 | Timeframe::M5 | Timeframe::M15 | Timeframe::M30 | Timeframe::H1
+    ) {
+        return Err(ToolError::InvalidInput(
+            "`timeframe` must be M1, M5, M15, M30 or H1".into(),
+        ));
+    }
+    let days = input.lookback_days.unwrap_or(90);
+    if !(1..=MAX_LOOKBACK_DAYS).contains(&days) {
+        return Err(ToolError::InvalidInput(format!(
+            "`lookback_days` must be between 1 and {MAX_LOOKBACK_DAYS}, got {days}"
+        )));
+    }
+    let window = input.window_minutes.unwrap_or(60);
+    let bar_ms = timeframe.duration_ms();
+    let window_ms = i64::from(window) * 60_000;
+    if window_ms < bar_ms || window > 1440 {
+        return Err(ToolError::InvalidInput(format!(
+            "`window_minutes` must be between one {} bar and 1440, got {window}",
+            timeframe.as_str()
+        )));
+    }
+    let bars_needed = (i64::from(days) * DAY_MS + DAY_MS) / bar_ms;
+    if bars_needed > MAX_SENSITIVITY_BARS {
+        return Err(ToolError::InvalidInput(format!(
+            "{days} days of {} bars is about {bars_needed} bars, above {MAX_SENSITIVITY_BARS}: use a longer timeframe or fewer days",
+            timeframe.as_str()
+        )));
+    }
+    if let Some(n) = &input.name_contains
+        && (n.trim().is_empty() || n.len() > 100)
+    {
+        return Err(ToolError::InvalidInput(
+            "`name_contains` must be 1-100 characters".into(),
+        ));
+    }
+    if input.currencies.len() > crate::events::MAX_CURRENCIES {
+        return Err(ToolError::InvalidInput(format!(
+            "`currencies` may list at most {} codes",
+            crate::events::MAX_CURRENCIES
+        )));
+    }
+    let mut currencies = Vec::with_capacity(input.currencies.len());
+    for c in &input.currencies {
+        if !is_currency(c) {
+            return Err(ToolError::InvalidInput(format!(
+                "invalid currency `{}`: use a 3-letter ISO code such as USD",
+                c.chars().take(40).collect::<String>()
+            )));
+        }
+        currencies.push(c.to_ascii_uppercase());
+    }
+    let spec = ctx.spec(&input.symbol).await?;
+    if currencies.is_empty() {
+        currencies = currencies_of(&spec);
+    }
+    if currencies.is_empty() {
+        return Err(ToolError::InvalidInput(format!(
+            "`{}` has no ISO currency: give `currencies`",
+            input.symbol
+        )));
+    }
+    let now = ctx.now_ms;
+    let from = now - i64::from(days) * DAY_MS;
+    let (calendar_source, events, calendar_note) = events_between(&ctx, from, now, &currencies).await?;
+    let min_importance = input.min_importance.unwrap_or(Importance::High);
+    let needle = input.name_contains.as_deref().map(str::to_lowercase);
+    let mut matching: Vec<EconomicEvent> = events
+        .into_iter()
+        .filter(|e| e.time < now && e.importance >= min_importance)
+        .filter(|e| currencies.iter().any(|c| c.eq_ignore_ascii_case(&e.currency)))
+        .filter(|e| needle.as_ref().is_none_or(|n| e.name.to_lowercase().contains(n)))
+        .collect();
+    matching.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+    matching.dedup_by(|a, b| a.id == b.id);
+    if matching.len() > MAX_RELEASES {
+        matching.drain(..matching.len() - MAX_RELEASES);
+    }
+    let bars = fetch_bars(&ctx, &input.symbol, timeframe, None, Some(from - DAY_MS), Some(now)).await?;
+    let s = holding::event_sensitivity(&bars, bar_ms, &matching, window_ms).map_err(core_err)?;
+    let point = if spec.point.is_finite() && spec.point > 0.0 {
+        spec.point
+    } else {
+        1.0
+    };
+    Ok(EventSensitivityOutput {
+        symbol: input.symbol,
+        timeframe,
+        window_minutes: window,
+        from: to_iso(from),
+        releases: matching.len(),
+        skipped: s.skipped,
+        reactions: s
+            .reactions
+            .into_iter()
+            .map(|r| ReactionOut {
+                price_before: r.price_before,
+                price_after: r.price_after,
+                change_points: r.change / point,
+                range_points: r.range / point,
+                surprise: r.event.actual.zip(r.event.forecast).map(|(a, f)| a - f),
+                event: r.event.into(),
+            })
+            .collect(),
+        median_abs_change_points: s.median_abs_change.map(|v| v / point),
+        baseline_abs_change_points: s.baseline_abs_change.map(|v| v / point),
+        ratio: s.ratio,
+        baseline_samples: s.baseline_samples,
+        calendar_source,
+        calendar_note,
+    })
+}
 
 /// The tools of this module.
 pub(crate) fn tools() -> Vec<Tool> {
-    Vec::new()
+    vec![
+        ToolSpec {
+            name: "get_holding_risk",
+            title: "Holding risk",
+            description: "What a position in a symbol held from now for `hold_hours` (default 24, at most 744) is exposed to: releases of its currencies landing in the window, market closures it would be held through (weekend gaps, breaks of 2 h or more, from the symbol's sessions), triple-swap rollovers, and the swap over the window. Level `low|medium|high` with every flag listed.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(holding_risk),
+        ToolSpec {
+            name: "get_event_sensitivity",
+            title: "Event sensitivity",
+            description: "How a symbol reacted to past economic releases of its currencies (or given ones): per release, the price change and range over a window after it (default 60 min, on M15 bars, over the last 90 days), and how many times the usual quiet-time move that is (`ratio`). Filter by name (`Payrolls`), importance and currency.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(event_sensitivity),
+    ]
 }
