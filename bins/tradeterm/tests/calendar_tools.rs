@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestStack, WEDNESDAY_NOON};
+use common::{TestStack, WEDNESDAY_NOON, event_of};
 use serde_json::{Value, json};
 use tradeterm::Settings;
 use tradeterm::stack::{Stack, StackOptions};
@@ -44,26 +44,6 @@ async fn spawn_with_calendar(calendar: &Value) -> TestStack {
         creds,
         http: reqwest::Client::new(),
         dir,
-    }
-}
-
-fn event_of(v: &Value) -> EconomicEvent {
-    let importance = match v["importance"].as_str().unwrap() {
-        "low" => Importance::Low,
-        "medium" => Importance::Medium,
-        _ => Importance::High,
-    };
-    EconomicEvent {
-        id: v["id"].as_str().unwrap().into(),
-        time: parse_iso(v["time"].as_str().unwrap()).unwrap(),
-        currency: v["currency"].as_str().unwrap().into(),
-        country: v["country"].as_str().unwrap().into(),
-        name: v["name"].as_str().unwrap().into(),
-        importance,
-        category: v["category"].as_str().unwrap().into(),
-        actual: v["actual"].as_f64(),
-        forecast: v["forecast"].as_f64(),
-        previous: v["previous"].as_f64(),
     }
 }
 

@@ -5,33 +5,13 @@
 
 mod common;
 
-use common::{Options, spawn};
+use common::{Options, event_of, spawn};
 use serde_json::{Value, json};
-use tradeterm_core::events::{EconomicEvent, Importance};
+use tradeterm_core::events::EconomicEvent;
 use tradeterm_core::holding;
 use tradeterm_core::market::SessionWindow;
 use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
 use tradeterm_core::{Bar, SymbolSpec, Timeframe};
-
-fn event_of(v: &Value) -> EconomicEvent {
-    let importance = match v["importance"].as_str().unwrap() {
-        "low" => Importance::Low,
-        "medium" => Importance::Medium,
-        _ => Importance::High,
-    };
-    EconomicEvent {
-        id: v["id"].as_str().unwrap().into(),
-        time: parse_iso(v["time"].as_str().unwrap()).unwrap(),
-        currency: v["currency"].as_str().unwrap().into(),
-        country: v["country"].as_str().unwrap().into(),
-        name: v["name"].as_str().unwrap().into(),
-        importance,
-        category: v["category"].as_str().unwrap().into(),
-        actual: v["actual"].as_f64(),
-        forecast: v["forecast"].as_f64(),
-        previous: v["previous"].as_f64(),
-    }
-}
 
 fn assert_validation(s: u16, b: &Value) {
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("VALIDATION_ERROR")), "{b}");

@@ -70,6 +70,31 @@ impl ToolContext {
         }
     }
 
+    /// Rate converting `from` into `account_currency`, from the symbol's own
+    /// quote or the terminal's `FROMACC` / `ACCFROM` quotes. `None` when unknown.
+    pub async fn rate_to_account(
+        &self,
+        from: &str,
+        account_currency: &str,
+        spec: &SymbolSpec,
+        tick: &Tick,
+    ) -> Option<f64> {
+        use tradeterm_core::trading::{Quote, conversion_rate};
+        let own = Quote::of(spec, tick);
+        if let Some(r) = conversion_rate(from, account_currency, &[own]) {
+            return Some(r);
+        }
+        let mut extra = Vec::new();
+        for sym in [format!("{from}{account_currency}"), format!("{account_currency}{from}")] {
+            if let (Ok(spec), Ok(tick)) = (self.spec(&sym).await, self.tick(&sym).await) {
+                extra.push((spec, tick));
+            }
+        }
+        let mut quotes = vec![own];
+        quotes.extend(extra.iter().map(|(s, t)| Quote::of(s, t)));
+        conversion_rate(from, account_currency, &quotes)
+    }
+
     /// Latest quote of a symbol.
     pub async fn tick(&self, symbol: &str) -> Result<Tick, ToolError> {
         match self

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::costs::{self, CurvePoint, CurvePointKind, FillParams, SwapCalendarParams};
 use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
-use tradeterm_core::trading::{Quote, check_volume, conversion_rate};
+use tradeterm_core::trading::check_volume;
 use tradeterm_core::{AccountInfo, CoreError, Deal, Side, SwapMode, SymbolSpec, Tick, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -47,36 +47,32 @@ const WEEKDAYS: [&str; 7] = [
 ];
 
 /// Maps a core error: parameter errors are the caller's, the rest is unusable terminal data.
-fn core_err(e: CoreError) -> ToolError {
+pub(crate) fn core_err(e: CoreError) -> ToolError {
     match e {
         CoreError::InvalidParameter { .. } | CoreError::Parse(_) => ToolError::InvalidInput(e.to_string()),
         CoreError::InvalidInput(m) => ToolError::Dispatch(format!("the terminal's data is unusable: {m}")),
     }
 }
 
-/// Rate converting `from` into the account currency, from the symbol's own
-/// quote or the terminal's `FROMACC` / `ACCFROM` quotes. `None` when unknown.
-pub(crate) async fn rate_to_account(
+/// Rate converting `from` into the account currency (see
+/// [`ToolContext::rate_to_account`]).
+async fn rate_to_account(
     ctx: &ToolContext,
     from: &str,
     account: &AccountInfo,
     spec: &SymbolSpec,
     tick: &Tick,
 ) -> Option<f64> {
-    let to = account.currency.as_str();
-    let own = Quote::of(spec, tick);
-    if let Some(r) = conversion_rate(from, to, &[own]) {
-        return Some(r);
+    ctx.rate_to_account(from, &account.currency, spec, tick).await
+}
+
+/// The conversion rate the swap of `spec` needs (points and interest are in
+/// the profit currency), `None` when it needs none or none is known.
+pub(crate) async fn swap_rate(ctx: &ToolContext, spec: &SymbolSpec, tick: &Tick, account: &AccountInfo) -> Option<f64> {
+    match spec.swap_mode {
+        SwapMode::Points | SwapMode::Interest => rate_to_account(ctx, &spec.currency_profit, account, spec, tick).await,
+        SwapMode::Disabled | SwapMode::Currency => None,
     }
-    let mut extra = Vec::new();
-    for sym in [format!("{from}{to}"), format!("{to}{from}")] {
-        if let (Ok(spec), Ok(tick)) = (ctx.spec(&sym).await, ctx.tick(&sym).await) {
-            extra.push((spec, tick));
-        }
-    }
-    let mut quotes = vec![own];
-    quotes.extend(extra.iter().map(|(s, t)| Quote::of(s, t)));
-    conversion_rate(from, to, &quotes)
 }
 
 pub(crate) fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), ToolError> {
@@ -374,12 +370,7 @@ async fn get_swap_calendar(ctx: ToolContext, input: SwapCalendarInput) -> Result
     }
     let (spec, tick, account) = try_join3(ctx.spec(&input.symbol), ctx.tick(&input.symbol), ctx.account()).await?;
     check_volume_input(&spec, volume)?;
-    let rate = match spec.swap_mode {
-        SwapMode::Points | SwapMode::Interest => {
-            rate_to_account(&ctx, &spec.currency_profit, &account, &spec, &tick).await
-        }
-        SwapMode::Disabled | SwapMode::Currency => None,
-    };
+    let rate = swap_rate(&ctx, &spec, &tick, &account).await;
     let params = SwapCalendarParams {
         volume,
         days,

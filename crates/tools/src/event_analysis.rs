@@ -10,10 +10,12 @@ use tradeterm_core::costs::{self, SwapCalendarParams};
 use tradeterm_core::events::{EconomicEvent, Importance};
 use tradeterm_core::holding::{self, RiskLevel};
 use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
-use tradeterm_core::{CoreError, Side, SwapMode, SymbolSpec, Timeframe};
+use tradeterm_core::{Side, Timeframe};
 
-use crate::costs::{check_volume_input, rate_to_account};
-use crate::events::{CalendarSource, EventOut, MAX_CALENDAR_DAYS, SourcePreference, fetch_events, is_currency};
+use crate::costs::{check_volume_input, core_err, swap_rate};
+use crate::events::{
+    CalendarSource, EventOut, MAX_CALENDAR_DAYS, SourcePreference, currencies_of, fetch_events, is_currency,
+};
 use crate::market::{check_symbol, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -27,25 +29,6 @@ pub const MAX_SENSITIVITY_BARS: i64 = 20_000;
 pub const MAX_RELEASES: usize = 200;
 /// Default rollover hour, UTC (as `get_swap_calendar`).
 const ROLLOVER_HOUR_UTC: i64 = 22;
-
-fn core_err(e: CoreError) -> ToolError {
-    match e {
-        CoreError::InvalidParameter { .. } | CoreError::Parse(_) => ToolError::InvalidInput(e.to_string()),
-        CoreError::InvalidInput(m) => ToolError::Dispatch(format!("the terminal's data is unusable: {m}")),
-    }
-}
-
-/// The symbol's ISO currencies (base, profit, margin), upper-case, sorted.
-fn currencies_of(spec: &SymbolSpec) -> Vec<String> {
-    let mut c: Vec<String> = [&spec.currency_base, &spec.currency_profit, &spec.currency_margin]
-        .into_iter()
-        .filter(|c| is_currency(c))
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
-    c.sort();
-    c.dedup();
-    c
-}
 
 /// The calendar of `[from, to)` in chunks the calendar accepts.
 async fn events_between(
@@ -189,12 +172,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
     let until = from + i64::from(hours) * 3_600_000;
     let (calendar_source, events, calendar_note) = events_between(&ctx, from, until, &currencies).await?;
     let closures = holding::closures(&spec.sessions, from, until);
-    let rate = match spec.swap_mode {
-        SwapMode::Points | SwapMode::Interest => {
-            rate_to_account(&ctx, &spec.currency_profit, &account, &spec, &tick).await
-        }
-        _ => None,
-    };
+    let rate = swap_rate(&ctx, &spec, &tick, &account).await;
     let days = u32::try_from((until - from).div_euclid(DAY_MS) + 2)
         .unwrap_or(u32::MAX)
         .min(366);

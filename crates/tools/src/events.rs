@@ -129,6 +129,19 @@ impl ServerCalendar {
     }
 }
 
+/// A symbol's ISO currencies (base, profit, margin), upper-case, sorted; a
+/// CFD's non-currency base is left out.
+pub(crate) fn currencies_of(spec: &tradeterm_core::SymbolSpec) -> Vec<String> {
+    let mut c: Vec<String> = [&spec.currency_base, &spec.currency_profit, &spec.currency_margin]
+        .into_iter()
+        .filter(|c| is_currency(c))
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    c.sort();
+    c.dedup();
+    c
+}
+
 pub(crate) fn is_currency(s: &str) -> bool {
     s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
 }
@@ -517,13 +530,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                 .validate()
                 .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
             let spec = ctx.spec(&input.symbol).await?;
-            let mut currencies: Vec<String> = [&spec.currency_base, &spec.currency_profit, &spec.currency_margin]
-                .into_iter()
-                .filter(|c| is_currency(c))
-                .map(|c| c.to_ascii_uppercase())
-                .collect();
-            currencies.sort();
-            currencies.dedup();
+            let currencies = currencies_of(&spec);
             if currencies.is_empty() {
                 return Err(ToolError::InvalidInput(format!(
                     "`{}` has no ISO currency to check events for",

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tradeterm_core::account::OrderType;
 use tradeterm_core::trading::{
-    self, OrderParams, Quote, check_close_volume, check_free_margin, conversion_rate, margin_level, risk_at_stop,
-    round_volume, validate_order, validate_position_levels,
+    self, OrderParams, check_close_volume, check_free_margin, margin_level, risk_at_stop, round_volume, validate_order,
+    validate_position_levels,
 };
 use tradeterm_core::{AccountInfo, Position, Side, SymbolSpec, Tick};
 use tradeterm_protocol::agent::{OrderRequest, TradeResult};
@@ -83,23 +83,10 @@ async fn market(ctx: &ToolContext, symbol: &str) -> Result<Market, ToolError> {
     Ok(Market { spec, tick, account })
 }
 
-/// Rate converting `from` into the account currency, from the symbol's own
-/// quote or the terminal's `FROMACC` / `ACCFROM` quotes. `None` when unknown.
+/// Rate converting `from` into the account currency (see
+/// [`ToolContext::rate_to_account`]).
 async fn rate_to_account(ctx: &ToolContext, from: &str, m: &Market) -> Option<f64> {
-    let to = m.account.currency.as_str();
-    let own = Quote::of(&m.spec, &m.tick);
-    if let Some(r) = conversion_rate(from, to, &[own]) {
-        return Some(r);
-    }
-    let mut extra = Vec::new();
-    for sym in [format!("{from}{to}"), format!("{to}{from}")] {
-        if let (Ok(spec), Ok(tick)) = (ctx.spec(&sym).await, ctx.tick(&sym).await) {
-            extra.push((spec, tick));
-        }
-    }
-    let mut quotes = vec![own];
-    quotes.extend(extra.iter().map(|(s, t)| Quote::of(s, t)));
-    conversion_rate(from, to, &quotes)
+    ctx.rate_to_account(from, &m.account.currency, &m.spec, &m.tick).await
 }
 
 /// A stop-loss or take-profit level with its distance and money value.

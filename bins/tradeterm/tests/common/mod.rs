@@ -155,3 +155,25 @@ impl TestStack {
         key.expose().to_owned()
     }
 }
+
+/// An economic event as the calendar tools return it.
+pub fn event_of(v: &Value) -> tradeterm_core::events::EconomicEvent {
+    use tradeterm_core::events::Importance;
+    let importance = match v["importance"].as_str().unwrap() {
+        "low" => Importance::Low,
+        "medium" => Importance::Medium,
+        _ => Importance::High,
+    };
+    tradeterm_core::events::EconomicEvent {
+        id: v["id"].as_str().unwrap().into(),
+        time: tradeterm_core::time::parse_iso(v["time"].as_str().unwrap()).unwrap(),
+        currency: v["currency"].as_str().unwrap().into(),
+        country: v["country"].as_str().unwrap().into(),
+        name: v["name"].as_str().unwrap().into(),
+        importance,
+        category: v["category"].as_str().unwrap().into(),
+        actual: v["actual"].as_f64(),
+        forecast: v["forecast"].as_f64(),
+        previous: v["previous"].as_f64(),
+    }
+}
