@@ -303,6 +303,51 @@ impl TwoStep {
     }
 }
 
+/// The unrolled forms of Wilder-style recurrences `e_t = β · e_{t−1} + α · x_t`:
+/// with `u_t = αβ · x_{t−1} + α · x_t`, two steps `e_t = β² · e_{t−2} + u_t`
+/// and four steps `e_t = β⁴ · e_{t−4} + (β² · u_{t−2} + u_t)` (`β²`, `β⁴` and
+/// `αβ` rounded once). Used by ATR (see its docs); RSI and EMA use the
+/// two-step form of [`TwoStep`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unrolled {
+    /// `αβ` and `α`, side by side: when the optimiser pairs two products in
+    /// one vector multiply, these are the two off the recurrence's path.
+    w1: f64,
+    w0: f64,
+    b2: f64,
+    b4: f64,
+}
+
+impl Unrolled {
+    pub(crate) fn new(beta: f64, alpha: f64) -> Self {
+        let b2 = beta * beta;
+        Self {
+            w1: alpha * beta,
+            w0: alpha,
+            b2,
+            b4: b2 * b2,
+        }
+    }
+
+    /// `u_t` from `x_{t−1}` and `x_t`.
+    #[inline(always)]
+    pub(crate) fn u(self, x1: f64, x0: f64) -> f64 {
+        self.w1 * x1 + self.w0 * x0
+    }
+
+    /// `e_t` from `e_{t−2}` and `u_t`.
+    #[inline(always)]
+    pub(crate) fn two(self, e2: f64, u0: f64) -> f64 {
+        self.b2 * e2 + u0
+    }
+
+    /// `e_t` from `e_{t−4}`, `u_{t−2}` and `u_t`.
+    #[inline(always)]
+    pub(crate) fn four(self, e4: f64, u2: f64, u0: f64) -> f64 {
+        self.b4 * e4 + (self.b2 * u2 + u0)
+    }
+}
+
 /// A fixed-capacity window of the last `cap` values, oldest first.
 #[derive(Debug, Clone)]
 pub(crate) struct Window {

@@ -1,7 +1,7 @@
 //! Average true range.
 
 use crate::indicators::util::{
-    HlcSource, Quad, check_bars, check_period, check_same_len, check_values, nonfinite, true_range,
+    HlcSource, Quad, Unrolled, check_bars, check_period, check_same_len, check_values, nonfinite, true_range,
 };
 use crate::indicators::{Indicator, Next};
 use crate::{Bar, CoreError};
@@ -93,48 +93,6 @@ impl WilderWeights {
     }
 }
 
-/// The unrolled forms of Wilder's recurrence `e_t = β · e_{t−1} + α · x_t`
-/// (see [`AverageTrueRange`]).
-#[derive(Debug, Clone, Copy)]
-struct Unrolled {
-    /// `αβ` and `α`, side by side: when the optimiser pairs two products in
-    /// one vector multiply, these are the two off the recurrence's path.
-    w1: f64,
-    w0: f64,
-    b2: f64,
-    b4: f64,
-}
-
-impl Unrolled {
-    fn new(w: WilderWeights) -> Self {
-        let b2 = w.beta * w.beta;
-        Self {
-            w1: w.alpha * w.beta,
-            w0: w.alpha,
-            b2,
-            b4: b2 * b2,
-        }
-    }
-
-    /// `u_t` from `x_{t−1}` and `x_t`.
-    #[inline(always)]
-    fn u(self, x1: f64, x0: f64) -> f64 {
-        self.w1 * x1 + self.w0 * x0
-    }
-
-    /// `e_t` from `e_{t−2}` and `u_t`.
-    #[inline(always)]
-    fn two(self, e2: f64, u0: f64) -> f64 {
-        self.b2 * e2 + u0
-    }
-
-    /// `e_t` from `e_{t−4}`, `u_{t−2}` and `u_t`.
-    #[inline(always)]
-    fn four(self, e4: f64, u2: f64, u0: f64) -> f64 {
-        self.b4 * e4 + (self.b2 * u2 + u0)
-    }
-}
-
 impl AverageTrueRange {
     /// Default period.
     pub const DEFAULT_PERIOD: usize = 14;
@@ -153,7 +111,7 @@ impl AverageTrueRange {
         Self {
             period,
             weights,
-            unrolled: Unrolled::new(weights),
+            unrolled: Unrolled::new(weights.beta, weights.alpha),
             count: 0,
             prev_close: 0.0,
             sum: 0.0,
