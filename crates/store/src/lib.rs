@@ -8,8 +8,9 @@
 //! It holds licenses (with a hashed master key), terminals, terminal keys
 //! (hashed; bound to one terminal installation by the first successful agent
 //! connection), REST API keys (`svc_api_…`, SHA-256 hashed, at most
-//! [`MAX_ACTIVE_API_KEYS`] active per license), journal entries and
-//! idempotency records.
+//! [`MAX_ACTIVE_API_KEYS`] active per license), journal entries, prop-firm
+//! rule sets (one per terminal, with a high-water mark) and idempotency
+//! records.
 //!
 //! **Invariants:** plaintext secrets are never stored and never logged; they
 //! leave this crate once, wrapped in [`Secret`], when created. Every read that
@@ -140,6 +141,31 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Option<JournalEntry>>;
     /// Deletes an entry. `Ok(false)` when it did not exist for this license.
     async fn delete_journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<bool>;
+
+    // ----- prop-firm rules -----
+
+    /// Sets (or replaces) the prop-firm rule set of a terminal of the license.
+    /// Replacing keeps `created_at` and clears the high-water mark. A terminal
+    /// that is not the license's is [`StoreError::NotFound`].
+    async fn set_prop_firm_rules(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        rules: &serde_json::Value,
+    ) -> StoreResult<PropFirmRecord>;
+    /// The rule set of a terminal of the license, if any.
+    async fn prop_firm_rules(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<PropFirmRecord>>;
+    /// Removes the rule set. `Ok(false)` when there was none for this license and terminal.
+    async fn remove_prop_firm_rules(&self, license_id: &str, terminal_id: &str) -> StoreResult<bool>;
+    /// Raises the stored high-water mark to `value` when it is higher (or
+    /// unset); never lowers it. Atomic. Returns the mark now stored, or `None`
+    /// when the terminal has no rule set for this license.
+    async fn raise_prop_firm_high_water_mark(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        value: f64,
+    ) -> StoreResult<Option<f64>>;
 
     // ----- idempotency (live trade calls) -----
 

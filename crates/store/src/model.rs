@@ -184,3 +184,22 @@ pub enum IdempotencyBegin {
     /// The key was used with a different request.
     Mismatch,
 }
+
+/// The prop-firm rule set of one terminal, with the tracker's state. The rule
+/// set is free-form JSON validated by the prop-firm tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PropFirmRecord {
+    /// Owning license.
+    pub license_id: String,
+    /// The terminal the rules apply to.
+    pub terminal_id: String,
+    /// The rule set.
+    pub rules: serde_json::Value,
+    /// Highest equity or balance observed so far (trailing drawdown reference);
+    /// reset when the rules are replaced.
+    pub high_water_mark: Option<f64>,
+    /// When the rules were first set, unix ms.
+    pub created_at: i64,
+    /// When they were last replaced, unix ms.
+    pub updated_at: i64,
+}

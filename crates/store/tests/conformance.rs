@@ -65,6 +65,9 @@ conformance!(
     abandoned_idempotency_claims_are_resumed_once,
     migrations_are_idempotent,
     unknown_parents_are_not_found,
+    prop_firm_rules_set_get_replace_remove,
+    prop_firm_high_water_mark_only_rises,
+    prop_firm_rules_are_per_license,
 );
 
 fn info(login: u64) -> TerminalInfo {
@@ -1061,6 +1064,7 @@ async fn migrations_are_idempotent(fx: Fx) {
             "idempotency",
             "journal_entries",
             "licenses",
+            "prop_firm_rules",
             "terminal_keys",
             "terminals"
         ]
@@ -1104,14 +1108,134 @@ async fn unknown_parents_are_not_found(fx: Fx) {
         s.create_journal_entry("lic_missing", None, &json!(1)).await,
         Err(StoreError::NotFound(_))
     ));
+    assert!(matches!(
+        s.set_prop_firm_rules("lic_missing", "term_missing", &json!({})).await,
+        Err(StoreError::NotFound(_))
+    ));
     let counts: HashSet<i64> = row_counts(&fx).await;
     assert_eq!(counts, HashSet::from([0]), "nothing was written");
 }
 
 async fn row_counts(fx: &Fixture) -> HashSet<i64> {
     let mut counts = HashSet::new();
-    for table in ["terminals", "terminal_keys", "api_keys", "journal_entries"] {
+    for table in [
+        "terminals",
+        "terminal_keys",
+        "api_keys",
+        "journal_entries",
+        "prop_firm_rules",
+    ] {
         counts.insert(fx.raw.int(&format!("SELECT COUNT(*) FROM {table}"), &[]).await);
     }
     counts
+}
+
+// ----- prop-firm rules -----
+
+async fn prop_firm_rules_set_get_replace_remove(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t1, _) = s.create_terminal(&l.id, "T1").await.unwrap();
+    let (t2, _) = s.create_terminal(&l.id, "T2").await.unwrap();
+    assert_eq!(s.prop_firm_rules(&l.id, &t1.id).await.unwrap(), None);
+
+    let v1 = json!({"initial_balance": 100000.0, "max_daily_loss_percent": 5.0});
+    let set = s.set_prop_firm_rules(&l.id, &t1.id, &v1).await.unwrap();
+    assert_eq!(
+        (set.license_id.as_str(), set.terminal_id.as_str()),
+        (l.id.as_str(), t1.id.as_str())
+    );
+    assert_eq!(set.rules, v1);
+    assert_eq!(set.high_water_mark, None);
+    assert_eq!(set.created_at, set.updated_at);
+    assert_eq!(s.prop_firm_rules(&l.id, &t1.id).await.unwrap(), Some(set.clone()));
+    // Per terminal: the other terminal has none.
+    assert_eq!(s.prop_firm_rules(&l.id, &t2.id).await.unwrap(), None);
+
+    // Replace: one record, new rules, created_at kept, the mark cleared.
+    assert_eq!(
+        s.raise_prop_firm_high_water_mark(&l.id, &t1.id, 101_000.5)
+            .await
+            .unwrap(),
+        Some(101_000.5)
+    );
+    let v2 = json!({"initial_balance": 50000.0, "max_loss_percent": 8.0});
+    let replaced = s.set_prop_firm_rules(&l.id, &t1.id, &v2).await.unwrap();
+    assert_eq!(replaced.rules, v2);
+    assert_eq!(replaced.created_at, set.created_at);
+    assert!(replaced.updated_at >= set.updated_at);
+    assert_eq!(replaced.high_water_mark, None);
+    assert_eq!(fx.raw.int("SELECT COUNT(*) FROM prop_firm_rules", &[]).await, 1);
+
+    // Oversized rules are refused and change nothing.
+    let huge = json!({ "x": "a".repeat(20_000) });
+    assert_invalid(s.set_prop_firm_rules(&l.id, &t1.id, &huge).await);
+    assert_eq!(s.prop_firm_rules(&l.id, &t1.id).await.unwrap().unwrap().rules, v2);
+    // An unknown terminal is not found.
+    assert!(matches!(
+        s.set_prop_firm_rules(&l.id, "term_missing", &v1).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    assert!(s.remove_prop_firm_rules(&l.id, &t1.id).await.unwrap());
+    assert!(!s.remove_prop_firm_rules(&l.id, &t1.id).await.unwrap());
+    assert_eq!(s.prop_firm_rules(&l.id, &t1.id).await.unwrap(), None);
+    assert_eq!(
+        s.raise_prop_firm_high_water_mark(&l.id, &t1.id, 1.0).await.unwrap(),
+        None
+    );
+}
+
+async fn prop_firm_high_water_mark_only_rises(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+    s.set_prop_firm_rules(&l.id, &t.id, &json!({"a": 1})).await.unwrap();
+    for (value, stored) in [(100.0, 100.0), (90.0, 100.0), (100.25, 100.25), (-5.0, 100.25)] {
+        assert_eq!(
+            s.raise_prop_firm_high_water_mark(&l.id, &t.id, value).await.unwrap(),
+            Some(stored)
+        );
+    }
+    assert_invalid(s.raise_prop_firm_high_water_mark(&l.id, &t.id, f64::NAN).await);
+    assert_eq!(
+        s.prop_firm_rules(&l.id, &t.id).await.unwrap().unwrap().high_water_mark,
+        Some(100.25)
+    );
+}
+
+async fn prop_firm_rules_are_per_license(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    let (a_term, _) = s.create_terminal(&a.id, "TA").await.unwrap();
+    let (b_term, _) = s.create_terminal(&b.id, "TB").await.unwrap();
+    let a_rules = json!({"owner": "A"});
+    s.set_prop_firm_rules(&a.id, &a_term.id, &a_rules).await.unwrap();
+    s.raise_prop_firm_high_water_mark(&a.id, &a_term.id, 10.0)
+        .await
+        .unwrap();
+    let a_record = s.prop_firm_rules(&a.id, &a_term.id).await.unwrap().unwrap();
+    assert_eq!(a_record.high_water_mark, Some(10.0));
+
+    // B cannot read, set, raise or remove A's rule set through A's terminal id.
+    assert_eq!(s.prop_firm_rules(&b.id, &a_term.id).await.unwrap(), None);
+    assert!(matches!(
+        s.set_prop_firm_rules(&b.id, &a_term.id, &json!({"owner": "B"})).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(
+        s.raise_prop_firm_high_water_mark(&b.id, &a_term.id, 1e9).await.unwrap(),
+        None
+    );
+    assert!(!s.remove_prop_firm_rules(&b.id, &a_term.id).await.unwrap());
+    // Nor A through B's terminal.
+    assert!(matches!(
+        s.set_prop_firm_rules(&a.id, &b_term.id, &a_rules).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(s.prop_firm_rules(&a.id, &b_term.id).await.unwrap(), None);
+    // A's record is untouched.
+    assert_eq!(s.prop_firm_rules(&a.id, &a_term.id).await.unwrap(), Some(a_record));
+    assert_eq!(fx.raw.int("SELECT COUNT(*) FROM prop_firm_rules", &[]).await, 1);
 }

@@ -1,9 +1,673 @@
 //! Prop-firm tools: `set_prop_firm_rules`, `get_prop_firm_status`,
 //! `remove_prop_firm_rules`.
+//!
+//! A rule set is stored per terminal (the account a challenge runs on) and
+//! evaluated by [`tradeterm_core::prop_firm::status`] from the terminal's
+//! account state and deal history. The tracker is advisory unless the rule
+//! set says `link_equity_guard: true`: then [`guard_live_order`] refuses live
+//! orders that open exposure while the status is `breached` or cannot be
+//! computed (`block`). See `docs/prop-firm.md`.
 
-use crate::Tool;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::Deal;
+use tradeterm_core::prop_firm::{
+    self, AccountState, DrawdownMode, LimitStatus, ObjectiveStatus, Preset, PropFirmRules, Verdict,
+};
+use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
+use tradeterm_protocol::{Command, CommandResult};
+use tradeterm_store::PropFirmRecord;
 
-/// The tools of this module.
+use crate::context::unexpected;
+use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Oldest accepted start of a challenge (the deal history is read from it).
+const MAX_CHALLENGE_DAYS: i64 = 366;
+
+/// Input of `set_prop_firm_rules`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetPropFirmRulesInput {
+    /// Starting rule set: `generic` (5 % daily loss, 10 % static max loss, 8 %
+    /// target, 3 days) or `ftmo_2step_phase1` (modelled on FTMO's public 2-step
+    /// phase-1 rules: 5 % daily, 10 % static max loss, 10 % target, 4 days,
+    /// day change 23:00 UTC). The fields below override it. Omit for a fully
+    /// custom rule set (only the rules you give apply).
+    #[serde(default)]
+    pub preset: Option<Preset>,
+    /// Account size of the challenge in account currency (e.g. 100000): the
+    /// base of every percentage.
+    pub initial_balance: f64,
+    /// Start of the challenge, ISO 8601 (default: now). Deals before it are
+    /// ignored; at most 366 days ago, at most one day ahead.
+    #[serde(default)]
+    pub start_time: Option<String>,
+    /// Maximum loss within one trading day, % of `initial_balance` (0-100].
+    #[serde(default)]
+    pub max_daily_loss_percent: Option<f64>,
+    /// Maximum overall loss, % of `initial_balance` (0-100].
+    #[serde(default)]
+    pub max_loss_percent: Option<f64>,
+    /// `static` (floor fixed below the initial balance, the default) or
+    /// `trailing` (floor trails the highest balance/equity seen).
+    #[serde(default)]
+    pub drawdown_mode: Option<DrawdownMode>,
+    /// Profit target, % of `initial_balance` (0-1000].
+    #[serde(default)]
+    pub profit_target_percent: Option<f64>,
+    /// Minimum number of trading days (1-365): days with at least one opening or closing deal.
+    #[serde(default)]
+    pub min_trading_days: Option<u32>,
+    /// Consistency: the best day's realised profit may be at most this % of the total profit (0-100].
+    #[serde(default)]
+    pub consistency_percent: Option<f64>,
+    /// Hour (UTC, 0-23) at which the trading day changes (default 0, the
+    /// FTMO-style preset 23).
+    #[serde(default)]
+    pub day_start_hour_utc: Option<u8>,
+    /// `true` installs enforcement: live orders that open exposure on this
+    /// terminal are refused (`TRADING_DISABLED`) while the status is
+    /// `breached` or cannot be computed. Default `false` (advisory).
+    #[serde(default)]
+    pub link_equity_guard: Option<bool>,
+}
+
+/// A stored rule set, as the tools show it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RulesOut {
+    /// Preset it was built from, or `null` for a custom rule set.
+    pub preset: Option<Preset>,
+    /// Account size, the base of every percentage.
+    pub initial_balance: f64,
+    /// Start of the challenge, ISO 8601 UTC.
+    pub start_time: String,
+    /// Maximum daily loss, % of the initial balance.
+    pub max_daily_loss_percent: Option<f64>,
+    /// Maximum overall loss, % of the initial balance.
+    pub max_loss_percent: Option<f64>,
+    /// `static` or `trailing`.
+    pub drawdown_mode: DrawdownMode,
+    /// Profit target, % of the initial balance.
+    pub profit_target_percent: Option<f64>,
+    /// Minimum trading days.
+    pub min_trading_days: Option<u32>,
+    /// Largest share of total profit one day may hold, %.
+    pub consistency_percent: Option<f64>,
+    /// Hour (UTC) at which the trading day changes.
+    pub day_start_hour_utc: u8,
+    /// Whether live orders are refused while breached (otherwise advisory).
+    pub link_equity_guard: bool,
+}
+
+impl From<&PropFirmRules> for RulesOut {
+    fn from(r: &PropFirmRules) -> Self {
+        Self {
+            preset: r.preset,
+            initial_balance: r.initial_balance,
+            start_time: to_iso(r.start_time),
+            max_daily_loss_percent: r.max_daily_loss_percent,
+            max_loss_percent: r.max_loss_percent,
+            drawdown_mode: r.drawdown_mode,
+            profit_target_percent: r.profit_target_percent,
+            min_trading_days: r.min_trading_days,
+            consistency_percent: r.consistency_percent,
+            day_start_hour_utc: r.day_start_hour_utc,
+            link_equity_guard: r.link_equity_guard,
+        }
+    }
+}
+
+/// Result of `set_prop_firm_rules`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SetPropFirmRulesOutput {
+    /// Terminal the rules apply to.
+    pub terminal_id: String,
+    /// The rule set now in force.
+    pub rules: RulesOut,
+    /// `advisory` or `enforced` (`link_equity_guard`).
+    pub enforcement: Enforcement,
+    /// When the rules were first set, ISO 8601 UTC.
+    pub created_at: String,
+    /// When they were last replaced, ISO 8601 UTC.
+    pub updated_at: String,
+}
+
+/// Whether the tracker only reports or also refuses live orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Enforcement {
+    /// Reports only.
+    Advisory,
+    /// Live orders opening exposure are refused while `breached` or `block`.
+    Enforced,
+}
+
+/// Input of `get_prop_firm_status` and `remove_prop_firm_rules`: nothing
+/// besides the target terminal.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PropFirmTerminalInput {}
+
+/// Overall verdict of `get_prop_firm_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusVerdict {
+    /// Every limit has at least half of its room left.
+    Ok,
+    /// A limit has less than half of its room left.
+    Warning,
+    /// A limit has less than a fifth of its room left.
+    Critical,
+    /// A limit was reached: the challenge is failed.
+    Breached,
+    /// The status cannot be computed (terminal unreachable): treat as "do not
+    /// trade". Not a rule outcome; `reason` says why.
+    Block,
+}
+
+impl From<Verdict> for StatusVerdict {
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::Ok => Self::Ok,
+            Verdict::Warning => Self::Warning,
+            Verdict::Critical => Self::Critical,
+            Verdict::Breached => Self::Breached,
+        }
+    }
+}
+
+/// Result of `get_prop_firm_status`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PropFirmStatusOutput {
+    /// Terminal evaluated.
+    pub terminal_id: String,
+    /// `ok`, `warning`, `critical`, `breached`, or `block` when the terminal
+    /// could not be read.
+    pub verdict: StatusVerdict,
+    /// Why the verdict is what it is, for a trader (the tightest limit, or why `block`).
+    pub reason: String,
+    /// `advisory` or `enforced`.
+    pub enforcement: Enforcement,
+    /// Largest risk of one new trade (loss at its stop, costs included), % of
+    /// current equity, that cannot breach any limit if open positions do not
+    /// worsen: tightest headroom ÷ equity × 100. 0 when breached or `block`;
+    /// `null` without loss limits.
+    pub max_safe_risk_percent: Option<f64>,
+    /// The same in account currency (`null` for `block` or without loss limits).
+    pub max_safe_risk_amount: Option<f64>,
+    /// Loss limits with headroom (empty for `block`).
+    pub limits: Vec<LimitStatus>,
+    /// Objectives and progress (empty for `block`).
+    pub objectives: Vec<ObjectiveStatus>,
+    /// Every objective met and nothing breached (`null` for `block`).
+    pub passed: Option<bool>,
+    /// Deposit currency.
+    pub currency: Option<String>,
+    /// Current balance.
+    pub balance: Option<f64>,
+    /// Current equity.
+    pub equity: Option<f64>,
+    /// Start of the current trading day, ISO 8601 UTC.
+    pub day_start: Option<String>,
+    /// Balance at the start of the trading day.
+    pub day_start_balance: Option<f64>,
+    /// Profit or loss of the trading day (closed and floating, deposits excluded).
+    pub daily_pnl: Option<f64>,
+    /// Closed profit since the start (deposits and withdrawals excluded).
+    pub closed_profit: Option<f64>,
+    /// Deposits minus withdrawals since the start.
+    pub net_cash_flow: Option<f64>,
+    /// Trading days so far.
+    pub trading_days: Option<u32>,
+    /// High-water mark of balance and observed equity (trailing reference).
+    pub high_water_mark: Option<f64>,
+    /// Evaluation time, ISO 8601 UTC.
+    pub as_of: String,
+    /// The rule set evaluated.
+    pub rules: RulesOut,
+}
+
+/// Result of `remove_prop_firm_rules`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemovedOutput {
+    /// Terminal.
+    pub terminal_id: String,
+    /// `true` when a rule set was removed, `false` when there was none.
+    pub removed: bool,
+}
+
+fn enforcement(r: &PropFirmRules) -> Enforcement {
+    if r.link_equity_guard {
+        Enforcement::Enforced
+    } else {
+        Enforcement::Advisory
+    }
+}
+
+fn stored_rules(record: &PropFirmRecord) -> Result<PropFirmRules, ToolError> {
+    serde_json::from_value(record.rules.clone())
+        .map_err(|e| ToolError::Internal(format!("stored prop-firm rules are not valid: {e}")))
+}
+
+fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules, ToolError> {
+    let start_time = match input.start_time.as_deref() {
+        Some(s) => parse_iso(s).map_err(|_| ToolError::InvalidInput("`start_time` must be an ISO 8601 time".into()))?,
+        None => now,
+    };
+    if start_time < now - MAX_CHALLENGE_DAYS * DAY_MS || start_time > now + DAY_MS {
+        return Err(ToolError::InvalidInput(format!(
+            "`start_time` must be within the last {MAX_CHALLENGE_DAYS} days (and at most one day ahead)"
+        )));
+    }
+    let mut r = match input.preset {
+        Some(p) => p.rules(input.initial_balance, start_time),
+        None => PropFirmRules {
+            preset: None,
+            initial_balance: input.initial_balance,
+            start_time,
+            max_daily_loss_percent: None,
+            max_loss_percent: None,
+            drawdown_mode: DrawdownMode::Static,
+            profit_target_percent: None,
+            min_trading_days: None,
+            consistency_percent: None,
+            day_start_hour_utc: 0,
+            link_equity_guard: false,
+        },
+    };
+    macro_rules! over {
+        ($($field:ident),*) => {
+            $(if input.$field.is_some() {
+                r.$field = input.$field;
+            })*
+        };
+    }
+    over!(
+        max_daily_loss_percent,
+        max_loss_percent,
+        profit_target_percent,
+        min_trading_days,
+        consistency_percent
+    );
+    if let Some(m) = input.drawdown_mode {
+        r.drawdown_mode = m;
+    }
+    if let Some(h) = input.day_start_hour_utc {
+        r.day_start_hour_utc = h;
+    }
+    if let Some(g) = input.link_equity_guard {
+        r.link_equity_guard = g;
+    }
+    r.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    Ok(r)
+}
+
+async fn set_prop_firm_rules(
+    ctx: ToolContext,
+    input: SetPropFirmRulesInput,
+) -> Result<SetPropFirmRulesOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let rules = build_rules(&input, ctx.now_ms)?;
+    let value = serde_json::to_value(&rules).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let record = match ctx.store.set_prop_firm_rules(&ctx.license_id, &terminal, &value).await {
+        Err(tradeterm_store::StoreError::NotFound(_)) => {
+            return Err(ToolError::NotFound(format!("no terminal {terminal} on this license")));
+        }
+        other => other?,
+    };
+    Ok(SetPropFirmRulesOutput {
+        terminal_id: terminal,
+        enforcement: enforcement(&rules),
+        rules: RulesOut::from(&rules),
+        created_at: to_iso(record.created_at),
+        updated_at: to_iso(record.updated_at),
+    })
+}
+
+async fn deals(ctx: &ToolContext, from: i64, to: i64) -> Result<Vec<Deal>, ToolError> {
+    match ctx.run(Command::HistoryDeals { from, to }).await? {
+        CommandResult::Deals { deals } => Ok(deals),
+        other => Err(unexpected("history_deals", &other)),
+    }
+}
+
+/// Reads the account and the deals since the start consistently: the
+/// history is read on both sides of the account so no deal slips in between.
+async fn account_and_deals(
+    ctx: &ToolContext,
+    rules: &PropFirmRules,
+) -> Result<(tradeterm_core::AccountInfo, Vec<Deal>), ToolError> {
+    // Up to a day past now: a terminal clock may run ahead of the server's.
+    let until = ctx.now_ms.max(rules.start_time).saturating_add(DAY_MS);
+    let mut history = deals(ctx, rules.start_time, until).await?;
+    let mut account = ctx.account().await?;
+    for _ in 0..3 {
+        let again = deals(ctx, rules.start_time, until).await?;
+        let same = again.len() == history.len()
+            && again.iter().map(|d| d.ticket).max() == history.iter().map(|d| d.ticket).max();
+        if same {
+            break;
+        }
+        history = again;
+        account = ctx.account().await?;
+    }
+    Ok((account, history))
+}
+
+/// Whether an error means "the terminal cannot be read now" (→ `block`).
+fn is_unreachable(e: &ToolError) -> bool {
+    matches!(
+        e,
+        ToolError::Dispatch(_) | ToolError::Gateway(_) | ToolError::NotFound(_)
+    )
+}
+
+fn reason_of(status: &prop_firm::Status) -> String {
+    let name = |l: &LimitStatus| match l.rule {
+        prop_firm::RuleKind::DailyLoss => "daily loss",
+        _ => "maximum loss",
+    };
+    let tightest = status
+        .limits
+        .iter()
+        .min_by(|a, b| a.headroom_percent.total_cmp(&b.headroom_percent));
+    match (status.verdict, tightest) {
+        (_, None) => "no loss limit is set; only objectives are tracked".into(),
+        (Verdict::Breached, Some(l)) if l.breached_on_closed_balance || l.headroom <= 0.0 => {
+            let l = status
+                .limits
+                .iter()
+                .find(|l| l.verdict == Verdict::Breached)
+                .unwrap_or(l);
+            if l.breached_on_closed_balance {
+                format!("{} limit breached by a closed balance since the start", name(l))
+            } else {
+                format!(
+                    "{} limit breached: equity is {:.2} below its floor {:.2}",
+                    name(l),
+                    -l.headroom,
+                    l.floor_equity
+                )
+            }
+        }
+        (_, Some(l)) => format!(
+            "tightest limit: {}, {:.2} of headroom ({:.1} % of its room) above the equity floor {:.2}",
+            name(l),
+            l.headroom,
+            l.headroom_percent,
+            l.floor_equity
+        ),
+    }
+}
+
+/// The rule set of the context's terminal and its status: `Ok(None)` without
+/// a rule set; the status is `Err(reason)` when the terminal cannot be read.
+async fn evaluate(
+    ctx: &ToolContext,
+) -> Result<
+    Option<(
+        PropFirmRules,
+        Result<(tradeterm_core::AccountInfo, prop_firm::Status), String>,
+    )>,
+    ToolError,
+> {
+    let terminal = ctx.terminal()?;
+    let Some(record) = ctx.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
+        return Ok(None);
+    };
+    let rules = stored_rules(&record)?;
+    let (account, history) = match account_and_deals(ctx, &rules).await {
+        Ok(x) => x,
+        Err(e) if is_unreachable(&e) => return Ok(Some((rules, Err(e.to_string())))),
+        Err(e) => return Err(e),
+    };
+    let state = AccountState {
+        balance: account.balance,
+        equity: account.equity,
+    };
+    let status = prop_firm::status(&rules, state, &history, record.high_water_mark, ctx.now_ms)
+        .map_err(|e| ToolError::Dispatch(format!("the terminal's data is unusable: {e}")))?;
+    if rules.drawdown_mode == DrawdownMode::Trailing
+        && record.high_water_mark.is_none_or(|m| status.high_water_mark > m)
+    {
+        ctx.store
+            .raise_prop_firm_high_water_mark(&ctx.license_id, terminal, status.high_water_mark)
+            .await?;
+    }
+    Ok(Some((rules, Ok((account, status)))))
+}
+
+fn no_rules(terminal: &str) -> ToolError {
+    ToolError::NotFound(format!(
+        "no prop-firm rules are set on terminal {terminal}; set them with set_prop_firm_rules"
+    ))
+}
+
+async fn get_prop_firm_status(
+    ctx: ToolContext,
+    _input: PropFirmTerminalInput,
+) -> Result<PropFirmStatusOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let Some((rules, outcome)) = evaluate(&ctx).await? else {
+        return Err(no_rules(&terminal));
+    };
+    let out = match outcome {
+        Err(why) => PropFirmStatusOutput {
+            terminal_id: terminal,
+            verdict: StatusVerdict::Block,
+            reason: format!("status unavailable, do not trade: {why}"),
+            enforcement: enforcement(&rules),
+            max_safe_risk_percent: Some(0.0),
+            max_safe_risk_amount: None,
+            limits: Vec::new(),
+            objectives: Vec::new(),
+            passed: None,
+            currency: None,
+            balance: None,
+            equity: None,
+            day_start: None,
+            day_start_balance: None,
+            daily_pnl: None,
+            closed_profit: None,
+            net_cash_flow: None,
+            trading_days: None,
+            high_water_mark: None,
+            as_of: to_iso(ctx.now_ms),
+            rules: RulesOut::from(&rules),
+        },
+        Ok((account, s)) => PropFirmStatusOutput {
+            terminal_id: terminal,
+            verdict: s.verdict.into(),
+            reason: reason_of(&s),
+            enforcement: enforcement(&rules),
+            max_safe_risk_percent: s.max_safe_risk_percent,
+            max_safe_risk_amount: s.max_safe_risk_amount,
+            passed: Some(s.passed),
+            currency: Some(account.currency),
+            balance: Some(account.balance),
+            equity: Some(account.equity),
+            day_start: Some(to_iso(s.day_start)),
+            day_start_balance: Some(s.day_start_balance),
+            daily_pnl: Some(s.daily_pnl),
+            closed_profit: Some(s.closed_profit),
+            net_cash_flow: Some(s.net_cash_flow),
+            trading_days: Some(s.trading_days),
+            high_water_mark: Some(s.high_water_mark),
+            as_of: to_iso(ctx.now_ms),
+            rules: RulesOut::from(&rules),
+            limits: s.limits,
+            objectives: s.objectives,
+        },
+    };
+    Ok(out)
+}
+
+async fn remove_prop_firm_rules(ctx: ToolContext, _input: PropFirmTerminalInput) -> Result<RemovedOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let removed = ctx.store.remove_prop_firm_rules(&ctx.license_id, &terminal).await?;
+    Ok(RemovedOutput {
+        terminal_id: terminal,
+        removed,
+    })
+}
+
+/// The equity guard of live orders that open exposure: when the target
+/// terminal has a rule set with `link_equity_guard: true` and its status is
+/// `breached`, or cannot be computed (`block`), the order is refused with
+/// [`ToolError::TradingDisabled`]. Without such a rule set it does nothing.
+/// Closing and reducing positions is never guarded.
+pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError> {
+    let Some(terminal) = ctx.terminal_id.as_deref() else {
+        return Ok(());
+    };
+    let Some(record) = ctx.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
+        return Ok(());
+    };
+    if !stored_rules(&record)?.link_equity_guard {
+        return Ok(());
+    }
+    match evaluate(ctx).await? {
+        Some((_, Ok((_, s)))) if s.verdict == Verdict::Breached => Err(ToolError::TradingDisabled(format!(
+            "prop-firm equity guard: the rule set of this terminal is breached ({}); live orders are refused \
+             until the rules are replaced or removed",
+            reason_of(&s)
+        ))),
+        Some((_, Err(why))) => Err(ToolError::TradingDisabled(format!(
+            "prop-firm equity guard: the status cannot be computed ({why}); live orders are refused"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+const CONFIGURE: Annotations = Annotations {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
 pub(crate) fn tools() -> Vec<Tool> {
-    Vec::new()
+    let spec = |name, title, description, annotations| ToolSpec {
+        name,
+        title,
+        description,
+        capability: Capability::Trade,
+        gate: Gate::Always,
+        target: Target::Terminal,
+        annotations,
+    };
+    vec![
+        spec(
+            "set_prop_firm_rules",
+            "Set prop-firm rules",
+            "Sets (or replaces) the prop-firm challenge rules tracked for this terminal: a preset (`generic`, or \
+             `ftmo_2step_phase1`, modelled on public rules) and/or custom limits — max daily loss, max loss \
+             (static or trailing), profit target, minimum trading days, consistency — all as % of \
+             `initial_balance`. Advisory by default; `link_equity_guard: true` makes live orders fail while the \
+             rules are breached. Replacing resets the trailing high-water mark. Changes only stored \
+             configuration, never the account.",
+            CONFIGURE,
+        )
+        .build(set_prop_firm_rules),
+        spec(
+            "get_prop_firm_status",
+            "Prop-firm status",
+            "Evaluates this terminal's prop-firm rules against its account and deal history now: verdict \
+             `ok|warning|critical|breached` (warning under 50 % of a limit's room left, critical under 20 %, \
+             breached at 0), per-limit headroom and equity floor, objective progress, and \
+             `max_safe_risk_percent` (largest risk of one new trade, % of equity, that cannot breach a limit). \
+             When the terminal cannot be read the verdict is `block` (do not trade) with the reason.",
+            READ_TERMINAL,
+        )
+        .build(get_prop_firm_status),
+        spec(
+            "remove_prop_firm_rules",
+            "Remove prop-firm rules",
+            "Removes this terminal's prop-firm rules (and their enforcement). `removed: false` when there were \
+             none.",
+            CONFIGURE,
+        )
+        .build(remove_prop_firm_rules),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(v: serde_json::Value) -> SetPropFirmRulesInput {
+        serde_json::from_value(v).unwrap()
+    }
+
+    const NOW: i64 = 1_795_003_200_000;
+
+    #[test]
+    fn presets_and_overrides() {
+        let r = build_rules(
+            &input(serde_json::json!({
+                "preset": "ftmo_2step_phase1", "initial_balance": 100000.0,
+                "max_daily_loss_percent": 4.0, "link_equity_guard": true
+            })),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(r.preset, Some(Preset::Ftmo2StepPhase1));
+        assert_eq!(r.max_daily_loss_percent, Some(4.0));
+        assert_eq!(r.max_loss_percent, Some(10.0));
+        assert_eq!(r.min_trading_days, Some(4));
+        assert_eq!(r.start_time, NOW);
+        assert!(r.link_equity_guard);
+        let custom = build_rules(
+            &input(
+                serde_json::json!({ "initial_balance": 5000.0, "max_loss_percent": 6.0, "drawdown_mode": "trailing" }),
+            ),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            (custom.max_daily_loss_percent, custom.profit_target_percent),
+            (None, None)
+        );
+        assert_eq!(custom.drawdown_mode, DrawdownMode::Trailing);
+    }
+
+    #[test]
+    fn bad_inputs_are_validation_errors() {
+        for (v, needle) in [
+            (serde_json::json!({ "initial_balance": 1000.0 }), "no rule"),
+            (
+                serde_json::json!({ "preset": "generic", "initial_balance": -1.0 }),
+                "initial_balance",
+            ),
+            (
+                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "soon" }),
+                "ISO 8601",
+            ),
+            (
+                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2020-01-01T00:00:00Z" }),
+                "366 days",
+            ),
+            (
+                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "day_start_hour_utc": 24 }),
+                "day_start_hour_utc",
+            ),
+        ] {
+            let e = build_rules(&input(v), NOW).unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR");
+            assert!(e.to_string().contains(needle), "{e} / {needle}");
+        }
+    }
+
+    #[test]
+    fn catalog_entries() {
+        let set = crate::find("set_prop_firm_rules").unwrap();
+        assert_eq!(
+            (set.capability, set.gate, set.target),
+            (Capability::Trade, Gate::Always, Target::Terminal)
+        );
+        assert!(!set.annotations.read_only && set.annotations.idempotent && !set.annotations.destructive);
+        let get = crate::find("get_prop_firm_status").unwrap();
+        assert!(get.annotations.read_only && get.annotations.open_world);
+        assert!(crate::find("remove_prop_firm_rules").is_some());
+    }
 }

@@ -302,6 +302,8 @@ async fn place_order(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOu
         return Ok(outcome);
     }
     ctx.ensure_live_allowed().await?;
+    // Prop-firm equity guard (`link_equity_guard`): no new exposure while breached.
+    crate::prop_firm::guard_live_order(&ctx).await?;
     idempotent(&ctx, "place_order", &input, async {
         let trade = match ctx.run(Command::PlaceOrder { order: request }).await? {
             CommandResult::Trade(t) => t,
@@ -702,6 +704,7 @@ async fn reverse_position(ctx: ToolContext, input: ReversePositionInput) -> Resu
         return Ok(outcome);
     }
     ctx.ensure_live_allowed().await?;
+    crate::prop_firm::guard_live_order(&ctx).await?;
     idempotent(&ctx, "reverse_position", &input, async {
         let cmd = Command::ReversePosition {
             ticket: pos.ticket,

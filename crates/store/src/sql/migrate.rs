@@ -29,11 +29,17 @@ macro_rules! embedded {
 
 /// SQLite migrations, in order. Every file of `migrations/sqlite` must be
 /// listed (a unit test checks it).
-pub(super) const SQLITE: &[Embedded] = &[embedded!("sqlite", 1, "0001_init.sql", "init")];
+pub(super) const SQLITE: &[Embedded] = &[
+    embedded!("sqlite", 1, "0001_init.sql", "init"),
+    embedded!("sqlite", 2, "0002_prop_firm.sql", "prop_firm"),
+];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
 /// be listed (a unit test checks it).
-pub(super) const POSTGRES: &[Embedded] = &[embedded!("postgres", 1, "0001_init.sql", "init")];
+pub(super) const POSTGRES: &[Embedded] = &[
+    embedded!("postgres", 1, "0001_init.sql", "init"),
+    embedded!("postgres", 2, "0002_prop_firm.sql", "prop_firm"),
+];
 
 /// A migrator over embedded migrations.
 pub(super) fn migrator(files: &[Embedded]) -> Migrator {
