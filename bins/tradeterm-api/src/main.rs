@@ -55,6 +55,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             gateway: remote.client,
             redis,
             calendar: settings.server_calendar()?,
+            news: settings.news_service()?,
         },
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.port))

@@ -65,6 +65,11 @@ pub struct Settings {
     /// calendar (MT4) or is disconnected. Unset: no fallback. See
     /// `docs/calendar.md`.
     pub calendar_file: Option<std::path::PathBuf>,
+    /// Key of the news provider (`NEWS_API_KEY`); unset, `get_news` is a
+    /// no-op that says so. Never logged.
+    pub news_api_key: Option<String>,
+    /// News provider endpoint (`NEWS_API_URL`, default Finnhub's market news).
+    pub news_api_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -94,6 +99,8 @@ impl Default for Settings {
             heartbeat_timeout_ms: 30_000,
             quote_cache_ms: 1_000,
             calendar_file: None,
+            news_api_key: None,
+            news_api_url: None,
         }
     }
 }
@@ -124,6 +131,8 @@ const ENV_KEYS: &[&str] = &[
     "HEARTBEAT_TIMEOUT_MS",
     "QUOTE_CACHE_MS",
     "CALENDAR_FILE",
+    "NEWS_API_KEY",
+    "NEWS_API_URL",
 ];
 
 impl Settings {
@@ -228,6 +237,16 @@ impl Settings {
                 .map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?,
         };
         Ok(std::sync::Arc::new(calendar))
+    }
+
+    /// The news provider of `NEWS_API_KEY` / `NEWS_API_URL` (a no-op without a key).
+    ///
+    /// # Errors
+    /// `NEWS_API_URL` is not an http(s) URL.
+    pub fn news_service(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::news::NewsService>> {
+        tradeterm_tools::news::NewsService::new(self.news_api_key.as_deref(), self.news_api_url.as_deref())
+            .map(std::sync::Arc::new)
+            .map_err(|e| anyhow::anyhow!(e))
     }
 
     /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which

@@ -78,6 +78,7 @@ impl Stack {
         let settings = &opts.settings;
         // Before anything listens: a bad calendar file stops the start.
         let calendar = settings.server_calendar()?;
+        let news = settings.news_service()?;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
         let store = crate::boot::open_store(settings, &opts.data_dir).await?;
@@ -117,6 +118,7 @@ impl Stack {
                 .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
             redis: settings.redis_pool()?,
             calendar: calendar.clone(),
+            news: news.clone(),
         };
         if rest_deps.redis.is_none() {
             tracing::info!("KEYVALUE_URL is not set: REST rate limiting is off (development)");
@@ -138,6 +140,7 @@ impl Stack {
                 .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
             redis: settings.redis_pool()?,
             calendar,
+            news,
         };
         let mcp_state = tradeterm_mcp::McpState::new(settings.mcp_settings(), mcp_deps);
         let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))

@@ -92,6 +92,7 @@ fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, redis: bo
         gateway: GatewayClient::new(gateway_url).unwrap(),
         redis,
         calendar: Default::default(),
+        news: Default::default(),
     };
     McpServer::build(McpState::new(settings, deps), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
 }

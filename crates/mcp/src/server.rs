@@ -296,6 +296,7 @@ impl ServerHandler for Session {
             timeout: self.state.settings().dispatch_timeout,
             now_ms: chrono::Utc::now().timestamp_millis(),
             calendar: deps.calendar.clone(),
+            news: deps.news.clone(),
         };
         let span = tracing::info_span!(
             "mcp_tool",

@@ -77,6 +77,8 @@ pub struct RestDeps {
     /// The server's economic calendar (`CALENDAR_FILE`; empty when unset),
     /// used by the calendar tools when a terminal has none.
     pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
+    /// The server's news provider (`NEWS_API_KEY`; a no-op when unset).
+    pub news: Arc<tradeterm_tools::news::NewsService>,
 }
 
 impl std::fmt::Debug for RestDeps {

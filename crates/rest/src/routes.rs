@@ -588,6 +588,7 @@ async fn run(
         timeout: state.settings.dispatch_timeout,
         now_ms: chrono::Utc::now().timestamp_millis(),
         calendar: state.deps.calendar.clone(),
+        news: state.deps.news.clone(),
     };
     let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
     match tool.call(ctx, input).instrument(span).await {

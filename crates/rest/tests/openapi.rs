@@ -500,6 +500,7 @@ async fn start_server() -> (String, tradeterm_rest::ServerHandle) {
         gateway: GatewayClient::new("http://127.0.0.1:9").expect("gateway client"),
         redis: None,
         calendar: Default::default(),
+        news: Default::default(),
     };
     let state = AppState::new(
         RestSettings {

@@ -35,6 +35,8 @@ pub struct ToolContext {
     pub now_ms: i64,
     /// The server's economic calendar (the fallback of the calendar tools).
     pub calendar: Arc<crate::events::ServerCalendar>,
+    /// The server's news provider (`get_news`; a no-op without `NEWS_API_KEY`).
+    pub news: Arc<crate::news::NewsService>,
 }
 
 impl std::fmt::Debug for ToolContext {

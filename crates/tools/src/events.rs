@@ -719,6 +719,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             now_ms: parse_iso("2026-11-26T12:00:00Z").unwrap(),
             calendar: std::sync::Arc::new(calendar),
+            news: Default::default(),
         }
     }
 

@@ -35,6 +35,7 @@ mod journal;
 mod macro_context;
 mod market;
 mod market_analysis;
+pub mod news;
 mod portfolio;
 mod prop_firm;
 pub mod ratelimit;
@@ -228,6 +229,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(event_analysis::tools());
         tools.extend(macro_context::tools());
         tools.extend(prop_firm::tools());
+        tools.extend(news::tools());
         tools
     })
 }

@@ -1,0 +1,169 @@
+//! `get_news` over REST: a no-op without a provider, and with a provider (a
+//! local stand-in answering Finnhub's market-news shape) filtered by a
+//! symbol's currencies, cached, and degrading to the last list with a note
+//! when the provider fails.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use common::{Options, TestStack, WEDNESDAY_NOON, spawn};
+use serde_json::json;
+use tradeterm::Settings;
+use tradeterm::stack::{Stack, StackOptions};
+
+#[derive(Clone, Default)]
+struct Provider {
+    calls: Arc<AtomicUsize>,
+    failing: Arc<AtomicBool>,
+}
+
+async fn news(q: web::Query<std::collections::HashMap<String, String>>, p: web::Data<Provider>) -> HttpResponse {
+    p.calls.fetch_add(1, Ordering::SeqCst);
+    if q.get("token").map(String::as_str) != Some("test-key") || q.get("category").map(String::as_str) != Some("forex")
+    {
+        return HttpResponse::Unauthorized().json(json!({ "error": "bad token" }));
+    }
+    if p.failing.load(Ordering::SeqCst) {
+        return HttpResponse::InternalServerError().finish();
+    }
+    HttpResponse::Ok().json(json!([
+        { "id": 1, "datetime": 1795000000, "headline": "ECB signals patience on rates", "summary": "Lagarde spoke.", "source": "Wire", "url": "https://example.test/1", "related": "", "category": "forex" },
+        { "id": 2, "datetime": 1795000600, "headline": "Yen slides as BoJ holds", "summary": "", "source": "Wire", "url": "https://example.test/2", "related": "", "category": "forex" },
+        { "id": 3, "datetime": 1795001200, "headline": "Dollar firms before payrolls", "summary": "Fed speakers ahead.", "source": "Desk", "url": "https://example.test/3", "related": "", "category": "forex" }
+    ]))
+}
+
+#[tokio::test]
+async fn news_from_a_configured_provider_or_a_clear_no_op() {
+    // No provider: a no-op that says so.
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let (s, b) = t
+        .post("/api/v1/tools/get_news", None, &json!({ "symbol": "EURUSD" }), None)
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["data"]["enabled"], false);
+    assert_eq!(b["data"]["items"], json!([]));
+    assert!(b["data"]["note"].as_str().unwrap().contains("NEWS_API_KEY"));
+    t.stack.stop().await;
+
+    // A provider.
+    let provider = Provider::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let data = web::Data::new(provider.clone());
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).route("/news", web::get().to(news)))
+        .workers(1)
+        .listen(listener)
+        .unwrap()
+        .run();
+    let handle = server.handle();
+    tokio::spawn(server);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        port: 0,
+        gateway_port: 0,
+        mcp_port: 0,
+        heartbeat_interval_ms: 200,
+        heartbeat_timeout_ms: 3000,
+        news_api_key: Some("test-key".into()),
+        news_api_url: Some(format!("http://127.0.0.1:{port}/news")),
+        ..Settings::default()
+    };
+    let stack = Stack::start(StackOptions {
+        data_dir: dir.path().to_path_buf(),
+        sim_terminals: 1,
+        sim_allow_trading: false,
+        sim_start_ms: Some(WEDNESDAY_NOON),
+        settings,
+    })
+    .await
+    .unwrap();
+    assert!(stack.wait_connected(Duration::from_secs(15)).await);
+    let creds = stack.credentials.clone().unwrap();
+    let t = TestStack {
+        rest: format!("http://127.0.0.1:{}", stack.rest_port),
+        gateway: format!("http://127.0.0.1:{}", stack.gateway_port),
+        stack,
+        creds,
+        http: reqwest::Client::new(),
+        dir,
+    };
+    let headlines = |b: &serde_json::Value| -> Vec<String> {
+        b["data"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["headline"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // A failing provider: an empty list with the reason, and nothing cached.
+    provider.failing.store(true, Ordering::SeqCst);
+    let (s, b) = t.post("/api/v1/tools/get_news", None, &json!({}), None).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!((b["data"]["enabled"].as_bool(), headlines(&b).len()), (Some(true), 0));
+    assert!(b["data"]["note"].as_str().unwrap().contains("HTTP 500"), "{b}");
+    provider.failing.store(false, Ordering::SeqCst);
+    let (s, b) = t.post("/api/v1/tools/get_news", None, &json!({}), None).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["data"]["enabled"], true);
+    assert!(b["data"].get("note").is_none(), "{b}");
+    assert_eq!(headlines(&b).len(), 3, "newest first, unfiltered: {b}");
+    assert_eq!(b["data"]["items"][0]["time"], "2026-11-18T11:26:40Z");
+    // EURUSD: the ECB item (EUR) and the dollar item (USD), not the yen one.
+    let (s, b) = t
+        .post("/api/v1/tools/get_news", None, &json!({ "symbol": "EURUSD" }), None)
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(
+        headlines(&b),
+        ["Dollar firms before payrolls", "ECB signals patience on rates"]
+    );
+    assert_eq!(b["data"]["items"][0]["currencies"], json!(["USD"]));
+    assert_eq!(b["data"]["currencies"], json!(["EUR", "USD"]));
+    let (_, b) = t
+        .post(
+            "/api/v1/tools/get_news",
+            None,
+            &json!({ "currencies": ["jpy"], "limit": 1 }),
+            None,
+        )
+        .await;
+    assert_eq!(headlines(&b), ["Yen slides as BoJ holds"]);
+    let (_, b) = t
+        .post(
+            "/api/v1/tools/get_news",
+            None,
+            &json!({ "since": "2026-11-18T11:20:00Z" }),
+            None,
+        )
+        .await;
+    assert_eq!(headlines(&b), ["Dollar firms before payrolls"]);
+    // One successful provider call served them all (60 s cache).
+    assert_eq!(provider.calls.load(Ordering::SeqCst), 2);
+    // Validation.
+    for bad in [
+        json!({ "symbol": "US500" }),
+        json!({ "currencies": ["euro"] }),
+        json!({ "limit": 0 }),
+        json!({ "limit": 101 }),
+        json!({ "since": "yesterday" }),
+        json!({ "topic": "fx" }),
+    ] {
+        let (s, b) = t.post("/api/v1/tools/get_news", None, &bad, None).await;
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (400, Some("VALIDATION_ERROR")),
+            "{bad}: {b}"
+        );
+    }
+    handle.stop(true).await;
+    t.stack.stop().await;
+}
