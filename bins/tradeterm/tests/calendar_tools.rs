@@ -3,9 +3,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{TestStack, WEDNESDAY_NOON, event_of};
+use common::{Options, TestStack, event_of, spawn_with};
 use serde_json::{Value, json};
 use tradeterm::Settings;
 use tradeterm::stack::{Stack, StackOptions};
@@ -13,38 +11,19 @@ use tradeterm_core::events::{self, EconomicEvent, EventRiskConfig, Importance, M
 use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
 
 /// The stack with one simulated terminal and `calendar` as the server calendar file.
-async fn spawn_with_calendar(calendar: &Value) -> TestStack {
+async fn spawn_with_calendar(calendar: &Value) -> (TestStack, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calendar.json");
     std::fs::write(&file, calendar.to_string()).unwrap();
-    let settings = Settings {
-        port: 0,
-        gateway_port: 0,
-        mcp_port: 0,
-        heartbeat_interval_ms: 200,
-        heartbeat_timeout_ms: 3000,
-        calendar_file: Some(file),
-        ..Settings::default()
-    };
-    let stack = Stack::start(StackOptions {
-        data_dir: dir.path().to_path_buf(),
-        sim_terminals: 1,
-        sim_allow_trading: false,
-        sim_start_ms: Some(WEDNESDAY_NOON),
-        settings,
-    })
-    .await
-    .unwrap();
-    assert!(stack.wait_connected(Duration::from_secs(15)).await);
-    let creds = stack.credentials.clone().unwrap();
-    TestStack {
-        rest: format!("http://127.0.0.1:{}", stack.rest_port),
-        gateway: format!("http://127.0.0.1:{}", stack.gateway_port),
-        stack,
-        creds,
-        http: reqwest::Client::new(),
-        dir,
-    }
+    let t = spawn_with(
+        Options {
+            sims: 1,
+            ..Options::default()
+        },
+        |s| s.calendar_file = Some(file),
+    )
+    .await;
+    (t, dir)
 }
 
 #[tokio::test]
@@ -57,7 +36,7 @@ async fn calendar_and_event_risk_over_rest() {
         { "id": "srv-2", "time": to_iso(release), "currency": "JPY", "country": "JP",
           "name": "Elsewhere", "importance": "high", "category": "growth" }
     ]);
-    let t = spawn_with_calendar(&server_calendar).await;
+    let (t, _calendar_dir) = spawn_with_calendar(&server_calendar).await;
 
     // The terminal's calendar (MT5), with filters.
     let week = json!({ "from": to_iso(now), "to": to_iso(now + 7 * DAY_MS) });

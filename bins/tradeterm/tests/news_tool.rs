@@ -7,13 +7,10 @@ mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, web};
-use common::{Options, TestStack, WEDNESDAY_NOON, spawn};
+use common::{Options, spawn, spawn_with};
 use serde_json::json;
-use tradeterm::Settings;
-use tradeterm::stack::{Stack, StackOptions};
 
 #[derive(Clone, Default)]
 struct Provider {
@@ -66,36 +63,17 @@ async fn news_from_a_configured_provider_or_a_clear_no_op() {
         .run();
     let handle = server.handle();
     tokio::spawn(server);
-    let dir = tempfile::tempdir().unwrap();
-    let settings = Settings {
-        port: 0,
-        gateway_port: 0,
-        mcp_port: 0,
-        heartbeat_interval_ms: 200,
-        heartbeat_timeout_ms: 3000,
-        news_api_key: Some("test-key".into()),
-        news_api_url: Some(format!("http://127.0.0.1:{port}/news")),
-        ..Settings::default()
-    };
-    let stack = Stack::start(StackOptions {
-        data_dir: dir.path().to_path_buf(),
-        sim_terminals: 1,
-        sim_allow_trading: false,
-        sim_start_ms: Some(WEDNESDAY_NOON),
-        settings,
-    })
-    .await
-    .unwrap();
-    assert!(stack.wait_connected(Duration::from_secs(15)).await);
-    let creds = stack.credentials.clone().unwrap();
-    let t = TestStack {
-        rest: format!("http://127.0.0.1:{}", stack.rest_port),
-        gateway: format!("http://127.0.0.1:{}", stack.gateway_port),
-        stack,
-        creds,
-        http: reqwest::Client::new(),
-        dir,
-    };
+    let t = spawn_with(
+        Options {
+            sims: 1,
+            ..Options::default()
+        },
+        |s| {
+            s.news_api_key = Some("test-key".into());
+            s.news_api_url = Some(format!("http://127.0.0.1:{port}/news"));
+        },
+    )
+    .await;
     let headlines = |b: &serde_json::Value| -> Vec<String> {
         b["data"]["items"]
             .as_array()

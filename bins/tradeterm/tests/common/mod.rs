@@ -40,6 +40,11 @@ impl Default for Options {
 }
 
 pub async fn spawn(opts: Options) -> TestStack {
+    spawn_with(opts, |_| {}).await
+}
+
+/// As [`spawn`], with the settings adjusted by `adjust` before the start.
+pub async fn spawn_with(opts: Options, adjust: impl FnOnce(&mut Settings)) -> TestStack {
     let dir = tempfile::tempdir().unwrap();
     let mut settings = Settings {
         port: 0,
@@ -53,6 +58,7 @@ pub async fn spawn(opts: Options) -> TestStack {
     if opts.redis {
         settings.keyvalue_url = Some("redis://127.0.0.1:6379".into());
     }
+    adjust(&mut settings);
     let stack = Stack::start(StackOptions {
         data_dir: dir.path().to_path_buf(),
         sim_terminals: opts.sims,
