@@ -167,6 +167,27 @@ pub trait Store: Send + Sync + 'static {
         value: f64,
     ) -> StoreResult<Option<f64>>;
 
+    // ----- news guard and state snapshots -----
+
+    /// Sets (or replaces) the license's news guard; replacing keeps `created_at`.
+    async fn set_news_guard(&self, license_id: &str, config: &serde_json::Value) -> StoreResult<NewsGuardRecord>;
+    /// The license's news guard, if any.
+    async fn news_guard(&self, license_id: &str) -> StoreResult<Option<NewsGuardRecord>>;
+    /// Removes the news guard. `Ok(false)` when the license had none.
+    async fn remove_news_guard(&self, license_id: &str) -> StoreResult<bool>;
+    /// Stores `snapshot` as what `caller` (a credential id) last saw of a
+    /// terminal of the license, taken at `taken_at`, and returns what it saw
+    /// before, if anything. Atomic per (license, caller, terminal). A terminal
+    /// that is not the license's is [`StoreError::NotFound`].
+    async fn swap_state_snapshot(
+        &self,
+        license_id: &str,
+        caller: &str,
+        terminal_id: &str,
+        snapshot: &serde_json::Value,
+        taken_at: i64,
+    ) -> StoreResult<Option<StateSnapshot>>;
+
     // ----- idempotency (live trade calls) -----
 
     /// Claims an idempotency key for a request. Exactly one concurrent caller

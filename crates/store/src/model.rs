@@ -203,3 +203,25 @@ pub struct PropFirmRecord {
     /// When they were last replaced, unix ms.
     pub updated_at: i64,
 }
+
+/// The news guard of a license (see `docs/alerts.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewsGuardRecord {
+    /// Owning license.
+    pub license_id: String,
+    /// The guard's configuration, as the tool stored it.
+    pub config: serde_json::Value,
+    /// When it was first set, unix ms.
+    pub created_at: i64,
+    /// When it was last replaced, unix ms.
+    pub updated_at: i64,
+}
+
+/// A caller's last seen state of a terminal (`get_state_delta`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSnapshot {
+    /// The state, as the tool stored it.
+    pub snapshot: serde_json::Value,
+    /// When it was taken, unix ms.
+    pub taken_at: i64,
+}

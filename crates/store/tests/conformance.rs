@@ -11,8 +11,8 @@ use serde_json::json;
 use tokio::sync::Barrier;
 use tradeterm_store::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX};
 use tradeterm_store::{
-    BindOutcome, IdempotencyBegin, JournalFilter, MAX_ACTIVE_API_KEYS, Store, StoreError, TerminalFilter, TerminalInfo,
-    Tier, hash_key,
+    BindOutcome, IdempotencyBegin, JournalFilter, MAX_ACTIVE_API_KEYS, StateSnapshot, Store, StoreError,
+    TerminalFilter, TerminalInfo, Tier, hash_key,
 };
 
 use support::{Fixture, Kind, Val};
@@ -68,6 +68,8 @@ conformance!(
     prop_firm_rules_set_get_replace_remove,
     prop_firm_high_water_mark_only_rises,
     prop_firm_rules_are_per_license,
+    news_guard_set_get_replace_remove_per_license,
+    state_snapshots_swap_per_caller_and_terminal,
 );
 
 fn info(login: u64) -> TerminalInfo {
@@ -1064,7 +1066,9 @@ async fn migrations_are_idempotent(fx: Fx) {
             "idempotency",
             "journal_entries",
             "licenses",
+            "news_guards",
             "prop_firm_rules",
+            "state_snapshots",
             "terminal_keys",
             "terminals"
         ]
@@ -1112,6 +1116,15 @@ async fn unknown_parents_are_not_found(fx: Fx) {
         s.set_prop_firm_rules("lic_missing", "term_missing", &json!({})).await,
         Err(StoreError::NotFound(_))
     ));
+    assert!(matches!(
+        s.set_news_guard("lic_missing", &json!({})).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.swap_state_snapshot("lic_missing", "key_x", "term_missing", &json!({}), 1)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
     let counts: HashSet<i64> = row_counts(&fx).await;
     assert_eq!(counts, HashSet::from([0]), "nothing was written");
 }
@@ -1124,6 +1137,8 @@ async fn row_counts(fx: &Fixture) -> HashSet<i64> {
         "api_keys",
         "journal_entries",
         "prop_firm_rules",
+        "news_guards",
+        "state_snapshots",
     ] {
         counts.insert(fx.raw.int(&format!("SELECT COUNT(*) FROM {table}"), &[]).await);
     }
@@ -1238,4 +1253,79 @@ async fn prop_firm_rules_are_per_license(fx: Fx) {
     // A's record is untouched.
     assert_eq!(s.prop_firm_rules(&a.id, &a_term.id).await.unwrap(), Some(a_record));
     assert_eq!(fx.raw.int("SELECT COUNT(*) FROM prop_firm_rules", &[]).await, 1);
+}
+
+// ----- news guard and state snapshots -----
+
+async fn news_guard_set_get_replace_remove_per_license(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    assert_eq!(s.news_guard(&a.id).await.unwrap(), None);
+    let set = s.set_news_guard(&a.id, &json!({"currencies": ["USD"]})).await.unwrap();
+    assert_eq!(set.config, json!({"currencies": ["USD"]}));
+    assert_eq!(set.created_at, set.updated_at);
+    assert_eq!(s.news_guard(&a.id).await.unwrap(), Some(set.clone()));
+    assert_eq!(s.news_guard(&b.id).await.unwrap(), None, "per license");
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let replaced = s.set_news_guard(&a.id, &json!({"currencies": ["EUR"]})).await.unwrap();
+    assert_eq!(replaced.created_at, set.created_at, "replacing keeps created_at");
+    assert!(replaced.updated_at > set.updated_at);
+    assert_eq!(fx.raw.int("SELECT COUNT(*) FROM news_guards", &[]).await, 1);
+    let huge = json!({ "x": "y".repeat(20_000) });
+    assert_invalid(s.set_news_guard(&a.id, &huge).await);
+    assert!(!s.remove_news_guard(&b.id).await.unwrap(), "B cannot remove A's guard");
+    assert!(s.remove_news_guard(&a.id).await.unwrap());
+    assert!(!s.remove_news_guard(&a.id).await.unwrap());
+    assert_eq!(s.news_guard(&a.id).await.unwrap(), None);
+}
+
+async fn state_snapshots_swap_per_caller_and_terminal(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    let (t1, _) = s.create_terminal(&a.id, "T1").await.unwrap();
+    let (t2, _) = s.create_terminal(&a.id, "T2").await.unwrap();
+    assert_eq!(
+        s.swap_state_snapshot(&a.id, "key_1", &t1.id, &json!({"v": 1}), 10)
+            .await
+            .unwrap(),
+        None
+    );
+    let before = s
+        .swap_state_snapshot(&a.id, "key_1", &t1.id, &json!({"v": 2}), 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        before,
+        Some(StateSnapshot {
+            snapshot: json!({"v": 1}),
+            taken_at: 10
+        })
+    );
+    // Another caller, another terminal: their own histories.
+    assert_eq!(
+        s.swap_state_snapshot(&a.id, "key_2", &t1.id, &json!({"v": 9}), 30)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        s.swap_state_snapshot(&a.id, "key_1", &t2.id, &json!({"v": 9}), 30)
+            .await
+            .unwrap(),
+        None
+    );
+    let before = s
+        .swap_state_snapshot(&a.id, "key_1", &t1.id, &json!({"v": 3}), 40)
+        .await
+        .unwrap();
+    assert_eq!(before.map(|b| (b.snapshot, b.taken_at)), Some((json!({"v": 2}), 20)));
+    // Another license cannot reach the terminal.
+    assert!(matches!(
+        s.swap_state_snapshot(&b.id, "key_1", &t1.id, &json!({}), 50).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_invalid(s.swap_state_snapshot(&a.id, "", &t1.id, &json!({}), 50).await);
+    assert_eq!(fx.raw.int("SELECT COUNT(*) FROM state_snapshots", &[]).await, 3);
 }

@@ -32,6 +32,7 @@ macro_rules! embedded {
 pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 1, "0001_init.sql", "init"),
     embedded!("sqlite", 2, "0002_prop_firm.sql", "prop_firm"),
+    embedded!("sqlite", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -39,6 +40,7 @@ pub(super) const SQLITE: &[Embedded] = &[
 pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 1, "0001_init.sql", "init"),
     embedded!("postgres", 2, "0002_prop_firm.sql", "prop_firm"),
+    embedded!("postgres", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
 ];
 
 /// A migrator over embedded migrations.

@@ -31,8 +31,8 @@ use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 use crate::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX, hash_key, hashes_equal};
 use crate::{
     ApiKey, ApiKeyAuth, BindOutcome, IdempotencyBegin, JournalEntry, JournalFilter, License, MAX_ACTIVE_API_KEYS,
-    PropFirmRecord, RotatedTerminalKey, Secret, Store, StoreError, StoreResult, Terminal, TerminalFilter, TerminalInfo,
-    TerminalKeyAuth, Tier,
+    NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult,
+    Terminal, TerminalFilter, TerminalInfo, TerminalKeyAuth, Tier,
 };
 use rows::{RowExt, api_key_cols, journal_cols, license_cols, terminal_cols};
 
@@ -50,9 +50,29 @@ const MAX_JOURNAL_LIMIT: u32 = 1000;
 /// Largest stored prop-firm rule set, bytes of JSON.
 const MAX_PROP_FIRM_RULES_BYTES: usize = 16 * 1024;
 
+/// Largest stored news-guard configuration, bytes of JSON.
+const MAX_NEWS_GUARD_BYTES: usize = 16 * 1024;
+/// Largest stored state snapshot, bytes of JSON.
+const MAX_SNAPSHOT_BYTES: usize = 4 * 1024 * 1024;
+
 /// Prop-firm columns of `prop_firm_rules p`.
 const PROP_FIRM_COLS: &str = "p.license_id AS p_license_id, p.terminal_id AS p_terminal_id, p.rules AS p_rules, \
                               p.high_water_mark AS p_hwm, p.created_at AS p_created_at, p.updated_at AS p_updated_at";
+
+/// Maps a `news_guards` row (`config`, `created_at`, `updated_at`).
+fn news_guard_record<R>(license_id: &str, r: &R) -> StoreResult<NewsGuardRecord>
+where
+    R: RowExt,
+{
+    let config = serde_json::from_str(&r.text("config")?)
+        .map_err(|_| StoreError::Database("a stored news guard is not valid".to_owned()))?;
+    Ok(NewsGuardRecord {
+        license_id: license_id.to_owned(),
+        config,
+        created_at: r.int("created_at")?,
+        updated_at: r.int("updated_at")?,
+    })
+}
 
 /// Maps a `prop_firm_rules p` row (selected with [`PROP_FIRM_COLS`]).
 fn prop_firm_record<R>(r: &R) -> StoreResult<PropFirmRecord>
@@ -956,6 +976,120 @@ impl Store for SqlStore {
             .await?
             .rows_affected());
         Ok(n == 1)
+    }
+
+    async fn set_news_guard(&self, license_id: &str, config: &serde_json::Value) -> StoreResult<NewsGuardRecord> {
+        let text = serde_json::to_string(config).map_err(|e| StoreError::Invalid(format!("news guard: {e}")))?;
+        if text.len() > MAX_NEWS_GUARD_BYTES {
+            return Err(StoreError::Invalid(format!(
+                "the news guard may be at most {MAX_NEWS_GUARD_BYTES} bytes of JSON"
+            )));
+        }
+        const UPSERT: &str = "INSERT INTO news_guards (license_id, config, created_at, updated_at) \
+                              VALUES ($1, $2, $3, $3) \
+                              ON CONFLICT (license_id) DO UPDATE \
+                              SET config = excluded.config, updated_at = excluded.updated_at";
+        const SELECT: &str = "SELECT config, created_at, updated_at FROM news_guards WHERE license_id = $1";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin_write().await?;
+            if sqlx::query(pool.lock_license_sql())
+                .bind(license_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_none()
+            {
+                return Err(StoreError::NotFound("license"));
+            }
+            sqlx::query(UPSERT)
+                .bind(license_id)
+                .bind(&text)
+                .bind(now_ms())
+                .execute(&mut *tx)
+                .await?;
+            let row = sqlx::query(SELECT).bind(license_id).fetch_one(&mut *tx).await?;
+            tx.commit().await?;
+            news_guard_record(license_id, &row)
+        })
+    }
+
+    async fn news_guard(&self, license_id: &str) -> StoreResult<Option<NewsGuardRecord>> {
+        const SELECT: &str = "SELECT config, created_at, updated_at FROM news_guards WHERE license_id = $1";
+        on_pool!(self, pool => sqlx::query(SELECT)
+            .bind(license_id)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| news_guard_record(license_id, &r))
+            .transpose())
+    }
+
+    async fn remove_news_guard(&self, license_id: &str) -> StoreResult<bool> {
+        const SQL: &str = "DELETE FROM news_guards WHERE license_id = $1";
+        let n = on_pool!(self, pool => sqlx::query(SQL).bind(license_id).execute(pool).await?.rows_affected());
+        Ok(n == 1)
+    }
+
+    async fn swap_state_snapshot(
+        &self,
+        license_id: &str,
+        caller: &str,
+        terminal_id: &str,
+        snapshot: &serde_json::Value,
+        taken_at: i64,
+    ) -> StoreResult<Option<StateSnapshot>> {
+        validate::token("terminal id", terminal_id)?;
+        if caller.is_empty() || caller.len() > 128 {
+            return Err(StoreError::Invalid("the caller id must be 1-128 characters".into()));
+        }
+        let text = serde_json::to_string(snapshot).map_err(|e| StoreError::Invalid(format!("snapshot: {e}")))?;
+        if text.len() > MAX_SNAPSHOT_BYTES {
+            return Err(StoreError::Invalid(format!(
+                "a state snapshot may be at most {MAX_SNAPSHOT_BYTES} bytes of JSON"
+            )));
+        }
+        const SELECT: &str = "SELECT snapshot, taken_at FROM state_snapshots \
+                              WHERE license_id = $1 AND caller = $2 AND terminal_id = $3";
+        const UPSERT: &str = "INSERT INTO state_snapshots (license_id, caller, terminal_id, snapshot, taken_at) \
+                              VALUES ($1, $2, $3, $4, $5) \
+                              ON CONFLICT (license_id, caller, terminal_id) DO UPDATE \
+                              SET snapshot = excluded.snapshot, taken_at = excluded.taken_at";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin_write().await?;
+            // The terminal must be this license's; its row lock serializes the
+            // swaps of every caller of the terminal.
+            if sqlx::query(pool.lock_terminal_sql())
+                .bind(terminal_id)
+                .bind(license_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_none()
+            {
+                return Err(StoreError::NotFound("terminal"));
+            }
+            let before = sqlx::query(SELECT)
+                .bind(license_id)
+                .bind(caller)
+                .bind(terminal_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let before = match before {
+                Some(r) => Some(StateSnapshot {
+                    snapshot: serde_json::from_str(&r.text("snapshot")?)
+                        .map_err(|_| StoreError::Database("a stored state snapshot is not valid".to_owned()))?,
+                    taken_at: r.int("taken_at")?,
+                }),
+                None => None,
+            };
+            sqlx::query(UPSERT)
+                .bind(license_id)
+                .bind(caller)
+                .bind(terminal_id)
+                .bind(&text)
+                .bind(taken_at)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(before)
+        })
     }
 
     async fn raise_prop_firm_high_water_mark(
