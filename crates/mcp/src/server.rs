@@ -287,6 +287,7 @@ impl ServerHandler for Session {
         let force_dry_run = self.mode() == TradingMode::Paper;
         let ctx = ToolContext {
             license_id: caller.license_id().to_owned(),
+            caller: caller.claims.cred_id.clone(),
             caps: caller.claims.caps.clone(),
             terminal_id: (tool.target == Target::Terminal).then(|| caller.terminal_id().to_owned()),
             dispatch: deps.dispatch.clone(),

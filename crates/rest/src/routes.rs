@@ -579,6 +579,7 @@ async fn run(
         .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
     let ctx = ToolContext {
         license_id: caller.license_id().to_owned(),
+        caller: caller.claims.cred_id.clone(),
         caps: caller.claims.caps.clone(),
         terminal_id: terminal_id.clone(),
         dispatch: state.deps.dispatch.clone(),

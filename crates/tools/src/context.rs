@@ -17,6 +17,10 @@ use crate::ToolError;
 pub struct ToolContext {
     /// License the call acts for.
     pub license_id: String,
+    /// Record id of the credential the caller authenticated with (an API key,
+    /// or the terminal key behind a session token): the identity of
+    /// per-caller state such as `get_state_delta`'s last snapshot.
+    pub caller: String,
     /// Capabilities of the caller's token.
     pub caps: Vec<Capability>,
     /// Target terminal, resolved by the adapter (`None` for license-wide tools).

@@ -710,6 +710,7 @@ mod tests {
         let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
         ToolContext {
             license_id: "lic_test".into(),
+            caller: "key_test".into(),
             caps: vec![Capability::Read, Capability::Analytics],
             terminal_id: Some("term_test".into()),
             dispatch: std::sync::Arc::new(FakeTerminal(terminal)),

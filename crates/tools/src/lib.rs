@@ -23,6 +23,7 @@
 //! closed: nothing is sent.
 
 mod account;
+mod alerts;
 mod analytics;
 mod backtest;
 mod coaching;
@@ -39,6 +40,7 @@ pub mod news;
 mod portfolio;
 mod prop_firm;
 pub mod ratelimit;
+mod state;
 mod structure;
 mod trading;
 
@@ -230,6 +232,8 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(macro_context::tools());
         tools.extend(prop_firm::tools());
         tools.extend(news::tools());
+        tools.extend(alerts::tools());
+        tools.extend(state::tools());
         tools
     })
 }

@@ -213,7 +213,7 @@ impl NewsService {
 
     /// The latest items (cached for [`NEWS_CACHE`]) and, when the provider
     /// failed, why (with the last good list, if any).
-    async fn items(&self) -> (Arc<Vec<NewsItem>>, Option<String>) {
+    pub(crate) async fn items(&self) -> (Arc<Vec<NewsItem>>, Option<String>) {
         let cached = self.cache.lock().ok().and_then(|c| c.clone());
         if let Some((at, items)) = &cached
             && at.elapsed() < NEWS_CACHE

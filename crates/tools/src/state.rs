@@ -1,0 +1,299 @@
+//! `get_state_delta`: what changed on a terminal since the caller's last
+//! call — positions opened, closed or modified, pending orders placed,
+//! removed or modified, and the account figures that moved. The last state
+//! each caller (credential) saw of each terminal is stored
+//! (`Store::swap_state_snapshot`), so the delta is per caller and survives
+//! restarts and load balancing. See `docs/alerts.md`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::time::to_iso;
+use tradeterm_core::{AccountInfo, PendingOrder, Position};
+use tradeterm_protocol::{Command, CommandResult};
+
+use crate::context::unexpected;
+use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// The state compared between calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Snapshot {
+    account: AccountFigures,
+    positions: BTreeMap<u64, Position>,
+    orders: BTreeMap<u64, PendingOrder>,
+}
+
+/// The account figures a delta reports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AccountFigures {
+    /// Balance.
+    pub balance: f64,
+    /// Equity.
+    pub equity: f64,
+    /// Margin in use.
+    pub margin: f64,
+    /// Free margin.
+    pub free_margin: f64,
+    /// Margin level, percent (`null` without open positions).
+    pub margin_level: Option<f64>,
+    /// Floating profit.
+    pub profit: f64,
+}
+
+impl From<&AccountInfo> for AccountFigures {
+    fn from(a: &AccountInfo) -> Self {
+        Self {
+            balance: a.balance,
+            equity: a.equity,
+            margin: a.margin,
+            free_margin: a.free_margin,
+            margin_level: a.margin_level,
+            profit: a.profit,
+        }
+    }
+}
+
+/// Input of `get_state_delta`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateDeltaInput {}
+
+/// A position or order whose terms changed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Modified<T> {
+    /// Before.
+    pub before: T,
+    /// Now.
+    pub after: T,
+    /// Names of the fields that changed.
+    pub fields: Vec<&'static str>,
+}
+
+/// Output of `get_state_delta`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StateDeltaOutput {
+    /// True on the caller's first call for this terminal: everything is reported as opened or placed.
+    pub initial: bool,
+    /// When the caller's previous call saw the state (ISO 8601); absent on the first call.
+    pub since: Option<String>,
+    /// When this state was read (ISO 8601).
+    pub as_of: String,
+    /// Positions that appeared.
+    pub positions_opened: Vec<Position>,
+    /// Positions that are gone (closed), as last seen.
+    pub positions_closed: Vec<Position>,
+    /// Positions whose volume, stop loss or take profit changed.
+    pub positions_modified: Vec<Modified<Position>>,
+    /// Pending orders that appeared.
+    pub orders_placed: Vec<PendingOrder>,
+    /// Pending orders that are gone (filled, cancelled or expired), as last seen.
+    pub orders_removed: Vec<PendingOrder>,
+    /// Pending orders whose price, volume, stop loss or take profit changed.
+    pub orders_modified: Vec<Modified<PendingOrder>>,
+    /// The account figures now.
+    pub account: AccountFigures,
+    /// The account figures that changed, with their previous values (absent on the first call).
+    pub account_changes: BTreeMap<String, [Option<f64>; 2]>,
+    /// Whether anything besides floating figures (equity, profit, margin level, free margin) changed.
+    pub changed: bool,
+}
+
+fn position_fields(a: &Position, b: &Position) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if a.volume != b.volume {
+        f.push("volume");
+    }
+    if a.stop_loss != b.stop_loss {
+        f.push("stop_loss");
+    }
+    if a.take_profit != b.take_profit {
+        f.push("take_profit");
+    }
+    f
+}
+
+fn order_fields(a: &PendingOrder, b: &PendingOrder) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if a.price != b.price {
+        f.push("price");
+    }
+    if a.volume != b.volume {
+        f.push("volume");
+    }
+    if a.stop_loss != b.stop_loss {
+        f.push("stop_loss");
+    }
+    if a.take_profit != b.take_profit {
+        f.push("take_profit");
+    }
+    f
+}
+
+fn account_changes(before: &AccountFigures, after: &AccountFigures) -> BTreeMap<String, [Option<f64>; 2]> {
+    let pairs = [
+        ("balance", Some(before.balance), Some(after.balance)),
+        ("equity", Some(before.equity), Some(after.equity)),
+        ("margin", Some(before.margin), Some(after.margin)),
+        ("free_margin", Some(before.free_margin), Some(after.free_margin)),
+        ("margin_level", before.margin_level, after.margin_level),
+        ("profit", Some(before.profit), Some(after.profit)),
+    ];
+    pairs
+        .into_iter()
+        .filter(|(_, b, a)| b != a)
+        .map(|(k, b, a)| (k.to_owned(), [b, a]))
+        .collect()
+}
+
+async fn read_state(ctx: &ToolContext) -> Result<Snapshot, ToolError> {
+    let (account, positions, orders) = futures_util::future::try_join3(
+        ctx.account(),
+        async {
+            match ctx.run(Command::Positions { symbol: None }).await? {
+                CommandResult::Positions { positions } => Ok(positions),
+                other => Err(unexpected("positions", &other)),
+            }
+        },
+        async {
+            match ctx.run(Command::Orders { symbol: None }).await? {
+                CommandResult::Orders { orders } => Ok(orders),
+                other => Err(unexpected("orders", &other)),
+            }
+        },
+    )
+    .await?;
+    Ok(Snapshot {
+        account: AccountFigures::from(&account),
+        positions: positions.into_iter().map(|p| (p.ticket, p)).collect(),
+        orders: orders.into_iter().map(|o| (o.ticket, o)).collect(),
+    })
+}
+
+async fn state_delta(ctx: ToolContext, _input: StateDeltaInput) -> Result<StateDeltaOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let now = read_state(&ctx).await?;
+    let stored = serde_json::to_value(&now).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let before = ctx
+        .store
+        .swap_state_snapshot(&ctx.license_id, &ctx.caller, &terminal, &stored, ctx.now_ms)
+        .await?;
+    let previous = match before {
+        // A snapshot of an older shape counts as none: the caller gets a fresh start.
+        Some(b) => serde_json::from_value::<Snapshot>(b.snapshot)
+            .ok()
+            .map(|s| (s, b.taken_at)),
+        None => None,
+    };
+    let initial = previous.is_none();
+    let (prev, since) = match previous {
+        Some((s, at)) => (s, Some(to_iso(at))),
+        None => (
+            Snapshot {
+                account: now.account,
+                positions: BTreeMap::new(),
+                orders: BTreeMap::new(),
+            },
+            None,
+        ),
+    };
+    let positions_opened: Vec<Position> = now
+        .positions
+        .iter()
+        .filter(|(t, _)| !prev.positions.contains_key(t))
+        .map(|(_, p)| p.clone())
+        .collect();
+    let positions_closed: Vec<Position> = prev
+        .positions
+        .iter()
+        .filter(|(t, _)| !now.positions.contains_key(t))
+        .map(|(_, p)| p.clone())
+        .collect();
+    let positions_modified: Vec<Modified<Position>> = now
+        .positions
+        .iter()
+        .filter_map(|(t, p)| {
+            let old = prev.positions.get(t)?;
+            let fields = position_fields(old, p);
+            (!fields.is_empty()).then(|| Modified {
+                before: old.clone(),
+                after: p.clone(),
+                fields,
+            })
+        })
+        .collect();
+    let orders_placed: Vec<PendingOrder> = now
+        .orders
+        .iter()
+        .filter(|(t, _)| !prev.orders.contains_key(t))
+        .map(|(_, o)| o.clone())
+        .collect();
+    let orders_removed: Vec<PendingOrder> = prev
+        .orders
+        .iter()
+        .filter(|(t, _)| !now.orders.contains_key(t))
+        .map(|(_, o)| o.clone())
+        .collect();
+    let orders_modified: Vec<Modified<PendingOrder>> = now
+        .orders
+        .iter()
+        .filter_map(|(t, o)| {
+            let old = prev.orders.get(t)?;
+            let fields = order_fields(old, o);
+            (!fields.is_empty()).then(|| Modified {
+                before: old.clone(),
+                after: o.clone(),
+                fields,
+            })
+        })
+        .collect();
+    let account_changes = if initial {
+        BTreeMap::new()
+    } else {
+        account_changes(&prev.account, &now.account)
+    };
+    let changed = !(positions_opened.is_empty()
+        && positions_closed.is_empty()
+        && positions_modified.is_empty()
+        && orders_placed.is_empty()
+        && orders_removed.is_empty()
+        && orders_modified.is_empty())
+        || account_changes.contains_key("balance")
+        || account_changes.contains_key("margin");
+    Ok(StateDeltaOutput {
+        initial,
+        since,
+        as_of: to_iso(ctx.now_ms),
+        positions_opened,
+        positions_closed,
+        positions_modified,
+        orders_placed,
+        orders_removed,
+        orders_modified,
+        account: now.account,
+        account_changes,
+        changed,
+    })
+}
+
+/// The tools of this module.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "get_state_delta",
+            title: "State changes",
+            description: "What changed on the terminal since this caller's previous call: positions opened, closed or modified (volume, stop loss, take profit), pending orders placed, removed or modified, and the account figures that moved. The first call reports everything as new (`initial`). Per caller (API key or terminal key) and terminal.",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            // Reads the terminal; the answer depends on the caller's previous call.
+            annotations: Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: false,
+                open_world: true,
+            },
+        }
+        .build(state_delta),
+    ]
+}
