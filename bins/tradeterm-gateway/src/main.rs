@@ -47,6 +47,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             heartbeat_timeout: settings.heartbeat_timeout(),
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
+            support_identity_secret: settings.support_identity_secret.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()

@@ -70,6 +70,10 @@ pub struct Settings {
     pub news_api_key: Option<String>,
     /// News provider endpoint (`NEWS_API_URL`, default Finnhub's market news).
     pub news_api_url: Option<String>,
+    /// Secret of the support widget's identity verification
+    /// (`SUPPORT_IDENTITY_SECRET`; the gateway's
+    /// `/api/dashboard/support/identity` answers 404 without it). Never logged.
+    pub support_identity_secret: Option<String>,
 }
 
 impl Default for Settings {
@@ -101,6 +105,7 @@ impl Default for Settings {
             calendar_file: None,
             news_api_key: None,
             news_api_url: None,
+            support_identity_secret: None,
         }
     }
 }
@@ -133,6 +138,7 @@ const ENV_KEYS: &[&str] = &[
     "CALENDAR_FILE",
     "NEWS_API_KEY",
     "NEWS_API_URL",
+    "SUPPORT_IDENTITY_SECRET",
 ];
 
 impl Settings {

@@ -91,6 +91,7 @@ impl Stack {
             heartbeat_timeout: settings.heartbeat_timeout(),
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
+            support_identity_secret: settings.support_identity_secret.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()

@@ -46,6 +46,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
             "/api/dashboard/terminals/{id}/rotate-key",
             web::post().to(rotate_terminal_key),
         )
+        .configure(crate::manage::configure)
         .service(
             web::scope("/internal/v1")
                 .app_data(internal_json)
@@ -184,7 +185,7 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
 }
 
 /// Authenticates a dashboard request with the license's master key.
-async fn master(req: &HttpRequest, gateway: &Gateway) -> Result<License, ApiError> {
+pub(crate) async fn master(req: &HttpRequest, gateway: &Gateway) -> Result<License, ApiError> {
     let Some(key) = bearer(req) else {
         return Err(ApiError::unauthorized(
             "missing master license key: send `Authorization: Bearer <LICENSE_KEY>`",

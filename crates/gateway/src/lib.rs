@@ -24,6 +24,7 @@
 mod agent;
 mod error;
 mod http;
+mod manage;
 mod registry;
 
 use std::net::TcpListener;
@@ -74,6 +75,10 @@ pub struct GatewaySettings {
     /// disconnected within this time. A rotation through this gateway's
     /// dashboard disconnects it at once.
     pub key_recheck: Duration,
+    /// Secret of the support widget's identity verification
+    /// (`GET /api/dashboard/support/identity`, HMAC-SHA256 of the license
+    /// id); `None` answers 404 there.
+    pub support_identity_secret: Option<String>,
 }
 
 impl Default for GatewaySettings {
@@ -90,6 +95,7 @@ impl Default for GatewaySettings {
             redis: None,
             quote_cache: Duration::from_secs(1),
             key_recheck: Duration::from_secs(60),
+            support_identity_secret: None,
         }
     }
 }

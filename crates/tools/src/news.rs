@@ -171,11 +171,19 @@ pub struct NewsService {
     cache: Mutex<Option<(Instant, Arc<Vec<NewsItem>>)>>,
 }
 
-#[derive(Debug)]
 struct Provider {
     client: reqwest::Client,
     url: String,
     key: String,
+}
+
+/// Never shows the key.
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
 }
 
 impl NewsService {
@@ -479,5 +487,7 @@ mod tests {
         assert!(!NewsService::new(Some("  "), None).unwrap().is_enabled());
         assert!(NewsService::new(Some("k"), None).unwrap().is_enabled());
         assert!(NewsService::new(Some("k"), Some("ftp://x")).is_err());
+        let shown = format!("{:?}", NewsService::new(Some("secret-key-123"), None).unwrap());
+        assert!(!shown.contains("secret-key-123"), "{shown}");
     }
 }
