@@ -62,6 +62,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             redis,
             calendar: settings.server_calendar()?,
             news: settings.news_service()?,
+            etf_flows: settings.etf_flows()?,
         },
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.mcp_port))

@@ -74,6 +74,9 @@ pub struct Settings {
     /// (`SUPPORT_IDENTITY_SECRET`; the gateway's
     /// `/api/dashboard/support/identity` answers 404 without it). Never logged.
     pub support_identity_secret: Option<String>,
+    /// ETF flows data file (`ETF_FLOWS_FILE`): the feature flag of
+    /// `get_etf_flows`, which is disabled when unset. See `docs/etf-flows.md`.
+    pub etf_flows_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -106,6 +109,7 @@ impl Default for Settings {
             news_api_key: None,
             news_api_url: None,
             support_identity_secret: None,
+            etf_flows_file: None,
         }
     }
 }
@@ -139,6 +143,7 @@ const ENV_KEYS: &[&str] = &[
     "NEWS_API_KEY",
     "NEWS_API_URL",
     "SUPPORT_IDENTITY_SECRET",
+    "ETF_FLOWS_FILE",
 ];
 
 impl Settings {
@@ -243,6 +248,20 @@ impl Settings {
                 .map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?,
         };
         Ok(std::sync::Arc::new(calendar))
+    }
+
+    /// The ETF flows of `ETF_FLOWS_FILE` (disabled when unset).
+    ///
+    /// # Errors
+    /// The file is set but cannot be read or is not valid.
+    pub fn etf_flows(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::etf::EtfFlows>> {
+        let flows = match &self.etf_flows_file {
+            None => tradeterm_tools::etf::EtfFlows::default(),
+            Some(path) => {
+                tradeterm_tools::etf::EtfFlows::load(path).map_err(|e| anyhow::anyhow!("ETF_FLOWS_FILE: {e}"))?
+            }
+        };
+        Ok(std::sync::Arc::new(flows))
     }
 
     /// The news provider of `NEWS_API_KEY` / `NEWS_API_URL` (a no-op without a key).

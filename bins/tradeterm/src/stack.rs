@@ -79,6 +79,7 @@ impl Stack {
         // Before anything listens: a bad calendar file stops the start.
         let calendar = settings.server_calendar()?;
         let news = settings.news_service()?;
+        let etf_flows = settings.etf_flows()?;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
         let store = crate::boot::open_store(settings, &opts.data_dir).await?;
@@ -120,6 +121,7 @@ impl Stack {
             redis: settings.redis_pool()?,
             calendar: calendar.clone(),
             news: news.clone(),
+            etf_flows: etf_flows.clone(),
         };
         if rest_deps.redis.is_none() {
             tracing::info!("KEYVALUE_URL is not set: REST rate limiting is off (development)");
@@ -142,6 +144,7 @@ impl Stack {
             redis: settings.redis_pool()?,
             calendar,
             news,
+            etf_flows,
         };
         let mcp_state = tradeterm_mcp::McpState::new(settings.mcp_settings(), mcp_deps);
         let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))

@@ -93,6 +93,7 @@ fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, redis: bo
         redis,
         calendar: Default::default(),
         news: Default::default(),
+        etf_flows: Default::default(),
     };
     McpServer::build(McpState::new(settings, deps), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
 }

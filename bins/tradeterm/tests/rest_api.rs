@@ -534,6 +534,7 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
         redis: settings.redis_pool().unwrap(),
         calendar: Default::default(),
         news: Default::default(),
+        etf_flows: Default::default(),
     };
     let second = tradeterm_rest::RestServer::build(
         tradeterm_rest::AppState::new(settings.rest_settings(), deps),
@@ -835,6 +836,7 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
         redis: None,
         calendar: Default::default(),
         news: Default::default(),
+        etf_flows: Default::default(),
     };
     let flaky = tradeterm_rest::RestServer::build(
         tradeterm_rest::AppState::new(settings.rest_settings(), deps),

@@ -114,6 +114,7 @@ async fn call(req: &HttpRequest, gateway: &Gateway, name: &str, input: Value) ->
         now_ms: chrono::Utc::now().timestamp_millis(),
         calendar: Default::default(),
         news: Default::default(),
+        etf_flows: Default::default(),
     };
     let production = gateway.settings().production;
     match tool.call(ctx, input).await {

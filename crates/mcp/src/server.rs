@@ -298,6 +298,7 @@ impl ServerHandler for Session {
             now_ms: chrono::Utc::now().timestamp_millis(),
             calendar: deps.calendar.clone(),
             news: deps.news.clone(),
+            etf_flows: deps.etf_flows.clone(),
         };
         let span = tracing::info_span!(
             "mcp_tool",

@@ -79,6 +79,8 @@ pub struct RestDeps {
     pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
     /// The server's news provider (`NEWS_API_KEY`; a no-op when unset).
     pub news: Arc<tradeterm_tools::news::NewsService>,
+    /// The server's ETF flows data (`ETF_FLOWS_FILE`; the tool is disabled when unset).
+    pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
 }
 
 impl std::fmt::Debug for RestDeps {

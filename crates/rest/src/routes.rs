@@ -590,6 +590,7 @@ async fn run(
         now_ms: chrono::Utc::now().timestamp_millis(),
         calendar: state.deps.calendar.clone(),
         news: state.deps.news.clone(),
+        etf_flows: state.deps.etf_flows.clone(),
     };
     let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
     match tool.call(ctx, input).instrument(span).await {

@@ -501,6 +501,7 @@ async fn start_server() -> (String, tradeterm_rest::ServerHandle) {
         redis: None,
         calendar: Default::default(),
         news: Default::default(),
+        etf_flows: Default::default(),
     };
     let state = AppState::new(
         RestSettings {

@@ -41,6 +41,8 @@ pub struct ToolContext {
     pub calendar: Arc<crate::events::ServerCalendar>,
     /// The server's news provider (`get_news`; a no-op without `NEWS_API_KEY`).
     pub news: Arc<crate::news::NewsService>,
+    /// The server's ETF flows data (`get_etf_flows`; disabled without `ETF_FLOWS_FILE`).
+    pub etf_flows: Arc<crate::etf::EtfFlows>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -721,6 +721,7 @@ mod tests {
             now_ms: parse_iso("2026-11-26T12:00:00Z").unwrap(),
             calendar: std::sync::Arc::new(calendar),
             news: Default::default(),
+            etf_flows: Default::default(),
         }
     }
 

@@ -30,6 +30,7 @@ mod coaching;
 mod context;
 mod costs;
 mod error;
+pub mod etf;
 mod event_analysis;
 pub mod events;
 mod journal;
@@ -234,6 +235,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(news::tools());
         tools.extend(alerts::tools());
         tools.extend(state::tools());
+        tools.extend(etf::tools());
         tools
     })
 }
