@@ -130,6 +130,38 @@ fn order_fields(a: &PendingOrder, b: &PendingOrder) -> Vec<&'static str> {
     f
 }
 
+/// What appeared, what is gone (as last seen) and what changed (per `fields`)
+/// between two sets keyed by ticket.
+fn diff<T: Clone>(
+    before: &BTreeMap<u64, T>,
+    after: &BTreeMap<u64, T>,
+    fields: fn(&T, &T) -> Vec<&'static str>,
+) -> (Vec<T>, Vec<T>, Vec<Modified<T>>) {
+    let appeared = after
+        .iter()
+        .filter(|(t, _)| !before.contains_key(t))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let gone = before
+        .iter()
+        .filter(|(t, _)| !after.contains_key(t))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let modified = after
+        .iter()
+        .filter_map(|(t, v)| {
+            let old = before.get(t)?;
+            let fields = fields(old, v);
+            (!fields.is_empty()).then(|| Modified {
+                before: old.clone(),
+                after: v.clone(),
+                fields,
+            })
+        })
+        .collect();
+    (appeared, gone, modified)
+}
+
 fn account_changes(before: &AccountFigures, after: &AccountFigures) -> BTreeMap<String, [Option<f64>; 2]> {
     let pairs = [
         ("balance", Some(before.balance), Some(after.balance)),
@@ -197,56 +229,9 @@ async fn state_delta(ctx: ToolContext, _input: StateDeltaInput) -> Result<StateD
             None,
         ),
     };
-    let positions_opened: Vec<Position> = now
-        .positions
-        .iter()
-        .filter(|(t, _)| !prev.positions.contains_key(t))
-        .map(|(_, p)| p.clone())
-        .collect();
-    let positions_closed: Vec<Position> = prev
-        .positions
-        .iter()
-        .filter(|(t, _)| !now.positions.contains_key(t))
-        .map(|(_, p)| p.clone())
-        .collect();
-    let positions_modified: Vec<Modified<Position>> = now
-        .positions
-        .iter()
-        .filter_map(|(t, p)| {
-            let old = prev.positions.get(t)?;
-            let fields = position_fields(old, p);
-            (!fields.is_empty()).then(|| Modified {
-                before: old.clone(),
-                after: p.clone(),
-                fields,
-            })
-        })
-        .collect();
-    let orders_placed: Vec<PendingOrder> = now
-        .orders
-        .iter()
-        .filter(|(t, _)| !prev.orders.contains_key(t))
-        .map(|(_, o)| o.clone())
-        .collect();
-    let orders_removed: Vec<PendingOrder> = prev
-        .orders
-        .iter()
-        .filter(|(t, _)| !now.orders.contains_key(t))
-        .map(|(_, o)| o.clone())
-        .collect();
-    let orders_modified: Vec<Modified<PendingOrder>> = now
-        .orders
-        .iter()
-        .filter_map(|(t, o)| {
-            let old = prev.orders.get(t)?;
-            let fields = order_fields(old, o);
-            (!fields.is_empty()).then(|| Modified {
-                before: old.clone(),
-                after: o.clone(),
-                fields,
-            })
-        })
-        .collect();
+    let (positions_opened, positions_closed, positions_modified) =
+        diff(&prev.positions, &now.positions, position_fields);
+    let (orders_placed, orders_removed, orders_modified) = diff(&prev.orders, &now.orders, order_fields);
     let account_changes = if initial {
         BTreeMap::new()
     } else {
