@@ -48,6 +48,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
             support_identity_secret: settings.support_identity_secret.clone(),
+            calendar: settings.server_calendar()?,
+            news: settings.news_service()?,
+            etf_flows: settings.etf_flows()?,
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()

@@ -93,6 +93,9 @@ impl Stack {
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
             support_identity_secret: settings.support_identity_secret.clone(),
+            calendar: calendar.clone(),
+            news: news.clone(),
+            etf_flows: etf_flows.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             ..GatewaySettings::default()

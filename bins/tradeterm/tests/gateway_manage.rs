@@ -28,12 +28,26 @@ async fn call(
 #[tokio::test]
 async fn management_endpoints_with_the_master_key() {
     use reqwest::Method;
+    let dir = tempfile::tempdir().unwrap();
+    let calendar = dir.path().join("calendar.json");
+    let decided = chrono::Utc::now().timestamp_millis() - 10 * 86_400_000;
+    std::fs::write(
+        &calendar,
+        json!([{ "id": "fomc-1", "time": tradeterm_core::time::to_iso(decided), "currency": "USD",
+                 "name": "Fed Interest Rate Decision", "importance": "high", "category": "central_bank",
+                 "actual": 4.25, "forecast": 4.25, "previous": 4.5 }])
+        .to_string(),
+    )
+    .unwrap();
     let t = spawn_with(
         Options {
             sims: 1,
             ..Options::default()
         },
-        |s| s.support_identity_secret = Some("widget-secret".into()),
+        |s| {
+            s.support_identity_secret = Some("widget-secret".into());
+            s.calendar_file = Some(calendar.clone());
+        },
     )
     .await;
     let master = t.creds.license_key.clone();

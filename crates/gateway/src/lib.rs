@@ -79,6 +79,13 @@ pub struct GatewaySettings {
     /// (`GET /api/dashboard/support/identity`, HMAC-SHA256 of the license
     /// id); `None` answers 404 there.
     pub support_identity_secret: Option<String>,
+    /// The server calendar, news provider and ETF flows the management
+    /// endpoints' tools use (as the REST and MCP servers'; empty by default).
+    pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
+    /// See [`GatewaySettings::calendar`].
+    pub news: Arc<tradeterm_tools::news::NewsService>,
+    /// See [`GatewaySettings::calendar`].
+    pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
 }
 
 impl Default for GatewaySettings {
@@ -96,6 +103,9 @@ impl Default for GatewaySettings {
             quote_cache: Duration::from_secs(1),
             key_recheck: Duration::from_secs(60),
             support_identity_secret: None,
+            calendar: Default::default(),
+            news: Default::default(),
+            etf_flows: Default::default(),
         }
     }
 }

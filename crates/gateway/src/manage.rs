@@ -11,7 +11,8 @@
 //! `get_news_guard_status` / `remove_news_guard` and `get_cb_stance`
 //! (`analytics`). Terminal-scoped ones take `X-Terminal-Id`, or the only
 //! connected terminal of the license. Bodies and answers are the tools'
-//! (`{ "data": … }`); errors the tools' codes and statuses.
+//! (`{ "data": … }`); errors the tools' codes and statuses. The server
+//! calendar, news provider and ETF flows are those of `GatewaySettings`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -112,9 +113,9 @@ async fn call(req: &HttpRequest, gateway: &Gateway, name: &str, input: Value) ->
         idempotency_key: None,
         timeout: TIMEOUT,
         now_ms: chrono::Utc::now().timestamp_millis(),
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
+        calendar: gateway.settings().calendar.clone(),
+        news: gateway.settings().news.clone(),
+        etf_flows: gateway.settings().etf_flows.clone(),
     };
     let production = gateway.settings().production;
     match tool.call(ctx, input).await {
