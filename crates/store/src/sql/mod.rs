@@ -116,6 +116,38 @@ macro_rules! on_pool {
     };
 }
 
+/// Inside a write transaction of `on_pool!`: locks the license's row (see
+/// [`WritePool::lock_license_sql`]), returning `NotFound("license")` from the
+/// enclosing function when there is none.
+macro_rules! lock_license {
+    ($pool:ident, $tx:ident, $license_id:expr) => {
+        if sqlx::query($pool.lock_license_sql())
+            .bind($license_id)
+            .fetch_optional(&mut *$tx)
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::NotFound("license"));
+        }
+    };
+}
+
+/// As [`lock_license!`] for a terminal of the license:
+/// `NotFound("terminal")` when the terminal is not the license's.
+macro_rules! lock_terminal {
+    ($pool:ident, $tx:ident, $terminal_id:expr, $license_id:expr) => {
+        if sqlx::query($pool.lock_terminal_sql())
+            .bind($terminal_id)
+            .bind($license_id)
+            .fetch_optional(&mut *$tx)
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::NotFound("terminal"));
+        }
+    };
+}
+
 /// How each backend starts a write transaction that serializes with rival
 /// writers, and how it locks the parent row inside one.
 ///
@@ -436,9 +468,7 @@ impl Store for SqlStore {
                                   VALUES ($1, $2, $3, $4, $5)";
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
-            if sqlx::query(pool.lock_license_sql()).bind(license_id).fetch_optional(&mut *tx).await?.is_none() {
-                return Err(StoreError::NotFound("license"));
-            }
+            lock_license!(pool, tx, license_id);
             sqlx::query(INSERT_TERMINAL)
                 .bind(&terminal.id)
                 .bind(license_id)
@@ -470,14 +500,7 @@ impl Store for SqlStore {
                                   VALUES ($1, $2, $3, $4, $5)";
         let revoked_key_ids = on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
-            let owned = sqlx::query(pool.lock_terminal_sql())
-                .bind(terminal_id)
-                .bind(license_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if owned.is_none() {
-                return Err(StoreError::NotFound("terminal"));
-            }
+            lock_terminal!(pool, tx, terminal_id, license_id);
             // The terminal row is locked: no other rotation can change its keys
             // between this read and the update.
             let revoked: Vec<String> = sqlx::query_scalar(ACTIVE).bind(terminal_id).fetch_all(&mut *tx).await?;
@@ -658,9 +681,7 @@ impl Store for SqlStore {
         // license run one after another and the limit holds.
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
-            if sqlx::query(pool.lock_license_sql()).bind(license_id).fetch_optional(&mut *tx).await?.is_none() {
-                return Err(StoreError::NotFound("license"));
-            }
+            lock_license!(pool, tx, license_id);
             let active = sqlx::query(COUNT).bind(license_id).fetch_one(&mut *tx).await?.int("n")?;
             if active >= MAX_ACTIVE_API_KEYS as i64 {
                 return Err(StoreError::ApiKeyLimit);
@@ -928,15 +949,7 @@ impl Store for SqlStore {
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
             // The terminal must be this license's (and stays so while we write).
-            if sqlx::query(pool.lock_terminal_sql())
-                .bind(terminal_id)
-                .bind(license_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_none()
-            {
-                return Err(StoreError::NotFound("terminal"));
-            }
+            lock_terminal!(pool, tx, terminal_id, license_id);
             sqlx::query(UPSERT)
                 .bind(license_id)
                 .bind(terminal_id)
@@ -992,14 +1005,7 @@ impl Store for SqlStore {
         const SELECT: &str = "SELECT config, created_at, updated_at FROM news_guards WHERE license_id = $1";
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
-            if sqlx::query(pool.lock_license_sql())
-                .bind(license_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_none()
-            {
-                return Err(StoreError::NotFound("license"));
-            }
+            lock_license!(pool, tx, license_id);
             sqlx::query(UPSERT)
                 .bind(license_id)
                 .bind(&text)
@@ -1056,15 +1062,7 @@ impl Store for SqlStore {
             let mut tx = pool.begin_write().await?;
             // The terminal must be this license's; its row lock serializes the
             // swaps of every caller of the terminal.
-            if sqlx::query(pool.lock_terminal_sql())
-                .bind(terminal_id)
-                .bind(license_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_none()
-            {
-                return Err(StoreError::NotFound("terminal"));
-            }
+            lock_terminal!(pool, tx, terminal_id, license_id);
             let before = sqlx::query(SELECT)
                 .bind(license_id)
                 .bind(caller)
