@@ -11,7 +11,7 @@
 //!   calls) and `scripts/bench/smc_bench.py --json --repeat 3`
 //!   (smartmoneyconcepts swings + FVG + BOS/CHoCH over the same 100 000 bars;
 //!   wall time, best of 3). The pinned packages are installed with pip when
-//!   missing; without `python3` (or when the install fails) a reference is
+//!   missing, in the project's virtual environment (`.venv`); without `python3` (or when the install fails) a reference is
 //!   skipped with a message and only our side is printed.
 //!
 //! Both sides build the series from the same CSV file of `data/market/` with
@@ -23,7 +23,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::{Result, cargo, run, workspace_root};
 
@@ -96,37 +96,16 @@ fn checksum(stderr: &str, prefix: &str) -> Option<f64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// Whether `python3` imports `module`; installs `pins` with pip if not.
+/// Whether the project's virtual environment imports `module`; installs
+/// `pins` there if not.
 fn python_ready(module: &str, pins: &[&str]) -> std::result::Result<(), String> {
-    let imports = |m: &str| {
-        Command::new("python3")
-            .args(["-c", &format!("import {m}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-    };
-    match imports(module) {
-        Err(e) => return Err(format!("python3 is not available ({e})")),
-        Ok(true) => return Ok(()),
-        Ok(false) => {}
-    }
-    println!("installing {} for the reference", pins.join(" "));
-    let status = Command::new("python3")
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-        .args(pins)
-        .status()
-        .map_err(|e| format!("pip: {e}"))?;
-    if !status.success() || !imports(module).unwrap_or(false) {
-        return Err(format!("could not install {}", pins.join(" ")));
-    }
-    Ok(())
+    crate::python::ready(module, pins)
 }
 
 /// Runs a reference script with `--json`; its last stdout line is the result.
 fn python_json(script: &str, extra: &[&str]) -> std::result::Result<serde_json::Value, String> {
     let root = workspace_root();
-    let out = Command::new("python3")
+    let out = Command::new(crate::python::python())
         .arg(root.join(script))
         .arg("--json")
         .args(extra)

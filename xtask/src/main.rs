@@ -2,13 +2,17 @@
 //!
 //! - `cargo xtask test`: the whole test suite. Makes sure what the tests need
 //!   is there (PostgreSQL and Redis on loopback are started if down; the
-//!   Python packages of the reference and interoperability tests are
-//!   installed), checks the layering, then runs `cargo test --workspace`.
+//!   Python packages of the reference and interoperability tests and of the
+//!   Python agent are installed in the project's virtual environment,
+//!   `.venv`), checks the layering, then runs `cargo test --workspace` with
+//!   that environment first on `PATH`, then the Python agent's pytest suite.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing)
 //!   and the layering check.
 //! - `cargo xtask ci`: `lint`, then `test`.
 //! - `cargo xtask layering`: only the layering check.
+//! - `cargo xtask venv`: creates or updates the Python virtual environment
+//!   (`.venv`) the tests use.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 
@@ -17,6 +21,7 @@
 mod bench;
 mod bench_analytics;
 mod layering;
+mod python;
 
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, ExitCode};
@@ -33,13 +38,14 @@ fn main() -> ExitCode {
         "ci" => lint().and_then(|()| test()),
         "layering" => layering::check(),
         "deny" => deny(),
+        "venv" => python::ensure_test_packages(),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
             _ => Err("usage: cargo xtask bench <rest|analytics>".into()),
         },
         _ => {
-            println!("usage: cargo xtask <test|lint|ci|layering|deny|bench rest|bench analytics>");
+            println!("usage: cargo xtask <test|lint|ci|layering|deny|venv|bench rest|bench analytics>");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -161,36 +167,28 @@ pub(crate) fn ensure_services() -> Result<()> {
     Ok(())
 }
 
-/// Installs the Python packages the test suite drives (pinned in
-/// `scripts/requirements-test.txt`) when they are missing.
-fn ensure_python() -> Result<()> {
-    let root = workspace_root();
-    let req = root.join("scripts/requirements-test.txt");
-    if !req.is_file() {
-        return Ok(());
-    }
-    let text = std::fs::read_to_string(&req).map_err(|e| e.to_string())?;
-    let pins: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    if pins.is_empty() {
-        return Ok(());
-    }
-    // `pip install` is quick when everything is already satisfied.
-    run(Command::new("python3")
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
-        .arg(&req))
+fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 fn test() -> Result<()> {
     ensure_services()?;
-    ensure_python()?;
+    python::ensure_test_packages()?;
     layering::check()?;
     let root = workspace_root();
-    run(cargo()
+    // The Rust suite first (it builds the binaries the Python suite drives);
+    // both run, and either failing fails the whole.
+    let rust = run(cargo()
         .current_dir(&root)
         .args(["test", "--workspace", "--all-features", "--no-fail-fast"])
-        .env("CI", "true"))
+        .env("PATH", python::path_env())
+        .env("CI", "true"));
+    let agents = python::agent_tests(&target_dir().join("debug"));
+    match (rust, agents) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+    }
 }
