@@ -38,6 +38,8 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
+    // Before anything else: a bad certificate, or production without TLS, stops the start.
+    let tls = settings.gateway_tls()?;
     let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
     let key_paths = keys::resolve(&settings, &cli.data_dir)?;
     let gateway = Gateway::new(
@@ -53,6 +55,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             etf_flows: settings.etf_flows()?,
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
+            tls,
             ..GatewaySettings::default()
         },
         store,
@@ -61,7 +64,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.gateway_port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.gateway_port))?;
     let server = gateway.server(listener)?;
-    tracing::info!(port = server.port(), "gateway listening");
+    tracing::info!(port = server.port(), tls = server.is_tls(), "gateway listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
     tokio::signal::ctrl_c().await?;

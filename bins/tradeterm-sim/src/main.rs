@@ -2,23 +2,30 @@
 //!
 //! ```text
 //! tradeterm-sim --gateway ws://127.0.0.1:8081/agent/v1 --terminal-key KEY [--seed N]
-//!               [--platform MT5] [--allow-trading] [--speed X]
+//!               [--platform MT5] [--allow-trading] [--speed X] [--ca-file PEM]
+//!               [--transport ws|poll]
 //! ```
 //! The key can come from `TRADETERM_TERMINAL_KEY` instead; it is never printed.
 
 use anyhow::{Context, bail};
 use clap::Parser;
 use tradeterm_protocol::agent::Platform;
-use tradeterm_sim::{AgentSettings, SimSettings, Simulator, spawn_agent};
+use tradeterm_sim::{AgentSettings, SimSettings, Simulator, Transport, spawn_agent};
 
 /// Runs a simulated MetaTrader-style terminal and broker that connects to a
 /// tradeterm gateway as a real terminal agent would.
 #[derive(Debug, Parser)]
 #[command(name = "tradeterm-sim", version)]
 struct Args {
-    /// The gateway's agent endpoint.
+    /// The gateway's agent endpoint (`ws(s)://HOST:PORT/agent/v1`; with
+    /// `--transport poll` the gateway base `http(s)://HOST:PORT`, and a
+    /// `ws(s)://` URL is converted).
     #[arg(long, env = "TRADETERM_GATEWAY_URL", default_value = "ws://127.0.0.1:8081/agent/v1")]
     gateway: String,
+    /// How to reach the gateway: `ws` (WebSocket) or `poll` (the HTTP
+    /// long-poll binding, as MetaTrader 4 agents do).
+    #[arg(long, env = "TRADETERM_TRANSPORT", default_value = "ws")]
+    transport: Transport,
     /// Terminal key issued by the gateway.
     #[arg(long, env = "TRADETERM_TERMINAL_KEY", hide_env_values = true)]
     terminal_key: String,
@@ -43,6 +50,10 @@ struct Args {
     /// Stable installation id sent to the gateway (default: derived from the login).
     #[arg(long)]
     uid: Option<String>,
+    /// PEM file of certificates to trust for a `wss://` gateway (a self-signed
+    /// or private-CA certificate), in addition to the system's roots.
+    #[arg(long, env = "TRADETERM_CA_FILE")]
+    ca_file: Option<std::path::PathBuf>,
 }
 
 fn parse_platform(s: &str) -> Result<Platform, String> {
@@ -68,6 +79,10 @@ async fn main() -> anyhow::Result<()> {
     if args.terminal_key.trim().is_empty() {
         bail!("the terminal key is empty");
     }
+    if let Some(ca) = &args.ca_file {
+        // Refuse a bad CA file now rather than retrying with it forever.
+        tradeterm_sim::tls::client_config(Some(ca)).context("--ca-file")?;
+    }
     let mut settings = SimSettings::demo(0);
     settings.seed = args.seed;
     settings.platform = args.platform;
@@ -77,8 +92,10 @@ async fn main() -> anyhow::Result<()> {
     settings.login = args.login.unwrap_or(7_000_000 + args.seed % 1_000_000);
     let uid = args.uid.unwrap_or_else(|| format!("tradeterm-sim-{}", settings.login));
     let sim = Simulator::new(settings.clone(), settings.system_clock());
+    let gateway = args.transport.url(&args.gateway);
     tracing::info!(
-        gateway = %args.gateway,
+        %gateway,
+        transport = %args.transport,
         login = settings.login,
         seed = settings.seed,
         platform = ?settings.platform,
@@ -89,9 +106,10 @@ async fn main() -> anyhow::Result<()> {
     let agent = spawn_agent(
         sim,
         AgentSettings {
-            url: args.gateway,
+            url: gateway,
             terminal_key: args.terminal_key,
             uid,
+            ca_file: args.ca_file,
         },
     );
     tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;

@@ -8,6 +8,7 @@
 //! **Invariant:** no domain logic lives here; this crate only reads
 //! configuration, builds the pieces and runs them.
 
+pub mod agent_check;
 pub mod boot;
 pub mod demo;
 pub mod keys;

@@ -66,6 +66,20 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Terminal agents: the conformance kit (`agent check`).
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AgentCommand {
+    /// Check that the agent of one terminal works: every read command against the
+    /// protocol's invariants, with latencies; `--trading` adds a trade cycle on a demo
+    /// account. Exit 0 when every check passes, 1 on a failure, 2 on usage or
+    /// connection errors (docs/agents.md).
+    Check(tradeterm::agent_check::CheckArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -161,7 +175,14 @@ enum AdminCommand {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     tradeterm::init_tracing();
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let cli = match cli.command {
+        Command::Agent {
+            command: AgentCommand::Check(args),
+        } => return std::process::ExitCode::from(tradeterm::agent_check::run(args).await),
+        command => Cli { command, ..cli },
+    };
+    match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -184,28 +205,45 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let sim_start_ms = sim_start
                 .map(|s| tradeterm_core::time::parse_iso(&s).context("--sim-start must be an ISO 8601 time"))
                 .transpose()?;
-            serve(settings()?, data_dir, sim_terminals, sim_allow_trading, sim_start_ms).await
+            let config = cli.config.clone();
+            serve(
+                settings()?,
+                config,
+                data_dir,
+                sim_terminals,
+                sim_allow_trading,
+                sim_start_ms,
+            )
+            .await
         }
         Command::Admin { data_dir, command } => admin(settings()?, data_dir, command).await,
         Command::Analyze { command } => analyze(command),
         Command::Backtest(args) => backtest_cli::run(args),
+        Command::Agent { .. } => anyhow::bail!("handled in main"),
     }
 }
 
-#[allow(
-    clippy::print_stdout,
-    reason = "the demo credentials are printed for the user on purpose"
-)]
 async fn serve(
     settings: Settings,
+    config: Option<PathBuf>,
     data_dir: PathBuf,
     sim_terminals: Option<usize>,
     sim_allow_trading: bool,
     sim_start_ms: Option<i64>,
 ) -> anyhow::Result<()> {
     let sim_terminals = sim_terminals.unwrap_or(if settings.production() { 0 } else { 2 });
-    let stack = Stack::start(StackOptions {
+    let notes = StartNotes {
+        config,
         data_dir: data_dir.clone(),
+        sim_terminals,
+        tls_cert: settings
+            .gateway_tls_cert
+            .clone()
+            .filter(|_| settings.gateway_tls_enabled()),
+        database_url: settings.database_url.is_some(),
+    };
+    let stack = Stack::start(StackOptions {
+        data_dir,
         sim_terminals,
         sim_allow_trading,
         sim_start_ms,
@@ -216,46 +254,125 @@ async fn serve(
         gateway = stack.gateway_port,
         rest = stack.rest_port,
         mcp = stack.mcp_port,
+        tls = notes.tls_cert.is_some(),
         "listening"
     );
-    if let Some(c) = &stack.credentials {
-        let file = data_dir.join(tradeterm::demo::FILE_NAME);
+    // Poll Ctrl-C once so that its handler is installed before "Stop with
+    // Ctrl-C." is printed: a signal sent right after the message stops us.
+    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    let early = std::future::poll_fn(|cx| std::task::Poll::Ready(ctrl_c.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(r) = early {
+        r.context("waiting for Ctrl-C")?;
+    } else {
+        notes.print(&stack);
+        tokio::select! {
+            r = &mut ctrl_c => r.context("waiting for Ctrl-C")?,
+            connected = stack.wait_connected(Duration::from_secs(10)) => {
+                if !connected {
+                    tracing::warn!("not every simulated terminal connected within 10 s; they keep retrying");
+                }
+                ctrl_c.await.context("waiting for Ctrl-C")?;
+            }
+        }
+    }
+    tracing::info!("shutting down");
+    stack.stop().await;
+    Ok(())
+}
+
+/// What `serve` prints once it listens.
+struct StartNotes {
+    config: Option<PathBuf>,
+    data_dir: PathBuf,
+    sim_terminals: usize,
+    tls_cert: Option<PathBuf>,
+    database_url: bool,
+}
+
+impl StartNotes {
+    /// URLs, the license and its keys (only when just created: a restart
+    /// points to the credentials file), and how to add a real terminal.
+    #[allow(
+        clippy::print_stdout,
+        reason = "the license keys and the admin command are printed for the user on purpose"
+    )]
+    fn print(&self, stack: &Stack) {
+        let Some(c) = &stack.credentials else {
+            return;
+        };
+        let file = self.data_dir.join(tradeterm::demo::FILE_NAME);
+        let urls = &stack.agent_urls;
         println!();
-        println!("tradeterm is running ({} simulated terminals).", c.terminals.len());
+        println!("tradeterm is running ({} simulated terminals).", self.sim_terminals);
         println!(
             "  REST API     {}/api/v1   (docs: {}/api/v1/docs)",
             c.rest_url, c.rest_url
         );
-        println!("  gateway      {}", c.gateway_url);
+        println!("  gateway      {}   (agents: {})", c.gateway_url, urls.websocket);
         println!(
             "  MCP          {}   (Bearer: a terminal key; stdio clients: tradeterm-connect)",
             c.mcp_url
         );
         println!("  license id   {}", c.license_id);
-        println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
-        println!("  REST API key {}", c.api_key);
-        for t in &c.terminals {
-            println!("  terminal     {}  key {}", t.id, t.key);
+        if stack.credentials_created {
+            println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
+            println!("  REST API key {}", c.api_key);
+            for t in &c.terminals {
+                println!("  terminal     {}  key {}", t.id, t.key);
+            }
+            println!("  saved to {} (mode 0600)", file.display());
+        } else {
+            for t in &c.terminals {
+                println!("  terminal     {}", t.id);
+            }
+            println!("  keys: reused, in {} (mode 0600)", file.display());
         }
-        println!(
-            "  saved to {} (mode 0600){}",
-            file.display(),
-            if stack.credentials_created { "" } else { ", reused" }
-        );
         println!();
+        println!("Add a real terminal (shows its key once):");
         println!(
-            "Try: curl -s {}/api/v1/market/tick/EURUSD -H \"Authorization: Bearer {}\" -H \"X-Terminal-Id: {}\"",
-            c.rest_url, c.api_key, c.terminals[0].id
+            "  {}",
+            create_terminal_command(self.config.as_deref(), &self.data_dir, &c.license_id)
         );
-        println!("Stop with Ctrl-C.");
-        if !stack.wait_connected(Duration::from_secs(10)).await {
-            tracing::warn!("not every simulated terminal connected within 10 s; they keep retrying");
+        if self.database_url {
+            println!("  (in a shell with the same DATABASE_URL)");
         }
+        println!(
+            "  then point its agent at {} (MT5, Python) or {} (MT4 long-poll)",
+            urls.websocket, urls.poll
+        );
+        if let Some(cert) = &self.tls_cert {
+            println!(
+                "  agents must trust the certificate of GATEWAY_TLS_CERT ({}); tradeterm-sim: --ca-file",
+                cert.display()
+            );
+        }
+        if let Some(t) = c.terminals.first().filter(|_| stack.credentials_created) {
+            println!();
+            println!(
+                "Try: curl -s {}/api/v1/market/tick/EURUSD -H \"Authorization: Bearer {}\" -H \"X-Terminal-Id: {}\"",
+                c.rest_url, c.api_key, t.id
+            );
+        }
+        println!("Stop with Ctrl-C.");
     }
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
-    tracing::info!("shutting down");
-    stack.stop().await;
-    Ok(())
+}
+
+/// The `tradeterm admin … create-terminal` command line for this data dir and license.
+fn create_terminal_command(config: Option<&std::path::Path>, data_dir: &std::path::Path, license: &str) -> String {
+    let quote = |p: &std::path::Path| {
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+        let s = p.display().to_string();
+        if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
+            s
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let config = config.map(|c| format!(" --config {}", quote(c))).unwrap_or_default();
+    format!(
+        "tradeterm{config} admin --data-dir {} create-terminal --license {license} --name my-terminal",
+        quote(data_dir)
+    )
 }
 
 #[allow(clippy::print_stdout, reason = "the analysis is printed as JSON on stdout")]
@@ -326,9 +443,16 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         AdminCommand::CreateTerminal { license, name } => {
             anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
             let (terminal, key) = store.create_terminal(&license, &name).await?;
+            // Where its agent connects (a bad TLS setting only loses the certificate's host name here).
+            let tls = settings.gateway_tls().ok().flatten();
+            let urls = settings.agent_urls(&settings.agent_host(tls.as_ref()), settings.gateway_port);
             println!(
                 "{}",
-                serde_json::json!({ "terminal": terminal, "terminal_key": key.expose() })
+                serde_json::json!({
+                    "terminal": terminal,
+                    "terminal_key": key.expose(),
+                    "agent": { "websocket": urls.websocket, "poll": urls.poll, "gateway": urls.base },
+                })
             );
         }
         AdminCommand::RotateTerminalKey { license, terminal } => {

@@ -77,6 +77,15 @@ pub struct Settings {
     /// ETF flows data file (`ETF_FLOWS_FILE`): the feature flag of
     /// `get_etf_flows`, which is disabled when unset. See `docs/etf-flows.md`.
     pub etf_flows_file: Option<std::path::PathBuf>,
+    /// PEM certificate chain of the gateway listener (`GATEWAY_TLS_CERT`,
+    /// leaf first). With `GATEWAY_TLS_KEY`, the gateway serves HTTPS and
+    /// agents connect with `wss://`.
+    pub gateway_tls_cert: Option<PathBuf>,
+    /// PEM private key of that certificate (`GATEWAY_TLS_KEY`; PKCS#8, RSA or EC).
+    pub gateway_tls_key: Option<PathBuf>,
+    /// Lets a production gateway run without TLS (`AGENT_ALLOW_PLAIN_WS=true`),
+    /// for an operator whose TLS proxy is in front of it. Default false.
+    pub agent_allow_plain_ws: bool,
 }
 
 impl Default for Settings {
@@ -110,8 +119,22 @@ impl Default for Settings {
             news_api_url: None,
             support_identity_secret: None,
             etf_flows_file: None,
+            gateway_tls_cert: None,
+            gateway_tls_key: None,
+            agent_allow_plain_ws: false,
         }
     }
+}
+
+/// Where agents reach a gateway (see [`Settings::agent_urls`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentUrls {
+    /// Gateway base URL (`http(s)://HOST:PORT`): token exchange, dashboard.
+    pub base: String,
+    /// WebSocket endpoint (`ws(s)://HOST:PORT/agent/v1`): MT5 and Python agents.
+    pub websocket: String,
+    /// Long-poll base (`http(s)://HOST:PORT/agent/v1/poll`): MT4 agents.
+    pub poll: String,
 }
 
 /// Environment variables read, lower-cased as they map onto [`Settings`].
@@ -144,6 +167,9 @@ const ENV_KEYS: &[&str] = &[
     "NEWS_API_URL",
     "SUPPORT_IDENTITY_SECRET",
     "ETF_FLOWS_FILE",
+    "GATEWAY_TLS_CERT",
+    "GATEWAY_TLS_KEY",
+    "AGENT_ALLOW_PLAIN_WS",
 ];
 
 impl Settings {
@@ -297,6 +323,86 @@ impl Settings {
         Ok(Some(pool))
     }
 
+    /// Whether the gateway terminates TLS (`GATEWAY_TLS_CERT` and
+    /// `GATEWAY_TLS_KEY` both set): `https://` and `wss://` URLs.
+    pub fn gateway_tls_enabled(&self) -> bool {
+        self.gateway_tls_cert.is_some() && self.gateway_tls_key.is_some()
+    }
+
+    /// The gateway's TLS configuration, loaded from `GATEWAY_TLS_CERT` and
+    /// `GATEWAY_TLS_KEY` (`None`: plain HTTP and `ws://`).
+    ///
+    /// # Errors
+    /// Only one of the two is set, a file is missing or invalid, the key does
+    /// not match the certificate; or `NODE_ENV=production` without TLS and
+    /// without `AGENT_ALLOW_PLAIN_WS=true` (terminal keys must not cross the
+    /// network in clear). Every message names the setting.
+    pub fn gateway_tls(&self) -> anyhow::Result<Option<tradeterm_gateway::TlsConfig>> {
+        use tradeterm_gateway::tls::{TlsConfig, TlsFile};
+        let (cert, key) = match (&self.gateway_tls_cert, &self.gateway_tls_key) {
+            (Some(cert), Some(key)) => (cert, key),
+            (Some(_), None) => bail!("GATEWAY_TLS_CERT is set but GATEWAY_TLS_KEY is not: set both, or neither"),
+            (None, Some(_)) => bail!("GATEWAY_TLS_KEY is set but GATEWAY_TLS_CERT is not: set both, or neither"),
+            (None, None) => {
+                if self.production() && !self.agent_allow_plain_ws {
+                    bail!(
+                        "NODE_ENV=production requires TLS on the gateway: set GATEWAY_TLS_CERT and GATEWAY_TLS_KEY \
+                         (PEM files; agents then connect with wss://), or AGENT_ALLOW_PLAIN_WS=true if a TLS proxy \
+                         in front of the gateway terminates TLS; refusing to start"
+                    );
+                }
+                return Ok(None);
+            }
+        };
+        let tls = TlsConfig::load(cert, key).map_err(|e| {
+            let setting = match e.file() {
+                Some(TlsFile::Certificate) => "GATEWAY_TLS_CERT",
+                Some(TlsFile::PrivateKey) => "GATEWAY_TLS_KEY",
+                None => "GATEWAY_TLS_CERT/GATEWAY_TLS_KEY",
+            };
+            anyhow::anyhow!("{setting}: {e}")
+        })?;
+        Ok(Some(tls))
+    }
+
+    /// The host this machine reaches its own listeners at: `HOST`, or
+    /// `127.0.0.1` when `HOST` is a wildcard address (`0.0.0.0`, `::`).
+    pub fn local_host(&self) -> &str {
+        match self.host.as_str() {
+            "0.0.0.0" | "::" | "[::]" => "127.0.0.1",
+            host => host,
+        }
+    }
+
+    /// The host name printed in agent URLs: the name the gateway's
+    /// certificate is valid for when TLS is on (see
+    /// [`TlsConfig::loopback_name`](tradeterm_gateway::TlsConfig::loopback_name)),
+    /// otherwise [`Settings::local_host`].
+    pub fn agent_host(&self, tls: Option<&tradeterm_gateway::TlsConfig>) -> String {
+        let host = self.local_host();
+        tls.and_then(|t| t.loopback_name(host).ok())
+            .unwrap_or_else(|| host.to_owned())
+    }
+
+    /// The URLs of the gateway at `host:port`, as agents use them.
+    pub fn agent_urls(&self, host: &str, port: u16) -> AgentUrls {
+        let (http, ws) = if self.gateway_tls_enabled() {
+            ("https", "wss")
+        } else {
+            ("http", "ws")
+        };
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_owned()
+        };
+        AgentUrls {
+            base: format!("{http}://{host}:{port}"),
+            websocket: format!("{ws}://{host}:{port}/agent/v1"),
+            poll: format!("{http}://{host}:{port}/agent/v1/poll"),
+        }
+    }
+
     /// Heartbeat interval.
     pub fn heartbeat_interval(&self) -> Duration {
         Duration::from_millis(self.heartbeat_interval_ms)
@@ -361,6 +467,95 @@ mod tests {
             Settings::default().redis_pool().unwrap().is_none(),
             "rate limiting is off in development"
         );
+    }
+
+    #[test]
+    fn gateway_tls_settings_and_the_production_rule() {
+        // Development: plain ws:// is fine.
+        let dev = Settings::load_from(None, &[]).unwrap();
+        assert!(dev.gateway_tls().unwrap().is_none());
+        assert!(!dev.gateway_tls_enabled());
+
+        // Production without TLS refuses, naming the settings...
+        let prod = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap();
+        let err = prod.gateway_tls().unwrap_err().to_string();
+        for name in ["GATEWAY_TLS_CERT", "GATEWAY_TLS_KEY", "AGENT_ALLOW_PLAIN_WS"] {
+            assert!(err.contains(name), "{err}");
+        }
+        // ...unless the operator says a TLS proxy is in front.
+        let proxied = Settings::load_from(
+            None,
+            &env(&[("NODE_ENV", "production"), ("AGENT_ALLOW_PLAIN_WS", "true")]),
+        )
+        .unwrap();
+        assert!(proxied.agent_allow_plain_ws);
+        assert!(proxied.gateway_tls().unwrap().is_none());
+
+        // Half a pair, a missing file and a wrong file name the setting at fault.
+        let dir = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let (c, k) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        let (c, k) = (c.to_str().unwrap(), k.to_str().unwrap());
+        let half = Settings::load_from(None, &env(&[("GATEWAY_TLS_CERT", c)])).unwrap();
+        assert!(
+            half.gateway_tls()
+                .unwrap_err()
+                .to_string()
+                .contains("GATEWAY_TLS_KEY is not")
+        );
+        let missing = Settings::load_from(
+            None,
+            &env(&[("GATEWAY_TLS_CERT", "/nonexistent/cert.pem"), ("GATEWAY_TLS_KEY", k)]),
+        )
+        .unwrap();
+        let err = missing.gateway_tls().unwrap_err().to_string();
+        assert!(
+            err.starts_with("GATEWAY_TLS_CERT: ") && err.contains("/nonexistent/cert.pem"),
+            "{err}"
+        );
+        let swapped = Settings::load_from(None, &env(&[("GATEWAY_TLS_CERT", c), ("GATEWAY_TLS_KEY", c)])).unwrap();
+        let err = swapped.gateway_tls().unwrap_err().to_string();
+        assert!(err.starts_with("GATEWAY_TLS_KEY: "), "{err}");
+
+        // Both files, in production: TLS on.
+        let tls = Settings::load_from(
+            None,
+            &env(&[
+                ("NODE_ENV", "production"),
+                ("GATEWAY_TLS_CERT", c),
+                ("GATEWAY_TLS_KEY", k),
+            ]),
+        )
+        .unwrap();
+        assert!(tls.gateway_tls_enabled());
+        assert!(tls.gateway_tls().unwrap().is_some());
+    }
+
+    #[test]
+    fn agent_urls_follow_tls_and_the_host() {
+        let plain = Settings::load_from(None, &env(&[("HOST", "0.0.0.0")])).unwrap();
+        assert_eq!(plain.local_host(), "127.0.0.1");
+        let urls = plain.agent_urls(plain.local_host(), 8081);
+        assert_eq!(urls.websocket, "ws://127.0.0.1:8081/agent/v1");
+        assert_eq!(urls.poll, "http://127.0.0.1:8081/agent/v1/poll");
+        assert_eq!(urls.base, "http://127.0.0.1:8081");
+        let tls = Settings::load_from(
+            None,
+            &env(&[("GATEWAY_TLS_CERT", "/c.pem"), ("GATEWAY_TLS_KEY", "/k.pem")]),
+        )
+        .unwrap();
+        let urls = tls.agent_urls("gw.example.com", 443);
+        assert_eq!(urls.websocket, "wss://gw.example.com:443/agent/v1");
+        assert_eq!(urls.poll, "https://gw.example.com:443/agent/v1/poll");
+        assert_eq!(tls.agent_urls("::1", 9).websocket, "wss://[::1]:9/agent/v1");
+        // The certificate cannot be read: the configured host is printed.
+        assert_eq!(tls.agent_host(None), "127.0.0.1");
     }
 
     #[test]

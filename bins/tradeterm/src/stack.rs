@@ -14,6 +14,7 @@ use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemCl
 use tradeterm_store::Store;
 
 use crate::demo::{DemoCredentials, Urls};
+use crate::settings::AgentUrls;
 use crate::{Settings, keys};
 
 /// What to start.
@@ -46,8 +47,11 @@ pub struct Stack {
     pub mcp_port: u16,
     /// The MCP server's shared state (token-exchange counters; building more MCP servers in tests).
     pub mcp_state: tradeterm_mcp::McpState,
-    /// Demo credentials, when simulated terminals run.
+    /// The license of this node and its keys (created on first start,
+    /// whatever the number of simulated terminals; always `Some`).
     pub credentials: Option<DemoCredentials>,
+    /// Where agents reach the gateway (`ws://` or `wss://`, long-poll base).
+    pub agent_urls: AgentUrls,
     /// Whether the demo credentials were created by this start.
     pub credentials_created: bool,
     sims: Vec<AgentHandle>,
@@ -80,6 +84,7 @@ impl Stack {
         let calendar = settings.server_calendar()?;
         let news = settings.news_service()?;
         let etf_flows = settings.etf_flows()?;
+        let tls = settings.gateway_tls()?;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
         let store = crate::boot::open_store(settings, &opts.data_dir).await?;
@@ -98,6 +103,7 @@ impl Stack {
             etf_flows: etf_flows.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
+            tls: tls.clone(),
             ..GatewaySettings::default()
         };
         let gateway = Gateway::new(gw_settings, store.clone(), signer);
@@ -108,19 +114,30 @@ impl Stack {
         let gateway_handle = server.handle();
         let gateway_task = tokio::spawn(server.run_until_stopped());
 
-        let host = if settings.host == "0.0.0.0" {
-            "127.0.0.1"
-        } else {
-            settings.host.as_str()
+        let host = settings.local_host();
+        // With TLS, this node's own clients (REST and MCP token exchange,
+        // simulated terminals) connect under a name the certificate holds and
+        // trust the served certificate (docs/gateway.md, "TLS").
+        let agent_host = match &tls {
+            Some(t) => t.loopback_name(host).unwrap_or_else(|e| {
+                tracing::warn!(
+                    error = %e,
+                    "this node's own clients cannot verify the gateway certificate (GATEWAY_TLS_CERT); \
+                     the REST and MCP key exchange and the simulated terminals will fail"
+                );
+                host.to_owned()
+            }),
+            None => host.to_owned(),
         };
+        let agent_urls = settings.agent_urls(&agent_host, gateway_port);
+        let gateway_client = || local_gateway_client(settings, host, &agent_host, gateway_port, &agent_urls);
 
         // REST API: in-process dispatch; API-key exchange with the local gateway over loopback.
         let rest_deps = tradeterm_rest::RestDeps {
             dispatch: Arc::new(gateway.clone()),
             store: store.clone(),
             verifier: keys::verifier(settings, &key_paths)?,
-            gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
-                .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
+            gateway: gateway_client()?,
             redis: settings.redis_pool()?,
             calendar: calendar.clone(),
             news: news.clone(),
@@ -142,8 +159,7 @@ impl Stack {
             dispatch: Arc::new(gateway.clone()),
             store: store.clone(),
             verifier: keys::verifier(settings, &key_paths)?,
-            gateway: GatewayClient::new(&format!("http://{host}:{gateway_port}"))
-                .map_err(|e| anyhow::anyhow!("gateway client: {e}"))?,
+            gateway: gateway_client()?,
             redis: settings.redis_pool()?,
             calendar,
             news,
@@ -156,40 +172,38 @@ impl Stack {
         let mcp_port = mcp.port();
         let mcp_handle = mcp.handle();
         let mcp_task = tokio::spawn(mcp.run_until_stopped());
-        let mut credentials = None;
-        let mut credentials_created = false;
         let mut sims = Vec::new();
         let mut simulators = Vec::new();
-        if opts.sim_terminals > 0 {
-            let urls = Urls {
-                rest: format!("http://{host}:{rest_port}"),
-                gateway: format!("http://{host}:{gateway_port}"),
-                mcp: format!("http://{host}:{mcp_port}{}", tradeterm_mcp::MCP_PATH),
+        // The license of this node: created on first start, reused afterwards.
+        let urls = Urls {
+            rest: format!("http://{host}:{rest_port}"),
+            gateway: agent_urls.base.clone(),
+            mcp: format!("http://{host}:{mcp_port}{}", tradeterm_mcp::MCP_PATH),
+        };
+        let (creds, credentials_created) =
+            crate::demo::ensure(store.as_ref(), &opts.data_dir, opts.sim_terminals, &urls).await?;
+        for (i, t) in creds.terminals.iter().take(opts.sim_terminals).enumerate() {
+            let mut sim_settings = SimSettings::demo(i as u32);
+            sim_settings.allow_trading = opts.sim_allow_trading;
+            let clock = match opts.sim_start_ms {
+                Some(start) => SystemClock::starting_at(start, 1.0),
+                None => SystemClock::new(1.0),
             };
-            let (creds, created) =
-                crate::demo::ensure(store.as_ref(), &opts.data_dir, opts.sim_terminals, &urls).await?;
-            credentials_created = created;
-            for (i, t) in creds.terminals.iter().take(opts.sim_terminals).enumerate() {
-                let mut sim_settings = SimSettings::demo(i as u32);
-                sim_settings.allow_trading = opts.sim_allow_trading;
-                let clock = match opts.sim_start_ms {
-                    Some(start) => SystemClock::starting_at(start, 1.0),
-                    None => SystemClock::new(1.0),
-                };
-                let sim = Simulator::new(sim_settings, Arc::new(clock));
-                simulators.push(sim.clone());
-                let handle = tradeterm_sim::spawn_agent(
-                    sim,
-                    AgentSettings {
-                        url: format!("ws://{host}:{gateway_port}/agent/v1"),
-                        terminal_key: t.key.clone(),
-                        uid: format!("tradeterm-sim-{}", t.id),
-                    },
-                );
-                sims.push(handle);
-            }
-            credentials = Some(creds);
+            let sim = Simulator::new(sim_settings, Arc::new(clock));
+            simulators.push(sim.clone());
+            let handle = tradeterm_sim::spawn_agent(
+                sim,
+                AgentSettings {
+                    url: agent_urls.websocket.clone(),
+                    terminal_key: t.key.clone(),
+                    uid: format!("tradeterm-sim-{}", t.id),
+                    // The served certificate is trusted as a root.
+                    ca_file: tls.as_ref().and(settings.gateway_tls_cert.clone()),
+                },
+            );
+            sims.push(handle);
         }
+        let credentials = Some(creds);
         Ok(Self {
             gateway,
             store,
@@ -199,6 +213,7 @@ impl Stack {
             mcp_state,
             credentials,
             credentials_created,
+            agent_urls,
             sims,
             simulators,
             gateway_handle,
@@ -251,4 +266,36 @@ impl Stack {
         self.gateway_handle.stop(true).await;
         let _ = self.gateway_task.await;
     }
+}
+
+/// The client of this node's own gateway used by the REST and MCP servers to
+/// exchange keys for tokens. With TLS it trusts the served certificate and,
+/// when the certificate names another host than `host`, reaches that name at
+/// `host` (loopback) rather than through DNS.
+fn local_gateway_client(
+    settings: &Settings,
+    host: &str,
+    agent_host: &str,
+    port: u16,
+    urls: &AgentUrls,
+) -> anyhow::Result<GatewayClient> {
+    let client = match (&settings.gateway_tls_cert, settings.gateway_tls_enabled()) {
+        (Some(cert), true) => {
+            let pem = std::fs::read(cert).with_context(|| format!("GATEWAY_TLS_CERT: reading {}", cert.display()))?;
+            let resolve = if agent_host == host {
+                None
+            } else {
+                use std::net::ToSocketAddrs;
+                let addr = (host, port)
+                    .to_socket_addrs()
+                    .with_context(|| format!("resolving HOST {host}"))?
+                    .next()
+                    .with_context(|| format!("HOST {host} has no address"))?;
+                Some((agent_host, addr))
+            };
+            GatewayClient::with_tls(&urls.base, &pem, resolve)
+        }
+        _ => GatewayClient::new(&urls.base),
+    };
+    client.map_err(|e| anyhow::anyhow!("gateway client: {e}"))
 }

@@ -1,4 +1,8 @@
-//! The agent WebSocket endpoint: handshake, heartbeats, responses and events.
+//! The agent WebSocket endpoint (handshake, heartbeats, responses and
+//! events), and the parts of a connection's life that every transport shares
+//! (`crate::poll` is the other one): [`admit`] checks a `hello`, [`register`]
+//! makes the connection live, [`handle_frame`] handles what the agent sends,
+//! [`key_revoked`] and [`disconnected`] end it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -6,13 +10,15 @@ use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, Session};
-use tradeterm_protocol::agent::{AgentFrame, Event, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes};
-use tradeterm_store::{BindOutcome, TerminalInfo, hash_key};
+use tradeterm_protocol::agent::{
+    AgentFrame, Event, FrameError, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes,
+};
+use tradeterm_store::{BindOutcome, TerminalInfo, TerminalKeyAuth, hash_key};
 
 use crate::Gateway;
-use crate::registry::{Conn, TerminalEvent};
+use crate::registry::{Conn, Outbound, TerminalEvent};
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
@@ -37,7 +43,7 @@ pub async fn agent_ws(
 
 /// Message of the `AUTH_FAILED` error sent before a connection whose key was
 /// revoked is closed.
-const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; reconnect with the new key";
+pub(crate) const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; reconnect with the new key";
 
 async fn send(session: &mut Session, frame: &GatewayFrame) -> bool {
     session.text(frame.to_json()).await.is_ok()
@@ -93,27 +99,38 @@ async fn await_hello(
     }
 }
 
-async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMessageStream, peer: String) {
-    let settings = gateway.settings().clone();
-    let hello = match await_hello(&mut session, &mut stream, settings.hello_timeout).await {
-        Ok(h) => h,
-        Err((code, message)) => {
-            tracing::info!(%peer, code, %message, "agent handshake failed");
-            return refuse(session, code, &message).await;
+/// Why a handshake was refused: the protocol error code and the message for
+/// the agent (an `error` frame on WebSocket, an error body on long-poll).
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
         }
-    };
+    }
+}
+
+/// Checks a `hello` the same way for every transport: protocol version,
+/// terminal key (master license keys and revoked keys refused), the
+/// installation uid and its binding to the key; then records what the agent
+/// reported. The key's authentication on success.
+pub(crate) async fn admit(gateway: &Gateway, hello: &Hello, peer: &str) -> Result<TerminalKeyAuth, Refusal> {
     if hello.protocol_version != PROTOCOL_VERSION {
-        return refuse(
-            session,
+        return Err(Refusal::new(
             codes::UNSUPPORTED_VERSION,
-            &format!(
+            format!(
                 "protocol version {} is not supported; use {PROTOCOL_VERSION}",
                 hello.protocol_version
             ),
-        )
-        .await;
+        ));
     }
-    let store = gateway.store().clone();
+    let store = gateway.store();
     let auth = match store.terminal_key(&hello.terminal_key).await {
         Ok(Some(a)) if !a.license.disabled => a,
         Ok(_) => {
@@ -124,20 +141,18 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
                 "unknown or revoked terminal key"
             };
             tracing::info!(%peer, master = is_master, "agent authentication refused");
-            return refuse(session, codes::AUTH_FAILED, message).await;
+            return Err(Refusal::new(codes::AUTH_FAILED, message));
         }
         Err(e) => {
             tracing::error!(%peer, error = %e, "store failure during agent authentication");
-            return refuse(session, codes::INTERNAL, "temporary failure, retry later").await;
+            return Err(Refusal::new(codes::INTERNAL, "temporary failure, retry later"));
         }
     };
     if hello.terminal.uid.trim().is_empty() || hello.terminal.uid.len() > 256 {
-        return refuse(
-            session,
+        return Err(Refusal::new(
             codes::PROTOCOL_ERROR,
             "terminal.uid must be 1..=256 characters",
-        )
-        .await;
+        ));
     }
     let fingerprint = hash_key(&hello.terminal.uid);
     match store.bind_terminal(&auth.terminal.id, &fingerprint).await {
@@ -147,16 +162,14 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         Ok(BindOutcome::AlreadyBound) => {}
         Ok(BindOutcome::Conflict) => {
             tracing::warn!(terminal = %auth.terminal.id, %peer, "terminal key presented by another installation");
-            return refuse(
-                session,
+            return Err(Refusal::new(
                 codes::AUTH_FAILED,
                 "this terminal key is bound to another terminal",
-            )
-            .await;
+            ));
         }
         Err(e) => {
             tracing::error!(error = %e, "store failure during binding");
-            return refuse(session, codes::INTERNAL, "temporary failure, retry later").await;
+            return Err(Refusal::new(codes::INTERNAL, "temporary failure, retry later"));
         }
     }
     let info = TerminalInfo {
@@ -170,7 +183,12 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
     if let Err(e) = store.update_terminal_info(&auth.terminal.id, &info).await {
         tracing::warn!(error = %e, "could not record terminal info");
     }
+    Ok(auth)
+}
 
+/// Registers the live connection of an admitted agent, replacing (and
+/// closing) the terminal's previous connection of either transport.
+pub(crate) fn register(gateway: &Gateway, auth: &TerminalKeyAuth, hello: &Hello, outbound: Outbound) -> Arc<Conn> {
     let registry = &gateway.inner.registry;
     let now = now_ms();
     let conn = Arc::new(Conn {
@@ -182,7 +200,7 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         permissions: std::sync::Mutex::new(hello.permissions),
         connected_since: now,
         last_seen: std::sync::atomic::AtomicI64::new(now),
-        session: session.clone(),
+        outbound,
         pending: std::sync::Mutex::new(std::collections::HashMap::new()),
         quotes: std::sync::Mutex::new(std::collections::HashMap::new()),
         kill: tokio::sync::Notify::new(),
@@ -190,22 +208,80 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         key_revoked: std::sync::atomic::AtomicBool::new(false),
     });
     if let Some(old) = registry.insert(conn.clone()) {
-        tracing::info!(terminal = %conn.terminal_id, "a new connection replaces the previous one");
+        tracing::info!(
+            terminal = %conn.terminal_id,
+            old = old.outbound.transport(),
+            new = conn.outbound.transport(),
+            "a new connection replaces the previous one"
+        );
         old.kill.notify_one();
         old.fail_all();
     }
-    let welcome = GatewayFrame::Welcome {
+    tracing::info!(
+        license = %conn.license_id,
+        terminal = %conn.terminal_id,
+        platform = ?hello.terminal.platform,
+        transport = conn.outbound.transport(),
+        "agent connected"
+    );
+    conn
+}
+
+/// The `welcome` frame of a connection.
+pub(crate) fn welcome(gateway: &Gateway, conn: &Conn) -> GatewayFrame {
+    let settings = gateway.settings();
+    GatewayFrame::Welcome {
         protocol_version: PROTOCOL_VERSION,
         terminal_id: conn.terminal_id.clone(),
         heartbeat_interval_ms: settings.heartbeat_interval.as_millis() as u64,
         heartbeat_timeout_ms: settings.heartbeat_timeout.as_millis() as u64,
+    }
+}
+
+/// Whether the connection's key has been revoked or rotated, as far as the
+/// store says: a store failure keeps the connection, only a definite
+/// "revoked" ends it.
+pub(crate) async fn key_revoked(gateway: &Gateway, conn: &Conn) -> bool {
+    matches!(gateway.store().terminal_key_active(&conn.key_id).await, Ok(false))
+}
+
+/// Forgets a connection that ended: the terminal is reported disconnected
+/// (unless a newer connection already replaced it) and its pending requests
+/// fail at once.
+pub(crate) async fn disconnected(gateway: &Gateway, conn: &Conn, reason: &str) {
+    gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
+    conn.fail_all();
+    let _ = gateway.store().touch_terminal(&conn.terminal_id).await;
+    tracing::info!(
+        license = %conn.license_id,
+        terminal = %conn.terminal_id,
+        transport = conn.outbound.transport(),
+        reason,
+        "agent disconnected"
+    );
+}
+
+async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMessageStream, peer: String) {
+    let settings = gateway.settings().clone();
+    let hello = match await_hello(&mut session, &mut stream, settings.hello_timeout).await {
+        Ok(h) => h,
+        Err((code, message)) => {
+            tracing::info!(%peer, code, %message, "agent handshake failed");
+            return refuse(session, code, &message).await;
+        }
     };
-    tracing::info!(license = %conn.license_id, terminal = %conn.terminal_id, %peer, platform = ?hello.terminal.platform, "agent connected");
-    if !send(&mut session, &welcome).await {
-        registry.remove(&conn.terminal_id, conn.conn_id);
+    let auth = match admit(&gateway, &hello, &peer).await {
+        Ok(auth) => auth,
+        Err(refusal) => return refuse(session, refusal.code, &refusal.message).await,
+    };
+    let conn = register(&gateway, &auth, &hello, Outbound::WebSocket(session.clone()));
+    tracing::debug!(terminal = %conn.terminal_id, %peer, "websocket agent");
+    if !send(&mut session, &welcome(&gateway, &conn)).await {
+        gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
         return;
     }
 
+    let store = gateway.store().clone();
     let mut heartbeat = tokio::time::interval(settings.heartbeat_interval);
     heartbeat.tick().await;
     let mut key_checked = std::time::Instant::now();
@@ -235,9 +311,7 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
                 let _ = store.touch_terminal(&conn.terminal_id).await;
                 if key_checked.elapsed() >= settings.key_recheck {
                     key_checked = std::time::Instant::now();
-                    // A store failure keeps the connection: only a definite
-                    // "revoked" ends it.
-                    if let Ok(false) = store.terminal_key_active(&conn.key_id).await {
+                    if key_revoked(&gateway, &conn).await {
                         let _ = send(&mut session, &GatewayFrame::error(None, codes::AUTH_FAILED, KEY_REVOKED)).await;
                         break "terminal key revoked or rotated";
                     }
@@ -252,20 +326,32 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
             }
         }
     };
-    registry.remove(&conn.terminal_id, conn.conn_id);
-    conn.fail_all();
-    let _ = store.touch_terminal(&conn.terminal_id).await;
-    tracing::info!(license = %conn.license_id, terminal = %conn.terminal_id, reason, "agent disconnected");
+    disconnected(&gateway, &conn, reason).await;
     let _ = session.close(None).await;
 }
 
 async fn handle_text(gateway: &Gateway, conn: &Arc<Conn>, session: &mut Session, text: &str) {
-    match AgentFrame::parse(text) {
+    if let Some(reply) = handle_frame(gateway, conn, AgentFrame::parse(text)) {
+        let _ = send(session, &reply).await;
+    }
+}
+
+/// Handles one frame an agent sent after its handshake, the same way for
+/// every transport: a response completes its request, an event is recorded
+/// and published, a ping is answered. The frame to send back, if any (a
+/// `pong`, or an `error` for a repeated `hello` or an unusable frame).
+pub(crate) fn handle_frame(
+    gateway: &Gateway,
+    conn: &Conn,
+    frame: Result<AgentFrame, FrameError>,
+) -> Option<GatewayFrame> {
+    match frame {
         Ok(AgentFrame::Response(resp)) => {
             let id = resp.id.clone();
             if !conn.complete(resp) {
                 tracing::debug!(%id, "response for an unknown or expired request");
             }
+            None
         }
         Ok(AgentFrame::Event { event }) => {
             match &event {
@@ -282,21 +368,18 @@ async fn handle_text(gateway: &Gateway, conn: &Arc<Conn>, session: &mut Session,
                 terminal_id: conn.terminal_id.clone(),
                 event,
             });
+            None
         }
-        Ok(AgentFrame::Ping { ts }) => {
-            let _ = send(session, &GatewayFrame::Pong { ts }).await;
-        }
-        Ok(AgentFrame::Pong { .. }) => {}
-        Ok(AgentFrame::Hello(_)) => {
-            let _ = send(
-                session,
-                &GatewayFrame::error(None, codes::PROTOCOL_ERROR, "hello was already received"),
-            )
-            .await;
-        }
+        Ok(AgentFrame::Ping { ts }) => Some(GatewayFrame::Pong { ts }),
+        Ok(AgentFrame::Pong { .. }) => None,
+        Ok(AgentFrame::Hello(_)) => Some(GatewayFrame::error(
+            None,
+            codes::PROTOCOL_ERROR,
+            "hello was already received",
+        )),
         Err(e) => {
             tracing::debug!(error = %e, "bad frame from agent");
-            let _ = send(session, &GatewayFrame::error(None, e.code(), e.to_string())).await;
+            Some(GatewayFrame::error(None, e.code(), e.to_string()))
         }
     }
 }

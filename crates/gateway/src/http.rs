@@ -47,6 +47,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
             web::post().to(rotate_terminal_key),
         )
         .configure(crate::manage::configure)
+        .configure(crate::command::configure)
+        .configure(crate::poll::configure)
         .service(
             web::scope("/internal/v1")
                 .app_data(internal_json)

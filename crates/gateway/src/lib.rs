@@ -4,9 +4,10 @@
 //! terminal) and where credentials turn into session tokens. It:
 //!
 //! - authenticates agents with terminal keys over the WebSocket endpoint
-//!   `GET /agent/v1`, binds each key to the first terminal installation that
-//!   presents it, keeps the connection alive with heartbeats and marks the
-//!   terminal disconnected when they stop;
+//!   `GET /agent/v1` or the HTTP long-poll binding `POST /agent/v1/poll/*`
+//!   (agents with plain HTTP only), binds each key to the first terminal
+//!   installation that presents it, keeps the connection alive with
+//!   heartbeats and marks the terminal disconnected when they stop;
 //! - exchanges terminal keys (`POST /api/token`) and REST API keys
 //!   (`POST /api/token/api-key`) for RS256 session tokens;
 //! - manages REST API keys and terminals for a license
@@ -14,7 +15,9 @@
 //!   with the license's master key);
 //! - dispatches commands to terminals with per-command timeouts, in process
 //!   through [`Gateway`]'s [`Dispatch`] implementation or over HTTP through
-//!   `/internal/v1/dispatch` for adapters in other processes.
+//!   `/internal/v1/dispatch` for adapters in other processes;
+//! - terminates TLS itself when given a certificate ([`tls`]): agents then
+//!   connect with `wss://` and every route is HTTPS.
 //!
 //! **Architecture invariant:** the gateway dispatches and never computes
 //! tools; it depends on `protocol` and `store`, never on the REST or MCP
@@ -22,10 +25,13 @@
 //! credentials: a terminal of another license is reported as not found.
 
 mod agent;
+mod command;
 mod error;
 mod http;
 mod manage;
+mod poll;
 mod registry;
+pub mod tls;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -35,6 +41,7 @@ use actix_web::dev::Server;
 pub use actix_web::dev::ServerHandle;
 pub use error::ApiError;
 pub use registry::TerminalEvent;
+pub use tls::{TlsConfig, TlsError};
 use tradeterm_protocol::token::TokenSigner;
 pub use tradeterm_protocol::{Dispatch, DispatchError};
 use tradeterm_store::Store;
@@ -86,6 +93,10 @@ pub struct GatewaySettings {
     pub news: Arc<tradeterm_tools::news::NewsService>,
     /// See [`GatewaySettings::calendar`].
     pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
+    /// TLS of the listener (`None`: plain HTTP and `ws://`). With it, every
+    /// route of the gateway is HTTPS and agents connect with `wss://`. See
+    /// [`tls`] and `docs/gateway.md`.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for GatewaySettings {
@@ -106,6 +117,7 @@ impl Default for GatewaySettings {
             calendar: Default::default(),
             news: Default::default(),
             etf_flows: Default::default(),
+            tls: None,
         }
     }
 }
@@ -172,9 +184,13 @@ impl Gateway {
     }
 }
 
+/// Time a client has to finish the TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A running gateway HTTP server.
 pub struct GatewayServer {
     port: u16,
+    tls: bool,
     server: Server,
 }
 
@@ -182,6 +198,7 @@ impl std::fmt::Debug for GatewayServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GatewayServer")
             .field("port", &self.port)
+            .field("tls", &self.tls)
             .finish_non_exhaustive()
     }
 }
@@ -190,20 +207,34 @@ impl GatewayServer {
     fn build(gateway: Gateway, listener: TcpListener) -> std::io::Result<Self> {
         let port = listener.local_addr()?.port();
         let workers = gateway.settings().workers.max(1);
+        let tls = gateway.settings().tls.clone();
         let server = actix_web::HttpServer::new(move || {
             actix_web::App::new().configure(|cfg| http::configure(cfg, gateway.clone()))
         })
         .workers(workers)
         .disable_signals()
-        .shutdown_timeout(5)
-        .listen(listener)?
-        .run();
-        Ok(Self { port, server })
+        .shutdown_timeout(5);
+        let server = match &tls {
+            Some(tls) => server
+                .tls_handshake_timeout(TLS_HANDSHAKE_TIMEOUT)
+                .listen_rustls_0_23(listener, tls.server_config().clone())?,
+            None => server.listen(listener)?,
+        };
+        Ok(Self {
+            port,
+            tls: tls.is_some(),
+            server: server.run(),
+        })
     }
 
     /// The port actually bound.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Whether the listener speaks TLS (`https://`, `wss://`).
+    pub fn is_tls(&self) -> bool {
+        self.tls
     }
 
     /// A handle that stops the server.

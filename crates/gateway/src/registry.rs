@@ -33,6 +33,44 @@ pub struct TerminalEvent {
     pub event: Event,
 }
 
+/// Where the gateway's frames for one agent go: its WebSocket, or the queue
+/// of its long-poll session (`crate::poll`), which the agent drains with its
+/// exchanges.
+pub(crate) enum Outbound {
+    /// A WebSocket connection (`GET /agent/v1`).
+    WebSocket(actix_ws::Session),
+    /// A long-poll session (`POST /agent/v1/poll/open`).
+    Poll(Arc<crate::poll::Queue>),
+}
+
+impl Outbound {
+    /// Sends (WebSocket) or queues (poll) a frame; `false` when the
+    /// connection is gone and the frame will never reach the agent.
+    pub async fn send(&self, frame: &GatewayFrame) -> bool {
+        match self {
+            Self::WebSocket(session) => session.clone().text(frame.to_json()).await.is_ok(),
+            Self::Poll(queue) => queue.push(frame),
+        }
+    }
+
+    /// Takes back a request the agent has not received yet (poll sessions;
+    /// a WebSocket frame, once written, cannot be recalled). Whether it was.
+    pub fn withdraw(&self, request_id: &str) -> bool {
+        match self {
+            Self::WebSocket(_) => false,
+            Self::Poll(queue) => queue.withdraw(request_id),
+        }
+    }
+
+    /// The transport's name, for logs.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Self::WebSocket(_) => "websocket",
+            Self::Poll(_) => "poll",
+        }
+    }
+}
+
 /// One live agent connection.
 pub(crate) struct Conn {
     pub conn_id: u64,
@@ -43,7 +81,8 @@ pub(crate) struct Conn {
     pub permissions: Mutex<Permissions>,
     pub connected_since: i64,
     pub last_seen: AtomicI64,
-    pub session: actix_ws::Session,
+    /// Where requests for the agent go.
+    pub outbound: Outbound,
     pub pending: Mutex<HashMap<String, oneshot::Sender<Response>>>,
     /// Last quote pushed per symbol, with when it arrived.
     pub quotes: Mutex<HashMap<String, (Tick, Instant)>>,
@@ -60,6 +99,7 @@ impl std::fmt::Debug for Conn {
         f.debug_struct("Conn")
             .field("conn_id", &self.conn_id)
             .field("terminal_id", &self.terminal_id)
+            .field("transport", &self.outbound.transport())
             .finish()
     }
 }
@@ -125,6 +165,8 @@ pub(crate) struct Registry {
     conns: RwLock<HashMap<String, Arc<Conn>>>,
     next_id: AtomicU64,
     events: broadcast::Sender<TerminalEvent>,
+    /// Long-poll sessions by id (live ones, and ended ones for a while).
+    pub polls: crate::poll::Sessions,
 }
 
 impl Registry {
@@ -134,6 +176,7 @@ impl Registry {
             conns: RwLock::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             events,
+            polls: crate::poll::Sessions::default(),
         }
     }
 
@@ -234,10 +277,8 @@ impl Dispatch for Gateway {
             id: id.clone(),
             timeout_ms: timeout.as_millis() as u64,
             command,
-        }
-        .to_json();
-        let mut session = conn.session.clone();
-        if session.text(frame).await.is_err() {
+        };
+        if !conn.outbound.send(&frame).await {
             conn.pending.lock().map(|mut p| p.remove(&id)).ok();
             return Err(DispatchError::Unreachable);
         }
@@ -255,7 +296,8 @@ impl Dispatch for Gateway {
             Ok(Err(_)) => Err(DispatchError::Unreachable),
             Err(_) => {
                 conn.pending.lock().map(|mut p| p.remove(&id)).ok();
-                tracing::warn!(terminal = %terminal_id, cmd = cmd_name, ?timeout, "dispatch timed out");
+                let withdrawn = conn.outbound.withdraw(&id);
+                tracing::warn!(terminal = %terminal_id, cmd = cmd_name, ?timeout, withdrawn, "dispatch timed out");
                 Err(DispatchError::Timeout(timeout))
             }
         }

@@ -117,12 +117,38 @@ pub struct GatewayClient {
 impl GatewayClient {
     /// Client of the gateway at `base_url`.
     pub fn new(base_url: &str) -> Result<Self, ExchangeError> {
-        let http = reqwest::Client::builder()
+        Self::build(base_url, Self::builder())
+    }
+
+    /// Client of a gateway serving HTTPS with its own certificate:
+    /// `extra_roots_pem` (PEM certificates, e.g. the gateway's self-signed
+    /// certificate) are trusted in addition to the system's roots, and
+    /// `resolve` makes a host name of `base_url` reach the given address
+    /// (a single node reaching its own gateway over loopback under a name its
+    /// certificate holds).
+    pub fn with_tls(
+        base_url: &str,
+        extra_roots_pem: &[u8],
+        resolve: Option<(&str, std::net::SocketAddr)>,
+    ) -> Result<Self, ExchangeError> {
+        let roots = reqwest::Certificate::from_pem_bundle(extra_roots_pem)
+            .map_err(|e| ExchangeError::Gateway(format!("invalid PEM certificates: {e}")))?;
+        let mut builder = Self::builder().tls_certs_merge(roots);
+        if let Some((name, addr)) = resolve {
+            builder = builder.resolve(name, addr);
+        }
+        Self::build(base_url, builder)
+    }
+
+    fn builder() -> reqwest::ClientBuilder {
+        reqwest::Client::builder()
             .pool_max_idle_per_host(16)
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| ExchangeError::Gateway(e.to_string()))?;
+    }
+
+    fn build(base_url: &str, builder: reqwest::ClientBuilder) -> Result<Self, ExchangeError> {
+        let http = builder.build().map_err(|e| ExchangeError::Gateway(e.to_string()))?;
         Ok(Self {
             base: base_url.trim_end_matches('/').to_owned(),
             http,

@@ -6,19 +6,22 @@
 //! adapters reach terminals.
 //!
 //! The message model ([`agent`]) is independent of its transport: the gateway
-//! carries it over WebSocket text frames today; an HTTP long-poll binding can
-//! carry the same frames later. `docs/agent-protocol.md` documents it for
-//! authors of agents in other languages.
+//! carries it over WebSocket text frames and over an HTTP long-poll binding
+//! ([`poll`]) for agents that only have plain HTTP. `docs/agent-protocol.md`
+//! documents it for authors of agents in other languages.
 //!
 //! **Architecture invariant:** this crate holds types and (behind the
-//! `client` feature) one HTTP client of the gateway's dispatch route. It knows
-//! nothing of the gateway's internals, the store or any web framework.
+//! `client` feature) the HTTP clients of the gateway: its dispatch route
+//! (`http_client`) and the agents' long-poll binding
+//! (`poll::PollClient`). It knows nothing of the gateway's internals, the
+//! store or any web framework.
 
 pub mod agent;
 pub mod auth;
 pub mod dispatch;
 #[cfg(feature = "client")]
 pub mod http_client;
+pub mod poll;
 #[cfg(feature = "jwt")]
 pub mod token;
 

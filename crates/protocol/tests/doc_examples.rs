@@ -1,5 +1,7 @@
-//! Every JSON example in `docs/agent-protocol.md` parses as the frame it claims to be.
+//! Every JSON example in `docs/agent-protocol.md` parses as the frame (or
+//! long-poll body) it claims to be.
 
+use tradeterm_protocol::poll::{PollBatch, PollReply, PollWelcome};
 use tradeterm_protocol::{AgentFrame, GatewayFrame};
 
 const AGENT_TYPES: &[&str] = &["hello", "response", "event", "ping", "pong"];
@@ -41,7 +43,23 @@ fn protocol_doc_examples_parse() {
         };
         for text in objects {
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            if value.get("type").is_none() && value.get("seq").is_some() {
+                // A long-poll batch (agent → gateway): every frame is an agent frame.
+                let batch: PollBatch = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}: {text}"));
+                assert!(batch.agent_frames().all(|f| f.is_ok()), "{text}");
+                checked += 1;
+                continue;
+            }
             let ty = value["type"].as_str().unwrap_or_else(|| panic!("no type: {text}"));
+            if ty == "batch" {
+                let reply: PollReply = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+                for f in reply.gateway_frames() {
+                    assert!(f.seq.is_some() && f.frame.is_ok(), "{text}");
+                }
+            }
+            if ty == "welcome" && value.get("session").is_some() {
+                serde_json::from_str::<PollWelcome>(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            }
             if AGENT_TYPES.contains(&ty) {
                 AgentFrame::parse(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
             }

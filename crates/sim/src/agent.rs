@@ -1,5 +1,7 @@
 //! The agent: connects a [`Simulator`] to the gateway's WebSocket endpoint
-//! and speaks agent protocol v1.
+//! (or, for an `http(s)://` URL, through the HTTP long-poll binding:
+//! `crate::poll`, which feeds the same serve loop) and speaks agent protocol
+//! v1.
 //!
 //! One connection at a time: `hello` → `welcome`, then requests are answered
 //! concurrently (each on its own task, the broker work on the blocking pool),
@@ -31,12 +33,17 @@ use crate::rng::{Rng, hash};
 /// Where and as whom the agent connects.
 #[derive(Clone)]
 pub struct AgentSettings {
-    /// The gateway's agent endpoint, e.g. `ws://127.0.0.1:8081/agent/v1`.
+    /// The gateway's agent endpoint, e.g. `ws://127.0.0.1:8081/agent/v1`;
+    /// an `http(s)://HOST:PORT` URL selects the HTTP long-poll binding
+    /// instead ([`crate::Transport`]).
     pub url: String,
     /// The terminal key (a secret: never logged).
     pub terminal_key: String,
     /// Stable identifier of this terminal installation.
     pub uid: String,
+    /// Extra trusted certificates (PEM) for a `wss://` gateway with a
+    /// self-signed or private-CA certificate, on top of the system's roots.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for AgentSettings {
@@ -45,6 +52,7 @@ impl fmt::Debug for AgentSettings {
             .field("url", &self.url)
             .field("terminal_key", &"<redacted>")
             .field("uid", &self.uid)
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }
@@ -59,9 +67,9 @@ pub struct AgentHandle {
 }
 
 #[derive(Debug, Default)]
-struct Shared {
-    connected: AtomicBool,
-    terminal_id: Mutex<Option<String>>,
+pub(crate) struct Shared {
+    pub(crate) connected: AtomicBool,
+    pub(crate) terminal_id: Mutex<Option<String>>,
 }
 
 impl AgentHandle {
@@ -103,11 +111,11 @@ const TICK_THROTTLE: Duration = Duration::from_millis(250);
 const TICK_REFRESH: Duration = Duration::from_millis(500);
 const BACKOFF_MIN_MS: u64 = 100;
 const BACKOFF_MAX_MS: u64 = 10_000;
-const OUTBOX: usize = 1024;
+pub(crate) const OUTBOX: usize = 1024;
 
 /// How a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     Shutdown,
     Lost { welcomed: bool },
 }
@@ -122,7 +130,7 @@ fn backoff(failures: u32, rng: &mut Rng) -> Duration {
 }
 
 /// Resolves once shutdown is asked for (or the handle is gone).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     loop {
         if *stop.borrow_and_update() {
             return;
@@ -148,7 +156,10 @@ async fn run(sim: Simulator, settings: AgentSettings, shared: Arc<Shared>, mut s
     let mut rng = Rng::new(hash(&[sim.settings().seed, 0x0BAC_00FF]));
     let mut failures = 0u32;
     loop {
-        let end = session(&sim, &settings, &shared, &mut stop).await;
+        let end = match settings.transport() {
+            crate::Transport::WebSocket => session(&sim, &settings, &shared, &mut stop).await,
+            crate::Transport::Poll => crate::poll::session(&sim, &settings, &shared, &mut stop).await,
+        };
         shared.connected.store(false, Ordering::SeqCst);
         match end {
             End::Shutdown => break,
@@ -172,10 +183,10 @@ async fn run(sim: Simulator, settings: AgentSettings, shared: Arc<Shared>, mut s
     tracing::info!(login = sim.settings().login, "simulated terminal agent stopped");
 }
 
-struct Welcome {
-    terminal_id: String,
-    interval: Duration,
-    timeout: Duration,
+pub(crate) struct Welcome {
+    pub(crate) terminal_id: String,
+    pub(crate) interval: Duration,
+    pub(crate) timeout: Duration,
 }
 
 type WsStream = futures_util::stream::SplitStream<
@@ -183,7 +194,17 @@ type WsStream = futures_util::stream::SplitStream<
 >;
 
 async fn session(sim: &Simulator, settings: &AgentSettings, shared: &Shared, stop: &mut watch::Receiver<bool>) -> End {
-    let connect = tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(settings.url.as_str()));
+    let connector = match crate::tls::connector_for(&settings.url, settings.ca_file.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(url = %settings.url, error = %e, "cannot set up TLS for the gateway");
+            return End::Lost { welcomed: false };
+        }
+    };
+    let connect = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio_tungstenite::connect_async_tls_with_config(settings.url.as_str(), None, false, connector),
+    );
     let ws = tokio::select! {
         r = connect => match r {
             Ok(Ok((ws, _))) => ws,
@@ -292,13 +313,16 @@ fn text_frame(f: AgentFrame) -> Message {
     text(&f)
 }
 
-async fn serve(
+pub(crate) async fn serve<S>(
     sim: &Simulator,
-    stream: &mut WsStream,
+    stream: &mut S,
     tx: &mpsc::Sender<Message>,
     stop: &mut watch::Receiver<bool>,
     w: &Welcome,
-) -> End {
+) -> End
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
     // Events from before this connection are stale: the gateway re-reads state.
     let stale = {
         let sim = sim.clone();
@@ -536,6 +560,7 @@ mod tests {
             url: "ws://x".into(),
             terminal_key: "tk_secret".into(),
             uid: "u".into(),
+            ca_file: None,
         };
         assert!(!format!("{s:?}").contains("tk_secret"));
     }

@@ -12,8 +12,9 @@
 //!   [`Simulator::execute`].
 //! - [`Clock`]: where "now" comes from; [`ManualClock`] lets tests replay a
 //!   week of market in milliseconds.
-//! - [`spawn_agent`]: the WebSocket agent (handshake, concurrent requests,
-//!   heartbeats, events, reconnection with backoff).
+//! - [`spawn_agent`]: the agent (handshake, concurrent requests,
+//!   heartbeats, events, reconnection with backoff), over WebSocket or the
+//!   HTTP long-poll binding ([`Transport`], chosen by the URL's scheme).
 //!
 //! **Key design decision:** prices are a pure function of (seed, symbol,
 //! time). Ticks exist on a fixed grid of time slots and are *processed* in
@@ -24,7 +25,8 @@
 //! **Architecture invariant:** depends on `tradeterm-protocol` (the wire
 //! types) and `tradeterm-core` (its trade maths), never on the gateway, the
 //! store or an adapter. Nothing is read from disk at run time: market data is
-//! compiled in.
+//! compiled in (the one exception is the optional CA file of a `wss://`
+//! connection, [`AgentSettings::ca_file`]).
 
 mod agent;
 mod broker;
@@ -33,8 +35,10 @@ mod clock;
 mod exec;
 mod feed;
 mod market;
+mod poll;
 mod rng;
 mod symbols;
+pub mod tls;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -48,6 +52,7 @@ use tradeterm_protocol::agent::{
 
 pub use agent::{AgentHandle, AgentSettings, spawn_agent};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use poll::Transport;
 
 use broker::{AccountSetup, Broker, SimEvent};
 use market::Market;

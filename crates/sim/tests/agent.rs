@@ -34,6 +34,7 @@ fn agent_settings(port: u16) -> AgentSettings {
         url: format!("ws://127.0.0.1:{port}/agent/v1"),
         terminal_key: "tk_test_secret".into(),
         uid: "uid-test-1".into(),
+        ca_file: None,
     }
 }
 
