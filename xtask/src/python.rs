@@ -1,13 +1,12 @@
 //! The project's Python virtual environment.
 //!
-//! Every Python tool the tests, benchmarks and fixture scripts drive lives in
-//! one virtual environment made by this module (`.venv` at the workspace
-//! root, or `TRADETERM_VENV`), never in the system interpreter:
+//! Every Python tool the Rust tests and benchmarks drive lives in one virtual
+//! environment made by this module (`.venv` at the workspace root, or
+//! `TRADETERM_VENV`), never in the system interpreter (the Python agent has
+//! its own, `agents/python/.venv`, made by `agents/python/run-tests.sh`):
 //!
 //! - `scripts/requirements-test.txt`: the packages the Rust test suite drives
 //!   (OpenAPI validation, the MCP SDK);
-//! - `agents/python/requirements-test.txt` and the bridge itself
-//!   (`agents/python`, installed editable): the Python agent's test suite;
 //! - benchmark references (TA-Lib, smartmoneyconcepts) when a bench asks.
 //!
 //! Installing is skipped when the requirement files are unchanged since the
@@ -80,35 +79,21 @@ fn fingerprint(files: &[PathBuf]) -> String {
         .join("\n")
 }
 
-/// Installs what the test suite needs into the environment.
+/// Installs what the Rust test suite drives into the environment
+/// (`scripts/requirements-test.txt`). The Python agent keeps its own
+/// environment (`agents/python/.venv`, made by `agents/python/run-tests.sh`),
+/// since it is a separate product with its own pins.
 pub fn ensure_test_packages() -> Result<()> {
     ensure_venv()?;
-    let root = workspace_root();
-    let mut reqs = vec![root.join("scripts/requirements-test.txt")];
-    let agent = root.join("agents/python");
-    let agent_reqs = agent.join("requirements-test.txt");
-    if agent_reqs.is_file() {
-        reqs.push(agent_reqs);
-    }
-    let pyproject = agent.join("pyproject.toml");
-    let mut watched = reqs.clone();
-    if pyproject.is_file() {
-        watched.push(pyproject.clone());
-    }
+    let req = workspace_root().join("scripts/requirements-test.txt");
     let stamp = venv_dir().join(".tradeterm-test-stamp");
-    let want = fingerprint(&watched);
+    let want = fingerprint(std::slice::from_ref(&req));
     if std::fs::read_to_string(&stamp).is_ok_and(|have| have == want) {
         return Ok(());
     }
-    let mut pip = Command::new(python());
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]);
-    for r in reqs.iter().filter(|r| r.is_file()) {
-        pip.arg("-r").arg(r);
-    }
-    if pyproject.is_file() {
-        pip.arg("-e").arg(&agent);
-    }
-    run(&mut pip)?;
+    run(Command::new(python())
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+        .arg(&req))?;
     std::fs::write(&stamp, want).map_err(|e| format!("writing {}: {e}", stamp.display()))
 }
 
@@ -138,20 +123,16 @@ pub fn ready(module: &str, pins: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// Runs the Python agent's test suite (pytest) against the binaries in
-/// `target_debug`. pytest's "no tests collected" (exit 5) is a failure: the
-/// suite must exist and run.
+/// Runs the Python agent's test suite (`agents/python/run-tests.sh`: its own
+/// virtual environment, then pytest) against the binaries in `target_debug`.
+/// Under `CI=true` its tests fail rather than skip when a binary is missing.
 pub fn agent_tests(target_debug: &Path) -> Result<()> {
-    let root = workspace_root();
-    let tests = root.join("agents/python/tests");
-    if !tests.is_dir() {
-        return Ok(());
+    let script = workspace_root().join("agents/python/run-tests.sh");
+    if !script.is_file() {
+        return Err(format!("{} is missing", script.display()));
     }
-    run(Command::new(python())
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(&tests)
-        .current_dir(root.join("agents/python"))
-        .env("PATH", path_env())
+    run(Command::new("bash")
+        .arg(&script)
         .env("CI", "true")
         .env("TRADETERM_BIN", target_debug.join("tradeterm"))
         .env("TRADETERM_SIM_BIN", target_debug.join("tradeterm-sim")))

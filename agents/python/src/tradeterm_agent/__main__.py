@@ -1,0 +1,6 @@
+"""``python -m tradeterm_agent``."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
