@@ -757,7 +757,7 @@ async fn unknown_routes_and_tools_answer_not_found_in_the_envelope() {
         "/api/v1/nope",
         "/api/v1/positions/",
         "/api/v1/market/tick/EURUSD/extra",
-        "/api/v1/tools/get_tick",
+        "/api/v1/tools/no_such_tool",
         "/api/v1/docs/assets/nope.js",
     ] {
         let (s, b, _) = t.get(path, None).await;
@@ -767,6 +767,14 @@ async fn unknown_routes_and_tools_answer_not_found_in_the_envelope() {
             "GET {path}: {b}"
         );
     }
+    // A known path with another method: 405 and `Allow`.
+    let (s, b, headers) = t.get("/api/v1/tools/get_tick", None).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (405, Some("METHOD_NOT_ALLOWED")),
+        "{b}"
+    );
+    assert_eq!(headers["allow"], "POST");
     let (s, b) = t.post("/api/v1/tools/no_such_tool", None, &json!({}), None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{b}");
     let (s, b) = t.post("/api/v1/tools/get_tick/x", None, &json!({}), None).await;

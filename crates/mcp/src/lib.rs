@@ -278,15 +278,53 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
         .with_sse_keep_alive(Some(settings.sse_keep_alive))
         .with_cancellation_token(shutdown.child_token());
     let factory_state = state.clone();
+    let sessions = Arc::new(LocalSessionManager::default());
     let mcp = StreamableHttpService::new(
         move || Ok(server::Session::new(factory_state.clone())),
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         config,
     );
     Router::new()
         .route_service(MCP_PATH, mcp)
+        .route_layer(axum::middleware::from_fn_with_state(sessions, session_close_status))
         .route_layer(axum::middleware::from_fn_with_state(state, authenticate))
         .route("/healthz", get(healthz))
+}
+
+/// The status of a session-closing `DELETE /mcp/v1`, as MCP clients expect it.
+///
+/// rmcp closes the session and answers 202 Accepted, for a session that
+/// exists or not; the streamable HTTP transport expects 200 or 204 (the
+/// official Python SDK logs "Session termination failed: 202" otherwise), and
+/// 404 for a session it does not know, as for any other request. So a 202 to
+/// a `DELETE` becomes 204 No Content when the session existed, and 404 when
+/// it did not. rmcp's own checks (session id present, protocol version
+/// header) come first and keep their answers.
+async fn session_close_status(State(sessions): State<Arc<LocalSessionManager>>, req: Request, next: Next) -> Response {
+    use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
+
+    if req.method() != axum::http::Method::DELETE {
+        return next.run(req).await;
+    }
+    let id: Option<SessionId> = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Into::into);
+    let existed = match &id {
+        // The local manager cannot fail; were it to, the close is not called a 404.
+        Some(id) => sessions.has_session(id).await.unwrap_or(true),
+        None => false,
+    };
+    let mut res = next.run(req).await;
+    if res.status() == axum::http::StatusCode::ACCEPTED {
+        if existed {
+            *res.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        } else {
+            return (axum::http::StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        }
+    }
+    res
 }
 
 async fn healthz() -> Response {

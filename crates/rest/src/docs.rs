@@ -135,7 +135,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/api/v1/docs/assets")
                 .route("/{file}", web::get().to(asset))
-                .default_service(web::to(|| async { Err::<HttpResponse, _>(crate::routes::not_found()) })),
+                .default_service(web::to(|req: HttpRequest| async move {
+                    Err::<HttpResponse, _>(crate::routes::no_route(req.path()))
+                })),
         );
 }
 

@@ -13,6 +13,8 @@ pub struct RestError {
     message: String,
     retcode: Option<String>,
     retry_after: Option<u64>,
+    /// `Allow` header of a 405.
+    allow: Option<String>,
 }
 
 impl RestError {
@@ -24,6 +26,20 @@ impl RestError {
             message: message.into(),
             retcode: None,
             retry_after: None,
+            allow: None,
+        }
+    }
+
+    /// 405 `METHOD_NOT_ALLOWED` for a known path, with `Allow: <allowed>`.
+    pub fn method_not_allowed(allowed: &[&str]) -> Self {
+        let allow = allowed.join(", ");
+        Self {
+            allow: Some(allow.clone()),
+            ..Self::new(
+                405,
+                "METHOD_NOT_ALLOWED",
+                format!("this path does not serve this method; it serves {allow}"),
+            )
         }
     }
 
@@ -106,6 +122,9 @@ impl ResponseError for RestError {
         if let Some(s) = self.retry_after {
             resp.insert_header(("Retry-After", s.to_string()));
         }
+        if let Some(a) = &self.allow {
+            resp.insert_header((actix_web::http::header::ALLOW, a.as_str()));
+        }
         resp.json(body)
     }
 }
@@ -158,6 +177,22 @@ mod tests {
         assert_eq!(
             RestError::from_tool(ToolError::TerminalRequired, true).code(),
             "MISSING_TERMINAL"
+        );
+    }
+
+    #[test]
+    fn method_not_allowed_names_the_allowed_methods() {
+        let e = RestError::method_not_allowed(&["GET", "POST"]);
+        let r = e.error_response();
+        assert_eq!(r.status(), 405);
+        assert_eq!(r.headers().get("allow").unwrap(), "GET, POST");
+        assert_eq!(body(&e)["error"]["code"], "METHOD_NOT_ALLOWED");
+        assert!(
+            RestError::invalid("x")
+                .error_response()
+                .headers()
+                .get("allow")
+                .is_none()
         );
     }
 }

@@ -13,7 +13,9 @@
 //!   its first owner (catalog order) and the other gets the smallest free
 //!   suffix `_2`, `_3`, … (identical schemas share one component).
 //! - Every error response references the `ErrorEnvelope` schema, whose
-//!   `code` enumerates [`ERROR_CODES`].
+//!   `code` enumerates [`ERROR_CODES`]. Every operation also declares the
+//!   shared 405 response `METHOD_NOT_ALLOWED` (header `Allow`): another
+//!   method on its path.
 //!
 //! [`document`] builds the document afresh; the route serving it caches it.
 
@@ -80,6 +82,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "The route, terminal, position, order or journal entry does not exist.",
     ),
     code(
+        "METHOD_NOT_ALLOWED",
+        405,
+        "The path exists but does not serve this method; the `Allow` header lists the methods it serves. Answered before authentication.",
+    ),
+    code(
         "IDEMPOTENCY_CONFLICT",
         409,
         "The `Idempotency-Key` belongs to a request still in progress, or was already used with a different request.",
@@ -111,6 +118,8 @@ const SCHEMA_REF: &str = "#/components/schemas/";
 const RATE_HEADERS: [&str; 3] = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
 const TERMINAL_PARAM: &str = "X-Terminal-Id";
 const IDEMPOTENCY_PARAM: &str = "Idempotency-Key";
+/// Name of the shared 405 response in `components/responses`.
+const METHOD_NOT_ALLOWED: &str = "METHOD_NOT_ALLOWED";
 
 /// The OpenAPI document.
 pub fn document() -> Value {
@@ -301,7 +310,18 @@ impl Builder {
         name
     }
 
-    fn add(&mut self, method: &str, path: &str, op: Value) {
+    /// Adds an operation; every operation also declares the shared 405
+    /// (another method on its path).
+    fn add(&mut self, method: &str, path: &str, mut op: Value) {
+        if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+            responses.insert(
+                "405".into(),
+                json!({ "$ref": format!("#/components/responses/{METHOD_NOT_ALLOWED}") }),
+            );
+            self.responses
+                .entry(METHOD_NOT_ALLOWED.to_owned())
+                .or_insert_with(method_not_allowed_response);
+        }
         self.paths
             .entry(path.to_owned())
             .or_default()
@@ -646,6 +666,7 @@ impl Builder {
              **Authentication.** Every request except `POST /api/token`, `GET /healthz`, `GET /api/v1/openapi.json` and `GET /api/v1/docs` carries `Authorization: Bearer <token>`, where the token is a REST API key (`svc_api_…`, recommended) or an RS256 session token (JWT) from `POST /api/token`. A missing or invalid token is 401 `UNAUTHORIZED`; a tier without the needed capability (`read`, `analytics`, `trade`; each operation's `x-capability`) is 403 `FORBIDDEN`.\n\n\
              **Dry runs.** Every trade-affecting operation is a dry run unless the request says `\"dry_run\": false`: without it the request is validated and the would-be outcome is reported without touching the account. Live calls need the `trade` capability (Pro tier and above) and trading enabled on the terminal, else 403 `TRADING_DISABLED`; an optional `Idempotency-Key` header makes a live call safe to retry.\n\n\
              **Terminals.** Terminal operations pick the terminal with the `X-Terminal-Id` header; without it the only connected terminal is used (none: 400 `MISSING_TERMINAL`; several: 400 `TERMINAL_ID_REQUIRED`). `GET /api/v1/terminals` lists them. The journal needs no connected terminal.\n\n\
+             **Methods.** A path answers only the methods this document lists for it: any other method is 405 `METHOD_NOT_ALLOWED` with an `Allow` header naming the methods it serves (checked before authentication). A path that is not listed is 404 `NOT_FOUND`.\n\n\
              **Envelopes.** Success: `{{ \"data\": … }}`. Error: `{{ \"error\": {{ \"code\", \"message\" }} }}` (schema `ErrorEnvelope`).\n\n\
              **Rate limits.** Per license and window (default 60 s): {} requests for Free, {} for Pro, {} for Team, {} for Enterprise. Counted responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (unix seconds); 429 `RATE_LIMITED` adds `Retry-After` (seconds).",
             tradeterm_tools::catalog().len(),
@@ -712,12 +733,38 @@ impl Builder {
                         "required": true,
                         "schema": { "type": "integer", "minimum": 1 },
                     },
+                    "Allow": {
+                        "description": "The methods the path serves, comma-separated (RFC 9110 §10.2.1).",
+                        "required": true,
+                        "schema": { "type": "string", "pattern": "^[A-Z]+(, [A-Z]+)*$" },
+                    },
                 },
                 "responses": self.responses,
                 "schemas": self.schemas.map,
             },
         })
     }
+}
+
+/// The shared 405: `Allow` and the error envelope; not rate-limited (answered
+/// before authentication).
+fn method_not_allowed_response() -> Value {
+    let meaning = ERROR_CODES
+        .iter()
+        .find(|c| c.code == METHOD_NOT_ALLOWED)
+        .map(|c| c.meaning)
+        .unwrap_or_default();
+    json!({
+        "description": format!("`{METHOD_NOT_ALLOWED}`: {meaning}"),
+        "headers": { "Allow": { "$ref": "#/components/headers/Allow" } },
+        "content": { "application/json": {
+            "schema": { "$ref": format!("{SCHEMA_REF}ErrorEnvelope") },
+            "examples": { METHOD_NOT_ALLOWED: {
+                "summary": METHOD_NOT_ALLOWED,
+                "value": { "error": { "code": METHOD_NOT_ALLOWED, "message": "this path does not serve this method; it serves GET, POST" } },
+            } },
+        } },
+    })
 }
 
 fn required_of(schema: &Value) -> Vec<String> {

@@ -171,6 +171,21 @@ pub const MAX_BODY: usize = 256 * 1024;
 /// Header selecting the terminal.
 pub const TERMINAL_HEADER: &str = "x-terminal-id";
 
+/// The routes registered with actix in `configure` (and `docs::configure`)
+/// rather than matched here, as `(method, path)`: what a wrong method on one
+/// of these paths is told in `Allow`. The docs assets are handled apart.
+pub const FIXED_ROUTES: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("POST", "/api/token"),
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/api/v1/tools"),
+    ("GET", crate::docs::DOCS_PATH),
+    ("GET", "/api/v1/docs/"),
+];
+
+/// Methods in the order `Allow` lists them.
+const METHOD_ORDER: [&str; 8] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"];
+
 pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     cfg.app_data(web::Data::new(state))
         .app_data(web::PayloadConfig::new(MAX_BODY))
@@ -197,7 +212,7 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
             }
             match match_named(req.method(), req.path())? {
                 Some((route, params)) => named(route, params, req, body, state).await,
-                None => Err(not_found()),
+                None => Err(no_route(req.path())),
             }
         },
     ));
@@ -206,6 +221,69 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
 /// The answer to a path that names no route.
 pub(crate) fn not_found() -> RestError {
     RestError::new(404, "NOT_FOUND", "no such route; see GET /api/v1/docs")
+}
+
+/// The answer to a request no route takes: 405 with `Allow` when the path
+/// is known (another method serves it), else 404. Answered before
+/// authentication, as routing comes first.
+pub(crate) fn no_route(path: &str) -> RestError {
+    let allowed = allowed_methods(path);
+    if allowed.is_empty() {
+        not_found()
+    } else {
+        RestError::method_not_allowed(&allowed)
+    }
+}
+
+/// Every method some route serves on `path` (`GET` first, then `POST`,
+/// `PUT`, `PATCH`, `DELETE`, as `Allow` lists them); empty for
+/// an unknown path. `/api/v1/tools/<name>` is known only for a catalog tool.
+pub fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let mut found: Vec<&'static str> = FIXED_ROUTES
+        .iter()
+        .filter(|(_, p)| *p == path)
+        .map(|(m, _)| *m)
+        .collect();
+    let single_segment = |prefix: &str| {
+        path.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+    };
+    if single_segment(crate::docs::ASSETS_PATH).is_some() {
+        found.push("GET");
+    }
+    if single_segment("/api/v1/tools")
+        .and_then(percent_decode)
+        .is_some_and(|name| tradeterm_tools::find(&name).is_some())
+    {
+        found.push("POST");
+    }
+    if let Some(rest) = path.strip_prefix('/') {
+        let segments: Vec<&str> = rest.split('/').collect();
+        for m in matchers() {
+            if fits(&m.segments, &segments) {
+                found.push(m.route.method);
+            }
+        }
+    }
+    let mut ordered: Vec<&'static str> = METHOD_ORDER.into_iter().filter(|m| found.contains(m)).collect();
+    // A route table with a method outside METHOD_ORDER still reports it.
+    for m in found {
+        if !ordered.contains(&m) {
+            ordered.push(m);
+        }
+    }
+    ordered
+}
+
+/// Whether a request's path segments fit a route's: same count, literals
+/// equal, parameters non-empty.
+fn fits(want: &[Segment], got: &[&str]) -> bool {
+    want.len() == got.len()
+        && want.iter().zip(got).all(|(want, got)| match want {
+            Segment::Literal(l) => l == got,
+            Segment::Param(_) => !got.is_empty(),
+        })
 }
 
 /// `{ "data": <data> }`, serialised straight into the body (the same bytes
@@ -291,14 +369,7 @@ fn match_named(method: &Method, path: &str) -> Result<Option<(Route, PathParams)
     };
     let segments: Vec<&str> = rest.split('/').collect();
     for m in matchers() {
-        if m.method != *method || m.segments.len() != segments.len() {
-            continue;
-        }
-        let fits = m.segments.iter().zip(&segments).all(|(want, got)| match want {
-            Segment::Literal(l) => l == got,
-            Segment::Param(_) => !got.is_empty(),
-        });
-        if !fits {
+        if m.method != *method || !fits(&m.segments, &segments) {
             continue;
         }
         let mut params = Vec::new();
@@ -637,6 +708,43 @@ mod tests {
         assert_eq!(hit(Method::GET, "/api/v1/market"), None);
         assert_eq!(hit(Method::GET, "api/v1/positions"), None);
         assert_eq!(hit(Method::GET, ""), None);
+    }
+
+    #[test]
+    fn known_paths_list_their_methods_and_unknown_paths_none() {
+        let cases: [(&str, &[&str]); 12] = [
+            ("/api/v1/orders", &["GET", "POST"]),
+            ("/api/v1/journal/abc", &["GET", "PUT", "DELETE"]),
+            ("/api/v1/orders/7", &["DELETE"]),
+            ("/api/v1/market/tick/US%20500", &["GET"]),
+            ("/api/v1/positions/1/close", &["POST"]),
+            ("/api/v1/tools/get_tick", &["POST"]),
+            ("/api/v1/tools/get%5Ftick", &["POST"]),
+            ("/api/v1/tools", &["GET"]),
+            ("/healthz", &["GET"]),
+            ("/api/token", &["POST"]),
+            ("/api/v1/docs/", &["GET"]),
+            ("/api/v1/docs/assets/nope.js", &["GET"]),
+        ];
+        for (path, methods) in cases {
+            assert_eq!(allowed_methods(path), methods, "{path}");
+            assert_eq!(no_route(path).code(), "METHOD_NOT_ALLOWED", "{path}");
+        }
+        for unknown in [
+            "/",
+            "",
+            "/api/v1/tools/nope",
+            "/api/v1/tools/",
+            "/api/v1/positions/",
+            "/api/v1/positions/1/close/x",
+            "/api/v1/nope",
+            "/api/v1/docs/assets",
+            "/api/v1/docs/assets/a/b",
+            "/healthz/",
+        ] {
+            assert!(allowed_methods(unknown).is_empty(), "{unknown}");
+            assert_eq!(no_route(unknown).code(), "NOT_FOUND", "{unknown}");
+        }
     }
 
     #[test]

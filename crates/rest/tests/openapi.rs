@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_protocol::token::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenVerifier, generate_rsa_pem_pair};
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
@@ -255,11 +255,16 @@ fn operation_ids_security_and_headers() {
         for (status, r) in responses {
             let r = deref(&doc, r);
             let headers = &r["headers"];
-            if !public && status != "401" {
+            // 401 and 405 are answered before the request is counted.
+            if !public && status != "401" && status != "405" {
                 for h in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
                     let header = deref(&doc, &headers[h]);
                     assert!(header.is_object(), "{method} {path} {status}: no {h}");
                 }
+            }
+            if status == "405" {
+                let allow = deref(&doc, &headers["Allow"]);
+                assert_eq!(allow["required"], true, "{method} {path}: 405 without Allow");
             }
             if status == "429" {
                 assert!(
@@ -282,6 +287,7 @@ fn operation_ids_security_and_headers() {
                 assert!(responses.contains_key(s), "{method} {path}: no {s}");
             }
         }
+        assert!(responses.contains_key("405"), "{method} {path}: no 405");
         if op.get("x-tool").is_some() {
             let tool = tradeterm_tools::find(op["x-tool"].as_str().unwrap()).unwrap();
             let data = &responses["200"]["content"]["application/json"]["schema"]["properties"]["data"];
@@ -665,4 +671,175 @@ fn vendored_swagger_ui_matches_its_checksums() {
             .unwrap()
             .contains(tradeterm_rest::docs::SWAGGER_UI_VERSION)
     );
+}
+
+/// A path of the document with its parameters filled in.
+fn concrete(path: &str) -> String {
+    path.split('/')
+        .map(|s| if s.starts_with('{') { "X1" } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every path of the served document answers every method it does not
+/// declare with 405, `Allow` = the declared methods and the error envelope,
+/// before authentication; the declared methods still reach their routes;
+/// unknown paths (and unknown tool names) stay 404.
+#[tokio::test]
+async fn undeclared_methods_are_405_with_allow_and_unknown_paths_404() {
+    let (base, handle) = start_server().await;
+    let http = reqwest::Client::new();
+    let doc: Value = http
+        .get(format!("{base}/api/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paths = doc["paths"].as_object().expect("paths");
+    assert!(paths.len() > catalog().len(), "the served document lists every path");
+    let mut checked = 0;
+    for (path, item) in paths {
+        let url = format!("{base}{}", concrete(path));
+        let declared: BTreeSet<String> = item
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|m| m.to_ascii_uppercase())
+            .collect();
+        for method in METHODS {
+            let method = method.to_ascii_uppercase();
+            let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            let resp = http.request(m, &url).send().await.unwrap();
+            let status = resp.status().as_u16();
+            if declared.contains(&method) {
+                assert!(
+                    status != 405 && status != 404,
+                    "{method} {path} is declared but answered {status}"
+                );
+                continue;
+            }
+            assert_eq!(status, 405, "{method} {path}");
+            let allow: BTreeSet<String> = resp
+                .headers()
+                .get("allow")
+                .unwrap_or_else(|| panic!("{method} {path}: no Allow"))
+                .to_str()
+                .unwrap()
+                .split(',')
+                .map(|m| m.trim().to_owned())
+                .collect();
+            assert_eq!(allow, declared, "{method} {path}: Allow");
+            if method != "HEAD" {
+                let body: Value = resp.json().await.unwrap();
+                assert_eq!(body["error"]["code"], "METHOD_NOT_ALLOWED", "{method} {path}");
+                assert!(body["error"]["message"].is_string());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > paths.len() * 5, "{checked}");
+
+    // With a (bad) token too: the method is checked first.
+    let resp = http
+        .get(format!("{base}/api/v1/tools/get_tick"))
+        .bearer_auth("svc_api_nonsense")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 405);
+    assert_eq!(resp.headers()["allow"], "POST");
+
+    for (method, path) in [
+        ("GET", "/api/v1/nope"),
+        ("POST", "/api/v1/nope"),
+        ("GET", "/api/v1/tools/no_such_tool"),
+        ("DELETE", "/api/v1/tools/no_such_tool"),
+        ("GET", "/api/v1/positions/"),
+        ("GET", "/api/v1/positions/1/close/more"),
+        ("PUT", "/"),
+    ] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let resp = http.request(m, format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "{method} {path}");
+        assert!(resp.headers().get("allow").is_none(), "{method} {path}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "NOT_FOUND", "{method} {path}");
+    }
+    // An unknown tool name keeps its answer: authentication first, then 404.
+    let resp = http
+        .post(format!("{base}/api/v1/tools/no_such_tool"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+
+    handle.stop(true).await;
+}
+
+/// Every `format` value in a schema document (skipping literal data:
+/// `default`, `examples`, `const`, `enum`), with where it is.
+fn formats(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if ["default", "examples", "example", "const", "enum"].contains(&k.as_str()) {
+                    continue;
+                }
+                if k == "format"
+                    && let Some(f) = x.as_str()
+                {
+                    out.push((format!("{at}/format"), f.to_owned()));
+                }
+                formats(x, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                formats(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// No schema of the served document, nor of the catalog (`GET /api/v1/tools`
+/// lists those), carries a `format` outside JSON Schema 2020-12's; integer
+/// widths are bounds instead.
+#[tokio::test]
+async fn schemas_use_only_standard_formats_and_state_integer_widths() {
+    let (base, handle) = start_server().await;
+    let doc: Value = reqwest::get(format!("{base}/api/v1/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    handle.stop(true).await;
+    let allowed: BTreeSet<&str> = tradeterm_tools::schema::STANDARD_FORMATS.iter().copied().collect();
+    let mut found = Vec::new();
+    formats(&doc, "", &mut found);
+    for tool in catalog() {
+        formats(&tool.input_schema, &format!("{}/input", tool.name), &mut found);
+        formats(&tool.output_schema, &format!("{}/output", tool.name), &mut found);
+    }
+    let bad: Vec<&(String, String)> = found.iter().filter(|(_, f)| !allowed.contains(f.as_str())).collect();
+    assert!(bad.is_empty(), "non-standard formats: {bad:?}");
+
+    // `get_bars.count` is a `u32`: in its component and as a query parameter.
+    let input = tradeterm_tools::find("get_bars").unwrap();
+    let component = input.input_schema["title"].as_str().unwrap();
+    let count = &doc["components"]["schemas"][component]["properties"]["count"];
+    assert_eq!(
+        (&count["minimum"], &count["maximum"]),
+        (&json!(0), &json!(4_294_967_295_u64)),
+        "{count}"
+    );
+    let params = doc["paths"]["/api/v1/market/bars/{symbol}"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let param = params.iter().find(|p| p["name"] == "count").expect("count parameter");
+    assert_eq!(param["schema"]["minimum"], 0);
+    assert_eq!(param["schema"]["maximum"], 4_294_967_295_u64);
 }

@@ -41,6 +41,7 @@ pub mod news;
 mod portfolio;
 mod prop_firm;
 pub mod ratelimit;
+pub mod schema;
 mod state;
 mod structure;
 mod trading;
@@ -167,16 +168,17 @@ pub(crate) const READ_TERMINAL: Annotations = Annotations {
     open_world: true,
 };
 
-/// JSON Schema of a type, as a JSON value (draft 2020-12).
+/// JSON Schema of a type, as a JSON value (draft 2020-12, only standard
+/// `format` values: see [`schema`]).
 pub fn schema_of<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+    let generator = schema::input_settings().into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null)
 }
 
-/// JSON Schema of a type as it is serialised (outputs).
+/// JSON Schema of a type as it is serialised (outputs), with the same rules
+/// as [`schema_of`].
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator();
+    let generator = schema::output_settings().into_generator();
     serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null)
 }
 

@@ -1,0 +1,347 @@
+//! The MCP server over raw HTTP, as any MCP client speaks to it: a session
+//! opened with `initialize`, closed with `DELETE /mcp/v1` (204, then 404 for
+//! the closed session), and the tool list's schemas (only standard `format`
+//! values; integer widths as bounds).
+//!
+//! The gateway is a stand-in that signs session tokens for one terminal key;
+//! the store is an in-memory SQLite with that terminal bound.
+
+use std::collections::BTreeSet;
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tradeterm_core::license::Tier;
+use tradeterm_mcp::{MCP_PATH, McpDeps, McpHandle, McpServer, McpSettings, McpState};
+use tradeterm_protocol::http_client::GatewayClient;
+use tradeterm_protocol::token::{
+    Claims, CredentialKind, DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenSigner, TokenVerifier, generate_rsa_pem_pair,
+};
+use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
+use tradeterm_store::{SqlStore, Store};
+
+const PROTOCOL: &str = "2025-11-25";
+
+/// Knows no terminal (no test here calls a terminal tool).
+#[derive(Debug)]
+struct NoTerminals;
+
+#[async_trait]
+impl Dispatch for NoTerminals {
+    async fn execute(&self, _: &str, _: &str, _: Command, _: Duration) -> Result<CommandResult, DispatchError> {
+        Err(DispatchError::NotFound)
+    }
+
+    async fn terminals(&self, _: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+        Err(DispatchError::NotFound)
+    }
+}
+
+struct App {
+    url: String,
+    key: String,
+    http: reqwest::Client,
+    handle: McpHandle,
+}
+
+/// A gateway stand-in answering `POST /api/token` for `key` only.
+async fn fake_gateway(signer: TokenSigner, key: String, license: String, terminal: String) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let route = axum::routing::post(move |headers: axum::http::HeaderMap| {
+        let (signer, key, license, terminal) = (signer.clone(), key.clone(), license.clone(), terminal.clone());
+        async move {
+            let given = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            if given != Some(key.as_str()) {
+                let body = json!({ "error": { "code": "UNAUTHORIZED", "message": "unknown key" } });
+                return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body));
+            }
+            let now = chrono::Utc::now().timestamp();
+            let claims = Claims {
+                iss: String::new(),
+                aud: String::new(),
+                sub: license,
+                iat: now,
+                nbf: now,
+                exp: now + 3600,
+                jti: "jti-test".into(),
+                tier: Tier::Pro,
+                caps: Tier::Pro.capabilities().to_vec(),
+                cred: CredentialKind::TerminalKey,
+                cred_id: "tkey-test".into(),
+                terminal: Some(terminal),
+            };
+            let token = signer.sign(claims).unwrap();
+            (
+                axum::http::StatusCode::OK,
+                axum::Json(json!({ "token": token, "expires_in": 3600 })),
+            )
+        }
+    });
+    let app = axum::Router::new().route("/api/token", route);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://127.0.0.1:{port}")
+}
+
+async fn spawn_app() -> App {
+    let (private, public) = generate_rsa_pem_pair().unwrap();
+    let signer = TokenSigner::from_pem(private.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
+    let verifier = TokenVerifier::from_pem(public.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
+    let store = SqlStore::connect("sqlite::memory:").await.unwrap();
+    let (license, _) = store.create_license("test", Tier::Pro).await.unwrap();
+    let (terminal, key) = store.create_terminal(&license.id, "t1").await.unwrap();
+    store.bind_terminal(&terminal.id, "fingerprint").await.unwrap();
+    let key = key.expose().to_owned();
+    let gateway = fake_gateway(signer, key.clone(), license.id.clone(), terminal.id.clone()).await;
+    let deps = McpDeps {
+        dispatch: Arc::new(NoTerminals),
+        store: Arc::new(store),
+        verifier,
+        gateway: GatewayClient::new(&gateway).unwrap(),
+        redis: None,
+        calendar: Default::default(),
+        news: Default::default(),
+        etf_flows: Default::default(),
+    };
+    let server = McpServer::build(
+        McpState::new(McpSettings::default(), deps),
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}{MCP_PATH}", server.port());
+    let handle = server.handle();
+    tokio::spawn(server.run_until_stopped());
+    App {
+        url,
+        key,
+        http: reqwest::Client::new(),
+        handle,
+    }
+}
+
+/// The JSON-RPC message of an answer: plain JSON, or the first SSE `data:`
+/// event that holds one (rmcp sends an empty priming event first).
+fn message(body: &str) -> Value {
+    if let Ok(v) = serde_json::from_str(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("jsonrpc").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {body:?}"))
+}
+
+impl App {
+    fn request(&self, method: reqwest::Method, session: Option<&str>) -> reqwest::RequestBuilder {
+        let mut r = self
+            .http
+            .request(method, &self.url)
+            .bearer_auth(&self.key)
+            .header("accept", "application/json, text/event-stream");
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s).header("mcp-protocol-version", PROTOCOL);
+        }
+        r
+    }
+
+    async fn post(&self, session: Option<&str>, body: Value) -> reqwest::Response {
+        self.request(reqwest::Method::POST, session)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// `initialize` + `notifications/initialized`; the session id.
+    async fn open_session(&self) -> String {
+        let init = self
+            .post(
+                None,
+                json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": { "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } },
+                }),
+            )
+            .await;
+        assert_eq!(init.status(), 200);
+        let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let answer = message(&init.text().await.unwrap());
+        assert_eq!(answer["result"]["protocolVersion"], PROTOCOL, "{answer}");
+        let done = self
+            .post(
+                Some(&session),
+                json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+            )
+            .await;
+        assert_eq!(done.status(), 202);
+        session
+    }
+
+    async fn list_tools(&self, session: &str) -> reqwest::Response {
+        self.post(
+            Some(session),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        )
+        .await
+    }
+}
+
+#[tokio::test]
+async fn closing_a_session_answers_204_and_the_session_is_gone() {
+    let app = spawn_app().await;
+    let session = app.open_session().await;
+    let listed = app.list_tools(&session).await;
+    assert_eq!(listed.status(), 200);
+    assert!(message(&listed.text().await.unwrap())["result"]["tools"].is_array());
+
+    let closed = app
+        .request(reqwest::Method::DELETE, Some(&session))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 204, "DELETE of a live session");
+    assert!(closed.bytes().await.unwrap().is_empty());
+
+    // The closed session is unknown from now on: 404, as MCP says.
+    let after = app.list_tools(&session).await;
+    assert_eq!(after.status(), 404, "a request of the closed session");
+    let stream = app
+        .request(reqwest::Method::GET, Some(&session))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 404, "GET stream of the closed session");
+    let again = app
+        .request(reqwest::Method::DELETE, Some(&session))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404, "DELETE of the closed session");
+
+    // A DELETE without a session id is still refused by rmcp (400), and an
+    // unauthenticated one never reaches it (401).
+    let no_id = app.request(reqwest::Method::DELETE, None).send().await.unwrap();
+    assert_eq!(no_id.status(), 400);
+    let anonymous = app
+        .http
+        .delete(&app.url)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+
+    // Other sessions are untouched by the close.
+    let other = app.open_session().await;
+    assert_eq!(app.list_tools(&other).await.status(), 200);
+    let closed = app.request(reqwest::Method::DELETE, Some(&other)).send().await.unwrap();
+    assert_eq!(closed.status(), 204);
+    app.handle.stop();
+}
+
+/// Every `format` value in a schema (skipping literal data: `default`,
+/// `examples`, `const`, `enum`), with where it is.
+fn formats(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if ["default", "examples", "example", "const", "enum"].contains(&k.as_str()) {
+                    continue;
+                }
+                if k == "format"
+                    && let Some(f) = x.as_str()
+                {
+                    out.push((format!("{at}/format"), f.to_owned()));
+                }
+                formats(x, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                formats(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn listed_schemas_use_only_standard_formats_and_state_integer_widths() {
+    let app = spawn_app().await;
+    let session = app.open_session().await;
+    let listed = app.list_tools(&session).await;
+    assert_eq!(listed.status(), 200);
+    let answer = message(&listed.text().await.unwrap());
+    let tools = answer["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), tradeterm_mcp::mcp_tools().len());
+
+    let allowed: BTreeSet<&str> = tradeterm_tools::schema::STANDARD_FORMATS.iter().copied().collect();
+    let mut found = Vec::new();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        formats(&tool["inputSchema"], &format!("{name}/inputSchema"), &mut found);
+        formats(&tool["outputSchema"], &format!("{name}/outputSchema"), &mut found);
+    }
+    let bad: Vec<&(String, String)> = found.iter().filter(|(_, f)| !allowed.contains(f.as_str())).collect();
+    assert!(bad.is_empty(), "non-standard formats: {bad:?}");
+
+    // `get_bars.count` is a `u32`: its width is stated as bounds.
+    let bars = tools.iter().find(|t| t["name"] == "get_bars").expect("get_bars");
+    let count = &bars["inputSchema"]["properties"]["count"];
+    assert_eq!(count["minimum"], 0, "{count}");
+    assert_eq!(count["maximum"], 4_294_967_295_u64, "{count}");
+    app.handle.stop();
+}
+
+/// The official MCP Python SDK (pinned in `scripts/requirements-test.txt`)
+/// over streamable HTTP: list the tools, leave, and the session close it
+/// sends at the end draws no "Session termination failed" warning. Fails,
+/// never skips, without the package.
+const SDK_CLIENT: &str = r#"
+import asyncio, logging, sys
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+async def main(url, key):
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+            print(len(tools))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"#;
+
+#[tokio::test]
+async fn the_python_sdk_closes_its_session_without_a_warning() {
+    let app = spawn_app().await;
+    let (url, key) = (app.url.clone(), app.key.clone());
+    // The server runs on this test's runtime: the client runs off it.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .args(["-c", SDK_CLIENT, &url, &key])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|e| panic!("python3 is required for this test: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("No module named"),
+        "the MCP Python SDK is missing: run `cargo xtask venv` (or `pip install -r scripts/requirements-test.txt`) and put its bin first in PATH\n{stderr}"
+    );
+    assert!(out.status.success(), "SDK client failed:\n{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), tradeterm_mcp::mcp_tools().len().to_string(), "{stderr}");
+    assert!(!stderr.contains("Session termination failed"), "{stderr}");
+    app.handle.stop();
+}
