@@ -1,0 +1,927 @@
+// fake_terminal.h: a small deterministic MetaTrader terminal for the harness.
+//
+// Market: EURUSD, GBPUSD, USDJPY, XAUUSD; quotes are a deterministic function
+// of time (a new quote every 200 ms), so bars and tick history can be computed
+// for any range. Trade server time is UTC+2 (the agent must convert).
+// Account: a demo hedging account, 10 000 USD, leverage 1:100; market and
+// pending orders, SL/TP hits, partial closes, deals and history orders.
+// Trading is always open (every day 00:00-24:00 server time), so the harness
+// works at weekends.
+//
+// It offers the MQL5 API the agent calls (OrderSend with MqlTradeRequest,
+// PositionGet*, HistoryDeal*, CopyRates, CopyTicksRange, Calendar*, ...) and,
+// in fake_terminal4.h, the MQL4 API.
+#pragma once
+
+#include "mql_compat.h"
+
+#include <functional>
+#include <map>
+
+// ---------------------------------------------------------------- constants
+enum ENUM_TIMEFRAMES { PERIOD_CURRENT = 0, PERIOD_M1 = 1, PERIOD_M5 = 5, PERIOD_M15 = 15, PERIOD_M30 = 30, PERIOD_H1 = 16385, PERIOD_H4 = 16388, PERIOD_D1 = 16408, PERIOD_W1 = 32769, PERIOD_MN1 = 49153 };
+enum ENUM_ORDER_TYPE { ORDER_TYPE_BUY, ORDER_TYPE_SELL, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_SELL_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_SELL_STOP, ORDER_TYPE_BUY_STOP_LIMIT, ORDER_TYPE_SELL_STOP_LIMIT, ORDER_TYPE_CLOSE_BY };
+enum ENUM_TRADE_REQUEST_ACTIONS { TRADE_ACTION_DEAL = 1, TRADE_ACTION_PENDING = 5, TRADE_ACTION_SLTP = 6, TRADE_ACTION_MODIFY = 7, TRADE_ACTION_REMOVE = 8, TRADE_ACTION_CLOSE_BY = 10 };
+enum ENUM_ORDER_TYPE_FILLING { ORDER_FILLING_FOK, ORDER_FILLING_IOC, ORDER_FILLING_RETURN, ORDER_FILLING_BOC };
+enum ENUM_ORDER_TYPE_TIME { ORDER_TIME_GTC, ORDER_TIME_DAY, ORDER_TIME_SPECIFIED, ORDER_TIME_SPECIFIED_DAY };
+enum ENUM_ORDER_STATE { ORDER_STATE_STARTED, ORDER_STATE_PLACED, ORDER_STATE_CANCELED, ORDER_STATE_PARTIAL, ORDER_STATE_FILLED, ORDER_STATE_REJECTED, ORDER_STATE_EXPIRED };
+enum ENUM_POSITION_TYPE { POSITION_TYPE_BUY, POSITION_TYPE_SELL };
+enum ENUM_DEAL_TYPE { DEAL_TYPE_BUY, DEAL_TYPE_SELL, DEAL_TYPE_BALANCE };
+enum ENUM_DEAL_ENTRY { DEAL_ENTRY_IN, DEAL_ENTRY_OUT, DEAL_ENTRY_INOUT, DEAL_ENTRY_OUT_BY };
+enum ENUM_DEAL_REASON { DEAL_REASON_CLIENT, DEAL_REASON_MOBILE, DEAL_REASON_WEB, DEAL_REASON_EXPERT, DEAL_REASON_SL, DEAL_REASON_TP, DEAL_REASON_SO };
+enum ENUM_DAY_OF_WEEK { SUNDAY, MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY };
+enum ENUM_TRADE_TRANSACTION_TYPE { TRADE_TRANSACTION_ORDER_ADD, TRADE_TRANSACTION_ORDER_UPDATE, TRADE_TRANSACTION_ORDER_DELETE, TRADE_TRANSACTION_HISTORY_ADD, TRADE_TRANSACTION_HISTORY_UPDATE, TRADE_TRANSACTION_HISTORY_DELETE, TRADE_TRANSACTION_DEAL_ADD, TRADE_TRANSACTION_DEAL_UPDATE, TRADE_TRANSACTION_DEAL_DELETE, TRADE_TRANSACTION_POSITION, TRADE_TRANSACTION_REQUEST };
+enum ENUM_ACCOUNT_TRADE_MODE { ACCOUNT_TRADE_MODE_DEMO, ACCOUNT_TRADE_MODE_CONTEST, ACCOUNT_TRADE_MODE_REAL };
+enum ENUM_ACCOUNT_INFO_INTEGER { ACCOUNT_LOGIN, ACCOUNT_TRADE_MODE, ACCOUNT_LEVERAGE, ACCOUNT_MARGIN_MODE };
+enum ENUM_ACCOUNT_INFO_DOUBLE { ACCOUNT_BALANCE, ACCOUNT_EQUITY, ACCOUNT_MARGIN, ACCOUNT_MARGIN_FREE, ACCOUNT_MARGIN_LEVEL, ACCOUNT_PROFIT };
+enum ENUM_ACCOUNT_INFO_STRING { ACCOUNT_NAME, ACCOUNT_SERVER, ACCOUNT_COMPANY, ACCOUNT_CURRENCY };
+enum ENUM_TERMINAL_INFO_INTEGER { TERMINAL_BUILD, TERMINAL_TRADE_ALLOWED, TERMINAL_CONNECTED };
+enum ENUM_TERMINAL_INFO_STRING { TERMINAL_DATA_PATH, TERMINAL_NAME };
+enum ENUM_MQL_INFO_INTEGER { MQL_TRADE_ALLOWED, MQL_TESTER };
+enum ENUM_POSITION_PROPERTY_INTEGER { POSITION_TICKET, POSITION_TIME, POSITION_TIME_MSC, POSITION_TYPE, POSITION_MAGIC, POSITION_IDENTIFIER };
+enum ENUM_POSITION_PROPERTY_DOUBLE { POSITION_VOLUME, POSITION_PRICE_OPEN, POSITION_SL, POSITION_TP, POSITION_PRICE_CURRENT, POSITION_SWAP, POSITION_PROFIT };
+enum ENUM_POSITION_PROPERTY_STRING { POSITION_SYMBOL, POSITION_COMMENT };
+enum ENUM_ORDER_PROPERTY_INTEGER { ORDER_TICKET, ORDER_TYPE, ORDER_STATE, ORDER_TIME_SETUP_MSC, ORDER_TIME_DONE_MSC, ORDER_MAGIC, ORDER_POSITION_ID };
+enum ENUM_ORDER_PROPERTY_DOUBLE { ORDER_VOLUME_INITIAL, ORDER_VOLUME_CURRENT, ORDER_PRICE_OPEN, ORDER_PRICE_CURRENT, ORDER_SL, ORDER_TP };
+enum ENUM_ORDER_PROPERTY_STRING { ORDER_SYMBOL, ORDER_COMMENT };
+enum ENUM_DEAL_PROPERTY_INTEGER { DEAL_TICKET, DEAL_ORDER, DEAL_TIME_MSC, DEAL_TYPE, DEAL_ENTRY, DEAL_MAGIC, DEAL_REASON, DEAL_POSITION_ID };
+enum ENUM_DEAL_PROPERTY_DOUBLE { DEAL_VOLUME, DEAL_PRICE, DEAL_COMMISSION, DEAL_SWAP, DEAL_PROFIT };
+enum ENUM_DEAL_PROPERTY_STRING { DEAL_SYMBOL, DEAL_COMMENT };
+enum ENUM_SYMBOL_INFO_INTEGER { SYMBOL_SELECT, SYMBOL_DIGITS, SYMBOL_TRADE_STOPS_LEVEL, SYMBOL_SWAP_MODE, SYMBOL_SWAP_ROLLOVER3DAYS, SYMBOL_TRADE_CALC_MODE, SYMBOL_FILLING_MODE, SYMBOL_TRADE_MODE };
+enum ENUM_SYMBOL_INFO_DOUBLE { SYMBOL_BID, SYMBOL_ASK, SYMBOL_POINT, SYMBOL_TRADE_TICK_SIZE, SYMBOL_TRADE_TICK_VALUE, SYMBOL_TRADE_CONTRACT_SIZE, SYMBOL_VOLUME_MIN, SYMBOL_VOLUME_MAX, SYMBOL_VOLUME_STEP, SYMBOL_SWAP_LONG, SYMBOL_SWAP_SHORT };
+enum ENUM_SYMBOL_INFO_STRING { SYMBOL_DESCRIPTION, SYMBOL_CURRENCY_BASE, SYMBOL_CURRENCY_PROFIT, SYMBOL_CURRENCY_MARGIN };
+enum ENUM_SYMBOL_SWAP_MODE { SYMBOL_SWAP_MODE_DISABLED, SYMBOL_SWAP_MODE_POINTS, SYMBOL_SWAP_MODE_CURRENCY_SYMBOL, SYMBOL_SWAP_MODE_CURRENCY_MARGIN, SYMBOL_SWAP_MODE_CURRENCY_DEPOSIT, SYMBOL_SWAP_MODE_INTEREST_CURRENT, SYMBOL_SWAP_MODE_INTEREST_OPEN, SYMBOL_SWAP_MODE_REOPEN_CURRENT, SYMBOL_SWAP_MODE_REOPEN_BID };
+enum ENUM_SYMBOL_CALC_MODE { SYMBOL_CALC_MODE_FOREX, SYMBOL_CALC_MODE_FOREX_NO_LEVERAGE, SYMBOL_CALC_MODE_FUTURES, SYMBOL_CALC_MODE_CFD, SYMBOL_CALC_MODE_CFDINDEX, SYMBOL_CALC_MODE_CFDLEVERAGE };
+enum ENUM_CALENDAR_EVENT_SECTOR { CALENDAR_SECTOR_NONE, CALENDAR_SECTOR_MARKET, CALENDAR_SECTOR_GDP, CALENDAR_SECTOR_JOBS, CALENDAR_SECTOR_PRICES, CALENDAR_SECTOR_MONEY, CALENDAR_SECTOR_TRADE, CALENDAR_SECTOR_GOVERNMENT, CALENDAR_SECTOR_BUSINESS, CALENDAR_SECTOR_CONSUMER, CALENDAR_SECTOR_HOUSING, CALENDAR_SECTOR_TAXES, CALENDAR_SECTOR_HOLIDAYS };
+enum ENUM_CALENDAR_EVENT_IMPORTANCE { CALENDAR_IMPORTANCE_NONE, CALENDAR_IMPORTANCE_LOW, CALENDAR_IMPORTANCE_MODERATE, CALENDAR_IMPORTANCE_HIGH };
+#define SYMBOL_FILLING_FOK 1
+#define SYMBOL_FILLING_IOC 2
+#define COPY_TICKS_ALL (-1)
+#define COPY_TICKS_INFO 1
+#define COPY_TICKS_TRADE 2
+#define TRADE_RETCODE_PLACED 10008
+#define TRADE_RETCODE_DONE 10009
+#define TRADE_RETCODE_DONE_PARTIAL 10010
+#define TRADE_RETCODE_INVALID 10013
+#define TRADE_RETCODE_INVALID_VOLUME 10014
+#define TRADE_RETCODE_INVALID_PRICE 10015
+#define TRADE_RETCODE_INVALID_STOPS 10016
+#define TRADE_RETCODE_TRADE_DISABLED 10017
+#define TRADE_RETCODE_NO_MONEY 10019
+#define TRADE_RETCODE_INVALID_ORDER 10035
+#define TRADE_RETCODE_POSITION_CLOSED 10036
+#define TRADE_RETCODE_INVALID_CLOSE_VOLUME 10038
+
+struct MqlTick { datetime time; double bid; double ask; double last; ulong volume; long time_msc; uint flags; double volume_real; };
+struct MqlRates { datetime time; double open; double high; double low; double close; long tick_volume; int spread; long real_volume; };
+struct MqlTradeRequest {
+    ENUM_TRADE_REQUEST_ACTIONS action; ulong magic; ulong order; string symbol; double volume; double price; double stoplimit;
+    double sl; double tp; ulong deviation; ENUM_ORDER_TYPE type; ENUM_ORDER_TYPE_FILLING type_filling; ENUM_ORDER_TYPE_TIME type_time;
+    datetime expiration; string comment; ulong position; ulong position_by;
+};
+struct MqlTradeResult { uint retcode; ulong deal; ulong order; double volume; double price; double bid; double ask; string comment; uint request_id; int retcode_external; };
+struct MqlTradeCheckResult { uint retcode; double balance; double equity; double profit; double margin; double margin_free; double margin_level; string comment; };
+struct MqlTradeTransaction {
+    ulong deal; ulong order; string symbol; ENUM_TRADE_TRANSACTION_TYPE type; ENUM_ORDER_TYPE order_type; ENUM_ORDER_STATE order_state;
+    ENUM_DEAL_TYPE deal_type; ENUM_ORDER_TYPE_TIME time_type; datetime time_expiration; double price; double price_trigger;
+    double price_sl; double price_tp; double volume; ulong position; ulong position_by;
+};
+struct MqlCalendarValue { ulong id; ulong event_id; datetime time; datetime period; int revision; long actual_value; long prev_value; long revised_prev_value; long forecast_value; int impact_type; };
+struct MqlCalendarEvent { ulong id; int type; ENUM_CALENDAR_EVENT_SECTOR sector; int frequency; int time_mode; ulong country_id; int unit; ENUM_CALENDAR_EVENT_IMPORTANCE importance; int multiplier; uint digits; string source_url; string event_code; string name; };
+struct MqlCalendarCountry { ulong id; string name; string code; string currency; string currency_symbol; string url_name; };
+
+struct TtRates { std::vector<MqlRates> v; };
+struct TtTicks { std::vector<MqlTick> v; };
+struct TtCalendarValues { std::vector<MqlCalendarValue> v; };
+
+template <class T> void ZeroMemory(T &x) { x = T(); }
+
+// ---------------------------------------------------------------- the fake
+namespace fake {
+
+const long kServerOffset = 7200;  // trade server time = UTC + 2 h
+const long kStepMs = 200;         // a new quote every 200 ms
+
+struct Sym {
+    std::string name, desc, base, profit, margin;
+    int digits; double contract; double base_price; int spread_points; int calc_mode; double phase; bool selected;
+};
+struct Pos {
+    long ticket; std::string symbol; int type; double volume; double open; long open_ms; double sl, tp; long magic; std::string comment; double swap;
+};
+struct Ord {
+    long ticket; std::string symbol; int type; double volume_initial, volume; double price; double sl, tp; long setup_ms, done_ms; long magic;
+    std::string comment; int state; long position;
+};
+struct Deal {
+    long ticket, order; long position; std::string symbol; int type, entry, reason; double volume, price, profit, swap, commission; long time_ms; long magic; std::string comment;
+};
+
+struct Terminal {
+    std::vector<Sym> syms;
+    std::vector<Pos> positions;
+    std::vector<Ord> orders;    // pending
+    std::vector<Ord> history;   // finished orders
+    std::vector<Deal> deals;
+    double balance = 10000.0;
+    long leverage = 100;
+    long next_order = 5000001, next_deal = 7000001;
+    bool terminal_trade_allowed = true, mql_trade_allowed = true;
+    int trade_mode = ACCOUNT_TRADE_MODE_DEMO;
+    Pos selected_pos{};
+    Ord selected_ord{};
+    std::vector<long> hist_deals, hist_orders;  // HistorySelect selection
+    std::vector<MqlTradeTransaction> transactions;
+    std::function<void(const MqlTradeTransaction &)> on_transaction;
+    long last_step = 0;
+
+    Terminal() {
+        syms.push_back({"EURUSD", "Euro vs US Dollar", "EUR", "USD", "EUR", 5, 100000, 1.08400, 12, SYMBOL_CALC_MODE_FOREX, 0.0, true});
+        syms.push_back({"GBPUSD", "Great Britain Pound vs US Dollar", "GBP", "USD", "GBP", 5, 100000, 1.26500, 15, SYMBOL_CALC_MODE_FOREX, 1.0, true});
+        syms.push_back({"USDJPY", "US Dollar vs Japanese Yen", "USD", "JPY", "USD", 3, 100000, 151.200, 14, SYMBOL_CALC_MODE_FOREX, 2.0, true});
+        syms.push_back({"XAUUSD", "Gold vs US Dollar", "XAU", "USD", "XAU", 2, 100, 2650.00, 30, SYMBOL_CALC_MODE_CFDLEVERAGE, 3.0, true});
+        // A balance deal: the initial deposit, a day ago.
+        long t = now_server_ms() - 86400000L;
+        deals.push_back({next_deal++, 0, 0, "", DEAL_TYPE_BALANCE, DEAL_ENTRY_IN, DEAL_REASON_CLIENT, 0, 0, balance, 0, 0, t, 0, "deposit"});
+    }
+
+    static long now_utc_ms() {
+        struct timeval tv;
+        gettimeofday(&tv, nullptr);
+        return (long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    }
+    static long now_server_ms() { return now_utc_ms() + kServerOffset * 1000; }
+
+    const Sym *sym(const std::string &n) const {
+        for (auto &s : syms) if (s.name == n) return &s;
+        return nullptr;
+    }
+    static double point(const Sym &s) { return pow(10.0, -s.digits); }
+    // Mid price at a quote step (server ms, floored to the step).
+    static double mid(const Sym &s, long ms) {
+        double t = (double)(ms / kStepMs);
+        double x = 0.0015 * sin(t / 1500.0 + s.phase) + 0.0004 * sin(t / 97.0 + 2 * s.phase) + 0.0001 * sin(t / 7.0 + s.phase);
+        return s.base_price * (1.0 + x);
+    }
+    static double bid_at(const Sym &s, long ms) {
+        double p = point(s);
+        return round((mid(s, ms) - s.spread_points * p / 2) / p) * p;
+    }
+    static double ask_at(const Sym &s, long ms) { return NormalizeDouble(bid_at(s, ms) + s.spread_points * point(s), s.digits); }
+    static long step_of(long ms) { return ms / kStepMs * kStepMs; }
+
+    // Value of one unit of `ccy` in USD.
+    double usd(const std::string &ccy) const {
+        if (ccy == "USD") return 1.0;
+        long now = now_server_ms();
+        for (auto &s : syms) {
+            if (s.base == ccy && s.profit == "USD") return bid_at(s, now);
+            if (s.profit == ccy && s.base == "USD") return 1.0 / bid_at(s, now);
+        }
+        return 1.0;
+    }
+    double margin_of(const Sym &s, double volume, double price) const {
+        if (s.calc_mode == SYMBOL_CALC_MODE_FOREX) return volume * s.contract * usd(s.base) / (double)leverage;
+        return volume * s.contract * price * usd(s.profit) / (double)leverage;
+    }
+    double profit_of(const Pos &p, double close) const {
+        const Sym *s = sym(p.symbol);
+        if (!s) return 0;
+        double dir = p.type == POSITION_TYPE_BUY ? 1 : -1;
+        return round((close - p.open) * dir * s->contract * p.volume * usd(s->profit) * 100) / 100;
+    }
+    double close_price(const Pos &p) const {
+        const Sym *s = sym(p.symbol);
+        long now = now_server_ms();
+        return p.type == POSITION_TYPE_BUY ? bid_at(*s, now) : ask_at(*s, now);
+    }
+    double floating() const { double f = 0; for (auto &p : positions) f += profit_of(p, close_price(p)) + p.swap; return f; }
+    double used_margin() const {
+        double m = 0;
+        for (auto &p : positions) { const Sym *s = sym(p.symbol); if (s) m += margin_of(*s, p.volume, p.open); }
+        return round(m * 100) / 100;
+    }
+    double equity() const { return round((balance + floating()) * 100) / 100; }
+
+    void emit(ENUM_TRADE_TRANSACTION_TYPE type, long deal, long order, int order_type, long position, const std::string &symbol) {
+        MqlTradeTransaction t{};
+        t.type = type; t.deal = (ulong)deal; t.order = (ulong)order; t.order_type = (ENUM_ORDER_TYPE)order_type;
+        t.position = (ulong)position; t.symbol = string(symbol);
+        transactions.push_back(t);
+    }
+    void deliver() {
+        std::vector<MqlTradeTransaction> q;
+        q.swap(transactions);
+        for (auto &t : q) if (on_transaction) on_transaction(t);
+    }
+
+    // ---- validation shared by OrderCheck and OrderSend
+    uint check_volume(const Sym &s, double v) const {
+        (void)s;
+        if (!(v >= 0.01 - 1e-9) || v > 100 + 1e-9) return TRADE_RETCODE_INVALID_VOLUME;
+        double steps = v / 0.01;
+        if (fabs(steps - round(steps)) > 1e-6) return TRADE_RETCODE_INVALID_VOLUME;
+        return 0;
+    }
+    // SL/TP of a position of `buy` direction entering/held at `ref` (bid for buys' exits, ask for sells').
+    uint check_stops(const Sym &s, bool buy, double ref, double sl, double tp) const {
+        double dist = 10 * point(s);
+        if (buy) {
+            if (sl > 0 && sl > ref - dist) return TRADE_RETCODE_INVALID_STOPS;
+            if (tp > 0 && tp < ref + dist) return TRADE_RETCODE_INVALID_STOPS;
+        } else {
+            if (sl > 0 && sl < ref + dist) return TRADE_RETCODE_INVALID_STOPS;
+            if (tp > 0 && tp > ref - dist) return TRADE_RETCODE_INVALID_STOPS;
+        }
+        return 0;
+    }
+    uint check_request(const MqlTradeRequest &r, double &fill, double &need) const {
+        fill = 0; need = 0;
+        const Sym *s = sym(r.symbol.s);
+        if (!s) return TRADE_RETCODE_INVALID;
+        long now = now_server_ms();
+        double bid = bid_at(*s, now), ask = ask_at(*s, now);
+        double dist = 10 * point(*s);
+        if (r.action == TRADE_ACTION_DEAL && r.position == 0) {
+            if (r.type != ORDER_TYPE_BUY && r.type != ORDER_TYPE_SELL) return TRADE_RETCODE_INVALID;
+            if (uint rc = check_volume(*s, r.volume)) return rc;
+            bool buy = r.type == ORDER_TYPE_BUY;
+            fill = buy ? ask : bid;
+            if (uint rc = check_stops(*s, buy, buy ? bid : ask, r.sl, r.tp)) return rc;
+            need = margin_of(*s, r.volume, fill);
+            if (need > equity() - used_margin()) return TRADE_RETCODE_NO_MONEY;
+            return 0;
+        }
+        if (r.action == TRADE_ACTION_PENDING) {
+            if (uint rc = check_volume(*s, r.volume)) return rc;
+            double p = r.price;
+            fill = p;
+            bool ok = false;
+            switch (r.type) {
+            case ORDER_TYPE_BUY_LIMIT: ok = p > 0 && p <= ask - dist; break;
+            case ORDER_TYPE_SELL_LIMIT: ok = p >= bid + dist; break;
+            case ORDER_TYPE_BUY_STOP: ok = p >= ask + dist; break;
+            case ORDER_TYPE_SELL_STOP: ok = p > 0 && p <= bid - dist; break;
+            default: return TRADE_RETCODE_INVALID;
+            }
+            if (!ok) return TRADE_RETCODE_INVALID_PRICE;
+            bool buy = r.type == ORDER_TYPE_BUY_LIMIT || r.type == ORDER_TYPE_BUY_STOP;
+            if (uint rc = check_stops(*s, buy, p, r.sl, r.tp)) return rc;
+            need = margin_of(*s, r.volume, p);
+            if (need > equity() - used_margin()) return TRADE_RETCODE_NO_MONEY;
+            return 0;
+        }
+        return 0;
+    }
+
+    Pos *position(long ticket) { for (auto &p : positions) if (p.ticket == ticket) return &p; return nullptr; }
+
+    long open_position(const std::string &symbol, int type, double volume, double price, double sl, double tp, long magic,
+                       const std::string &comment, long order, int reason) {
+        long now = now_server_ms();
+        Pos p{order, symbol, type == ORDER_TYPE_BUY ? POSITION_TYPE_BUY : POSITION_TYPE_SELL, volume, price, now, sl, tp, magic, comment, 0};
+        positions.push_back(p);
+        long d = next_deal++;
+        deals.push_back({d, order, order, symbol, type == ORDER_TYPE_BUY ? DEAL_TYPE_BUY : DEAL_TYPE_SELL, DEAL_ENTRY_IN, reason, volume, price, 0, 0, 0, now, magic, comment});
+        emit(TRADE_TRANSACTION_DEAL_ADD, d, order, type, order, symbol);
+        return d;
+    }
+
+    // Closes `volume` of a position at the market; returns the deal ticket.
+    long close_volume(Pos &p, double volume, long order, int reason, const std::string &comment) {
+        long now = now_server_ms();
+        double price = close_price(p);
+        Pos part = p;
+        part.volume = volume;
+        double profit = profit_of(part, price);
+        balance = round((balance + profit) * 100) / 100;
+        long d = next_deal++;
+        int dtype = p.type == POSITION_TYPE_BUY ? DEAL_TYPE_SELL : DEAL_TYPE_BUY;
+        deals.push_back({d, order, p.ticket, p.symbol, dtype, DEAL_ENTRY_OUT, reason, volume, price, profit, 0, 0, now, p.magic, comment});
+        long pos_ticket = p.ticket;
+        std::string symbol = p.symbol;
+        p.volume = round((p.volume - volume) * 100) / 100;
+        if (p.volume <= 1e-9) {
+            for (size_t i = 0; i < positions.size(); i++)
+                if (positions[i].ticket == pos_ticket) { positions.erase(positions.begin() + (long)i); break; }
+        }
+        emit(TRADE_TRANSACTION_DEAL_ADD, d, order, dtype, pos_ticket, symbol);
+        return d;
+    }
+
+    void finish(Ord o, int state, long position) {
+        o.state = state;
+        o.done_ms = now_server_ms();
+        o.position = position;
+        history.push_back(o);
+    }
+
+    bool send(const MqlTradeRequest &r, MqlTradeResult &res) {
+        res = MqlTradeResult();
+        long now = now_server_ms();
+        if (!terminal_trade_allowed || !mql_trade_allowed) { _LastError = 4752; return false; }
+        auto reply = [&](uint rc, const char *comment) { res.retcode = rc; res.comment = string(comment); return rc == TRADE_RETCODE_DONE || rc == TRADE_RETCODE_PLACED; };
+        if (r.action == TRADE_ACTION_DEAL && r.position != 0) {
+            Pos *p = position((long)r.position);
+            if (!p) return reply(TRADE_RETCODE_POSITION_CLOSED, "Position doesn't exist");
+            if (check_volume(*sym(p->symbol), r.volume) || r.volume > p->volume + 1e-9) return reply(TRADE_RETCODE_INVALID_CLOSE_VOLUME, "Invalid close volume");
+            long order = next_order++;
+            double price = close_price(*p);
+            Ord o{order, p->symbol, p->type == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, r.volume, r.volume, price, 0, 0, now, now, (long)r.magic, r.comment.s, 0, p->ticket};
+            long pos = p->ticket;
+            long d = close_volume(*p, r.volume, order, DEAL_REASON_EXPERT, r.comment.s);
+            finish(o, ORDER_STATE_FILLED, pos);
+            res.order = (ulong)order; res.deal = (ulong)d; res.volume = r.volume; res.price = price;
+            return reply(TRADE_RETCODE_DONE, "Request executed");
+        }
+        if (r.action == TRADE_ACTION_DEAL || r.action == TRADE_ACTION_PENDING) {
+            double fill, need;
+            uint rc = check_request(r, fill, need);
+            if (rc == TRADE_RETCODE_INVALID_VOLUME) return reply(rc, "Invalid volume");
+            if (rc == TRADE_RETCODE_INVALID_STOPS) return reply(rc, "Invalid stops");
+            if (rc == TRADE_RETCODE_INVALID_PRICE) return reply(rc, "Invalid price");
+            if (rc == TRADE_RETCODE_NO_MONEY) return reply(rc, "No money");
+            if (rc) return reply(rc, "Invalid request");
+            long order = next_order++;
+            Ord o{order, r.symbol.s, r.type, r.volume, r.volume, fill, r.sl, r.tp, now, 0, (long)r.magic, r.comment.s.substr(0, 31), ORDER_STATE_PLACED, 0};
+            if (r.action == TRADE_ACTION_PENDING) {
+                orders.push_back(o);
+                emit(TRADE_TRANSACTION_ORDER_ADD, 0, order, r.type, 0, r.symbol.s);
+                res.order = (ulong)order; res.volume = r.volume; res.price = r.price;
+                return reply(TRADE_RETCODE_PLACED, "Request placed");
+            }
+            long d = open_position(r.symbol.s, r.type, r.volume, fill, r.sl, r.tp, (long)r.magic, o.comment, order, DEAL_REASON_EXPERT);
+            finish(o, ORDER_STATE_FILLED, order);
+            res.order = (ulong)order; res.deal = (ulong)d; res.volume = r.volume; res.price = fill;
+            return reply(TRADE_RETCODE_DONE, "Request executed");
+        }
+        if (r.action == TRADE_ACTION_SLTP) {
+            Pos *p = position((long)r.position);
+            if (!p) return reply(TRADE_RETCODE_POSITION_CLOSED, "Position doesn't exist");
+            const Sym *s = sym(p->symbol);
+            bool buy = p->type == POSITION_TYPE_BUY;
+            if (uint rc = check_stops(*s, buy, close_price(*p), r.sl, r.tp)) return reply(rc, "Invalid stops");
+            p->sl = r.sl; p->tp = r.tp;
+            emit(TRADE_TRANSACTION_POSITION, 0, 0, 0, p->ticket, p->symbol);
+            return reply(TRADE_RETCODE_DONE, "Request executed");
+        }
+        if (r.action == TRADE_ACTION_REMOVE) {
+            for (size_t i = 0; i < orders.size(); i++) {
+                if (orders[i].ticket != (long)r.order) continue;
+                Ord o = orders[i];
+                orders.erase(orders.begin() + (long)i);
+                finish(o, ORDER_STATE_CANCELED, 0);
+                emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol);
+                res.order = (ulong)o.ticket;
+                return reply(TRADE_RETCODE_DONE, "Request executed");
+            }
+            return reply(TRADE_RETCODE_INVALID_ORDER, "Invalid order");
+        }
+        return reply(TRADE_RETCODE_INVALID, "Invalid request");
+    }
+
+    // Advances the market: SL/TP hits and pending order triggers.
+    void step() {
+        long now = now_server_ms();
+        if (step_of(now) == last_step) return;
+        last_step = step_of(now);
+        for (size_t i = 0; i < positions.size();) {
+            Pos &p = positions[i];
+            double px = close_price(p);
+            bool buy = p.type == POSITION_TYPE_BUY;
+            bool sl = p.sl > 0 && (buy ? px <= p.sl : px >= p.sl);
+            bool tp = p.tp > 0 && (buy ? px >= p.tp : px <= p.tp);
+            if (sl || tp) {
+                long order = next_order++;
+                Ord o{order, p.symbol, buy ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, p.volume, p.volume, px, 0, 0, now, now, p.magic, sl ? "sl" : "tp", 0, p.ticket};
+                long pos = p.ticket;
+                close_volume(p, p.volume, order, sl ? DEAL_REASON_SL : DEAL_REASON_TP, sl ? "[sl]" : "[tp]");
+                finish(o, ORDER_STATE_FILLED, pos);
+                continue;
+            }
+            i++;
+        }
+        for (size_t i = 0; i < orders.size();) {
+            Ord o = orders[i];
+            const Sym *s = sym(o.symbol);
+            double bid = bid_at(*s, now), ask = ask_at(*s, now);
+            bool hit = (o.type == ORDER_TYPE_BUY_LIMIT && ask <= o.price) || (o.type == ORDER_TYPE_SELL_LIMIT && bid >= o.price) ||
+                       (o.type == ORDER_TYPE_BUY_STOP && ask >= o.price) || (o.type == ORDER_TYPE_SELL_STOP && bid <= o.price);
+            if (!hit) { i++; continue; }
+            orders.erase(orders.begin() + (long)i);
+            bool buy = o.type == ORDER_TYPE_BUY_LIMIT || o.type == ORDER_TYPE_BUY_STOP;
+            emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol);
+            open_position(o.symbol, buy ? ORDER_TYPE_BUY : ORDER_TYPE_SELL, o.volume, buy ? ask : bid, o.sl, o.tp, o.magic, o.comment, o.ticket, DEAL_REASON_EXPERT);
+            finish(o, ORDER_STATE_FILLED, o.ticket);
+        }
+    }
+
+    // ---- bars
+    static long tf_seconds(ENUM_TIMEFRAMES tf) {
+        switch (tf) {
+        case PERIOD_M1: return 60; case PERIOD_M5: return 300; case PERIOD_M15: return 900; case PERIOD_M30: return 1800;
+        case PERIOD_H1: return 3600; case PERIOD_H4: return 14400; case PERIOD_D1: return 86400; case PERIOD_W1: return 604800;
+        default: return 0;
+        }
+    }
+    // Open time (server seconds) of the bar containing t.
+    static long bar_open(ENUM_TIMEFRAMES tf, long t) {
+        if (tf == PERIOD_MN1) {
+            time_t tt = (time_t)t; struct tm g; gmtime_r(&tt, &g);
+            g.tm_mday = 1; g.tm_hour = 0; g.tm_min = 0; g.tm_sec = 0;
+            return (long)timegm(&g);
+        }
+        if (tf == PERIOD_W1) {
+            long day = (t >= 0 ? t / 86400 : (t - 86399) / 86400);
+            long wd = ((day + 4) % 7 + 7) % 7;  // 0 = Sunday
+            return (day - wd) * 86400;
+        }
+        long s = tf_seconds(tf);
+        return t - ((t % s) + s) % s;
+    }
+    static long bar_next(ENUM_TIMEFRAMES tf, long open) {
+        if (tf == PERIOD_MN1) {
+            time_t tt = (time_t)open; struct tm g; gmtime_r(&tt, &g);
+            g.tm_mon += 1;
+            return (long)timegm(&g);
+        }
+        return open + tf_seconds(tf);
+    }
+    static long bar_prev(ENUM_TIMEFRAMES tf, long open) {
+        if (tf == PERIOD_MN1) {
+            time_t tt = (time_t)open; struct tm g; gmtime_r(&tt, &g);
+            g.tm_mon -= 1;
+            return (long)timegm(&g);
+        }
+        return open - tf_seconds(tf);
+    }
+    MqlRates make_bar(const Sym &s, ENUM_TIMEFRAMES tf, long open) const {
+        long now = now_server_ms();
+        long start = open * 1000, end = std::min(bar_next(tf, open) * 1000 - 1, now);
+        MqlRates r{};
+        r.time = open;
+        r.open = bid_at(s, start);
+        r.close = bid_at(s, end);
+        r.high = std::max(r.open, r.close);
+        r.low = std::min(r.open, r.close);
+        for (int k = 1; k < 16; k++) {
+            double b = bid_at(s, start + (end - start) * k / 16);
+            r.high = std::max(r.high, b);
+            r.low = std::min(r.low, b);
+        }
+        r.tick_volume = std::max(1L, (end - start) / kStepMs);
+        r.spread = s.spread_points;
+        return r;
+    }
+};
+
+inline Terminal &T() {
+    static Terminal t;
+    return t;
+}
+
+} // namespace fake
+
+// ---------------------------------------------------------------- MQL5 API
+static string _Symbol = "EURUSD";
+inline datetime TimeTradeServer() { return TimeGMT() + fake::kServerOffset; }
+inline datetime TimeCurrent() { return TimeGMT() + fake::kServerOffset; }
+
+static int g_fake_timer_ms = 0;
+inline bool EventSetMillisecondTimer(int ms) { g_fake_timer_ms = ms; return true; }
+inline bool EventSetTimer(int s) { g_fake_timer_ms = s * 1000; return true; }
+inline void EventKillTimer() { g_fake_timer_ms = 0; }
+
+inline long TerminalInfoInteger(ENUM_TERMINAL_INFO_INTEGER p) {
+    if (p == TERMINAL_BUILD) return 4755;
+    if (p == TERMINAL_TRADE_ALLOWED) return fake::T().terminal_trade_allowed;
+    return 1;
+}
+inline string TerminalInfoString(ENUM_TERMINAL_INFO_STRING p) {
+    (void)p;
+    const char *d = getenv("MQL_DATA_PATH");
+    return string(d && *d ? d : "C:\\Users\\harness\\AppData\\Roaming\\MetaQuotes\\Terminal\\HARNESS");
+}
+inline long MQLInfoInteger(ENUM_MQL_INFO_INTEGER p) {
+    if (p == MQL_TRADE_ALLOWED) return fake::T().mql_trade_allowed;
+    return 0;
+}
+
+inline long AccountInfoInteger(ENUM_ACCOUNT_INFO_INTEGER p) {
+    switch (p) {
+    case ACCOUNT_LOGIN: return 5012345;
+    case ACCOUNT_TRADE_MODE: return fake::T().trade_mode;
+    case ACCOUNT_LEVERAGE: return fake::T().leverage;
+    default: return 2;  // hedging
+    }
+}
+inline double AccountInfoDouble(ENUM_ACCOUNT_INFO_DOUBLE p) {
+    auto &t = fake::T();
+    double margin = t.used_margin(), equity = t.equity();
+    switch (p) {
+    case ACCOUNT_BALANCE: return t.balance;
+    case ACCOUNT_EQUITY: return equity;
+    case ACCOUNT_MARGIN: return margin;
+    case ACCOUNT_MARGIN_FREE: return round((equity - margin) * 100) / 100;
+    case ACCOUNT_MARGIN_LEVEL: return margin > 0 ? round(equity / margin * 10000) / 100 : 0;
+    case ACCOUNT_PROFIT: return round(t.floating() * 100) / 100;
+    }
+    return 0;
+}
+inline string AccountInfoString(ENUM_ACCOUNT_INFO_STRING p) {
+    switch (p) {
+    case ACCOUNT_NAME: return "Harness Demo";
+    case ACCOUNT_SERVER: return "Tradeterm-Harness";
+    case ACCOUNT_COMPANY: return "tradeterm harness";
+    case ACCOUNT_CURRENCY: return "USD";
+    }
+    return "";
+}
+
+inline bool SymbolExist(const string &name, bool &is_custom) { is_custom = false; return fake::T().sym(name.s) != nullptr; }
+inline bool SymbolSelect(const string &name, bool select) {
+    auto *s = const_cast<fake::Sym *>(fake::T().sym(name.s));
+    if (!s) { _LastError = 4301; return false; }
+    s->selected = select;
+    return true;
+}
+inline int SymbolsTotal(bool selected) {
+    int n = 0;
+    for (auto &s : fake::T().syms) if (!selected || s.selected) n++;
+    return n;
+}
+inline string SymbolName(int pos, bool selected) {
+    int n = 0;
+    for (auto &s : fake::T().syms) {
+        if (selected && !s.selected) continue;
+        if (n == pos) return string(s.name);
+        n++;
+    }
+    return "";
+}
+inline bool SymbolInfoTick(const string &symbol, MqlTick &tick) {
+    tick = MqlTick();
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) { _LastError = 4301; return false; }
+    long now = fake::Terminal::now_server_ms();
+    long step = fake::Terminal::step_of(now);
+    tick.bid = fake::Terminal::bid_at(*s, step);
+    tick.ask = fake::Terminal::ask_at(*s, step);
+    tick.time_msc = step;
+    tick.time = step / 1000;
+    return true;
+}
+inline double SymbolInfoDouble(const string &symbol, ENUM_SYMBOL_INFO_DOUBLE p) {
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) { _LastError = 4301; return 0; }
+    long now = fake::Terminal::now_server_ms();
+    switch (p) {
+    case SYMBOL_BID: return fake::Terminal::bid_at(*s, now);
+    case SYMBOL_ASK: return fake::Terminal::ask_at(*s, now);
+    case SYMBOL_POINT: case SYMBOL_TRADE_TICK_SIZE: return fake::Terminal::point(*s);
+    case SYMBOL_TRADE_TICK_VALUE: return fake::Terminal::point(*s) * s->contract * fake::T().usd(s->profit);
+    case SYMBOL_TRADE_CONTRACT_SIZE: return s->contract;
+    case SYMBOL_VOLUME_MIN: return 0.01;
+    case SYMBOL_VOLUME_MAX: return 100;
+    case SYMBOL_VOLUME_STEP: return 0.01;
+    case SYMBOL_SWAP_LONG: return -6.5;
+    case SYMBOL_SWAP_SHORT: return 1.2;
+    }
+    return 0;
+}
+inline long SymbolInfoInteger(const string &symbol, ENUM_SYMBOL_INFO_INTEGER p) {
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) { _LastError = 4301; return 0; }
+    switch (p) {
+    case SYMBOL_SELECT: return s->selected;
+    case SYMBOL_DIGITS: return s->digits;
+    case SYMBOL_TRADE_STOPS_LEVEL: return 10;
+    case SYMBOL_SWAP_MODE: return SYMBOL_SWAP_MODE_POINTS;
+    case SYMBOL_SWAP_ROLLOVER3DAYS: return WEDNESDAY;
+    case SYMBOL_TRADE_CALC_MODE: return s->calc_mode;
+    case SYMBOL_FILLING_MODE: return SYMBOL_FILLING_FOK | SYMBOL_FILLING_IOC;
+    case SYMBOL_TRADE_MODE: return 4;
+    }
+    return 0;
+}
+inline string SymbolInfoString(const string &symbol, ENUM_SYMBOL_INFO_STRING p) {
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) { _LastError = 4301; return ""; }
+    switch (p) {
+    case SYMBOL_DESCRIPTION: return string(s->desc);
+    case SYMBOL_CURRENCY_BASE: return string(s->base);
+    case SYMBOL_CURRENCY_PROFIT: return string(s->profit);
+    case SYMBOL_CURRENCY_MARGIN: return string(s->margin);
+    }
+    return "";
+}
+inline bool SymbolInfoMarginRate(const string &symbol, ENUM_ORDER_TYPE type, double &initial, double &maintenance) {
+    (void)type;
+    if (!fake::T().sym(symbol.s)) return false;
+    initial = 1.0;
+    maintenance = 1.0;
+    return true;
+}
+// Trading every day, 00:00-24:00 server time.
+inline bool SymbolInfoSessionTrade(const string &symbol, ENUM_DAY_OF_WEEK day, uint index, datetime &from, datetime &to) {
+    (void)day;
+    if (!fake::T().sym(symbol.s) || index > 0) return false;
+    from = 0;
+    to = 86400;
+    return true;
+}
+
+inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, int start_pos, int count, std::vector<MqlRates> &out) {
+    auto &t = fake::T();
+    const fake::Sym *s = t.sym(symbol.s);
+    out.clear();
+    if (!s || count <= 0) { _LastError = 4401; return -1; }
+    long open = fake::Terminal::bar_open(tf, fake::Terminal::now_server_ms() / 1000);
+    for (int i = 0; i < start_pos; i++) open = fake::Terminal::bar_prev(tf, open);
+    std::vector<MqlRates> rev;
+    for (int i = 0; i < count; i++) { rev.push_back(t.make_bar(*s, tf, open)); open = fake::Terminal::bar_prev(tf, open); }
+    out.assign(rev.rbegin(), rev.rend());
+    return (int)out.size();
+}
+inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, datetime start_time, int count, std::vector<MqlRates> &out) {
+    auto &t = fake::T();
+    const fake::Sym *s = t.sym(symbol.s);
+    out.clear();
+    if (!s || count <= 0) { _LastError = 4401; return -1; }
+    long now = fake::Terminal::now_server_ms() / 1000;
+    if (start_time > now) start_time = now;
+    long open = fake::Terminal::bar_open(tf, start_time);
+    std::vector<MqlRates> rev;
+    for (int i = 0; i < count; i++) { rev.push_back(t.make_bar(*s, tf, open)); open = fake::Terminal::bar_prev(tf, open); }
+    out.assign(rev.rbegin(), rev.rend());
+    return (int)out.size();
+}
+inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, datetime start_time, datetime stop_time, std::vector<MqlRates> &out) {
+    auto &t = fake::T();
+    const fake::Sym *s = t.sym(symbol.s);
+    out.clear();
+    if (!s) { _LastError = 4401; return -1; }
+    long now = fake::Terminal::now_server_ms() / 1000;
+    if (stop_time > now) stop_time = now;
+    long open = fake::Terminal::bar_open(tf, start_time);
+    if (open < start_time) open = fake::Terminal::bar_next(tf, open);
+    for (; open <= stop_time && out.size() < 200000; open = fake::Terminal::bar_next(tf, open)) out.push_back(t.make_bar(*s, tf, open));
+    return (int)out.size();
+}
+inline int CopyTicksRange(const string &symbol, std::vector<MqlTick> &out, int flags, ulong from_msc, ulong to_msc) {
+    (void)flags;
+    out.clear();
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) { _LastError = 4401; return -1; }
+    long now = fake::Terminal::now_server_ms();
+    long to = std::min((long)to_msc, now);
+    long from = std::max((long)from_msc, now - 86400000L);
+    double pb = 0, pa = 0;
+    for (long st = fake::Terminal::step_of(from); st <= to && out.size() < 500000; st += fake::kStepMs) {
+        if (st < from) continue;
+        double b = fake::Terminal::bid_at(*s, st), a = fake::Terminal::ask_at(*s, st);
+        if (b == pb && a == pa) continue;
+        pb = b; pa = a;
+        MqlTick k{};
+        k.bid = b; k.ask = a; k.time_msc = st; k.time = st / 1000;
+        out.push_back(k);
+    }
+    return (int)out.size();
+}
+
+// ---- trading
+inline bool OrderSend(const MqlTradeRequest &req, MqlTradeResult &res) { return fake::T().send(req, res); }
+inline bool OrderCheck(const MqlTradeRequest &req, MqlTradeCheckResult &res) {
+    auto &t = fake::T();
+    res = MqlTradeCheckResult();
+    double fill, need;
+    uint rc = t.check_request(req, fill, need);
+    double equity = t.equity(), margin = t.used_margin() + need;
+    res.balance = t.balance; res.equity = equity; res.profit = t.floating();
+    res.margin = margin; res.margin_free = round((equity - margin) * 100) / 100;
+    res.margin_level = margin > 0 ? round(equity / margin * 10000) / 100 : 0;
+    res.retcode = rc;
+    res.comment = rc ? "Invalid request" : "Done";
+    if (rc == TRADE_RETCODE_INVALID_VOLUME) res.comment = "Invalid volume";
+    if (rc == TRADE_RETCODE_INVALID_STOPS) res.comment = "Invalid stops";
+    if (rc == TRADE_RETCODE_INVALID_PRICE) res.comment = "Invalid price";
+    if (rc == TRADE_RETCODE_NO_MONEY) res.comment = "No money";
+    return rc == 0;
+}
+inline bool OrderCalcMargin(ENUM_ORDER_TYPE type, const string &symbol, double volume, double price, double &margin) {
+    (void)type;
+    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (!s) return false;
+    margin = round(fake::T().margin_of(*s, volume, price) * 100) / 100;
+    return true;
+}
+
+inline int PositionsTotal() { return (int)fake::T().positions.size(); }
+inline bool PositionSelectByTicket(ulong ticket) {
+    auto *p = fake::T().position((long)ticket);
+    if (!p) { _LastError = 4753; return false; }
+    fake::T().selected_pos = *p;
+    return true;
+}
+inline ulong PositionGetTicket(int index) {
+    auto &t = fake::T();
+    if (index < 0 || index >= (int)t.positions.size()) return 0;
+    t.selected_pos = t.positions[(size_t)index];
+    return (ulong)t.selected_pos.ticket;
+}
+inline long PositionGetInteger(ENUM_POSITION_PROPERTY_INTEGER p) {
+    auto &s = fake::T().selected_pos;
+    switch (p) {
+    case POSITION_TICKET: case POSITION_IDENTIFIER: return s.ticket;
+    case POSITION_TIME: return s.open_ms / 1000;
+    case POSITION_TIME_MSC: return s.open_ms;
+    case POSITION_TYPE: return s.type;
+    case POSITION_MAGIC: return s.magic;
+    }
+    return 0;
+}
+inline double PositionGetDouble(ENUM_POSITION_PROPERTY_DOUBLE p) {
+    auto &t = fake::T();
+    auto &s = t.selected_pos;
+    switch (p) {
+    case POSITION_VOLUME: return s.volume;
+    case POSITION_PRICE_OPEN: return s.open;
+    case POSITION_SL: return s.sl;
+    case POSITION_TP: return s.tp;
+    case POSITION_PRICE_CURRENT: return t.close_price(s);
+    case POSITION_SWAP: return s.swap;
+    case POSITION_PROFIT: return t.profit_of(s, t.close_price(s));
+    }
+    return 0;
+}
+inline string PositionGetString(ENUM_POSITION_PROPERTY_STRING p) {
+    auto &s = fake::T().selected_pos;
+    return string(p == POSITION_SYMBOL ? s.symbol : s.comment);
+}
+
+#ifndef TT_HARNESS_MT4
+// (MQL4's OrdersTotal, open trades and pending orders, is in fake_terminal4.h.)
+inline int OrdersTotal() { return (int)fake::T().orders.size(); }
+#endif
+inline ulong OrderGetTicket(int index) {
+    auto &t = fake::T();
+    if (index < 0 || index >= (int)t.orders.size()) return 0;
+    t.selected_ord = t.orders[(size_t)index];
+    return (ulong)t.selected_ord.ticket;
+}
+inline bool OrderSelect(ulong ticket) {
+    for (auto &o : fake::T().orders) if (o.ticket == (long)ticket) { fake::T().selected_ord = o; return true; }
+    _LastError = 4754;
+    return false;
+}
+inline long ord_integer(const fake::Ord &o, ENUM_ORDER_PROPERTY_INTEGER p) {
+    switch (p) {
+    case ORDER_TICKET: return o.ticket;
+    case ORDER_TYPE: return o.type;
+    case ORDER_STATE: return o.state;
+    case ORDER_TIME_SETUP_MSC: return o.setup_ms;
+    case ORDER_TIME_DONE_MSC: return o.done_ms;
+    case ORDER_MAGIC: return o.magic;
+    case ORDER_POSITION_ID: return o.position;
+    }
+    return 0;
+}
+inline double ord_double(const fake::Ord &o, ENUM_ORDER_PROPERTY_DOUBLE p) {
+    switch (p) {
+    case ORDER_VOLUME_INITIAL: return o.volume_initial;
+    case ORDER_VOLUME_CURRENT: return o.volume;
+    case ORDER_PRICE_OPEN: return o.price;
+    case ORDER_PRICE_CURRENT: return o.price;
+    case ORDER_SL: return o.sl;
+    case ORDER_TP: return o.tp;
+    }
+    return 0;
+}
+inline long OrderGetInteger(ENUM_ORDER_PROPERTY_INTEGER p) { return ord_integer(fake::T().selected_ord, p); }
+inline double OrderGetDouble(ENUM_ORDER_PROPERTY_DOUBLE p) { return ord_double(fake::T().selected_ord, p); }
+inline string OrderGetString(ENUM_ORDER_PROPERTY_STRING p) {
+    auto &o = fake::T().selected_ord;
+    return string(p == ORDER_SYMBOL ? o.symbol : o.comment);
+}
+
+// ---- history
+inline bool HistorySelect(datetime from, datetime to) {
+    auto &t = fake::T();
+    t.hist_deals.clear();
+    t.hist_orders.clear();
+    for (auto &d : t.deals) if (d.time_ms / 1000 >= from && d.time_ms / 1000 <= to) t.hist_deals.push_back(d.ticket);
+    for (auto &o : t.history) if (o.done_ms / 1000 >= from && o.done_ms / 1000 <= to) t.hist_orders.push_back(o.ticket);
+    return true;
+}
+inline bool HistorySelectByPosition(long id) {
+    auto &t = fake::T();
+    t.hist_deals.clear();
+    t.hist_orders.clear();
+    for (auto &d : t.deals) if (d.position == id) t.hist_deals.push_back(d.ticket);
+    for (auto &o : t.history) if (o.position == id) t.hist_orders.push_back(o.ticket);
+    return true;
+}
+inline int HistoryDealsTotal() { return (int)fake::T().hist_deals.size(); }
+inline int HistoryOrdersTotal() { return (int)fake::T().hist_orders.size(); }
+inline ulong HistoryDealGetTicket(int i) {
+    auto &h = fake::T().hist_deals;
+    return i >= 0 && i < (int)h.size() ? (ulong)h[(size_t)i] : 0;
+}
+inline ulong HistoryOrderGetTicket(int i) {
+    auto &h = fake::T().hist_orders;
+    return i >= 0 && i < (int)h.size() ? (ulong)h[(size_t)i] : 0;
+}
+inline const fake::Deal *fake_deal(ulong ticket) {
+    for (auto &d : fake::T().deals) if (d.ticket == (long)ticket) return &d;
+    return nullptr;
+}
+inline const fake::Ord *fake_hist_order(ulong ticket) {
+    for (auto &o : fake::T().history) if (o.ticket == (long)ticket) return &o;
+    return nullptr;
+}
+inline bool HistoryDealSelect(ulong ticket) { return fake_deal(ticket) != nullptr; }
+inline long HistoryDealGetInteger(ulong ticket, ENUM_DEAL_PROPERTY_INTEGER p) {
+    const fake::Deal *d = fake_deal(ticket);
+    if (!d) return 0;
+    switch (p) {
+    case DEAL_TICKET: return d->ticket;
+    case DEAL_ORDER: return d->order;
+    case DEAL_TIME_MSC: return d->time_ms;
+    case DEAL_TYPE: return d->type;
+    case DEAL_ENTRY: return d->entry;
+    case DEAL_MAGIC: return d->magic;
+    case DEAL_REASON: return d->reason;
+    case DEAL_POSITION_ID: return d->position;
+    }
+    return 0;
+}
+inline double HistoryDealGetDouble(ulong ticket, ENUM_DEAL_PROPERTY_DOUBLE p) {
+    const fake::Deal *d = fake_deal(ticket);
+    if (!d) return 0;
+    switch (p) {
+    case DEAL_VOLUME: return d->volume;
+    case DEAL_PRICE: return d->price;
+    case DEAL_COMMISSION: return d->commission;
+    case DEAL_SWAP: return d->swap;
+    case DEAL_PROFIT: return d->profit;
+    }
+    return 0;
+}
+inline string HistoryDealGetString(ulong ticket, ENUM_DEAL_PROPERTY_STRING p) {
+    const fake::Deal *d = fake_deal(ticket);
+    if (!d) return "";
+    return string(p == DEAL_SYMBOL ? d->symbol : d->comment);
+}
+inline long HistoryOrderGetInteger(ulong ticket, ENUM_ORDER_PROPERTY_INTEGER p) {
+    const fake::Ord *o = fake_hist_order(ticket);
+    return o ? ord_integer(*o, p) : 0;
+}
+inline double HistoryOrderGetDouble(ulong ticket, ENUM_ORDER_PROPERTY_DOUBLE p) {
+    const fake::Ord *o = fake_hist_order(ticket);
+    return o ? ord_double(*o, p) : 0;
+}
+inline string HistoryOrderGetString(ulong ticket, ENUM_ORDER_PROPERTY_STRING p) {
+    const fake::Ord *o = fake_hist_order(ticket);
+    if (!o) return "";
+    return string(p == ORDER_SYMBOL ? o->symbol : o->comment);
+}
+
+// ---- calendar: three recurring events, one release a day at 12:30 server time
+inline bool CalendarEventById(ulong id, MqlCalendarEvent &ev) {
+    ev = MqlCalendarEvent();
+    ev.id = id;
+    if (id == 1) { ev.country_id = 840; ev.sector = CALENDAR_SECTOR_JOBS; ev.importance = CALENDAR_IMPORTANCE_HIGH; ev.name = "Nonfarm Payrolls"; return true; }
+    if (id == 2) { ev.country_id = 999; ev.sector = CALENDAR_SECTOR_PRICES; ev.importance = CALENDAR_IMPORTANCE_MODERATE; ev.name = "CPI y/y"; return true; }
+    if (id == 3) { ev.country_id = 392; ev.sector = CALENDAR_SECTOR_MONEY; ev.importance = CALENDAR_IMPORTANCE_HIGH; ev.name = "BoJ Interest Rate Decision"; return true; }
+    return false;
+}
+inline bool CalendarCountryById(ulong id, MqlCalendarCountry &c) {
+    c = MqlCalendarCountry();
+    c.id = id;
+    if (id == 840) { c.name = "United States"; c.code = "US"; c.currency = "USD"; return true; }
+    if (id == 999) { c.name = "European Union"; c.code = "EU"; c.currency = "EUR"; return true; }
+    if (id == 392) { c.name = "Japan"; c.code = "JP"; c.currency = "JPY"; return true; }
+    return false;
+}
+inline int CalendarValueHistory(std::vector<MqlCalendarValue> &values, datetime from, datetime to = 0, const string &country = "",
+                                const string &currency = "") {
+    (void)country;
+    (void)currency;
+    values.clear();
+    if (to == 0) to = TimeTradeServer() + 86400 * 30;
+    datetime now = TimeTradeServer();
+    for (long day = from / 86400; day <= to / 86400 && values.size() < 100000; day++) {
+        long t = day * 86400 + 12 * 3600 + 1800;
+        if (t < from || t > to) continue;
+        MqlCalendarValue v{};
+        v.event_id = (ulong)(day % 3 + 1);
+        v.id = (ulong)(day * 10 + (long)v.event_id);
+        v.time = t;
+        v.forecast_value = 2100000 + (day % 5) * 100000;
+        v.prev_value = 2000000 + (day % 4) * 100000;
+        v.actual_value = t <= now ? 2200000 + (day % 3) * 100000 : LONG_MIN;
+        v.revised_prev_value = LONG_MIN;
+        values.push_back(v);
+    }
+    return (int)values.size();
+}
