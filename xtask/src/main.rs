@@ -167,6 +167,36 @@ pub(crate) fn ensure_services() -> Result<()> {
     Ok(())
 }
 
+/// Installs the system packages the MetaTrader agents' harness needs (g++
+/// and OpenSSL's headers, `bins/tradeterm/tests/mql_agents.rs`) from
+/// Debian's packages when they are missing; as root only (CI and the
+/// sessions' machines run as root), otherwise the test says what to install.
+fn ensure_build_tools() -> Result<()> {
+    let have_gxx = Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let have_ssl = std::path::Path::new("/usr/include/openssl/ssl.h").is_file();
+    if have_gxx && have_ssl {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if !root {
+        println!(
+            "g++ or libssl-dev is missing and this is not root: the MetaTrader harness test will say what to install"
+        );
+        return Ok(());
+    }
+    println!("installing g++ and libssl-dev for the MetaTrader agents' harness");
+    run(Command::new("apt-get").args(["update", "-qq"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends", "g++", "libssl-dev"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 fn target_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
@@ -175,6 +205,7 @@ fn target_dir() -> std::path::PathBuf {
 
 fn test() -> Result<()> {
     ensure_services()?;
+    ensure_build_tools()?;
     python::ensure_test_packages()?;
     layering::check()?;
     let root = workspace_root();
