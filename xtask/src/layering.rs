@@ -7,6 +7,17 @@
 //!   never depend on each other.
 //! - `tradeterm-tools` depends on no adapter; `tradeterm-sim` depends on
 //!   neither the gateway nor the store.
+//! - The gateway never depends on the tool catalog (it dispatches and never
+//!   computes tools); the MCP connector (`tradeterm-mcp-connect`) depends on
+//!   no other workspace crate and no database driver; the start-up crate
+//!   (`tradeterm-boot`) knows no adapter.
+//!
+//! And per binary package, from `cargo tree -p <package> -e normal` (the
+//! features that package alone enables, i.e. what its binary links):
+//! [`BINARIES`] lists which workspace crates and which heavy external crates
+//! each must not reach. [`core_alone`] (run by `cargo xtask lint`) builds
+//! `tradeterm-core` on its own, so that a feature another crate enables (a
+//! clock in chrono, say) cannot hide a broken "no clock, no I/O" promise.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -37,6 +48,111 @@ const IO_CRATES: &[&str] = &[
 ];
 
 const ADAPTERS: &[&str] = &["tradeterm-rest", "tradeterm-mcp", "tradeterm-gateway"];
+
+/// Crates only the CLI may link: charts and progress bars.
+const CLI_ONLY: &[&str] = &["plotters", "png", "indicatif"];
+
+/// What one binary package must not link.
+pub struct BinaryRule {
+    /// Package name (as in its `Cargo.toml`).
+    pub package: &'static str,
+    /// Crates it must not reach.
+    pub forbidden: &'static [&'static str],
+    /// Also follow dev-dependencies (`cargo tree` without `-e normal`).
+    pub with_dev: bool,
+    /// Why.
+    pub why: &'static str,
+}
+
+/// The binaries and what they serve: each links only that.
+pub const BINARIES: &[BinaryRule] = &[
+    BinaryRule {
+        package: "tradeterm-api",
+        forbidden: &[
+            "tradeterm-gateway",
+            "tradeterm-mcp",
+            "tradeterm-mcp-connect",
+            "tradeterm-sim",
+            "rmcp",
+            "axum",
+            "plotters",
+            "png",
+            "indicatif",
+        ],
+        with_dev: false,
+        why: "the REST API links no gateway, MCP or simulator code, nor the CLI's charts",
+    },
+    BinaryRule {
+        package: "tradeterm-mcp-server",
+        forbidden: &[
+            "tradeterm-rest",
+            "tradeterm-gateway",
+            "tradeterm-sim",
+            "tradeterm-mcp-connect",
+            "actix-web",
+            "plotters",
+            "png",
+            "indicatif",
+        ],
+        with_dev: false,
+        why: "the MCP server links no REST, gateway or simulator code, nor the CLI's charts",
+    },
+    BinaryRule {
+        package: "tradeterm-gateway-bin",
+        forbidden: &[
+            "tradeterm-tools",
+            "tradeterm-rest",
+            "tradeterm-mcp",
+            "tradeterm-mcp-connect",
+            "tradeterm-sim",
+            "rmcp",
+            "axum",
+            "plotters",
+            "png",
+            "indicatif",
+        ],
+        with_dev: false,
+        why: "the gateway links no tool, adapter or simulator code, nor the CLI's charts",
+    },
+    BinaryRule {
+        package: "tradeterm-connect",
+        forbidden: &[
+            "sqlx",
+            "tradeterm-store",
+            "tradeterm-core",
+            "tradeterm-protocol",
+            "tradeterm-tools",
+            "tradeterm-gateway",
+            "tradeterm-rest",
+            "tradeterm-mcp",
+            "tradeterm-sim",
+            "actix-web",
+            "axum",
+            "plotters",
+            "png",
+            "indicatif",
+        ],
+        with_dev: true,
+        why: "the stdio connector only relays MCP frames (not even its tests pull a database driver)",
+    },
+    BinaryRule {
+        package: "tradeterm-sim-bin",
+        forbidden: &[
+            "sqlx",
+            "tradeterm-store",
+            "tradeterm-tools",
+            "tradeterm-gateway",
+            "tradeterm-rest",
+            "tradeterm-mcp",
+            "actix-web",
+            "plotters",
+            "png",
+            "indicatif",
+        ],
+        with_dev: false,
+        why: "the simulator speaks the agent protocol and links no server or database",
+    },
+];
 
 /// A rule: `krate` must not depend (transitively, normal deps) on any of `forbidden`.
 struct Rule {
@@ -98,6 +214,36 @@ fn rules() -> Vec<Rule> {
             why: "adapters never depend on each other",
         });
     }
+    rules.push(Rule {
+        krate: "tradeterm-gateway",
+        forbidden: vec!["tradeterm-tools", "tradeterm-sim"],
+        why: "the gateway dispatches and never computes tools",
+    });
+    rules.push(Rule {
+        krate: "tradeterm-mcp-connect",
+        forbidden: vec![
+            "tradeterm-core",
+            "tradeterm-protocol",
+            "tradeterm-store",
+            "tradeterm-tools",
+            "tradeterm-gateway",
+            "tradeterm-rest",
+            "tradeterm-mcp",
+            "tradeterm-sim",
+            "sqlx",
+        ],
+        why: "the connector relays MCP frames and knows nothing else",
+    });
+    rules.push(Rule {
+        krate: "tradeterm-boot",
+        forbidden: ADAPTERS
+            .iter()
+            .copied()
+            .chain(["tradeterm-sim"])
+            .chain(CLI_ONLY.iter().copied())
+            .collect(),
+        why: "start-up glue shared by single-purpose binaries knows no adapter",
+    });
     rules
 }
 
@@ -115,13 +261,64 @@ pub fn check() -> Result<()> {
         ));
     }
     let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
-    let violations = violations(&meta)?;
+    let mut violations = violations(&meta)?;
+    for rule in BINARIES {
+        violations.extend(binary_violations(rule, &linked(rule)?));
+    }
     if violations.is_empty() {
         println!("layering: ok");
         Ok(())
     } else {
         Err(format!("layering violations:\n  {}", violations.join("\n  ")))
     }
+}
+
+/// The packages `rule.package` reaches, with the features it alone enables.
+fn linked(rule: &BinaryRule) -> Result<BTreeSet<String>> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(crate::workspace_root())
+        .args(["tree", "-p", rule.package, "--prefix", "none", "-f", "{p}"]);
+    if !rule.with_dev {
+        cmd.args(["-e", "normal"]);
+    }
+    let out = cmd.output().map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree -p {} failed: {}",
+            rule.package,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The crates of `rule.forbidden` among `linked`.
+fn binary_violations(rule: &BinaryRule, linked: &BTreeSet<String>) -> Vec<String> {
+    rule.forbidden
+        .iter()
+        .filter(|f| linked.contains(**f))
+        .map(|f| {
+            format!(
+                "binary {} ({}): links {f} (see `cargo tree -p {} -e normal -i {f}`)",
+                rule.package, rule.why, rule.package
+            )
+        })
+        .collect()
+}
+
+/// Builds `tradeterm-core` alone (`cargo check -p tradeterm-core --lib`): with
+/// only its own features, so that a feature enabled by another workspace
+/// crate cannot hide an I/O or clock dependency.
+pub fn core_alone() -> Result<()> {
+    crate::run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(crate::workspace_root())
+            .args(["check", "-p", "tradeterm-core", "--lib"]),
+    )
 }
 
 /// Package name by package id.
@@ -227,6 +424,22 @@ mod tests {
             ("tradeterm-tools", &["tradeterm-core"]),
         ]);
         assert!(violations(&good).unwrap().is_empty());
+    }
+
+    #[test]
+    fn binary_rules_name_what_a_binary_must_not_link() {
+        let rule = BINARIES.iter().find(|r| r.package == "tradeterm-connect").unwrap();
+        let linked: BTreeSet<String> = ["tradeterm-connect", "rmcp", "sqlx"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let v = binary_violations(rule, &linked);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].contains("links sqlx"), "{v:?}");
+        let clean: BTreeSet<String> = ["tradeterm-connect", "rmcp"].iter().map(|s| (*s).to_owned()).collect();
+        assert!(binary_violations(rule, &clean).is_empty());
+        let bad = meta(&[("tradeterm-gateway", &["tradeterm-tools"])]);
+        assert_eq!(violations(&bad).unwrap().len(), 1, "gateway -> tools is refused");
     }
 
     #[test]

@@ -7,10 +7,10 @@
 //!   `.venv`), checks the layering, then runs `cargo test --workspace` with
 //!   that environment first on `PATH`, then the Python agent's pytest suite.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
-//!   `cargo deny check licenses bans sources` (installs cargo-deny if missing)
-//!   and the layering check.
+//!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
+//!   `tradeterm-core` built alone, and the layering check.
 //! - `cargo xtask ci`: `lint`, then `test`.
-//! - `cargo xtask layering`: only the layering check.
+//! - `cargo xtask layering`: only the layering check (crates and binaries).
 //! - `cargo xtask venv`: creates or updates the Python virtual environment
 //!   (`.venv`) the tests use.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
@@ -93,6 +93,7 @@ fn lint() -> Result<()> {
         .current_dir(&root)
         .args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     deny()?;
+    layering::core_alone()?;
     layering::check()
 }
 

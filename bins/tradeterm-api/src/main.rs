@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm::Settings;
-use tradeterm_rest::{AppState, RestDeps, RestServer};
+use tradeterm_boot::Settings;
+use tradeterm_rest::{AppState, RestServer};
 
 #[derive(Debug, Parser)]
 #[command(name = "tradeterm-api", version, about = "tradeterm REST API")]
@@ -27,7 +27,7 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tradeterm::init_tracing();
+    tradeterm_boot::init_tracing();
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -39,25 +39,15 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
-    let verifier = tradeterm::boot::required_verifier(&settings)?;
-    let remote = tradeterm::boot::remote_gateway(&settings)?;
-    let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
-    let redis = settings.redis_pool()?;
-    if redis.is_none() {
-        tracing::info!("KEYVALUE_URL is not set: rate limiting is off (development)");
-    }
+    let verifier = tradeterm_boot::startup::required_verifier(&settings)?;
+    let remote = tradeterm_boot::startup::remote_gateway(&settings)?;
+    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
+    let services = settings.services(remote.dispatch, store)?;
     let state = AppState::new(
-        settings.rest_settings(),
-        RestDeps {
-            dispatch: remote.dispatch,
-            store,
-            verifier,
-            gateway: remote.client,
-            redis,
-            calendar: settings.server_calendar()?,
-            news: settings.news_service()?,
-            etf_flows: settings.etf_flows()?,
-        },
+        tradeterm_rest::RestSettings::default(),
+        services,
+        verifier,
+        remote.client,
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.port))?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm::{Settings, keys};
+use tradeterm_boot::{Settings, keys};
 use tradeterm_gateway::{Gateway, GatewaySettings};
 
 #[derive(Debug, Parser)]
@@ -26,7 +26,7 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tradeterm::init_tracing();
+    tradeterm_boot::init_tracing();
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -39,8 +39,11 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
     // Before anything else: a bad certificate, or production without TLS, stops the start.
-    let tls = settings.gateway_tls()?;
-    let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
+    let tls = settings
+        .gateway_tls_files()?
+        .map(|(cert, key)| tradeterm_gateway::load_tls(cert, key).map_err(anyhow::Error::msg))
+        .transpose()?;
+    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
     let key_paths = keys::resolve(&settings, &cli.data_dir)?;
     let gateway = Gateway::new(
         GatewaySettings {
@@ -50,9 +53,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
             support_identity_secret: settings.support_identity_secret.clone(),
-            calendar: settings.server_calendar()?,
-            news: settings.news_service()?,
-            etf_flows: settings.etf_flows()?,
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             tls,

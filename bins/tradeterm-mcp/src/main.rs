@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm::Settings;
-use tradeterm_mcp::{McpDeps, McpServer, McpState};
+use tradeterm_boot::Settings;
+use tradeterm_mcp::{McpServer, McpState};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,7 +33,7 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tradeterm::init_tracing();
+    tradeterm_boot::init_tracing();
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -45,25 +45,18 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
-    let verifier = tradeterm::boot::required_verifier(&settings)?;
-    let remote = tradeterm::boot::remote_gateway(&settings)?;
-    let store = tradeterm::boot::open_store(&settings, &cli.data_dir).await?;
-    let redis = settings.redis_pool()?;
-    if redis.is_none() {
-        tracing::info!("KEYVALUE_URL is not set: MCP rate limiting is off (development)");
-    }
+    let verifier = tradeterm_boot::startup::required_verifier(&settings)?;
+    let remote = tradeterm_boot::startup::remote_gateway(&settings)?;
+    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
+    let services = settings.services(remote.dispatch, store)?;
     let state = McpState::new(
-        settings.mcp_settings(),
-        McpDeps {
-            dispatch: remote.dispatch,
-            store,
-            verifier,
-            gateway: remote.client,
-            redis,
-            calendar: settings.server_calendar()?,
-            news: settings.news_service()?,
-            etf_flows: settings.etf_flows()?,
+        tradeterm_mcp::McpSettings {
+            allowed_hosts: settings.mcp_allowed_hosts(),
+            ..tradeterm_mcp::McpSettings::default()
         },
+        services,
+        verifier,
+        remote.client,
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.mcp_port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.mcp_port))?;

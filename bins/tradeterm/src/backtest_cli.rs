@@ -32,7 +32,8 @@ pub const JSON_VERSION: u32 = 1;
 /// Arguments of `tradeterm backtest`.
 #[derive(Debug, Args)]
 pub struct BacktestArgs {
-    /// CSV file with the header `time,open,high,low,close,volume` (ISO 8601 times, ascending).
+    /// CSV bar file, times ascending: `time,open,high,low,close,volume`, `Date,Open,High,Low,Close,Volume`
+    /// exports or MetaTrader 5's exported history, comma/semicolon/tab separated (docs/backtest-cli.md).
     #[arg(long, value_name = "FILE.csv")]
     data: PathBuf,
     /// Strategy JSON: a condition tree (docs/backtest-dsl.md) or a legacy form such as
@@ -156,9 +157,27 @@ fn read_strategy(path: &Path) -> anyhow::Result<Strategy> {
     backtest::parse_strategy(&value).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), describe(&e)))
 }
 
-fn read_bars(path: &Path) -> anyhow::Result<Vec<Bar>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+/// Reads a bar file for `backtest` and `analyze`: UTF-8, or UTF-16 with a
+/// byte-order mark (as some Windows tools save CSV), parsed by
+/// [`tradeterm_core::bars::parse_csv`].
+pub(crate) fn read_bars(path: &Path) -> anyhow::Result<Vec<Bar>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = decode_text(&bytes).with_context(|| format!("reading {}", path.display()))?;
     tradeterm_core::bars::parse_csv(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// UTF-8 text, or UTF-16 (little or big endian) announced by its byte-order mark.
+fn decode_text(bytes: &[u8]) -> anyhow::Result<String> {
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| -> anyhow::Result<String> {
+        ensure!(rest.len().is_multiple_of(2), "UTF-16 text with an odd number of bytes");
+        let units: Vec<u16> = rest.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
+        String::from_utf16(&units).context("not valid UTF-16 text")
+    };
+    match bytes {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => String::from_utf8(bytes.to_vec()).context("not UTF-8 text (save the file as UTF-8)"),
+    }
 }
 
 /// The error with its JSON path, without the leading `: ` of an empty path.
@@ -338,6 +357,24 @@ fn report<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decodes_utf8_and_utf16_with_a_bom() {
+        let text = "<DATE>\t<CLOSE>\n2024.01.02\t1,5\n";
+        assert_eq!(decode_text(text.as_bytes()).unwrap(), text);
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        assert_eq!(decode_text(&le).unwrap(), text);
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode_text(&be).unwrap(), text);
+        assert!(decode_text(&[0xFF, 0xFE, 0x41]).is_err());
+        assert!(decode_text(&[0xC3, 0x28]).is_err());
+    }
 
     #[test]
     fn progress_only_on_a_terminal_and_for_long_series() {

@@ -1,30 +1,33 @@
 //! # tradeterm (application)
 //!
-//! Start-up glue shared by the tradeterm binaries: typed settings, RS256 key
-//! loading (generated into the data dir in development, required in
-//! production), the demo license of the local stack, and [`stack::Stack`],
-//! which runs the gateway and the in-process simulated terminals.
+//! The all-in-one single node behind `tradeterm serve` ([`stack::Stack`]:
+//! gateway, REST and MCP listeners and in-process simulated terminals), its
+//! demo license, and the conformance kit (`tradeterm agent check`). The
+//! start-up pieces every binary shares (settings, the service bundle, the
+//! store, keys, tracing) are `tradeterm-boot`, re-exported here.
 //!
 //! **Invariant:** no domain logic lives here; this crate only reads
-//! configuration, builds the pieces and runs them.
+//! configuration, builds the pieces and runs them. The single-purpose
+//! binaries (`tradeterm-api`, `tradeterm-mcp`, `tradeterm-gateway`) do not
+//! depend on this crate, so they link only what they serve.
 
 pub mod agent_check;
-pub mod boot;
 pub mod demo;
-pub mod keys;
-pub mod settings;
 pub mod stack;
 
-pub use settings::Settings;
+pub use tradeterm_boot::startup as boot;
+pub use tradeterm_boot::{Settings, init_tracing, keys, settings};
 
-/// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to stderr.
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn,sqlx=warn,rmcp=warn"));
-    use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+/// The gateway's TLS from `GATEWAY_TLS_CERT` / `GATEWAY_TLS_KEY` (`None`:
+/// plain HTTP and `ws://`); see [`Settings::gateway_tls_files`] and
+/// [`tradeterm_gateway::load_tls`].
+///
+/// # Errors
+/// Half a pair, production without TLS (unless `AGENT_ALLOW_PLAIN_WS`), or
+/// an unusable file; every message names the setting.
+pub fn gateway_tls(settings: &Settings) -> anyhow::Result<Option<tradeterm_gateway::TlsConfig>> {
+    settings
+        .gateway_tls_files()?
+        .map(|(cert, key)| tradeterm_gateway::load_tls(cert, key).map_err(anyhow::Error::msg))
+        .transpose()
 }

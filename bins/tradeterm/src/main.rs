@@ -50,7 +50,8 @@ enum Command {
         #[arg(long)]
         sim_start: Option<String>,
     },
-    /// Analytics on a local CSV file (`time,open,high,low,close,volume`), printed as JSON.
+    /// Analytics on a local CSV bar file (`time,open,high,low,close,volume`, `Date,Open,…`
+    /// exports or MetaTrader 5 history; docs/backtest-cli.md), printed as JSON.
     Analyze {
         #[command(subcommand)]
         command: AnalyzeCommand,
@@ -66,6 +67,9 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Relay a local AI client's MCP (stdin/stdout) to a hosted `/mcp/v1`,
+    /// as the `tradeterm-connect` binary does.
+    Connect(tradeterm_mcp_connect::ConnectArgs),
     /// Terminal agents: the conformance kit (`agent check`).
     Agent {
         #[command(subcommand)]
@@ -88,7 +92,7 @@ enum AnalyzeCommand {
     Indicator {
         /// Indicator name or alias (sma, ema, rsi, macd, atr, bbands, stoch, sar, ...).
         name: String,
-        /// CSV file with the header `time,open,high,low,close,volume`.
+        /// CSV bar file (formats: docs/backtest-cli.md), times ascending.
         #[arg(long)]
         data: PathBuf,
         /// Parameter as `key=value` (repeatable), e.g. `--param period=14`.
@@ -98,7 +102,7 @@ enum AnalyzeCommand {
     /// Market structure: swings, fair value gaps, order blocks, liquidity, BOS/CHoCH,
     /// each event with the bar at which it became known.
     Structure {
-        /// CSV file with the header `time,open,high,low,close,volume`.
+        /// CSV bar file (formats: docs/backtest-cli.md), times ascending.
         #[arg(long)]
         data: PathBuf,
         /// Swing window (bars on each side), default 50.
@@ -180,6 +184,15 @@ async fn main() -> std::process::ExitCode {
         Command::Agent {
             command: AgentCommand::Check(args),
         } => return std::process::ExitCode::from(tradeterm::agent_check::run(args).await),
+        Command::Connect(args) => {
+            return match tradeterm_mcp_connect::run_stdio(args.settings()).await {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tradeterm connect: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
         command => Cli { command, ..cli },
     };
     match run(cli).await {
@@ -219,7 +232,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Admin { data_dir, command } => admin(settings()?, data_dir, command).await,
         Command::Analyze { command } => analyze(command),
         Command::Backtest(args) => backtest_cli::run(args),
-        Command::Agent { .. } => anyhow::bail!("handled in main"),
+        Command::Agent { .. } | Command::Connect(_) => anyhow::bail!("handled in main"),
     }
 }
 
@@ -378,10 +391,7 @@ fn create_terminal_command(config: Option<&std::path::Path>, data_dir: &std::pat
 #[allow(clippy::print_stdout, reason = "the analysis is printed as JSON on stdout")]
 fn analyze(command: AnalyzeCommand) -> anyhow::Result<()> {
     use std::io::Write;
-    let read = |path: &std::path::Path| -> anyhow::Result<Vec<tradeterm_core::Bar>> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        tradeterm_core::bars::parse_csv(&text).with_context(|| format!("parsing {}", path.display()))
-    };
+    let read = backtest_cli::read_bars;
     let value = match command {
         AnalyzeCommand::Indicator { name, data, params } => {
             let bars = read(&data)?;
@@ -444,8 +454,14 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
             anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
             let (terminal, key) = store.create_terminal(&license, &name).await?;
             // Where its agent connects (a bad TLS setting only loses the certificate's host name here).
-            let tls = settings.gateway_tls().ok().flatten();
-            let urls = settings.agent_urls(&settings.agent_host(tls.as_ref()), settings.gateway_port);
+            let tls = tradeterm::gateway_tls(&settings).ok().flatten();
+            // With TLS, the name the certificate is valid for.
+            let host = settings.local_host();
+            let host = tls
+                .as_ref()
+                .and_then(|t| t.loopback_name(host).ok())
+                .unwrap_or_else(|| host.to_owned());
+            let urls = settings.agent_urls(&host, settings.gateway_port);
             println!(
                 "{}",
                 serde_json::json!({

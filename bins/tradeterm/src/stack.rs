@@ -80,11 +80,7 @@ impl Stack {
     /// credentials and starts the simulated terminals.
     pub async fn start(opts: StackOptions) -> anyhow::Result<Self> {
         let settings = &opts.settings;
-        // Before anything listens: a bad calendar file stops the start.
-        let calendar = settings.server_calendar()?;
-        let news = settings.news_service()?;
-        let etf_flows = settings.etf_flows()?;
-        let tls = settings.gateway_tls()?;
+        let tls = crate::gateway_tls(settings)?;
         std::fs::create_dir_all(&opts.data_dir)
             .with_context(|| format!("creating data dir {}", opts.data_dir.display()))?;
         let store = crate::boot::open_store(settings, &opts.data_dir).await?;
@@ -98,21 +94,18 @@ impl Stack {
             quote_cache: settings.quote_cache(),
             internal_token: settings.gateway_internal_token.clone(),
             support_identity_secret: settings.support_identity_secret.clone(),
-            calendar: calendar.clone(),
-            news: news.clone(),
-            etf_flows: etf_flows.clone(),
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             tls: tls.clone(),
             ..GatewaySettings::default()
         };
         let gateway = Gateway::new(gw_settings, store.clone(), signer);
+        // The one service bundle of this node (in-process dispatch). Before
+        // anything listens: a bad calendar file stops the start.
+        let services = settings.services(Arc::new(gateway.clone()), store.clone())?;
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
-        let server = gateway.server(listener)?;
-        let gateway_port = server.port();
-        let gateway_handle = server.handle();
-        let gateway_task = tokio::spawn(server.run_until_stopped());
+        let gateway_port = listener.local_addr()?.port();
 
         let host = settings.local_host();
         // With TLS, this node's own clients (REST and MCP token exchange,
@@ -132,21 +125,20 @@ impl Stack {
         let agent_urls = settings.agent_urls(&agent_host, gateway_port);
         let gateway_client = || local_gateway_client(settings, host, &agent_host, gateway_port, &agent_urls);
 
-        // REST API: in-process dispatch; API-key exchange with the local gateway over loopback.
-        let rest_deps = tradeterm_rest::RestDeps {
-            dispatch: Arc::new(gateway.clone()),
-            store: store.clone(),
-            verifier: keys::verifier(settings, &key_paths)?,
-            gateway: gateway_client()?,
-            redis: settings.redis_pool()?,
-            calendar: calendar.clone(),
-            news: news.clone(),
-            etf_flows: etf_flows.clone(),
-        };
-        if rest_deps.redis.is_none() {
-            tracing::info!("KEYVALUE_URL is not set: REST rate limiting is off (development)");
-        }
-        let rest_state = tradeterm_rest::AppState::new(settings.rest_settings(), rest_deps);
+        // REST API: API-key exchange with the local gateway over loopback.
+        let rest_state = tradeterm_rest::AppState::new(
+            tradeterm_rest::RestSettings::default(),
+            services.clone(),
+            keys::verifier(settings, &key_paths)?,
+            gateway_client()?,
+        );
+        // The gateway's listener also serves the spec's management routes
+        // (REST rows with the master key), so `{gateway_url}/api/...` works.
+        let management = rest_state.clone();
+        let server = gateway.server_with(listener, move |cfg| management.configure_management(cfg))?;
+        let gateway_handle = server.handle();
+        let gateway_task = tokio::spawn(server.run_until_stopped());
+
         let rest_listener = TcpListener::bind((settings.host.as_str(), settings.port))
             .with_context(|| format!("binding the REST API on {}:{}", settings.host, settings.port))?;
         let rest = tradeterm_rest::RestServer::build(rest_state, rest_listener)?;
@@ -154,18 +146,16 @@ impl Stack {
         let rest_handle = rest.handle();
         let rest_task = tokio::spawn(rest.run_until_stopped());
 
-        // MCP server: same dispatch and store; terminal keys exchanged with the local gateway.
-        let mcp_deps = tradeterm_mcp::McpDeps {
-            dispatch: Arc::new(gateway.clone()),
-            store: store.clone(),
-            verifier: keys::verifier(settings, &key_paths)?,
-            gateway: gateway_client()?,
-            redis: settings.redis_pool()?,
-            calendar,
-            news,
-            etf_flows,
-        };
-        let mcp_state = tradeterm_mcp::McpState::new(settings.mcp_settings(), mcp_deps);
+        // MCP server: the same services; terminal keys exchanged with the local gateway.
+        let mcp_state = tradeterm_mcp::McpState::new(
+            tradeterm_mcp::McpSettings {
+                allowed_hosts: settings.mcp_allowed_hosts(),
+                ..tradeterm_mcp::McpSettings::default()
+            },
+            services,
+            keys::verifier(settings, &key_paths)?,
+            gateway_client()?,
+        );
         let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))
             .with_context(|| format!("binding the MCP server on {}:{}", settings.host, settings.mcp_port))?;
         let mcp = tradeterm_mcp::McpServer::build(mcp_state.clone(), mcp_listener)?;

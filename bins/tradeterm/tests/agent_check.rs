@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tradeterm::agent_check::{CheckArgs, Report, check};
 use tradeterm_core::TradeMode;
-use tradeterm_protocol::CommandResult;
 use tradeterm_protocol::agent::{AgentFrame, GatewayFrame, Platform, Response};
+use tradeterm_protocol::{CommandResult, Dispatch};
 use tradeterm_sim::{SimSettings, Simulator, SystemClock};
 
 use common::{Options, TestStack, WEDNESDAY_NOON, spawn};
@@ -452,4 +452,69 @@ async fn the_command_route_is_license_scoped_and_needs_live_for_trades() {
     assert_eq!(status, 400);
     let (status, _) = post(master, json!({ "command": { "cmd": "symbols" }, "timeout_ms": 0 })).await;
     assert_eq!(status, 400);
+}
+
+/// The HTTP long-poll binding passes the kit: a simulated terminal connected
+/// over `POST /agent/v1/poll` (the sim's transport on the protocol crate's
+/// `PollClient`) passes every read check and the whole `--trading` cycle,
+/// idempotent re-send included, through the gateway and through REST.
+#[tokio::test]
+async fn the_kit_passes_over_the_long_poll_binding() {
+    let t = spawn(Options::default()).await;
+    let (terminal, key) = t
+        .stack
+        .store
+        .create_terminal(&t.creds.license_id, "poll agent")
+        .await
+        .unwrap();
+    for platform in [Platform::MT5, Platform::MT4] {
+        let settings = SimSettings {
+            platform,
+            allow_trading: true,
+            ..SimSettings::demo(41)
+        };
+        let sim = Simulator::new(settings, Arc::new(SystemClock::starting_at(WEDNESDAY_NOON, 1.0)));
+        let agent = tradeterm_sim::spawn_agent(
+            sim.clone(),
+            tradeterm_sim::AgentSettings {
+                url: format!("http://127.0.0.1:{}", t.stack.gateway_port),
+                terminal_key: key.expose().to_owned(),
+                uid: "poll-agent".into(),
+                ca_file: None,
+            },
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !t.stack.gateway.is_connected(&terminal.id) {
+            assert!(Instant::now() < deadline, "the long-poll agent did not connect");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let listed = t.stack.gateway.terminals(&t.creds.license_id).await.unwrap();
+        let status = listed.iter().find(|s| s.id == terminal.id).unwrap();
+        assert_eq!(status.platform, Some(platform));
+
+        let r = check(&gateway_args(&t, &terminal.id, true)).await.unwrap();
+        assert!(r.ok, "{platform:?} over long-poll, gateway mode:\n{}", failures(&r));
+        assert_eq!(r.platform, Some(platform));
+        for c in [
+            "place_order",
+            "modify_position",
+            "close_position",
+            "reverse_position",
+            "cancel_order",
+        ] {
+            assert!(commands(&r).contains(&c), "{c} not checked over long-poll");
+        }
+        let r = check(&rest_args(&t, &terminal.id, true)).await.unwrap();
+        assert!(r.ok, "{platform:?} over long-poll, REST mode:\n{}", failures(&r));
+        assert!(sim.positions().is_empty(), "the kit left positions open");
+        agent.shutdown().await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while t.stack.gateway.is_connected(&terminal.id) {
+            assert!(
+                Instant::now() < deadline,
+                "the long-poll agent did not close its session"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }

@@ -15,8 +15,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tradeterm_mcp::{McpDeps, McpServer, McpSettings, McpState};
+use tradeterm_mcp::{McpServer, McpSettings, McpState};
 use tradeterm_protocol::http_client::GatewayClient;
+use tradeterm_tools::ratelimit::TierLimits;
+use tradeterm_tools::{RateLimits, Services};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -74,28 +76,32 @@ fn deal_count(t: &TestStack) -> usize {
     t.stack.simulators()[0].deals().len()
 }
 
-/// Builds another MCP server over the stack's dispatch and store.
-fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, redis: bool) -> McpServer {
+/// Builds another MCP server over the stack's dispatch and store; with
+/// `limits`, rate-limited through the local Redis.
+fn mcp_server(t: &TestStack, settings: McpSettings, gateway_url: &str, limits: Option<TierLimits>) -> McpServer {
     let paths = tradeterm::keys::KeyPaths {
         private: t.dir.path().join("keys/jwt-private.pem"),
         public: t.dir.path().join("keys/jwt-public.pem"),
     };
-    let redis = redis.then(|| {
-        deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
-            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
-            .unwrap()
-    });
-    let deps = McpDeps {
-        dispatch: Arc::new(t.stack.gateway.clone()),
-        store: t.stack.store.clone(),
-        verifier: tradeterm::keys::verifier(&tradeterm::Settings::default(), &paths).unwrap(),
-        gateway: GatewayClient::new(gateway_url).unwrap(),
-        redis,
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
-    };
-    McpServer::build(McpState::new(settings, deps), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
+    let mut services = Services::new(Arc::new(t.stack.gateway.clone()), t.stack.store.clone());
+    if let Some(tiers) = limits {
+        services.rate_limits = RateLimits {
+            redis: Some(
+                deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
+                    .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+                    .unwrap(),
+            ),
+            tiers,
+            ..RateLimits::default()
+        };
+    }
+    let state = McpState::new(
+        settings,
+        Arc::new(services),
+        tradeterm::keys::verifier(&tradeterm::Settings::default(), &paths).unwrap(),
+        GatewayClient::new(gateway_url).unwrap(),
+    );
+    McpServer::build(state, TcpListener::bind("127.0.0.1:0").unwrap()).unwrap()
 }
 
 #[tokio::test]
@@ -402,7 +408,7 @@ async fn the_session_token_is_refreshed_before_it_expires() {
     let gw_handle = gw.handle();
     let gw_task = tokio::spawn(gw.run_until_stopped());
 
-    let server = mcp_server(&t, McpSettings::default(), &gw_url, false);
+    let server = mcp_server(&t, McpSettings::default(), &gw_url, None);
     let (port, handle) = (server.port(), server.handle());
     let probe = server.state().clone();
     let auth_state = probe.authenticator();
@@ -450,16 +456,13 @@ async fn tool_calls_are_rate_limited_in_their_own_bucket() {
         ..Options::default()
     })
     .await;
-    let settings = McpSettings {
-        rate_limits: tradeterm_tools::ratelimit::TierLimits {
-            free: 1,
-            pro: 3,
-            team: 3,
-            enterprise: 3,
-        },
-        ..McpSettings::default()
+    let limits = TierLimits {
+        free: 1,
+        pro: 3,
+        team: 3,
+        enterprise: 3,
     };
-    let server = mcp_server(&t, settings, &t.gateway, true);
+    let server = mcp_server(&t, McpSettings::default(), &t.gateway, Some(limits));
     let (port, handle) = (server.port(), server.handle());
     let task = tokio::spawn(server.run_until_stopped());
     let client = connect(&mcp_url(port), &t.creds.terminals[0].key).await.unwrap();
@@ -587,7 +590,7 @@ async fn loopback_and_configured_host_names_are_accepted_others_refused() {
         allowed_hosts: vec!["mcp.example.com".into()],
         ..McpSettings::default()
     };
-    let server = mcp_server(&t, settings, &t.gateway, false);
+    let server = mcp_server(&t, settings, &t.gateway, None);
     let (port, handle) = (server.port(), server.handle());
     let task = tokio::spawn(server.run_until_stopped());
     let init = json!({

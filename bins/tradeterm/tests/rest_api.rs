@@ -526,18 +526,16 @@ async fn rate_limits_per_tier_shared_across_instances_through_redis() {
         private: t.dir.path().join("keys/jwt-private.pem"),
         public: t.dir.path().join("keys/jwt-public.pem"),
     };
-    let deps = tradeterm_rest::RestDeps {
-        dispatch: std::sync::Arc::new(t.stack.gateway.clone()),
-        store: store.clone(),
-        verifier: tradeterm::keys::verifier(&settings, &paths).unwrap(),
-        gateway: tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
-        redis: settings.redis_pool().unwrap(),
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
-    };
+    let services = settings
+        .services(std::sync::Arc::new(t.stack.gateway.clone()), store.clone())
+        .unwrap();
     let second = tradeterm_rest::RestServer::build(
-        tradeterm_rest::AppState::new(settings.rest_settings(), deps),
+        tradeterm_rest::AppState::new(
+            tradeterm_rest::RestSettings::default(),
+            services,
+            tradeterm::keys::verifier(&settings, &paths).unwrap(),
+            tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
+        ),
         std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
     )
     .unwrap();
@@ -833,21 +831,18 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
         private: t.dir.path().join("keys/jwt-private.pem"),
         public: t.dir.path().join("keys/jwt-public.pem"),
     };
-    let deps = tradeterm_rest::RestDeps {
-        dispatch: std::sync::Arc::new(LosesFirstOrderAnswer {
-            inner: t.stack.gateway.clone(),
-            lost: std::sync::atomic::AtomicBool::new(false),
-        }),
-        store: t.stack.store.clone(),
-        verifier: tradeterm::keys::verifier(&settings, &paths).unwrap(),
-        gateway: tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
-        redis: None,
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
-    };
+    let dispatch = std::sync::Arc::new(LosesFirstOrderAnswer {
+        inner: t.stack.gateway.clone(),
+        lost: std::sync::atomic::AtomicBool::new(false),
+    });
+    let services = settings.services(dispatch, t.stack.store.clone()).unwrap();
     let flaky = tradeterm_rest::RestServer::build(
-        tradeterm_rest::AppState::new(settings.rest_settings(), deps),
+        tradeterm_rest::AppState::new(
+            tradeterm_rest::RestSettings::default(),
+            services,
+            tradeterm::keys::verifier(&settings, &paths).unwrap(),
+            tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
+        ),
         std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
     )
     .unwrap();

@@ -14,6 +14,9 @@ use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemCl
 
 const START: Duration = Duration::from_secs(60);
 
+/// 2026-11-18T12:00:00Z, a Wednesday: simulated markets are open whenever the test runs.
+const WEDNESDAY_NOON: i64 = 1_795_003_200_000;
+
 fn tradeterm() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tradeterm"));
     // Only what a test sets: no configuration of the machine leaks in.
@@ -334,6 +337,52 @@ async fn serve_with_tls_takes_agents_over_wss() {
         SimSettings::demo(5).login
     );
     real.shutdown().await;
+
+    // The conformance kit over https:// (trusting the certificate) passes
+    // every check and the trade cycle against the same terminal reconnected
+    // over wss:// with trading allowed, on a simulated Wednesday.
+    let trader = spawn_agent(
+        Simulator::new(
+            SimSettings {
+                allow_trading: true,
+                ..SimSettings::demo(5)
+            },
+            Arc::new(SystemClock::starting_at(WEDNESDAY_NOON, 1.0)),
+        ),
+        AgentSettings {
+            url: wss_url.clone(),
+            terminal_key: created["terminal_key"].as_str().unwrap().to_owned(),
+            uid: format!("real-terminal-{}", created["terminal_key"].as_str().unwrap())
+                .chars()
+                .take(40)
+                .collect(),
+            ca_file: Some(cert_file.clone()),
+        },
+    );
+    eventually("the trading agent is welcomed over wss", || trader.is_connected()).await;
+    let report = tradeterm::agent_check::check(&tradeterm::agent_check::CheckArgs {
+        gateway_url: Some(format!("https://127.0.0.1:{gw}")),
+        master_key: Some(creds["license_key"].as_str().unwrap().to_owned()),
+        rest_url: None,
+        api_key: None,
+        terminal: terminal.to_owned(),
+        trading: true,
+        json: true,
+        symbol: "EURUSD".into(),
+        ca_file: Some(cert_file.clone()),
+        calls: 2,
+    })
+    .await
+    .unwrap();
+    let failed: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| format!("{}: {}", c.name, c.why))
+        .collect();
+    assert!(report.ok, "kit over wss:// failed:\n{}", failed.join("\n"));
+    assert!(report.checks.iter().any(|c| c.command == "reverse_position" && c.pass));
+    trader.shutdown().await;
 
     // Plain ws:// to the same port is refused.
     let plain = agent(

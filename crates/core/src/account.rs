@@ -1,4 +1,16 @@
 //! Account types: account state, open positions, pending orders and deals.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::{Side, TradeMode};
+//!
+//! assert_eq!(Side::Buy.opposite(), Side::Sell);
+//! assert_eq!(Side::Sell.sign(), -1.0);
+//! // Wire names are lower case, as the terminals report them.
+//! assert_eq!(serde_json::to_string(&TradeMode::Demo)?, r#""demo""#);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -10,6 +10,27 @@
 //! `cross_below` is `left[t−1] ≥ right[t−1]` and `left[t] < right[t]`.
 //! A series without a value where one is needed (warm-up longer than the
 //! history) is an error, never a silent `false`.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use tradeterm_core::Bar;
+//! use tradeterm_core::confluence::{Op, Operand, SeriesRef, evaluate};
+//!
+//! // A steady rise: RSI(14) is 100 at the last bar.
+//! let bars: Vec<Bar> = (0..30)
+//!     .map(|i| {
+//!         let c = 100.0 + i as f64;
+//!         Bar { time: i * 60_000, open: c - 0.5, high: c + 1.0, low: c - 1.0, close: c, volume: 1.0 }
+//!     })
+//!     .collect();
+//! let rsi = SeriesRef { indicator: "rsi".into(), params: BTreeMap::from([("period".into(), 14.0)]), output: None };
+//! let outcome = evaluate(&bars, &rsi, Op::Gt, &Operand::Number(70.0))?;
+//! assert!(outcome.passed);
+//! assert_eq!((outcome.left, outcome.right), (100.0, 70.0));
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use std::collections::BTreeMap;
 

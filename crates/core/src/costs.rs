@@ -12,6 +12,18 @@
 //!
 //! Rules and formulas: `docs/costs.md`. Nothing here reads a clock: "now" is
 //! an argument. Bad input gives a [`CoreError`], never a panic.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::costs::rollover_weekday;
+//! use tradeterm_core::time::parse_iso;
+//!
+//! // The rollover at Thursday 00:00 UTC closes Wednesday's trading day (3),
+//! // the day most FX symbols charge three nights for.
+//! assert_eq!(rollover_weekday(parse_iso("2026-11-19T00:00:00Z")?), 3);
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -1,4 +1,15 @@
 //! Errors shared by the core modules.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::CoreError;
+//! use tradeterm_core::indicators::RelativeStrengthIndex;
+//!
+//! // A zero period is an error naming the parameter, not a panic.
+//! let err = RelativeStrengthIndex::new(0).unwrap_err();
+//! assert!(matches!(&err, CoreError::InvalidParameter { name, .. } if name == "period"), "{err}");
+//! ```
 
 use thiserror::Error;
 

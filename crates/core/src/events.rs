@@ -26,6 +26,32 @@
 //!
 //! Nothing here fetches anything: the caller passes the events (from the
 //! terminal or the server's calendar) and the symbol's currencies.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::events::{EconomicEvent, EventRiskConfig, Importance, MINUTE_MS, Verdict, event_risk};
+//!
+//! let payrolls = EconomicEvent {
+//!     id: "us-nfp".into(),
+//!     time: 1_764_333_000_000,
+//!     currency: "USD".into(),
+//!     country: "US".into(),
+//!     name: "Nonfarm Payrolls".into(),
+//!     importance: Importance::High,
+//!     category: "employment".into(),
+//!     actual: None,
+//!     forecast: None,
+//!     previous: None,
+//! };
+//! let eurusd = ["EUR".to_string(), "USD".to_string()];
+//! let config = EventRiskConfig::default();
+//! let at = |minutes_before: i64| event_risk(&[payrolls.clone()], &eurusd, payrolls.time - minutes_before * MINUTE_MS, &config);
+//! assert_eq!(at(10)?.verdict, Verdict::Block); // inside 15 minutes before
+//! assert_eq!(at(60)?.verdict, Verdict::Caution); // inside 2 hours before
+//! assert_eq!(at(180)?.verdict, Verdict::Proceed);
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
 

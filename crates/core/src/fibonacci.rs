@@ -8,6 +8,20 @@
 //! **down**: retracements `low + r · range`, extensions `high − e · range`.
 //! Ratios: retracements 0.236, 0.382, 0.5, 0.618, 0.786; extensions 1.272,
 //! 1.618, 2.618.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::fibonacci::{LegDirection, levels};
+//! use tradeterm_core::regime::SwingPoint;
+//!
+//! let low = SwingPoint { index: 3, time: 0, price: 1.1000, confirmed_at: 5 };
+//! let high = SwingPoint { index: 9, time: 0, price: 1.1200, confirmed_at: 11 };
+//! let fib = levels(high, low, LegDirection::Up)?;
+//! let golden = fib.retracements.iter().find(|l| l.ratio == 0.618).ok_or("no 0.618")?;
+//! assert!((golden.price - 1.10764).abs() < 1e-9); // 61.8 % of the leg down from the high
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -33,6 +33,23 @@
 //! The *baseline* is the same absolute move measured from every bar close at
 //! least `w` away from every release (so quiet times only); the sensitivity
 //! is the median absolute event move divided by the median baseline move.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::holding::closures;
+//! use tradeterm_core::market::SessionWindow;
+//! use tradeterm_core::time::{DAY_MS, parse_iso};
+//!
+//! // Open Monday to Friday around the clock: the weekend is the only closure.
+//! let sessions: Vec<SessionWindow> = (1..=5).map(|day| SessionWindow { day, open: 0, close: 1440 }).collect();
+//! let monday = parse_iso("2026-11-16T00:00:00Z")?;
+//! let closed = closures(&sessions, monday, monday + 7 * DAY_MS);
+//! assert_eq!(closed.len(), 1);
+//! assert!(closed[0].weekend);
+//! assert_eq!(closed[0].start, monday + 5 * DAY_MS); // Saturday 00:00 UTC
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,16 @@
 //! License tiers and the capabilities they grant (spec §5.7).
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::license::{Capability, Tier};
+//!
+//! let tier = Tier::parse("Pro").ok_or("unknown tier")?;
+//! assert!(tier.allows(Capability::Trade));
+//! assert!(!Tier::Free.allows(Capability::Trade));
+//! assert!(Tier::Free.allows(Capability::Analytics));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

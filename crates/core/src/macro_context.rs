@@ -6,6 +6,18 @@
 //! as missing (`None`, a reason), never replaced by zero. The rules and
 //! formulas are documented in `docs/macro.md`; the constants below are the
 //! thresholds it quotes.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::macro_context::change_pct;
+//!
+//! let closes = [80.0, 90.0, 95.0, 100.0];
+//! assert_eq!(change_pct(&closes, 3)?, Some(25.0));
+//! assert_eq!(change_pct(&closes, 10)?, None); // not enough data: missing, not zero
+//! assert!(change_pct(&[100.0, -1.0], 1).is_err());
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use std::collections::BTreeMap;
 

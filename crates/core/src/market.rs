@@ -1,4 +1,17 @@
 //! Market data types: timeframes, bars, ticks and symbol specifications.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::Timeframe;
+//! use tradeterm_core::time::{parse_iso, to_iso};
+//!
+//! let h4: Timeframe = "H4".parse()?;
+//! assert_eq!(h4.duration_ms(), 4 * 3_600_000);
+//! let t = parse_iso("2024-01-02T09:30:00Z")?;
+//! assert_eq!(to_iso(h4.bar_open(t)), "2024-01-02T08:00:00Z");
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use std::fmt;
 use std::str::FromStr;

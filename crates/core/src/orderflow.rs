@@ -11,6 +11,15 @@
 //!
 //! `delta = buy_ticks − sell_ticks`; `imbalance = delta / (buy_ticks +
 //! sell_ticks)` in `[−1, 1]` (0 when no tick is signed).
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::orderflow::tick_signs;
+//!
+//! // First tick unsigned, uptick, zero tick (keeps the last sign), downtick.
+//! assert_eq!(tick_signs(&[1.0, 1.1, 1.1, 1.05]), [0, 1, 1, -1]);
+//! ```
 
 use std::collections::BTreeMap;
 

@@ -27,6 +27,19 @@
 //! direction-adjusted correlation reaches a threshold. The verdict
 //! (`proceed`, `caution`, `block`) compares those figures, in percent of
 //! equity, with [`ExposureLimits`].
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::portfolio::{log_returns, pearson};
+//!
+//! let a = log_returns(&[100.0, 101.0, 100.5, 102.0, 103.0]);
+//! let b = log_returns(&[50.0, 50.5, 50.25, 51.0, 51.5]); // the same moves at half the price
+//! let r = pearson(&a, &b).ok_or("undefined correlation")?;
+//! assert!((r - 1.0).abs() < 1e-9);
+//! assert_eq!(pearson(&a, &[0.0; 4]), None); // zero variance: undefined, not 0
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::BTreeMap;
 

@@ -44,6 +44,21 @@
 //!   start; consistency holds when the best day's realised profit is at most
 //!   `consistency_percent` of the total realised profit (and that total is
 //!   positive).
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::prop_firm::Preset;
+//! use tradeterm_core::time::{parse_iso, to_iso};
+//!
+//! let rules = Preset::Ftmo2StepPhase1.rules(100_000.0, parse_iso("2026-11-02T00:00:00Z")?);
+//! rules.validate()?;
+//! assert_eq!(rules.max_daily_loss_percent, Some(5.0));
+//! // This preset's trading day changes at 23:00 UTC.
+//! let day_start = rules.day_start(parse_iso("2026-11-03T10:00:00Z")?);
+//! assert_eq!(to_iso(day_start), "2026-11-02T23:00:00Z");
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -15,6 +15,16 @@
 //!
 //! All functions are pure (bars in, result out) and return [`CoreError`] on
 //! bad input; none panics.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::regime::efficiency_ratio;
+//!
+//! assert_eq!(efficiency_ratio(&[1.0, 2.0, 3.0, 4.0], 3), Some(1.0)); // a straight line
+//! assert_eq!(efficiency_ratio(&[1.0, 2.0, 1.0, 2.0], 3), Some(1.0 / 3.0)); // net 1 over a path of 3
+//! assert_eq!(efficiency_ratio(&[1.0, 2.0], 3), None); // too short
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

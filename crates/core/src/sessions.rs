@@ -14,6 +14,27 @@
 //! falls in the window, so bars must be one hour or shorter. A UTC calendar
 //! day is one day; only days that have bars count, so weekends without
 //! quotes are skipped.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::Bar;
+//! use tradeterm_core::sessions::session_stats;
+//!
+//! // Two days of hourly bars whose price rises through each day.
+//! let bars: Vec<Bar> = (0..48)
+//!     .map(|i| {
+//!         let c = 1.0 + (i % 24) as f64 * 0.001;
+//!         Bar { time: 1_767_571_200_000 + i * 3_600_000, open: c, high: c + 0.0005, low: c - 0.0005, close: c, volume: 1.0 }
+//!     })
+//!     .collect();
+//! let stats = session_stats(&bars, 2)?;
+//! assert_eq!(stats.days, 2);
+//! let names: Vec<&str> = stats.sessions.iter().map(|s| s.name.as_str()).collect();
+//! assert_eq!(names, ["asia", "london", "new_york"]);
+//! assert_eq!(stats.sessions[0].typical_high_hour, Some(7)); // Asia peaks in its last hour
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use std::collections::BTreeMap;
 

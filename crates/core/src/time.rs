@@ -1,5 +1,16 @@
 //! Time helpers. Core never reads a clock: instants are unix milliseconds
 //! (UTC) passed in by the caller.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::time::{parse_iso, to_iso, weekday};
+//!
+//! let t = parse_iso("2026-11-18T12:00:00+01:00")?;
+//! assert_eq!(to_iso(t), "2026-11-18T11:00:00Z");
+//! assert_eq!(weekday(t), 3); // Wednesday (0 = Sunday, as in MQL)
+//! # Ok::<(), tradeterm_core::CoreError>(())
+//! ```
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

@@ -16,6 +16,19 @@
 //! - margin, profit and swaps are computed in the symbol's margin or profit
 //!   currency and converted to the account currency with a rate the caller
 //!   supplies (see [`conversion_rate`]).
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::Tick;
+//! use tradeterm_core::account::OrderType;
+//! use tradeterm_core::trading::{fill_price, margin_level};
+//!
+//! let tick = Tick { symbol: "EURUSD".into(), bid: 1.1000, ask: 1.1002, time: 0 };
+//! assert_eq!(fill_price(OrderType::Buy, &tick), 1.1002); // buys fill at the ask
+//! assert_eq!(fill_price(OrderType::Sell, &tick), 1.1000); // sells at the bid
+//! assert_eq!(margin_level(5_000.0, 1_000.0), Some(500.0));
+//! ```
 
 use crate::account::{OrderType, Side};
 use crate::market::{MarginMode, SwapMode, SymbolSpec, Tick};

@@ -19,9 +19,15 @@
 //! - terminates TLS itself when given a certificate ([`tls`]): agents then
 //!   connect with `wss://` and every route is HTTPS.
 //!
+//! It also serves the support widget's identity route
+//! (`GET /api/dashboard/support/identity`). The spec's management endpoints
+//! that run tools (`/api/prop-firm-rules`, `/api/news-guard`,
+//! `/api/cb-stance`) are REST routes; the single-node binary mounts them on
+//! this listener with [`Gateway::server_with`].
+//!
 //! **Architecture invariant:** the gateway dispatches and never computes
-//! tools; it depends on `protocol` and `store`, never on the REST or MCP
-//! adapters. Nothing of one license is reachable with another license's
+//! tools; it depends on `protocol` and `store`, never on the tool catalog or
+//! the REST or MCP adapters (`cargo xtask layering` checks it). Nothing of one license is reachable with another license's
 //! credentials: a terminal of another license is reported as not found.
 
 mod agent;
@@ -86,13 +92,6 @@ pub struct GatewaySettings {
     /// (`GET /api/dashboard/support/identity`, HMAC-SHA256 of the license
     /// id); `None` answers 404 there.
     pub support_identity_secret: Option<String>,
-    /// The server calendar, news provider and ETF flows the management
-    /// endpoints' tools use (as the REST and MCP servers'; empty by default).
-    pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
-    /// See [`GatewaySettings::calendar`].
-    pub news: Arc<tradeterm_tools::news::NewsService>,
-    /// See [`GatewaySettings::calendar`].
-    pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
     /// TLS of the listener (`None`: plain HTTP and `ws://`). With it, every
     /// route of the gateway is HTTPS and agents connect with `wss://`. See
     /// [`tls`] and `docs/gateway.md`.
@@ -114,12 +113,26 @@ impl Default for GatewaySettings {
             quote_cache: Duration::from_secs(1),
             key_recheck: Duration::from_secs(60),
             support_identity_secret: None,
-            calendar: Default::default(),
-            news: Default::default(),
-            etf_flows: Default::default(),
             tls: None,
         }
     }
+}
+
+/// Loads the listener's TLS from the files of `GATEWAY_TLS_CERT` (`cert`)
+/// and `GATEWAY_TLS_KEY` (`key`), as [`TlsConfig::load`] does; the message of
+/// a failure starts with the setting at fault, for the operator.
+///
+/// # Errors
+/// A file is missing or invalid, or the key does not match the certificate.
+pub fn load_tls(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsConfig, String> {
+    TlsConfig::load(cert, key).map_err(|e| {
+        let setting = match e.file() {
+            Some(tls::TlsFile::Certificate) => "GATEWAY_TLS_CERT",
+            Some(tls::TlsFile::PrivateKey) => "GATEWAY_TLS_KEY",
+            None => "GATEWAY_TLS_CERT/GATEWAY_TLS_KEY",
+        };
+        format!("{setting}: {e}")
+    })
 }
 
 /// The gateway's shared state: store, token signer and live connections.
@@ -180,7 +193,19 @@ impl Gateway {
 
     /// Binds an HTTP server for this gateway on `listener`.
     pub fn server(&self, listener: TcpListener) -> std::io::Result<GatewayServer> {
-        GatewayServer::build(self.clone(), listener)
+        GatewayServer::build(self.clone(), listener, |_| {})
+    }
+
+    /// Binds an HTTP server for this gateway on `listener` that also serves
+    /// the routes `extra` registers (before the gateway's own). The
+    /// single-node binary passes the REST app's management routes, so the
+    /// spec's `{gateway_url}/api/prop-firm-rules` works without the gateway
+    /// knowing any tool.
+    pub fn server_with<F>(&self, listener: TcpListener, extra: F) -> std::io::Result<GatewayServer>
+    where
+        F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
+    {
+        GatewayServer::build(self.clone(), listener, extra)
     }
 }
 
@@ -204,12 +229,17 @@ impl std::fmt::Debug for GatewayServer {
 }
 
 impl GatewayServer {
-    fn build(gateway: Gateway, listener: TcpListener) -> std::io::Result<Self> {
+    fn build<F>(gateway: Gateway, listener: TcpListener, extra: F) -> std::io::Result<Self>
+    where
+        F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
+    {
         let port = listener.local_addr()?.port();
         let workers = gateway.settings().workers.max(1);
         let tls = gateway.settings().tls.clone();
         let server = actix_web::HttpServer::new(move || {
-            actix_web::App::new().configure(|cfg| http::configure(cfg, gateway.clone()))
+            actix_web::App::new()
+                .configure(extra.clone())
+                .configure(|cfg| http::configure(cfg, gateway.clone()))
         })
         .workers(workers)
         .disable_signals()
@@ -245,5 +275,32 @@ impl GatewayServer {
     /// Serves until stopped through [`GatewayServer::handle`].
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_load_errors_name_the_setting_at_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let (c, k) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        let missing = std::path::Path::new("/nonexistent/cert.pem");
+        let err = load_tls(missing, &k).unwrap_err();
+        assert!(
+            err.starts_with("GATEWAY_TLS_CERT: ") && err.contains("/nonexistent/cert.pem"),
+            "{err}"
+        );
+        let err = load_tls(&c, &c).unwrap_err();
+        assert!(err.starts_with("GATEWAY_TLS_KEY: "), "{err}");
+        assert!(load_tls(&c, &k).is_ok());
     }
 }

@@ -12,16 +12,17 @@
 //!   terminal is the target of every call.
 //! - **Tools**: the catalog of `tradeterm-tools`, listed with the same names,
 //!   descriptions, schemas and annotations, and run through
-//!   [`tradeterm_tools::Tool::call`] (which enforces capabilities). Two
+//!   [`tradeterm_tools::invoke`] over the process's [`Services`], as REST
+//!   runs them (the terminal is the key's; capabilities enforced there). Two
 //!   session tools exist only here: `set_mode` and `get_mode` (trading mode
 //!   `live` or `paper`; in `paper` every trading tool is forced to a dry run).
 //!   Tool failures are MCP tool errors (`isError: true`) carrying the spec's
 //!   code in structured content `{ "code", "message" }` and in the text.
 //! - **Traffic**: tool calls count against a per-license `mcp` bucket with
 //!   the REST tier limits ([`tradeterm_tools::ratelimit`]).
-//! - **Connector** ([`connect`]): speaks MCP over stdin/stdout and relays
-//!   every message to a hosted `/mcp/v1`, reconnecting and re-initialising the
-//!   upstream session transparently when the connection drops.
+//! - **Connector**: the stdio relay to a hosted `/mcp/v1` lives in its own
+//!   small crate, `tradeterm-mcp-connect` (crates/mcp-connect), so that the
+//!   `tradeterm-connect` binary links no server, store or database code.
 //!
 //! **Why axum:** rmcp's streamable HTTP server is a tower service; axum mounts
 //! it natively. The REST API is actix-web, but MCP has its own listener, so the
@@ -33,7 +34,6 @@
 //! [`tradeterm_protocol::http_client::GatewayClient`], like REST does.
 
 pub mod auth;
-pub mod connect;
 mod server;
 mod tools;
 
@@ -49,11 +49,10 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
-use tradeterm_protocol::Dispatch;
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_protocol::token::TokenVerifier;
-use tradeterm_store::Store;
-use tradeterm_tools::ratelimit::{RateLimiter, TierLimits};
+use tradeterm_tools::Services;
+use tradeterm_tools::ratelimit::RateLimiter;
 
 pub use auth::{AuthError, Caller};
 pub use server::{SESSION_TOOLS, TradingMode};
@@ -62,17 +61,11 @@ pub use tools::mcp_tools;
 /// Path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp/v1";
 
-/// Settings of the MCP server.
+/// Settings of the MCP server itself. Production mode, rate limits (the
+/// REST tier limits, counted in the `mcp` bucket) and the dispatch timeout are
+/// the process's [`Services`] settings.
 #[derive(Debug, Clone)]
 pub struct McpSettings {
-    /// `NODE_ENV=production`: internal error details are hidden.
-    pub production: bool,
-    /// Rate-limit window (same as REST: `API_RATE_LIMIT_WINDOW_MS`).
-    pub rate_window: Duration,
-    /// Tool calls per window per tier (same limits as REST, separate bucket).
-    pub rate_limits: TierLimits,
-    /// Dispatch timeout per command.
-    pub dispatch_timeout: Duration,
     /// Accepted `Host` header values (names or `host:port`). Loopback names are
     /// always accepted; a public deployment adds its own host names.
     pub allowed_hosts: Vec<String>,
@@ -90,44 +83,10 @@ pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 impl Default for McpSettings {
     fn default() -> Self {
         Self {
-            production: false,
-            rate_window: Duration::from_millis(60_000),
-            rate_limits: TierLimits::default(),
-            dispatch_timeout: tradeterm_protocol::dispatch::DEFAULT_TIMEOUT,
             allowed_hosts: Vec::new(),
             key_recheck: Duration::from_secs(60),
             sse_keep_alive: Duration::from_secs(15),
         }
-    }
-}
-
-/// What the MCP server is built from.
-#[derive(Clone)]
-pub struct McpDeps {
-    /// Path to terminals.
-    pub dispatch: Arc<dyn Dispatch>,
-    /// Persistence (terminal bindings, journal, idempotency).
-    pub store: Arc<dyn Store>,
-    /// Verifies session tokens.
-    pub verifier: TokenVerifier,
-    /// Gateway client for the terminal-key exchange.
-    pub gateway: GatewayClient,
-    /// Redis pool for rate limiting (`None`: rate limiting off).
-    pub redis: Option<deadpool_redis::Pool>,
-    /// The server's economic calendar (`CALENDAR_FILE`; empty when unset),
-    /// used by the calendar tools when a terminal has none.
-    pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
-    /// The server's news provider (`NEWS_API_KEY`; a no-op when unset).
-    pub news: Arc<tradeterm_tools::news::NewsService>,
-    /// The server's ETF flows data (`ETF_FLOWS_FILE`; the tool is disabled when unset).
-    pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
-}
-
-impl std::fmt::Debug for McpDeps {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpDeps")
-            .field("gateway", &self.gateway.base_url())
-            .finish_non_exhaustive()
     }
 }
 
@@ -139,7 +98,7 @@ pub struct McpState {
 
 struct Inner {
     settings: McpSettings,
-    deps: McpDeps,
+    services: Arc<Services>,
     auth: auth::Authenticator,
     limiter: Option<RateLimiter>,
 }
@@ -153,22 +112,21 @@ impl std::fmt::Debug for McpState {
 }
 
 impl McpState {
-    /// Builds the shared state.
-    pub fn new(settings: McpSettings, deps: McpDeps) -> Self {
-        let auth = auth::Authenticator::new(
-            deps.gateway.clone(),
-            deps.verifier.clone(),
-            deps.store.clone(),
-            settings.key_recheck,
-        );
-        let limiter = deps
-            .redis
-            .clone()
-            .map(|pool| RateLimiter::with_bucket(pool, settings.rate_window, settings.rate_limits, "mcp"));
+    /// Builds the shared state over the process's `services`: terminal keys
+    /// are exchanged at `gateway` and the tokens verified with `verifier`;
+    /// tool calls count in the `mcp` bucket of the services' rate limits.
+    pub fn new(
+        settings: McpSettings,
+        services: Arc<Services>,
+        verifier: TokenVerifier,
+        gateway: GatewayClient,
+    ) -> Self {
+        let auth = auth::Authenticator::new(gateway, verifier, services.store.clone(), settings.key_recheck);
+        let limiter = services.rate_limits.limiter("mcp");
         Self {
             inner: Arc::new(Inner {
                 settings,
-                deps,
+                services,
                 auth,
                 limiter,
             }),
@@ -189,8 +147,8 @@ impl McpState {
         &self.inner.settings
     }
 
-    pub(crate) fn deps(&self) -> &McpDeps {
-        &self.inner.deps
+    pub(crate) fn services(&self) -> &Arc<Services> {
+        &self.inner.services
     }
 }
 

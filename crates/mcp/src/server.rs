@@ -18,8 +18,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tracing::Instrument;
-use tradeterm_tools::{Target, ToolContext};
+use tradeterm_tools::{Invocation, TerminalChoice};
 
 use crate::McpState;
 use crate::auth::Caller;
@@ -271,7 +270,7 @@ impl ServerHandler for Session {
                 None,
             ));
         };
-        let production = self.state.settings().production;
+        let production = self.state.services().settings.production;
         if let Some(limiter) = self.state.limiter() {
             let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
             let d = limiter.check(caller.license_id(), caller.claims.tier, now).await;
@@ -283,36 +282,18 @@ impl ServerHandler for Session {
                 return Ok(failure("RATE_LIMITED", &message, None).into());
             }
         }
-        let deps = self.state.deps();
-        let force_dry_run = self.mode() == TradingMode::Paper;
-        let ctx = ToolContext {
+        // The terminal is always the key's; the gate, the context and the span are `invoke`'s.
+        let terminal = TerminalChoice::Bound(caller.terminal_id().to_owned());
+        let caller = tradeterm_tools::Caller {
             license_id: caller.license_id().to_owned(),
-            caller: caller.claims.cred_id.clone(),
+            credential: caller.claims.cred_id.clone(),
             caps: caller.claims.caps.clone(),
-            terminal_id: (tool.target == Target::Terminal).then(|| caller.terminal_id().to_owned()),
-            dispatch: deps.dispatch.clone(),
-            store: deps.store.clone(),
-            force_dry_run,
-            idempotency_key: None,
-            timeout: self.state.settings().dispatch_timeout,
-            now_ms: chrono::Utc::now().timestamp_millis(),
-            calendar: deps.calendar.clone(),
-            news: deps.news.clone(),
-            etf_flows: deps.etf_flows.clone(),
         };
-        let span = tracing::info_span!(
-            "mcp_tool",
-            license = %caller.license_id(),
-            terminal = %caller.terminal_id(),
-            tool = tool.name,
-            paper = force_dry_run
-        );
-        let result = match tool.call(ctx, args).instrument(span).await {
+        let mut call = Invocation::new("mcp", caller, terminal);
+        call.force_dry_run = self.mode() == TradingMode::Paper;
+        let result = match tradeterm_tools::invoke(self.state.services(), tool, call, args).await {
             Ok(output) => success(output),
-            Err(e) => {
-                tracing::info!(license = %caller.license_id(), tool = tool.name, code = e.code(), "MCP tool call failed");
-                tool_error(&e, production)
-            }
+            Err(e) => tool_error(&e, production),
         };
         Ok(result.into())
     }

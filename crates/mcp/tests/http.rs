@@ -14,13 +14,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tradeterm_core::license::Tier;
-use tradeterm_mcp::{MCP_PATH, McpDeps, McpHandle, McpServer, McpSettings, McpState};
+use tradeterm_mcp::{MCP_PATH, McpHandle, McpServer, McpSettings, McpState};
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_protocol::token::{
     Claims, CredentialKind, DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenSigner, TokenVerifier, generate_rsa_pem_pair,
 };
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
 use tradeterm_store::{SqlStore, Store};
+use tradeterm_tools::Services;
 
 const PROTOCOL: &str = "2025-11-25";
 
@@ -98,18 +99,14 @@ async fn spawn_app() -> App {
     store.bind_terminal(&terminal.id, "fingerprint").await.unwrap();
     let key = key.expose().to_owned();
     let gateway = fake_gateway(signer, key.clone(), license.id.clone(), terminal.id.clone()).await;
-    let deps = McpDeps {
-        dispatch: Arc::new(NoTerminals),
-        store: Arc::new(store),
-        verifier,
-        gateway: GatewayClient::new(&gateway).unwrap(),
-        redis: None,
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
-    };
+    let services = Arc::new(Services::new(Arc::new(NoTerminals), Arc::new(store)));
     let server = McpServer::build(
-        McpState::new(McpSettings::default(), deps),
+        McpState::new(
+            McpSettings::default(),
+            services,
+            verifier,
+            GatewayClient::new(&gateway).unwrap(),
+        ),
         TcpListener::bind("127.0.0.1:0").unwrap(),
     )
     .unwrap();

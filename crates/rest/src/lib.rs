@@ -5,7 +5,13 @@
 //! RS256 JWTs verified with the public key), per-license rate limits shared
 //! through Redis, terminal targeting with `X-Terminal-Id`, the spec's
 //! envelopes and error codes, the named routes of the spec, and
-//! `POST /api/v1/tools/{name}` for every tool of the catalog.
+//! `POST /api/v1/tools/{name}` for every tool of the catalog, and the spec's
+//! management endpoints (`/api/prop-firm-rules`, `/api/news-guard`,
+//! `/api/cb-stance`) with the license's master key.
+//!
+//! Every tool call goes through [`tradeterm_tools::invoke`] over the process's
+//! [`Services`]; this crate only authenticates, rate-limits, reads the input
+//! from the path, query and body, and maps errors onto the envelope.
 //!
 //! **Architecture invariant:** routes are data ([`routes::ROUTES`]) mapped
 //! onto catalog tools; there is no per-tool glue here. This crate never
@@ -26,24 +32,16 @@ use std::time::Duration;
 
 pub use actix_web::dev::ServerHandle;
 pub use error::RestError;
-use tradeterm_protocol::Dispatch;
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_protocol::token::TokenVerifier;
-use tradeterm_store::Store;
+use tradeterm_tools::Services;
 
-/// Settings of the REST server (spec §5.9).
+/// Settings of the REST server itself. Production mode, rate limits and the
+/// dispatch timeout are the process's [`Services`] settings, shared with MCP.
 #[derive(Debug, Clone)]
 pub struct RestSettings {
-    /// `NODE_ENV=production`: internal error details are hidden.
-    pub production: bool,
-    /// Rate-limit window (`API_RATE_LIMIT_WINDOW_MS`, default 60 000 ms).
-    pub rate_window: Duration,
-    /// Requests per window per tier (`API_RATE_LIMIT_FREE/_PRO/_TEAM/_ENTERPRISE`).
-    pub rate_limits: ratelimit::TierLimits,
     /// How long an API-key exchange is cached (60 s).
     pub exchange_cache: Duration,
-    /// Dispatch timeout per command.
-    pub dispatch_timeout: Duration,
     /// HTTP worker threads.
     pub workers: usize,
 }
@@ -51,43 +49,9 @@ pub struct RestSettings {
 impl Default for RestSettings {
     fn default() -> Self {
         Self {
-            production: false,
-            rate_window: Duration::from_millis(60_000),
-            rate_limits: ratelimit::TierLimits::default(),
             exchange_cache: Duration::from_secs(60),
-            dispatch_timeout: tradeterm_protocol::dispatch::DEFAULT_TIMEOUT,
             workers: 2,
         }
-    }
-}
-
-/// What the REST server is built from.
-#[derive(Clone)]
-pub struct RestDeps {
-    /// Path to terminals.
-    pub dispatch: Arc<dyn Dispatch>,
-    /// Persistence (journal, idempotency, key revocation checks).
-    pub store: Arc<dyn Store>,
-    /// Verifies session tokens.
-    pub verifier: TokenVerifier,
-    /// Gateway client for the API-key exchange and the `/api/token` proxy.
-    pub gateway: GatewayClient,
-    /// Redis pool for rate limiting (`None`: rate limiting off).
-    pub redis: Option<deadpool_redis::Pool>,
-    /// The server's economic calendar (`CALENDAR_FILE`; empty when unset),
-    /// used by the calendar tools when a terminal has none.
-    pub calendar: Arc<tradeterm_tools::events::ServerCalendar>,
-    /// The server's news provider (`NEWS_API_KEY`; a no-op when unset).
-    pub news: Arc<tradeterm_tools::news::NewsService>,
-    /// The server's ETF flows data (`ETF_FLOWS_FILE`; the tool is disabled when unset).
-    pub etf_flows: Arc<tradeterm_tools::etf::EtfFlows>,
-}
-
-impl std::fmt::Debug for RestDeps {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RestDeps")
-            .field("gateway", &self.gateway.base_url())
-            .finish_non_exhaustive()
     }
 }
 
@@ -95,36 +59,42 @@ impl std::fmt::Debug for RestDeps {
 #[derive(Clone)]
 pub struct AppState {
     pub(crate) settings: RestSettings,
-    pub(crate) deps: RestDeps,
+    pub(crate) services: Arc<Services>,
+    pub(crate) gateway: GatewayClient,
     pub(crate) auth: Arc<auth::Authenticator>,
     pub(crate) limiter: Option<Arc<ratelimit::RateLimiter>>,
 }
 
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState").finish_non_exhaustive()
+        f.debug_struct("AppState")
+            .field("gateway", &self.gateway.base_url())
+            .finish_non_exhaustive()
     }
 }
 
 impl AppState {
-    /// Builds the shared state.
-    pub fn new(settings: RestSettings, deps: RestDeps) -> Self {
+    /// Builds the shared state over the process's `services`: tokens are
+    /// verified with `verifier`; API keys are exchanged, and `POST /api/token`
+    /// forwarded, at `gateway`; tool calls count in the `rest` bucket of the
+    /// services' rate limits.
+    pub fn new(
+        settings: RestSettings,
+        services: Arc<Services>,
+        verifier: TokenVerifier,
+        gateway: GatewayClient,
+    ) -> Self {
         let auth = Arc::new(auth::Authenticator::new(
-            deps.verifier.clone(),
-            deps.gateway.clone(),
-            deps.store.clone(),
+            verifier,
+            gateway.clone(),
+            services.store.clone(),
             settings.exchange_cache,
         ));
-        let limiter = deps.redis.clone().map(|pool| {
-            Arc::new(ratelimit::RateLimiter::new(
-                pool,
-                settings.rate_window,
-                settings.rate_limits,
-            ))
-        });
+        let limiter = services.rate_limits.limiter("rest").map(Arc::new);
         Self {
             settings,
-            deps,
+            services,
+            gateway,
             auth,
             limiter,
         }
@@ -138,6 +108,14 @@ impl AppState {
     /// The rate limiter, when on.
     pub fn limiter(&self) -> Option<&Arc<ratelimit::RateLimiter>> {
         self.limiter.as_ref()
+    }
+
+    /// Registers the management routes of the spec (the rows of
+    /// [`routes::ROUTES`] with [`routes::Auth::MasterKey`]) on another
+    /// listener's app: the single-node binary serves them on the gateway's
+    /// port too, so `{gateway_url}/api/prop-firm-rules` works as the spec says.
+    pub fn configure_management(&self, cfg: &mut actix_web::web::ServiceConfig) {
+        routes::configure_management(cfg, self.clone());
     }
 }
 
@@ -157,7 +135,12 @@ impl std::fmt::Debug for RestServer {
 
 impl RestServer {
     /// Binds the server on `listener` with the given state.
+    ///
+    /// # Errors
+    /// Binding fails, or a route of [`routes::ROUTES`] names a tool the
+    /// catalog does not have (checked here, at start-up, never as a 500).
     pub fn build(state: AppState, listener: TcpListener) -> std::io::Result<Self> {
+        routes::check().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
         let port = listener.local_addr()?.port();
         let workers = state.settings.workers.max(1);
         let server = actix_web::HttpServer::new(move || {

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use tradeterm_tools::{Gate, Target, Tool};
 
 use crate::ratelimit::TierLimits;
-use crate::routes::{InputFrom, ROUTES, Route};
+use crate::routes::{Auth, InputFrom, ROUTES, Route};
 
 /// One error code of the envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,20 +125,27 @@ const METHOD_NOT_ALLOWED: &str = "METHOD_NOT_ALLOWED";
 pub fn document() -> Value {
     let mut doc = Builder::default();
     doc.fixed_schemas();
-    for route in ROUTES {
+    for route in ROUTES.iter().filter(|r| r.auth == Auth::Bearer) {
         doc.named_route(route);
     }
     for tool in tradeterm_tools::catalog() {
         doc.tool_route(tool);
     }
+    // Last, so that the component names of the API routes do not depend on them.
+    for route in ROUTES.iter().filter(|r| r.auth == Auth::MasterKey) {
+        doc.named_route(route);
+    }
     doc.fixed_routes();
     doc.finish()
 }
 
-/// The tag of a named route: trade tools are `trading`, the rest by the first
-/// path segment under `/api/v1` (`market`, `journal`; everything else is
-/// `account`).
+/// The tag of a named route: the master-key routes are `management`, trade
+/// tools `trading`, the rest by the first path segment under `/api/v1`
+/// (`market`, `journal`; everything else is `account`).
 fn area(route: &Route, tool: &Tool) -> &'static str {
+    if route.auth == Auth::MasterKey {
+        return "management";
+    }
     if tool.gate == Gate::LiveOnly {
         return "trading";
     }
@@ -406,7 +413,7 @@ impl Builder {
         }
         let tag = area(route, tool);
         let id = self.operation_id(tool.name);
-        let op = self.tool_operation(tool, id, tag, parameters, body);
+        let op = self.tool_operation(tool, id, tag, parameters, body, route.auth);
         self.add(route.method, route.path, op);
     }
 
@@ -417,7 +424,7 @@ impl Builder {
             !required_of(&input).is_empty(),
         );
         let id = self.operation_id(&format!("tool_{}", tool.name));
-        let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body));
+        let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body), Auth::Bearer);
         self.add("post", &format!("/api/v1/tools/{}", tool.name), op);
     }
 
@@ -428,6 +435,7 @@ impl Builder {
         tag: &str,
         mut parameters: Vec<Value>,
         body: Option<Value>,
+        auth: Auth,
     ) -> Value {
         if tool.target == Target::Terminal {
             parameters.push(json!({ "$ref": format!("#/components/parameters/{TERMINAL_PARAM}") }));
@@ -449,15 +457,22 @@ impl Builder {
             }
             Target::License => "License-wide: needs no terminal.",
         };
+        let (security, who) = match auth {
+            Auth::Bearer => ("bearerAuth", ""),
+            Auth::MasterKey => (
+                "masterKey",
+                " Authenticated with the license's master key (the dashboard's credential), not rate-limited; served on the gateway's port too.",
+            ),
+        };
         let mut op = json!({
             "operationId": id,
             "summary": tool.title,
-            "description": format!("{}\n\n{access} {target}", tool.description),
+            "description": format!("{}\n\n{access} {target}{who}", tool.description),
             "tags": [tag],
-            "security": [{ "bearerAuth": [] }],
+            "security": [{ security: [] }],
             "x-capability": capability,
             "x-tool": tool.name,
-            "responses": self.tool_responses(tool, &output),
+            "responses": self.tool_responses(tool, &output, auth == Auth::Bearer),
         });
         if !parameters.is_empty() {
             op["parameters"] = json!(parameters);
@@ -468,15 +483,18 @@ impl Builder {
         op
     }
 
-    fn tool_responses(&mut self, tool: &Tool, output: &str) -> Value {
+    /// Responses of a tool's operation; `metered`: counted by the rate limiter.
+    fn tool_responses(&mut self, tool: &Tool, output: &str, metered: bool) -> Value {
         let mut codes = vec![
             "VALIDATION_ERROR",
             "UNAUTHORIZED",
-            "RATE_LIMITED",
             "INTERNAL_ERROR",
             "DISPATCH_ERROR",
             "GATEWAY_ERROR",
         ];
+        if metered {
+            codes.push("RATE_LIMITED");
+        }
         let props = tool.input_schema.get("properties").and_then(Value::as_object);
         let has = |p: &str| props.is_some_and(|m| m.contains_key(p));
         if tool.target == Target::Terminal {
@@ -493,7 +511,7 @@ impl Builder {
         {
             codes.push("NOT_FOUND");
         }
-        let mut responses = self.error_responses(&codes, true);
+        let mut responses = self.error_responses(&codes, metered);
         responses["200"] = success(
             &format!("{} (`data`: the tool's output).", tool.title),
             json!({
@@ -501,7 +519,7 @@ impl Builder {
                 "required": ["data"],
                 "properties": { "data": { "$ref": format!("{SCHEMA_REF}{output}") } },
             }),
-            true,
+            metered,
         );
         responses
     }
@@ -698,6 +716,7 @@ impl Builder {
                 { "name": "tools", "description": "Every catalog tool by name: `POST /api/v1/tools/<name>` with the tool's input as the body." },
                 { "name": "auth", "description": "Session tokens." },
                 { "name": "meta", "description": "Health, this description and the interactive reference." },
+                { "name": "management", "description": "The spec's management endpoints, with the license's master key; served on the gateway's port too (`{gateway_url}/api/…`)." },
             ],
             "paths": paths,
             "components": {
@@ -706,6 +725,11 @@ impl Builder {
                         "type": "http",
                         "scheme": "bearer",
                         "description": "REST API key (`svc_api_…`) or RS256 JWT from POST /api/token",
+                    },
+                    "masterKey": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "The license's master key (`tt_lic_…`): the management endpoints only.",
                     },
                 },
                 "parameters": {

@@ -1,13 +1,17 @@
 //! The routes of `/api/v1`, as data: each named route maps onto one catalog
 //! tool; `POST /api/v1/tools/{name}` serves every tool. The OpenAPI document
-//! is generated from the same table and the catalog.
+//! is generated from the same table and the catalog. The spec's management
+//! endpoints are rows of the same table, authenticated with the license's
+//! master key ([`Auth::MasterKey`]).
+//!
+//! Every call ends in [`tradeterm_tools::invoke`]; the tool names of the table
+//! are checked against the catalog when the server is built ([`check`]).
 
 use actix_web::http::Method;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use serde_json::{Map, Value, json};
-use tracing::Instrument;
-use tradeterm_tools::{Target, Tool, ToolContext, ToolError};
+use tradeterm_tools::{Invocation, Target, TerminalChoice, Tool};
 
 use crate::auth::Caller;
 use crate::ratelimit::Decision;
@@ -22,6 +26,16 @@ pub enum InputFrom {
     Query,
 }
 
+/// How a route authenticates its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// A REST API key or a session token (`Authorization: Bearer`), rate-limited.
+    Bearer,
+    /// The license's master key (`Authorization: Bearer <LICENSE_KEY>`): the
+    /// spec's management endpoints, whose client is the dashboard.
+    MasterKey,
+}
+
 /// One named route.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
@@ -33,135 +47,209 @@ pub struct Route {
     pub tool: &'static str,
     /// Where the rest of the input comes from.
     pub input: InputFrom,
+    /// How the caller authenticates.
+    pub auth: Auth,
 }
 
-/// The named routes of the spec (§4) and their siblings.
+/// The named routes of the spec (§4) and their siblings, then the spec's
+/// management endpoints (master key).
 pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/api/v1/account/info",
         tool: "get_account_info",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/market/tick/{symbol}",
         tool: "get_tick",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/market/symbols",
         tool: "get_symbols",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/market/symbols/{symbol}",
         tool: "get_symbol_spec",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/market/bars/{symbol}",
         tool: "get_bars",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/terminals",
         tool: "list_terminals",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "POST",
         path: "/api/v1/orders",
         tool: "place_order",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/orders",
         tool: "get_orders",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "DELETE",
         path: "/api/v1/orders/{ticket}",
         tool: "cancel_order",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/positions",
         tool: "get_positions",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/positions/{ticket}",
         tool: "get_position",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "POST",
         path: "/api/v1/positions/{ticket}/close",
         tool: "close_position",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "POST",
         path: "/api/v1/positions/{ticket}/modify",
         tool: "modify_position",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "POST",
         path: "/api/v1/positions/{ticket}/reverse",
         tool: "reverse_position",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/history/deals",
         tool: "get_deal_history",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/history/orders",
         tool: "get_order_history",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/journal",
         tool: "get_journal",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "POST",
         path: "/api/v1/journal",
         tool: "add_journal_entry",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "GET",
         path: "/api/v1/journal/{id}",
         tool: "get_journal_entry",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
     },
     Route {
         method: "PUT",
         path: "/api/v1/journal/{id}",
         tool: "update_journal_entry",
         input: InputFrom::Body,
+        auth: Auth::Bearer,
     },
     Route {
         method: "DELETE",
         path: "/api/v1/journal/{id}",
         tool: "delete_journal_entry",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
+    },
+    // The spec's management endpoints (§4), served on the gateway's port too.
+    Route {
+        method: "PUT",
+        path: "/api/prop-firm-rules",
+        tool: "set_prop_firm_rules",
+        input: InputFrom::Body,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "GET",
+        path: "/api/prop-firm-rules",
+        tool: "get_prop_firm_status",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "DELETE",
+        path: "/api/prop-firm-rules",
+        tool: "remove_prop_firm_rules",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "PUT",
+        path: "/api/news-guard",
+        tool: "set_news_guard",
+        input: InputFrom::Body,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "GET",
+        path: "/api/news-guard",
+        tool: "get_news_guard_status",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "DELETE",
+        path: "/api/news-guard",
+        tool: "remove_news_guard",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "GET",
+        path: "/api/cb-stance",
+        tool: "get_cb_stance",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
     },
 ];
 
@@ -211,11 +299,38 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 return call_tool(req, name, body, state).await;
             }
             match match_named(req.method(), req.path())? {
-                Some((route, params)) => named(route, params, req, body, state).await,
+                Some(matched) => named(matched, req, body, state).await,
                 None => Err(no_route(req.path())),
             }
         },
     ));
+}
+
+/// Registers the management rows ([`Auth::MasterKey`]) as actix resources,
+/// for the gateway's listener in the single-node binary. They answer exactly
+/// as on the REST listener.
+pub(crate) fn configure_management(cfg: &mut web::ServiceConfig, state: AppState) {
+    let state = web::Data::new(state);
+    let mut paths: Vec<&'static str> = Vec::new();
+    for r in ROUTES.iter().filter(|r| r.auth == Auth::MasterKey) {
+        if !paths.contains(&r.path) {
+            paths.push(r.path);
+        }
+    }
+    for path in paths {
+        let resource = web::resource(path)
+            .app_data(state.clone())
+            .app_data(web::PayloadConfig::new(MAX_BODY))
+            .default_service(web::to(
+                |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| async move {
+                    match match_named(req.method(), req.path())? {
+                        Some(matched) if matched.0.auth == Auth::MasterKey => named(matched, req, body, state).await,
+                        _ => Err(no_route(req.path())),
+                    }
+                },
+            ));
+        cfg.service(resource);
+    }
 }
 
 /// The answer to a path that names no route.
@@ -306,20 +421,39 @@ enum Segment {
     Param(&'static str),
 }
 
-/// A named route prepared for matching.
+/// A named route prepared for matching, with its catalog tool.
 struct Matcher {
     route: Route,
+    tool: &'static Tool,
     method: Method,
     segments: Vec<Segment>,
 }
 
+/// Checks that every route of [`ROUTES`] names a catalog tool. Called when a
+/// server is built, so a misspelt name stops the start instead of answering 500.
+pub fn check() -> Result<(), String> {
+    let missing: Vec<String> = ROUTES
+        .iter()
+        .filter(|r| tradeterm_tools::find(r.tool).is_none())
+        .map(|r| format!("{} {} names unknown tool `{}`", r.method, r.path, r.tool))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join("; "))
+    }
+}
+
+/// The named routes whose tool exists ([`check`] refuses to start otherwise).
 fn matchers() -> &'static [Matcher] {
     static MATCHERS: std::sync::OnceLock<Vec<Matcher>> = std::sync::OnceLock::new();
     MATCHERS.get_or_init(|| {
         ROUTES
             .iter()
-            .map(|r| Matcher {
+            .filter_map(|r| Some((r, tradeterm_tools::find(r.tool)?)))
+            .map(|(r, tool)| Matcher {
                 route: *r,
+                tool,
                 method: Method::from_bytes(r.method.as_bytes()).unwrap_or(Method::GET),
                 segments: r
                     .path
@@ -360,10 +494,13 @@ fn percent_decode(segment: &str) -> Option<String> {
 /// Decoded path parameters of a named route, by name.
 type PathParams = Vec<(&'static str, String)>;
 
+/// A matched named route: the route, its tool and its path parameters.
+type Matched = (Route, &'static Tool, PathParams);
+
 /// The named route of `method` and `path` with its decoded path parameters,
 /// if any: literal segments must be equal, parameters non-empty, and the
 /// segment counts the same (so a trailing `/` matches nothing, as in actix).
-fn match_named(method: &Method, path: &str) -> Result<Option<(Route, PathParams)>, RestError> {
+fn match_named(method: &Method, path: &str) -> Result<Option<Matched>, RestError> {
     let Some(rest) = path.strip_prefix('/') else {
         return Ok(None);
     };
@@ -381,7 +518,7 @@ fn match_named(method: &Method, path: &str) -> Result<Option<(Route, PathParams)
                 params.push((*name, value));
             }
         }
-        return Ok(Some((m.route, params)));
+        return Ok(Some((m.route, m.tool, params)));
     }
     Ok(None)
 }
@@ -419,7 +556,6 @@ async fn token_proxy(body: web::Bytes, state: web::Data<AppState>) -> Result<Htt
         return Err(RestError::invalid("`license_key` (a terminal key) is required"));
     }
     let (status, answer) = state
-        .deps
         .gateway
         .proxy_token(json!({ "license_key": value["license_key"] }))
         .await
@@ -490,6 +626,43 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
     Ok(caller)
 }
 
+/// The tool caller of an authenticated REST request.
+fn tool_caller(caller: &Caller) -> tradeterm_tools::Caller {
+    tradeterm_tools::Caller {
+        license_id: caller.license_id().to_owned(),
+        credential: caller.claims.cred_id.clone(),
+        caps: caller.claims.caps.clone(),
+    }
+}
+
+/// Authenticates a management request with the license's master key (not
+/// rate-limited, as the gateway's dashboard routes are not).
+async fn master(req: &HttpRequest, state: &AppState) -> Result<tradeterm_tools::Caller, RestError> {
+    let key = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(tradeterm_protocol::auth::parse_bearer);
+    let Some(key) = key else {
+        return Err(RestError::unauthorized(
+            "missing master license key: send `Authorization: Bearer <LICENSE_KEY>`",
+        ));
+    };
+    let production = state.services.settings.production;
+    let license = state
+        .services
+        .store
+        .license_by_master_key(key)
+        .await
+        .map_err(|e| RestError::internal(e.to_string(), production))?
+        .ok_or_else(|| RestError::unauthorized("management endpoints require the license's master key"))?;
+    Ok(tradeterm_tools::Caller {
+        credential: format!("master:{}", license.id),
+        caps: license.tier.capabilities().to_vec(),
+        license_id: license.id,
+    })
+}
+
 async fn call_tool(
     req: HttpRequest,
     path: String,
@@ -512,22 +685,18 @@ async fn call_tool(
     if !input.is_object() {
         return Err(RestError::invalid("the body must be a JSON object"));
     }
-    run(tool, &caller, &req, input, &state).await
+    run(tool, tool_caller(&caller), &req, input, &state).await
 }
 
 async fn named(
-    route: Route,
-    params: PathParams,
+    (route, tool, params): Matched,
     req: HttpRequest,
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, RestError> {
-    let caller = admit(&req, &state).await?;
-    let Some(tool) = tradeterm_tools::find(route.tool) else {
-        return Err(RestError::internal(
-            format!("route {} names unknown tool {}", route.path, route.tool),
-            true,
-        ));
+    let caller = match route.auth {
+        Auth::Bearer => tool_caller(&admit(&req, &state).await?),
+        Auth::MasterKey => master(&req, &state).await?,
     };
     let mut input = match route.input {
         InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice::<Value>(&body) {
@@ -536,17 +705,7 @@ async fn named(
             Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
         },
         InputFrom::Body => Map::new(),
-        InputFrom::Query if req.query_string().is_empty() => Map::new(),
-        InputFrom::Query => {
-            let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
-                .map_err(|e| RestError::invalid(format!("bad query string: {e}")))?;
-            let mut m = Map::new();
-            for (k, v) in pairs.into_inner() {
-                let coerced = coerce(tool, &k, &v);
-                m.insert(k, coerced);
-            }
-            m
-        }
+        InputFrom::Query => query_input(tool, req.query_string())?,
     };
     for (name, value) in &params {
         if input.contains_key(*name) {
@@ -556,10 +715,30 @@ async fn named(
         }
         input.insert((*name).to_owned(), coerce(tool, name, value));
     }
-    run(tool, &caller, &req, Value::Object(input), &state).await
+    run(tool, caller, &req, Value::Object(input), &state).await
 }
 
-/// Turns a query or path string into the JSON type the tool's schema wants.
+/// The input of a query-string route: each parameter once, typed by the
+/// tool's schema (see [`coerce`]).
+fn query_input(tool: &Tool, query: &str) -> Result<Map<String, Value>, RestError> {
+    let mut input = Map::new();
+    if query.is_empty() {
+        return Ok(input);
+    }
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
+        .map_err(|e| RestError::invalid(format!("bad query string: {e}")))?;
+    for (k, v) in pairs.into_inner() {
+        let coerced = coerce(tool, &k, &v);
+        if input.insert(k.clone(), coerced).is_some() {
+            return Err(RestError::invalid(format!("query parameter `{k}` is repeated")));
+        }
+    }
+    Ok(input)
+}
+
+/// Turns a query or path string into the JSON type the tool's schema wants:
+/// integers, numbers and booleans by their type; a comma-separated list for
+/// an array.
 fn coerce(tool: &Tool, name: &str, raw: &str) -> Value {
     let prop = &tool.input_schema["properties"][name];
     let types: Vec<&str> = match &prop["type"] {
@@ -590,86 +769,41 @@ fn coerce(tool: &Tool, name: &str, raw: &str) -> Value {
             _ => {}
         }
     }
+    if types.contains(&"array") {
+        return Value::Array(
+            raw.split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.to_owned()))
+                .collect(),
+        );
+    }
     json!(raw)
 }
 
-fn valid_terminal_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Resolves the target terminal (spec §4 rules 1–2).
-async fn resolve_terminal(req: &HttpRequest, caller: &Caller, state: &AppState) -> Result<String, RestError> {
-    let production = state.settings.production;
-    if let Some(v) = req.headers().get(TERMINAL_HEADER) {
-        let id = v
-            .to_str()
-            .map_err(|_| RestError::invalid("X-Terminal-Id must be ASCII"))?
-            .trim();
-        if !valid_terminal_id(id) {
-            return Err(RestError::invalid("X-Terminal-Id is not a valid terminal id"));
-        }
-        return Ok(id.to_owned());
-    }
-    let list = state
-        .deps
-        .dispatch
-        .terminals(caller.license_id())
-        .await
-        .map_err(|e| RestError::from_tool(ToolError::from(e), production))?;
-    let mut connected = list.into_iter().filter(|t| t.connected);
-    match (connected.next(), connected.next()) {
-        (Some(only), None) => Ok(only.id),
-        (Some(_), Some(_)) => Err(RestError::new(
-            400,
-            "TERMINAL_ID_REQUIRED",
-            "more than one terminal is connected: choose one with the X-Terminal-Id header (GET /api/v1/terminals lists them)",
-        )),
-        (None, _) => Err(RestError::new(
-            400,
-            "MISSING_TERMINAL",
-            "X-Terminal-Id header required (no terminal of this license is connected)",
-        )),
-    }
-}
-
+/// Runs a tool through [`tradeterm_tools::invoke`] and answers its envelope.
 async fn run(
     tool: &Tool,
-    caller: &Caller,
+    caller: tradeterm_tools::Caller,
     req: &HttpRequest,
     input: Value,
     state: &AppState,
 ) -> Result<HttpResponse, RestError> {
-    let production = state.settings.production;
-    let terminal_id = match tool.target {
-        Target::Terminal => Some(resolve_terminal(req, caller, state).await?),
-        Target::License => None,
+    let header = match req.headers().get(TERMINAL_HEADER) {
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| RestError::invalid("X-Terminal-Id must be ASCII"))?
+                .to_owned(),
+        ),
+        None => None,
     };
-    let idempotency_key = req
+    let mut call = Invocation::new("rest", caller, TerminalChoice::Header(header));
+    call.idempotency_key = req
         .headers()
         .get("idempotency-key")
         .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
-    let ctx = ToolContext {
-        license_id: caller.license_id().to_owned(),
-        caller: caller.claims.cred_id.clone(),
-        caps: caller.claims.caps.clone(),
-        terminal_id: terminal_id.clone(),
-        dispatch: state.deps.dispatch.clone(),
-        store: state.deps.store.clone(),
-        force_dry_run: false,
-        idempotency_key,
-        timeout: state.settings.dispatch_timeout,
-        now_ms: chrono::Utc::now().timestamp_millis(),
-        calendar: state.deps.calendar.clone(),
-        news: state.deps.news.clone(),
-        etf_flows: state.deps.etf_flows.clone(),
-    };
-    let span = tracing::info_span!("tool", license = %caller.license_id(), terminal = ?terminal_id, tool = tool.name);
-    match tool.call(ctx, input).instrument(span).await {
+    match tradeterm_tools::invoke(&state.services, tool, call, input).await {
         Ok(data) => Ok(data_envelope(&data)),
-        Err(e) => {
-            tracing::info!(license = %caller.license_id(), tool = tool.name, code = e.code(), "tool call failed");
-            Err(RestError::from_tool(e, production))
-        }
+        Err(e) => Err(RestError::from_tool(e, state.services.settings.production)),
     }
 }
 
@@ -678,7 +812,28 @@ mod tests {
     use super::*;
 
     fn hit(method: Method, path: &str) -> Option<(&'static str, PathParams)> {
-        match_named(&method, path).unwrap().map(|(r, p)| (r.tool, p))
+        match_named(&method, path).unwrap().map(|(r, _, p)| (r.tool, p))
+    }
+
+    #[test]
+    fn every_route_names_a_catalog_tool() {
+        assert_eq!(check(), Ok(()));
+        assert_eq!(matchers().len(), ROUTES.len());
+        for m in matchers() {
+            assert_eq!(m.tool.name, m.route.tool);
+        }
+    }
+
+    #[test]
+    fn query_parameters_are_typed_by_the_schema_and_never_repeated() {
+        let tool = tradeterm_tools::find("get_cb_stance").unwrap();
+        let input = query_input(tool, "currencies=USD,EUR&lookback_days=180").unwrap();
+        assert_eq!(
+            Value::Object(input),
+            json!({ "currencies": ["USD", "EUR"], "lookback_days": 180 })
+        );
+        let e = query_input(tool, "lookback_days=1&lookback_days=2").unwrap_err();
+        assert_eq!(e.code(), "VALIDATION_ERROR");
     }
 
     #[test]
@@ -712,8 +867,10 @@ mod tests {
 
     #[test]
     fn known_paths_list_their_methods_and_unknown_paths_none() {
-        let cases: [(&str, &[&str]); 12] = [
+        let cases: [(&str, &[&str]); 14] = [
             ("/api/v1/orders", &["GET", "POST"]),
+            ("/api/news-guard", &["GET", "PUT", "DELETE"]),
+            ("/api/cb-stance", &["GET"]),
             ("/api/v1/journal/abc", &["GET", "PUT", "DELETE"]),
             ("/api/v1/orders/7", &["DELETE"]),
             ("/api/v1/market/tick/US%20500", &["GET"]),

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use tradeterm_rest::openapi::ERROR_CODES;
-use tradeterm_rest::routes::ROUTES;
+use tradeterm_rest::routes::{Auth, ROUTES};
 use tradeterm_tools::{Gate, Target, catalog};
 
 fn doc_path() -> PathBuf {
@@ -22,7 +22,10 @@ fn capability_table() -> String {
         let named: Vec<String> = ROUTES
             .iter()
             .filter(|r| r.tool == tool.name)
-            .map(|r| format!("`{} {}`", r.method, r.path))
+            .map(|r| match r.auth {
+                Auth::Bearer => format!("`{} {}`", r.method, r.path),
+                Auth::MasterKey => format!("`{} {}` (master key)", r.method, r.path),
+            })
             .collect();
         let named = if named.is_empty() {
             "—".to_owned()

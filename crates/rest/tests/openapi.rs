@@ -21,8 +21,8 @@ use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_protocol::token::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenVerifier, generate_rsa_pem_pair};
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
 use tradeterm_rest::openapi::{ERROR_CODES, document, path_params};
-use tradeterm_rest::routes::{InputFrom, ROUTES};
-use tradeterm_rest::{AppState, RestDeps, RestServer, RestSettings};
+use tradeterm_rest::routes::{Auth, InputFrom, ROUTES};
+use tradeterm_rest::{AppState, RestServer, RestSettings};
 use tradeterm_tools::{Gate, Target, ToolError, catalog};
 
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -238,9 +238,19 @@ fn operation_ids_security_and_headers() {
             .unwrap_or_else(|| panic!("{method} {path}: no operationId"));
         assert!(ids.insert(id.to_owned()), "duplicate operationId {id}");
         let public = PUBLIC.contains(&(method.as_str(), path.as_str()));
+        // The management rows take the master key and are not rate-limited.
+        let master = ROUTES
+            .iter()
+            .any(|r| r.auth == Auth::MasterKey && r.path == path && r.method.eq_ignore_ascii_case(&method));
         let security = op.get("security").unwrap_or(&doc["security"]);
         if public {
             assert_eq!(security, &serde_json::json!([]), "{method} {path} is public");
+        } else if master {
+            assert_eq!(
+                security,
+                &serde_json::json!([{ "masterKey": [] }]),
+                "{method} {path} needs the master key"
+            );
         } else {
             assert_eq!(
                 security,
@@ -256,7 +266,7 @@ fn operation_ids_security_and_headers() {
             let r = deref(&doc, r);
             let headers = &r["headers"];
             // 401 and 405 are answered before the request is counted.
-            if !public && status != "401" && status != "405" {
+            if !public && !master && status != "401" && status != "405" {
                 for h in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
                     let header = deref(&doc, &headers[h]);
                     assert!(header.is_object(), "{method} {path} {status}: no {h}");
@@ -283,9 +293,14 @@ fn operation_ids_security_and_headers() {
             }
         }
         if !public {
-            for s in ["401", "429", "500"] {
+            for s in ["401", "500"] {
                 assert!(responses.contains_key(s), "{method} {path}: no {s}");
             }
+            assert_eq!(
+                responses.contains_key("429"),
+                !master,
+                "{method} {path}: 429 iff rate-limited"
+            );
         }
         assert!(responses.contains_key("405"), "{method} {path}: no 405");
         if op.get("x-tool").is_some() {
@@ -403,6 +418,8 @@ fn error_codes_cover_every_answered_code() {
         ToolError::Forbidden(String::new()),
         ToolError::TradingDisabled(String::new()),
         ToolError::TerminalRequired,
+        ToolError::NoTerminalConnected,
+        ToolError::TerminalAmbiguous,
         ToolError::NotFound(String::new()),
         ToolError::Rejected {
             retcode: String::new(),
@@ -420,6 +437,8 @@ fn error_codes_cover_every_answered_code() {
             | ToolError::Forbidden(_)
             | ToolError::TradingDisabled(_)
             | ToolError::TerminalRequired
+            | ToolError::NoTerminalConnected
+            | ToolError::TerminalAmbiguous
             | ToolError::NotFound(_)
             | ToolError::Rejected { .. }
             | ToolError::Conflict(_)
@@ -499,22 +518,15 @@ async fn start_server() -> (String, tradeterm_rest::ServerHandle) {
         .expect("store");
     let (_private, public) = generate_rsa_pem_pair().expect("keys");
     let verifier = TokenVerifier::from_pem(public.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).expect("verifier");
-    let deps = RestDeps {
-        dispatch: Arc::new(NoTerminals),
-        store: Arc::new(store),
-        verifier,
-        gateway: GatewayClient::new("http://127.0.0.1:9").expect("gateway client"),
-        redis: None,
-        calendar: Default::default(),
-        news: Default::default(),
-        etf_flows: Default::default(),
-    };
+    let services = Arc::new(tradeterm_tools::Services::new(Arc::new(NoTerminals), Arc::new(store)));
     let state = AppState::new(
         RestSettings {
             workers: 1,
             ..RestSettings::default()
         },
-        deps,
+        services,
+        verifier,
+        GatewayClient::new("http://127.0.0.1:9").expect("gateway client"),
     );
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let server = RestServer::build(state, listener).expect("server");

@@ -431,7 +431,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
         }
         .build(|ctx: ToolContext, _: NoInput| async move {
-            let terminals = ctx.dispatch.terminals(&ctx.license_id).await?;
+            let terminals = ctx.services.dispatch.terminals(&ctx.license_id).await?;
             Ok(TerminalsOutput { terminals })
         }),
     ]

@@ -175,8 +175,8 @@ async fn set_news_guard(ctx: ToolContext, input: SetNewsGuardInput) -> Result<Ne
         include_news: input.include_news.unwrap_or(true),
     };
     let config = serde_json::to_value(&guard).map_err(|e| ToolError::Internal(e.to_string()))?;
-    let record = ctx.store.set_news_guard(&ctx.license_id, &config).await?;
-    Ok(status_of(Some(record), ctx.news.is_enabled())?.0)
+    let record = ctx.services.store.set_news_guard(&ctx.license_id, &config).await?;
+    Ok(status_of(Some(record), ctx.services.news.is_enabled())?.0)
 }
 
 /// The watched releases of `[from, to)`, by time.
@@ -197,8 +197,8 @@ fn watched(events: Vec<EconomicEvent>, guard: &NewsGuard) -> Vec<EconomicEvent> 
 pub struct NoGuardInput {}
 
 async fn news_guard_status(ctx: ToolContext, _input: NoGuardInput) -> Result<NewsGuardStatus, ToolError> {
-    let record = ctx.store.news_guard(&ctx.license_id).await?;
-    let (mut status, guard) = status_of(record, ctx.news.is_enabled())?;
+    let record = ctx.services.store.news_guard(&ctx.license_id).await?;
+    let (mut status, guard) = status_of(record, ctx.services.news.is_enabled())?;
     if let Some(g) = guard {
         let lead = i64::from(g.lead_minutes) * 60_000;
         let (from, to) = (ctx.now_ms, ctx.now_ms + DAY_MS + lead);
@@ -220,8 +220,8 @@ async fn news_guard_status(ctx: ToolContext, _input: NoGuardInput) -> Result<New
 }
 
 async fn remove_news_guard(ctx: ToolContext, _input: NoGuardInput) -> Result<NewsGuardStatus, ToolError> {
-    ctx.store.remove_news_guard(&ctx.license_id).await?;
-    Ok(status_of(None, ctx.news.is_enabled())?.0)
+    ctx.services.store.remove_news_guard(&ctx.license_id).await?;
+    Ok(status_of(None, ctx.services.news.is_enabled())?.0)
 }
 
 /// Input of `poll_alerts`.
@@ -303,8 +303,8 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
         after = now - MAX_POLL_LOOKBACK_MS;
         notes.push("the cursor was older than 24 h: alerts of the last 24 h only".into());
     }
-    let record = ctx.store.news_guard(&ctx.license_id).await?;
-    let (_, guard) = status_of(record, ctx.news.is_enabled())?;
+    let record = ctx.services.store.news_guard(&ctx.license_id).await?;
+    let (_, guard) = status_of(record, ctx.services.news.is_enabled())?;
     let Some(guard) = guard else {
         return Ok(PollAlertsOutput {
             alerts: Vec::new(),
@@ -349,8 +349,8 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
         })
         .collect();
     if guard.include_news {
-        if ctx.news.is_enabled() {
-            let (items, failure) = ctx.news.items().await;
+        if ctx.services.news.is_enabled() {
+            let (items, failure) = ctx.services.news.items().await;
             notes.extend(failure);
             for item in items.iter().filter(|i| i.time >= after && i.time <= now) {
                 let matched = relevant_currencies(item, &guard.currencies);

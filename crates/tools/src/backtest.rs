@@ -227,7 +227,9 @@ pub struct SimulateOutput {
     pub timeframe: Timeframe,
     /// What the rules do at the next bar's open: `open_long`, `open_short`,
     /// `close_long`, `close_short`, `reverse_to_long`, `reverse_to_short`,
-    /// `hold` (a trade is open and stays) or `stay_flat`.
+    /// `reenter_long`, `reenter_short` (a same-direction entry with
+    /// `same_direction_entry: reenter`), `hold` (a trade is open and stays)
+    /// or `stay_flat`.
     pub action: Action,
     /// One sentence saying which rule decided it.
     pub reason: String,
@@ -382,7 +384,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "backtest_strategy",
             title: "Backtest a strategy",
-            description: "Backtests a declarative strategy on the terminal's recent bars (default 2000, max 10000) and returns metrics (return %, max drawdown %, win rate, profit factor, Sharpe, Sortino, exposure, expectancy), the trade list (max 1000) and a downsampled equity curve. Strategy: a JSON condition tree with entry_long/exit_long/entry_short/exit_short conditions (all/any/not, comparisons gt/gte/lt/lte/cross_above/cross_below between indicator outputs, prices and constants), optional stop_loss/take_profit (price, pips or ATR multiple), sizing (fixed_lots, risk_percent, all_in) and costs (spread, commission, slippage); or a legacy form {type: ma_cross, fast, slow, ma} / {type: rsi, period, oversold, overbought}. Signals on a bar's close fill at the next open; an opposite entry reverses the trade; if stop and target are both touched in one bar the stop is assumed first.",
+            description: "Backtests a declarative strategy on the terminal's recent bars (default 2000, max 10000) and returns metrics (return %, max drawdown %, win rate, profit factor, Sharpe, Sortino, exposure, expectancy), the trade list (max 1000) and a downsampled equity curve. Strategy: a JSON condition tree with entry_long/exit_long/entry_short/exit_short conditions (all/any/not, comparisons gt/gte/lt/lte/cross_above/cross_below between indicator outputs, prices and constants), optional stop_loss/take_profit (price, pips or ATR multiple), sizing (fixed_lots, risk_percent, all_in) and costs (spread, commission, slippage); or a legacy form {type: ma_cross, fast, slow, ma} (backtesting.py's SmaCross: a same-direction cross closes and re-opens) / {type: rsi, period, oversold, overbought}. Signals on a bar's close fill at the next open; an opposite entry reverses the trade; a same-direction entry is ignored unless same_direction_entry is reenter; if stop and target are both touched in one bar the stop is assumed first.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -392,7 +394,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "simulate_ea_action",
             title: "What would the rules do now",
-            description: "Evaluates a strategy's rules (the backtest_strategy DSL tree or legacy form) on the last complete bar of the terminal's symbol/timeframe and says what they would do at the next bar's open: open_long, open_short, close_long, close_short, reverse_to_long, reverse_to_short, hold or stay_flat, with the same priority as the backtest engine (entry_long first, then entry_short, then the exit of the open side; an opposite entry reverses; no pyramiding). The still-forming bar is left out. Explains why: every condition of entry_long/exit_long/entry_short/exit_short as a tree with each comparison's operand values (current and previous bar for crosses), its result, and ready=false (null values) during indicator warm-up. When the action opens a trade, gives the estimated fill, stop-loss and take-profit prices and size from the strategy's stops and sizing. position: auto (default: the terminal's open positions on the symbol, net of long and short), flat, long or short. Read-only: nothing is sent to the market.",
+            description: "Evaluates a strategy's rules (the backtest_strategy DSL tree or legacy form) on the last complete bar of the terminal's symbol/timeframe and says what they would do at the next bar's open: open_long, open_short, close_long, close_short, reverse_to_long, reverse_to_short, reenter_long, reenter_short, hold or stay_flat, with the same priority as the backtest engine (entry_long first, then entry_short, then the exit of the open side; an opposite entry reverses; a same-direction entry holds, or re-enters with same_direction_entry: reenter; no pyramiding). The still-forming bar is left out. Explains why: every condition of entry_long/exit_long/entry_short/exit_short as a tree with each comparison's operand values (current and previous bar for crosses), its result, and ready=false (null values) during indicator warm-up. When the action opens a trade, gives the estimated fill, stop-loss and take-profit prices and size from the strategy's stops and sizing. position: auto (default: the terminal's open positions on the symbol, net of long and short), flat, long or short. Read-only: nothing is sent to the market.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,

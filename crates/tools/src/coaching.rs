@@ -209,6 +209,7 @@ async fn score_journal_entry(ctx: ToolContext, input: ScoreJournalInput) -> Resu
         (Some(id), None) => {
             // Another license's entry is reported exactly as a missing one: the store filters by license.
             let stored = ctx
+                .services
                 .store
                 .journal_entry(&ctx.license_id, &id)
                 .await?

@@ -7,28 +7,29 @@ use std::time::Duration;
 use tradeterm_core::license::Capability;
 use tradeterm_core::{AccountInfo, SymbolSpec, Tick};
 use tradeterm_protocol::agent::Permissions;
-use tradeterm_protocol::{Command, CommandResult, Dispatch};
-use tradeterm_store::Store;
+use tradeterm_protocol::{Command, CommandResult};
 
-use crate::ToolError;
+use crate::{Caller, Services, ToolError};
 
-/// Everything a handler may use. Built by the adapter for each call.
+/// Everything a handler may use: the process's [`Services`] and what is
+/// known about this call. Made only by [`ToolContext::new`] (which
+/// [`crate::invoke`] calls for every adapter; outside this crate a literal
+/// does not compile).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ToolContext {
+    /// The server-side services (dispatch, store, calendar, news, ETF flows, ...).
+    pub services: Arc<Services>,
     /// License the call acts for.
     pub license_id: String,
     /// Record id of the credential the caller authenticated with (an API key,
     /// or the terminal key behind a session token): the identity of
     /// per-caller state such as `get_state_delta`'s last snapshot.
     pub caller: String,
-    /// Capabilities of the caller's token.
+    /// Capabilities of the caller's credential.
     pub caps: Vec<Capability>,
-    /// Target terminal, resolved by the adapter (`None` for license-wide tools).
+    /// Target terminal, resolved by [`crate::invoke`] (`None` for license-wide tools).
     pub terminal_id: Option<String>,
-    /// Path to terminals.
-    pub dispatch: Arc<dyn Dispatch>,
-    /// Persistence.
-    pub store: Arc<dyn Store>,
     /// Forces every trading tool to dry-run (MCP `paper` mode).
     pub force_dry_run: bool,
     /// Idempotency key of a live call (REST `Idempotency-Key` header).
@@ -37,12 +38,6 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// Current time, unix ms (taken once per call).
     pub now_ms: i64,
-    /// The server's economic calendar (the fallback of the calendar tools).
-    pub calendar: Arc<crate::events::ServerCalendar>,
-    /// The server's news provider (`get_news`; a no-op without `NEWS_API_KEY`).
-    pub news: Arc<crate::news::NewsService>,
-    /// The server's ETF flows data (`get_etf_flows`; disabled without `ETF_FLOWS_FILE`).
-    pub etf_flows: Arc<crate::etf::EtfFlows>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -56,6 +51,23 @@ impl std::fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// The context of one call by `caller` on `terminal_id`: the services'
+    /// dispatch timeout, the current time, no dry-run forcing, no
+    /// idempotency key.
+    pub fn new(services: Arc<Services>, caller: Caller, terminal_id: Option<String>) -> Self {
+        Self {
+            timeout: services.settings.dispatch_timeout,
+            services,
+            license_id: caller.license_id,
+            caller: caller.credential,
+            caps: caller.caps,
+            terminal_id,
+            force_dry_run: false,
+            idempotency_key: None,
+            now_ms: chrono::Utc::now().timestamp_millis(),
+        }
+    }
+
     /// The target terminal id, or [`ToolError::TerminalRequired`].
     pub fn terminal(&self) -> Result<&str, ToolError> {
         self.terminal_id.as_deref().ok_or(ToolError::TerminalRequired)
@@ -65,6 +77,7 @@ impl ToolContext {
     pub async fn run(&self, command: Command) -> Result<CommandResult, ToolError> {
         let terminal = self.terminal()?;
         Ok(self
+            .services
             .dispatch
             .execute(&self.license_id, terminal, command, self.timeout)
             .await?)
@@ -132,7 +145,7 @@ impl ToolContext {
     /// Trading permissions of the target terminal as the gateway last heard them.
     pub async fn permissions(&self) -> Result<Permissions, ToolError> {
         let terminal = self.terminal()?;
-        let list = self.dispatch.terminals(&self.license_id).await?;
+        let list = self.services.dispatch.terminals(&self.license_id).await?;
         let status = list
             .into_iter()
             .find(|t| t.id == terminal)

@@ -16,9 +16,17 @@ pub enum ToolError {
     /// Live call without the trade capability or terminal permission → 403 `TRADING_DISABLED`.
     #[error("{0}")]
     TradingDisabled(String),
-    /// No terminal given and none or several connected → 400 `MISSING_TERMINAL`.
+    /// A terminal-scoped tool ran without a terminal → 400 `MISSING_TERMINAL`.
     #[error("X-Terminal-Id header required")]
     TerminalRequired,
+    /// No `X-Terminal-Id` and no terminal of the license connected → 400 `MISSING_TERMINAL`.
+    #[error("X-Terminal-Id header required (no terminal of this license is connected)")]
+    NoTerminalConnected,
+    /// No `X-Terminal-Id` and several terminals connected → 400 `TERMINAL_ID_REQUIRED`.
+    #[error(
+        "more than one terminal is connected: choose one with the X-Terminal-Id header (GET /api/v1/terminals lists them)"
+    )]
+    TerminalAmbiguous,
     /// The referenced position, order, entry or terminal does not exist → 404 `NOT_FOUND`.
     #[error("{0}")]
     NotFound(String),
@@ -51,7 +59,8 @@ impl ToolError {
             Self::InvalidInput(_) => "VALIDATION_ERROR",
             Self::Forbidden(_) => "FORBIDDEN",
             Self::TradingDisabled(_) => "TRADING_DISABLED",
-            Self::TerminalRequired => "MISSING_TERMINAL",
+            Self::TerminalRequired | Self::NoTerminalConnected => "MISSING_TERMINAL",
+            Self::TerminalAmbiguous => "TERMINAL_ID_REQUIRED",
             Self::NotFound(_) => "NOT_FOUND",
             Self::Rejected { .. } => "ORDER_REJECTED",
             Self::Conflict(_) => "IDEMPOTENCY_CONFLICT",
@@ -64,7 +73,7 @@ impl ToolError {
     /// The HTTP status of the REST surface.
     pub fn http_status(&self) -> u16 {
         match self {
-            Self::InvalidInput(_) | Self::TerminalRequired => 400,
+            Self::InvalidInput(_) | Self::TerminalRequired | Self::NoTerminalConnected | Self::TerminalAmbiguous => 400,
             Self::Forbidden(_) | Self::TradingDisabled(_) => 403,
             Self::NotFound(_) => 404,
             Self::Conflict(_) => 409,

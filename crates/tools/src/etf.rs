@@ -154,7 +154,7 @@ fn date_of(day: i64) -> String {
 }
 
 async fn get_etf_flows(ctx: ToolContext, input: EtfFlowsInput) -> Result<EtfFlowsOutput, ToolError> {
-    let Some(records) = &ctx.etf_flows.records else {
+    let Some(records) = &ctx.services.etf_flows.records else {
         return Err(ToolError::Forbidden(
             "get_etf_flows is disabled on this server (enable it with ETF_FLOWS_FILE)".into(),
         ));

@@ -330,14 +330,14 @@ pub(crate) async fn fetch_events(
     pref: SourcePreference,
 ) -> Result<(CalendarSource, Vec<EconomicEvent>, Option<String>), ToolError> {
     let server = |why: String| {
-        if ctx.calendar.is_configured() {
+        if ctx.services.calendar.is_configured() {
             let filter = EventFilter {
                 currencies: currencies.to_vec(),
                 ..EventFilter::default()
             };
             (
                 CalendarSource::Server,
-                events::select(ctx.calendar.events(), from, to, &filter),
+                events::select(ctx.services.calendar.events(), from, to, &filter),
                 Some(why),
             )
         } else {
@@ -358,6 +358,7 @@ pub(crate) async fn fetch_events(
         currencies: currencies.to_vec(),
     };
     let why = match ctx
+        .services
         .dispatch
         .execute(&ctx.license_id, terminal, command, ctx.timeout)
         .await
@@ -708,21 +709,20 @@ mod tests {
 
     async fn context(terminal: &'static str, calendar: ServerCalendar) -> ToolContext {
         let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
-        ToolContext {
-            license_id: "lic_test".into(),
-            caller: "key_test".into(),
-            caps: vec![Capability::Read, Capability::Analytics],
-            terminal_id: Some("term_test".into()),
-            dispatch: std::sync::Arc::new(FakeTerminal(terminal)),
-            store: std::sync::Arc::new(store),
-            force_dry_run: true,
-            idempotency_key: None,
-            timeout: std::time::Duration::from_secs(1),
-            now_ms: parse_iso("2026-11-26T12:00:00Z").unwrap(),
+        let services = crate::Services {
             calendar: std::sync::Arc::new(calendar),
-            news: Default::default(),
-            etf_flows: Default::default(),
-        }
+            ..crate::Services::new(std::sync::Arc::new(FakeTerminal(terminal)), std::sync::Arc::new(store))
+        };
+        let caller = crate::Caller {
+            license_id: "lic_test".into(),
+            credential: "key_test".into(),
+            caps: vec![Capability::Read, Capability::Analytics],
+        };
+        let mut ctx = ToolContext::new(std::sync::Arc::new(services), caller, Some("term_test".into()));
+        ctx.force_dry_run = true;
+        ctx.timeout = std::time::Duration::from_secs(1);
+        ctx.now_ms = parse_iso("2026-11-26T12:00:00Z").unwrap();
+        ctx
     }
 
     fn server_file() -> ServerCalendar {

@@ -216,7 +216,7 @@ fn parse_opt_time(name: &str, v: &Option<String>) -> Result<Option<i64>, ToolErr
 }
 
 async fn check_terminal(ctx: &ToolContext, terminal_id: &str) -> Result<(), ToolError> {
-    match ctx.store.terminal(&ctx.license_id, terminal_id).await? {
+    match ctx.services.store.terminal(&ctx.license_id, terminal_id).await? {
         Some(_) => Ok(()),
         None => Err(ToolError::NotFound(format!(
             "no terminal {terminal_id} on this license"
@@ -276,12 +276,12 @@ pub(crate) fn tools() -> Vec<Tool> {
                 limit,
                 offset: q.offset.unwrap_or(0),
             };
-            let entries = ctx.store.list_journal(&ctx.license_id, &filter).await?;
+            let entries = ctx.services.store.list_journal(&ctx.license_id, &filter).await?;
             Ok(JournalList { entries: entries.into_iter().map(JournalEntryOut::from).collect() })
         }),
         spec("get_journal_entry", "One journal entry", "One journal entry by id.", READ).build(
             |ctx: ToolContext, input: JournalIdInput| async move {
-                ctx.store
+                ctx.services.store
                     .journal_entry(&ctx.license_id, &input.id)
                     .await?
                     .map(JournalEntryOut::from)
@@ -299,7 +299,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             if let Some(t) = &input.terminal_id {
                 check_terminal(&ctx, t).await?;
             }
-            let e = ctx.store.create_journal_entry(&ctx.license_id, input.terminal_id.as_deref(), &body).await?;
+            let e = ctx.services.store.create_journal_entry(&ctx.license_id, input.terminal_id.as_deref(), &body).await?;
             Ok(JournalEntryOut::from(e))
         }),
         spec(
@@ -318,7 +318,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                     Some(Some(t))
                 }
             };
-            ctx.store
+            ctx.services.store
                 .update_journal_entry(&ctx.license_id, &input.id, attribution, &body)
                 .await?
                 .map(JournalEntryOut::from)
@@ -331,7 +331,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             Annotations { destructive: true, idempotent: true, ..WRITE },
         )
         .build(|ctx: ToolContext, input: JournalIdInput| async move {
-            if ctx.store.delete_journal_entry(&ctx.license_id, &input.id).await? {
+            if ctx.services.store.delete_journal_entry(&ctx.license_id, &input.id).await? {
                 Ok(Deleted { id: input.id, deleted: true })
             } else {
                 Err(ToolError::NotFound(format!("no journal entry {}", input.id)))

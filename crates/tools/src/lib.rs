@@ -15,6 +15,11 @@
 //! persistence only through [`tradeterm_store::Store`]; they compute with
 //! `tradeterm-core`.
 //!
+//! Every adapter calls a tool the same way ([`services`]): the binary builds
+//! one [`Services`] bundle, the adapter authenticates a [`Caller`], and
+//! [`invoke`] does the rest (capability gate, terminal resolution, the one
+//! [`ToolContext`] constructor, tracing, logging of failures).
+//!
 //! **Architecture invariant:** no adapter (REST, MCP, gateway) is known here.
 //! **Safety invariant:** every trade-affecting tool is a dry run unless the
 //! input says `"dry_run": false` and the context does not force dry runs; a
@@ -42,6 +47,7 @@ mod portfolio;
 mod prop_firm;
 pub mod ratelimit;
 pub mod schema;
+pub mod services;
 mod state;
 mod structure;
 mod trading;
@@ -56,6 +62,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+pub use services::{Caller, Invocation, RateLimits, ServiceSettings, Services, TerminalChoice, invoke};
 pub use tradeterm_core::license::Capability;
 
 /// Boxed future of a tool call.
@@ -128,15 +135,10 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
-    /// Runs the tool: capability gate, input validation, handler.
+    /// Runs the tool on a ready context: capability gate, input validation,
+    /// handler. Adapters call [`invoke`], which makes the context.
     pub async fn call(&self, ctx: ToolContext, input: Value) -> Result<Value, ToolError> {
-        if self.gate == Gate::Always && !ctx.caps.contains(&self.capability) {
-            return Err(ToolError::Forbidden(format!(
-                "`{}` needs the `{}` capability, which this license's tier does not include",
-                self.name,
-                self.capability.as_str()
-            )));
-        }
+        services::gate(self, &ctx.caps)?;
         if self.target == Target::Terminal && ctx.terminal_id.is_none() {
             return Err(ToolError::TerminalRequired);
         }

@@ -357,7 +357,7 @@ async fn get_news(ctx: ToolContext, input: NewsInput) -> Result<NewsOutput, Tool
         .as_deref()
         .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput("`since` must be an ISO 8601 time".into())))
         .transpose()?;
-    if !ctx.news.is_enabled() {
+    if !ctx.services.news.is_enabled() {
         return Ok(NewsOutput {
             enabled: false,
             currencies,
@@ -365,7 +365,7 @@ async fn get_news(ctx: ToolContext, input: NewsInput) -> Result<NewsOutput, Tool
             note: Some("no news provider is configured on this server (NEWS_API_KEY)".into()),
         });
     }
-    let (items, failure) = ctx.news.items().await;
+    let (items, failure) = ctx.services.news.items().await;
     let items = items
         .iter()
         .filter(|i| since.is_none_or(|s| i.time >= s))

@@ -309,7 +309,12 @@ async fn set_prop_firm_rules(
     let terminal = ctx.terminal()?.to_owned();
     let rules = build_rules(&input, ctx.now_ms)?;
     let value = serde_json::to_value(&rules).map_err(|e| ToolError::Internal(e.to_string()))?;
-    let record = match ctx.store.set_prop_firm_rules(&ctx.license_id, &terminal, &value).await {
+    let record = match ctx
+        .services
+        .store
+        .set_prop_firm_rules(&ctx.license_id, &terminal, &value)
+        .await
+    {
         Err(tradeterm_store::StoreError::NotFound(_)) => {
             return Err(ToolError::NotFound(format!("no terminal {terminal} on this license")));
         }
@@ -412,7 +417,7 @@ async fn evaluate(
     ToolError,
 > {
     let terminal = ctx.terminal()?;
-    let Some(record) = ctx.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
+    let Some(record) = ctx.services.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
         return Ok(None);
     };
     let rules = stored_rules(&record)?;
@@ -430,7 +435,8 @@ async fn evaluate(
     if rules.drawdown_mode == DrawdownMode::Trailing
         && record.high_water_mark.is_none_or(|m| status.high_water_mark > m)
     {
-        ctx.store
+        ctx.services
+            .store
             .raise_prop_firm_high_water_mark(&ctx.license_id, terminal, status.high_water_mark)
             .await?;
     }
@@ -504,7 +510,11 @@ async fn get_prop_firm_status(
 
 async fn remove_prop_firm_rules(ctx: ToolContext, _input: PropFirmTerminalInput) -> Result<RemovedOutput, ToolError> {
     let terminal = ctx.terminal()?.to_owned();
-    let removed = ctx.store.remove_prop_firm_rules(&ctx.license_id, &terminal).await?;
+    let removed = ctx
+        .services
+        .store
+        .remove_prop_firm_rules(&ctx.license_id, &terminal)
+        .await?;
     Ok(RemovedOutput {
         terminal_id: terminal,
         removed,
@@ -520,7 +530,7 @@ pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError>
     let Some(terminal) = ctx.terminal_id.as_deref() else {
         return Ok(());
     };
-    let Some(record) = ctx.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
+    let Some(record) = ctx.services.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
         return Ok(());
     };
     if !stored_rules(&record)?.link_equity_guard {

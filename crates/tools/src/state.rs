@@ -207,6 +207,7 @@ async fn state_delta(ctx: ToolContext, _input: StateDeltaInput) -> Result<StateD
     let now = read_state(&ctx).await?;
     let stored = serde_json::to_value(&now).map_err(|e| ToolError::Internal(e.to_string()))?;
     let before = ctx
+        .services
         .store
         .swap_state_snapshot(&ctx.license_id, &ctx.caller, &terminal, &stored, ctx.now_ms)
         .await?;

@@ -346,7 +346,12 @@ where
     hasher.update([0]);
     hasher.update(ctx.terminal_id.as_deref().unwrap_or_default().as_bytes());
     let hash = hex::encode(hasher.finalize());
-    match ctx.store.idempotency_begin(&ctx.license_id, key, &hash).await? {
+    match ctx
+        .services
+        .store
+        .idempotency_begin(&ctx.license_id, key, &hash)
+        .await?
+    {
         IdempotencyBegin::Started => {}
         IdempotencyBegin::InProgress => {
             // A claim older than any dispatch can last belongs to a process
@@ -355,6 +360,7 @@ where
             // first result instead of executing twice if the order went out.
             let abandoned_before = ctx.now_ms - ABANDONED_CLAIM_MS;
             if !ctx
+                .services
                 .store
                 .idempotency_resume(&ctx.license_id, key, &hash, abandoned_before)
                 .await?
@@ -380,7 +386,7 @@ where
         // answering): record nothing, so a retry with the same key runs again
         // and the agent, which got the key too, returns the first result
         // instead of executing twice.
-        if let Err(e) = ctx.store.idempotency_release(&ctx.license_id, key).await {
+        if let Err(e) = ctx.services.store.idempotency_release(&ctx.license_id, key).await {
             tracing::error!(error = %e, "could not release an idempotency claim");
         }
         return result;
@@ -396,6 +402,7 @@ where
         ),
     };
     if let Err(e) = ctx
+        .services
         .store
         .idempotency_finish(&ctx.license_id, key, status, &stored)
         .await

@@ -17,7 +17,8 @@ use crate::indicators as catalog;
 ///
 /// Conditions are evaluated on each bar's close; orders fill at the next
 /// bar's open. An entry in the direction opposite to the open trade reverses
-/// it (close, then open the new trade).
+/// it (close, then open the new trade); an entry in the direction already
+/// held does what `same_direction_entry` says (by default nothing).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Strategy {
@@ -44,6 +45,31 @@ pub struct Strategy {
     /// Trading costs (all zero when absent).
     #[serde(default)]
     pub costs: Costs,
+    /// What an entry in the direction already held does: `ignore` (default)
+    /// keeps the open trade; `reenter` closes it and opens a new one at the
+    /// next open, as backtesting.py's `SmaCross` example does
+    /// (`position.close()` then `buy()` on every cross).
+    #[serde(default, skip_serializing_if = "SameDirectionEntry::is_ignore")]
+    pub same_direction_entry: SameDirectionEntry,
+}
+
+/// What an entry signal in the direction of the open trade does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SameDirectionEntry {
+    /// Keep the open trade (no pyramiding, no re-entry).
+    #[default]
+    Ignore,
+    /// Close the open trade and open a new one in the same direction at the
+    /// next open, sized afresh (backtesting.py's `SmaCross`: `position.close()`
+    /// then `buy()` / `sell()`).
+    Reenter,
+}
+
+impl SameDirectionEntry {
+    fn is_ignore(&self) -> bool {
+        *self == Self::Ignore
+    }
 }
 
 /// A boolean condition over indicator values and prices.

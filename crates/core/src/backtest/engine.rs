@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::BacktestError;
-use super::dsl::Strategy;
+use super::dsl::{SameDirectionEntry, Strategy};
 use super::eval::{Mode, Order, Shared, bar_ok, compile, decide, units};
 use super::metrics::{EquityStats, Metrics, metrics};
 use crate::Bar;
@@ -62,6 +62,9 @@ pub enum ExitReason {
     Signal,
     /// An opposite entry fired (the trade was reversed).
     Reverse,
+    /// An entry in the same direction fired with `same_direction_entry:
+    /// reenter` (the trade was closed and a new one opened at the same open).
+    Reenter,
     /// The stop loss was hit.
     StopLoss,
     /// The take profit was hit.
@@ -187,6 +190,7 @@ pub fn run_with_progress(
     const EXIT_LONG: u8 = 4;
     const EXIT_SHORT: u8 = 8;
     let costs = &strategy.costs;
+    let reenter = strategy.same_direction_entry == SameDirectionEntry::Reenter;
     let n = bars.len();
 
     let mut cash = opts.initial_equity;
@@ -271,10 +275,10 @@ pub fn run_with_progress(
                 open: open_dir,
             } = std::mem::take(&mut pending);
             if close_now && let Some(p) = pos.take() {
-                let reason = if open_dir.is_some_and(|d| d != p.dir) {
-                    ExitReason::Reverse
-                } else {
-                    ExitReason::Signal
+                let reason = match open_dir {
+                    Some(d) if d != p.dir => ExitReason::Reverse,
+                    Some(_) => ExitReason::Reenter,
+                    None => ExitReason::Signal,
                 };
                 close_trade(p, i, bar.open, reason, &mut cash, &mut trades);
             }
@@ -349,6 +353,7 @@ pub fn run_with_progress(
                     fired & ENTRY_SHORT != 0,
                     fired & EXIT_LONG != 0,
                     fired & EXIT_SHORT != 0,
+                    reenter,
                 );
                 signal_bar = i;
             }
@@ -473,6 +478,53 @@ mod tests {
         assert_eq!(r.trades[0].pnl, 3.0);
         assert_eq!(r.equity.len(), 3);
         assert_eq!(r.metrics.final_equity, 10_003.0);
+    }
+
+    /// An entry in the direction held: ignored by default; with `reenter`
+    /// the trade is closed and a new one opened at the same open, sized from
+    /// the cash after the close (backtesting.py's `SmaCross`).
+    #[test]
+    fn same_direction_entry_ignore_or_reenter() {
+        // The close crosses above 50 on bars 1 and 3 (and back below in between).
+        let bars = [
+            bar(0, 40.0, 41.0, 39.0, 40.0),
+            bar(1, 40.0, 62.0, 40.0, 61.0),
+            bar(2, 60.0, 60.0, 44.0, 45.0),
+            bar(3, 45.0, 56.0, 45.0, 55.0),
+            bar(4, 20.0, 21.0, 19.0, 20.0),
+            bar(5, 21.0, 22.0, 20.0, 21.0),
+        ];
+        let strategy = |same: &str| -> Strategy {
+            serde_json::from_value(serde_json::json!({
+                "entry_long": {"left": {"price": "close"}, "op": "cross_above", "right": {"value": 50}},
+                "sizing": {"type": "all_in"},
+                "same_direction_entry": same
+            }))
+            .unwrap()
+        };
+        let opts = RunOptions::default();
+        let held = run(&strategy("ignore"), &bars, &opts).unwrap();
+        assert_eq!(held.trades.len(), 1);
+        assert_eq!(held.trades[0].size, 166.0);
+        assert_eq!((held.trades[0].entry_index, held.trades[0].exit_index), (2, 5));
+        assert_eq!(held.trades[0].reason, ExitReason::EndOfData);
+        let again = run(&strategy("reenter"), &bars, &opts).unwrap();
+        let t: Vec<_> = again
+            .trades
+            .iter()
+            .map(|t| (t.direction, t.entry_index, t.exit_index, t.reason))
+            .collect();
+        assert_eq!(
+            t,
+            [
+                (Direction::Long, 2, 4, ExitReason::Reenter),
+                (Direction::Long, 4, 5, ExitReason::EndOfData)
+            ]
+        );
+        // Sized afresh: whole units of the cash after the first trade closed
+        // at 20 (10 000 − 166 × 40 = 3 360, times 1 − ε, over 20).
+        assert_eq!(again.trades[0].pnl, -6640.0);
+        assert_eq!(again.trades[1].size, 167.0);
     }
 
     #[test]

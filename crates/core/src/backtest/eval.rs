@@ -11,7 +11,7 @@
 //! - [`Compiled::eval`] evaluates a tree on one bar (explain);
 //! - [`Node`] evaluates it over a block of consecutive bars at a time (the
 //!   engine), reading each series as a stream. Prices are read from the bars
-//!   and the SMA is computed as it is read (the catalog's running sum, in the
+//!   and the SMA is computed as it is read (the catalog's rolling mean, in the
 //!   same order, so bit-identical) instead of being stored: on long series
 //!   the engine's cost is memory traffic, and a block of bars read once by
 //!   the conditions is still in cache when the simulation reads it.
@@ -24,7 +24,7 @@ use super::BacktestError;
 use super::dsl::{Comparison, Condition, Costs, Op, Operand, PriceField, Sizing, Stop, Strategy};
 use super::engine::Direction;
 use crate::Bar;
-use crate::indicators::{self as catalog, IndicatorInfo};
+use crate::indicators::{self as catalog, IndicatorInfo, PandasMean};
 
 /// A number per bar: `series[index]` read `shift` bars back, or a constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -143,20 +143,23 @@ pub(crate) struct Order {
 
 /// The engine's priority: `entry_long`, then `entry_short`, then the exit of
 /// the open side. An opposite entry reverses; an entry in the direction held
-/// is ignored.
+/// is ignored, or, with `reenter`, closes the trade and opens a new one
+/// (backtesting.py's `SmaCross`: `if crossover(..): close(); buy() elif
+/// crossover(..): close(); sell()`).
 pub(crate) fn decide(
     cur: Option<Direction>,
     entry_long: bool,
     entry_short: bool,
     exit_long: bool,
     exit_short: bool,
+    reenter: bool,
 ) -> Order {
-    if entry_long && cur != Some(Direction::Long) {
+    if entry_long && (reenter || cur != Some(Direction::Long)) {
         Order {
             close: cur.is_some(),
             open: Some(Direction::Long),
         }
-    } else if entry_short && cur != Some(Direction::Short) {
+    } else if entry_short && (reenter || cur != Some(Direction::Short)) {
         Order {
             close: cur.is_some(),
             open: Some(Direction::Short),
@@ -230,7 +233,7 @@ fn price(b: &Bar, field: PriceField) -> f64 {
     }
 }
 
-/// The catalog's SMA on bar `j`, by the same running sum from the first bar.
+/// The catalog's SMA on bar `j`, by the same rolling mean from the first bar.
 fn sma_at(bars: &[Bar], period: usize, j: usize) -> f64 {
     let mut s = SmaStream::new(period);
     let mut out = f64::NAN;
@@ -240,35 +243,31 @@ fn sma_at(bars: &[Bar], period: usize, j: usize) -> f64 {
     out
 }
 
-/// The catalog's SMA (`RunningSma`: add the new close, divide, subtract the
-/// oldest) one bar at a time; `next` must see bars `0, 1, 2, …` in order.
+/// The catalog's SMA (pandas' rolling mean, [`PandasMean`]: the same
+/// operations in the same order, so the same bits) one bar at a time,
+/// reading the close leaving the window from the bars instead of keeping a
+/// window; `next` must see bars `0, 1, 2, …` in order.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SmaStream {
     period: usize,
-    div: f64,
-    total: f64,
+    state: PandasMean,
 }
 
 impl SmaStream {
     fn new(period: usize) -> Self {
         Self {
             period,
-            div: period as f64,
-            total: 0.0,
+            state: PandasMean::new(),
         }
     }
 
     #[inline(always)]
     fn next(&mut self, bars: &[Bar], j: usize) -> f64 {
-        self.total += bars[j].close;
-        match (j + 1).checked_sub(self.period) {
-            Some(oldest) => {
-                let out = self.total / self.div;
-                self.total -= bars[oldest].close;
-                out
-            }
-            None => f64::NAN,
+        if let Some(old) = j.checked_sub(self.period) {
+            self.state.remove(bars[old].close);
         }
+        self.state.add(bars[j].close);
+        self.state.mean(self.period).unwrap_or(f64::NAN)
     }
 }
 
@@ -302,7 +301,7 @@ impl Shared {
     /// Computes the block of `len` bars from `start`; blocks must follow each other.
     pub(crate) fn advance(&mut self, bars: &[Bar], start: usize, len: usize) {
         for (i, s) in &mut self.streams {
-            // A local copy keeps the running sum in a register across the loop.
+            // A local copy keeps the running state in registers across the loop.
             let mut stream = *s;
             for (k, v) in self.values[*i][..len].iter_mut().enumerate() {
                 *v = stream.next(bars, start + k);
@@ -318,7 +317,7 @@ pub(crate) enum Stream<'c> {
     Const(f64),
     Values(&'c [f64], usize),
     Price(&'c [Bar], PriceField, usize),
-    /// A streamed SMA read shifted, with its own running sum.
+    /// A streamed SMA read shifted, with its own state.
     Sma(&'c [Bar], SmaStream, usize),
     /// A streamed SMA read unshifted, from [`Shared`].
     Shared(usize),
@@ -761,13 +760,30 @@ mod tests {
     fn decide_follows_the_priority() {
         use Direction::{Long, Short};
         let o = |close, open| Order { close, open };
-        assert_eq!(decide(None, true, true, false, false), o(false, Some(Long)));
-        assert_eq!(decide(Some(Short), true, false, false, true), o(true, Some(Long)));
-        assert_eq!(decide(Some(Long), true, true, false, false), o(true, Some(Short)));
-        assert_eq!(decide(Some(Long), true, false, false, false), o(false, None));
-        assert_eq!(decide(Some(Long), false, false, true, false), o(true, None));
-        assert_eq!(decide(Some(Long), false, false, false, true), o(false, None));
-        assert_eq!(decide(None, false, false, true, true), o(false, None));
+        for reenter in [false, true] {
+            assert_eq!(decide(None, true, true, false, false, reenter), o(false, Some(Long)));
+            assert_eq!(
+                decide(Some(Short), true, false, false, true, reenter),
+                o(true, Some(Long))
+            );
+            assert_eq!(decide(Some(Long), false, false, true, false, reenter), o(true, None));
+            assert_eq!(decide(Some(Long), false, false, false, true, reenter), o(false, None));
+            assert_eq!(decide(None, false, false, true, true, reenter), o(false, None));
+        }
+        // An entry in the direction held: ignored (an opposite one still reverses) …
+        assert_eq!(
+            decide(Some(Long), true, true, false, false, false),
+            o(true, Some(Short))
+        );
+        assert_eq!(decide(Some(Long), true, false, false, false, false), o(false, None));
+        assert_eq!(decide(Some(Short), false, true, false, false, false), o(false, None));
+        // … or, with `reenter`, close and re-open, `entry_long` first as in SmaCross.
+        assert_eq!(decide(Some(Long), true, true, false, false, true), o(true, Some(Long)));
+        assert_eq!(decide(Some(Long), true, false, false, false, true), o(true, Some(Long)));
+        assert_eq!(
+            decide(Some(Short), false, true, true, false, true),
+            o(true, Some(Short))
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::BacktestError;
-use super::dsl::{Comparison, Condition, Op, Operand, Sizing, Strategy};
+use super::dsl::{Comparison, Condition, Op, Operand, SameDirectionEntry, Sizing, Strategy};
 use super::engine::Direction;
 use super::eval::{Compiled, Cond, Mode, Order, Val, compile, decide, units};
 use crate::Bar;
@@ -58,6 +58,12 @@ pub enum Action {
     ReverseToLong,
     /// Long, `entry_short` fired (and `entry_long` did not): close the long trade and sell.
     ReverseToShort,
+    /// Long, `entry_long` fired and `same_direction_entry` is `reenter`:
+    /// close the long trade and buy again.
+    ReenterLong,
+    /// Short, `entry_short` fired (and `entry_long` did not) and
+    /// `same_direction_entry` is `reenter`: close the short trade and sell again.
+    ReenterShort,
     /// A trade is open and nothing fired that changes it.
     Hold,
     /// Flat and no entry fired.
@@ -229,6 +235,7 @@ pub fn explain(
         fired(&rules_report.entry_short),
         fired(&rules_report.exit_long),
         fired(&rules_report.exit_short),
+        strategy.same_direction_entry == SameDirectionEntry::Reenter,
     );
     let mut reason = reason_for(position, order, &rules_report);
     let mut plan = None;
@@ -340,6 +347,8 @@ pub(crate) fn action_of(cur: Option<Direction>, order: Order) -> Action {
     match (cur, order.close, order.open) {
         (Some(Long), true, Some(Short)) => Action::ReverseToShort,
         (Some(Short), true, Some(Long)) => Action::ReverseToLong,
+        (Some(Long), true, Some(Long)) => Action::ReenterLong,
+        (Some(Short), true, Some(Short)) => Action::ReenterShort,
         (Some(Long), true, _) => Action::CloseLong,
         (Some(Short), true, _) => Action::CloseShort,
         (_, _, Some(Long)) => Action::OpenLong,
@@ -353,6 +362,13 @@ fn reason_for(position: PositionSide, order: Order, r: &RulesReport) -> String {
     let fired = |x: &Option<ConditionReport>| x.as_ref().is_some_and(ConditionReport::result);
     match (position, order.open) {
         (PositionSide::Short, Some(Direction::Long)) => "entry_long is true while short: reverse to long".into(),
+        (PositionSide::Long, Some(Direction::Long)) => {
+            "entry_long is true while long and same_direction_entry is reenter: close and buy again".into()
+        }
+        (PositionSide::Short, Some(Direction::Short)) => {
+            "entry_short is true (entry_long is not) while short and same_direction_entry is reenter: close and sell again"
+                .into()
+        }
         (PositionSide::Long, Some(Direction::Short)) => {
             "entry_short is true (entry_long is not) while long: reverse to short".into()
         }
@@ -453,8 +469,9 @@ mod tests {
             Some(Direction::Long) => PositionSide::Long,
             Some(Direction::Short) => PositionSide::Short,
         };
-        let closed =
-            held.filter(|t| t.exit_index == i + 1 && matches!(t.reason, ExitReason::Signal | ExitReason::Reverse));
+        let closed = held.filter(|t| {
+            t.exit_index == i + 1 && matches!(t.reason, ExitReason::Signal | ExitReason::Reverse | ExitReason::Reenter)
+        });
         let opened = trades.iter().find(|t| t.entry_index == i + 1).map(|t| t.direction);
         let order = Order {
             close: closed.is_some(),
@@ -511,6 +528,24 @@ mod tests {
             }),
             usize::MAX,
         );
+    }
+
+    /// The legacy `ma_cross` form re-enters as backtesting.py's `SmaCross`:
+    /// SMA(10) crosses above SMA(20) again on bar 1696 of this series while
+    /// long (the two touched in between), and the engine closes and re-opens.
+    #[test]
+    fn agrees_with_the_engine_on_a_reentry() {
+        let legacy = json!({"type": "ma_cross", "fast": 10, "slow": 20});
+        agrees_with_the_engine("eurusd_1h_gym_anytrading", legacy.clone(), 1800);
+        let bars = file("eurusd_1h_gym_anytrading");
+        let s = parse_strategy(&legacy).unwrap();
+        let e = explain(&s, &bars[..=1696], PositionSide::Long, 10_000.0).unwrap();
+        assert_eq!(e.action, Action::ReenterLong, "{}", e.reason);
+        assert!(e.order.is_some_and(|o| o.direction == Direction::Long));
+        let mut ignore = s.clone();
+        ignore.same_direction_entry = SameDirectionEntry::Ignore;
+        let e = explain(&ignore, &bars[..=1696], PositionSide::Long, 10_000.0).unwrap();
+        assert_eq!(e.action, Action::Hold, "{}", e.reason);
     }
 
     #[test]

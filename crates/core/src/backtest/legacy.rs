@@ -2,7 +2,9 @@
 //!
 //! Accepted forms (sizing is `all_in`, costs zero):
 //! - `{"type": "ma_cross", "fast": 10, "slow": 20, "ma": "sma"|"ema"}`: long when the fast
-//!   average crosses above the slow one, short when it crosses below (reversing).
+//!   average crosses above the slow one, short when it crosses below (reversing), and on a
+//!   cross in the direction already held, close and re-open (`same_direction_entry:
+//!   reenter`): backtesting.py's `SmaCross` example, trade for trade.
 //! - `{"type": "rsi", "period": 14, "oversold": 30, "overbought": 70}`: long when RSI crosses
 //!   above `oversold`, short when it crosses below `overbought` (reversing).
 
@@ -11,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::BacktestError;
-use super::dsl::{Comparison, Condition, Op, Operand, Sizing, Strategy};
+use super::dsl::{Comparison, Condition, Op, Operand, SameDirectionEntry, Sizing, Strategy};
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -80,6 +82,7 @@ pub fn parse_strategy(value: &serde_json::Value) -> Result<Strategy, BacktestErr
 }
 
 fn from_legacy(l: Legacy) -> Result<Strategy, BacktestError> {
+    let mut same_direction_entry = SameDirectionEntry::Ignore;
     let (long, short) = match l {
         Legacy::MaCross { fast, slow, ma } => {
             let ma = ma.to_ascii_lowercase();
@@ -95,6 +98,8 @@ fn from_legacy(l: Legacy) -> Result<Strategy, BacktestError> {
                     reason: "must be ≥ 1 and smaller than slow".into(),
                 });
             }
+            // backtesting.py's SmaCross: `position.close()` then `buy()` on every cross.
+            same_direction_entry = SameDirectionEntry::Reenter;
             (
                 cmp(ind(&ma, fast), Op::CrossAbove, ind(&ma, slow)),
                 cmp(ind(&ma, fast), Op::CrossBelow, ind(&ma, slow)),
@@ -126,6 +131,7 @@ fn from_legacy(l: Legacy) -> Result<Strategy, BacktestError> {
         take_profit: None,
         sizing: Sizing::AllIn,
         costs: Default::default(),
+        same_direction_entry,
     })
 }
 
@@ -138,7 +144,9 @@ mod tests {
     fn legacy_forms_convert() {
         let s = parse_strategy(&json!({"type": "ma_cross", "fast": 10, "slow": 20, "ma": "ema"})).unwrap();
         assert!(s.entry_long.is_some() && s.entry_short.is_some());
-        assert!(parse_strategy(&json!({"type": "rsi", "period": 14, "oversold": 30, "overbought": 70})).is_ok());
+        assert_eq!(s.same_direction_entry, SameDirectionEntry::Reenter);
+        let rsi = parse_strategy(&json!({"type": "rsi", "period": 14, "oversold": 30, "overbought": 70})).unwrap();
+        assert_eq!(rsi.same_direction_entry, SameDirectionEntry::Ignore);
         assert!(parse_strategy(&json!({"type": "ma_cross", "fast": 20, "slow": 10})).is_err());
         assert!(parse_strategy(&json!({"type": "macd"})).is_err());
     }

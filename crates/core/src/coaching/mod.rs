@@ -13,6 +13,18 @@
 //!
 //! Both are pure: no I/O, no clock. The rules are documented in
 //! `docs/coaching.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use tradeterm_core::coaching::journal_score::risk_from_tags;
+//!
+//! let tags = ["breakout".to_string(), "Risk: 1.5%".to_string()];
+//! let (risk, tag) = risk_from_tags(&tags).ok_or("no risk tag")?;
+//! assert_eq!(risk, 1.5);
+//! assert_eq!(tag, "Risk: 1.5%");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod journal_score;
 pub mod setup;

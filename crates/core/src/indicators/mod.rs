@@ -72,6 +72,7 @@ pub use trend::{
     MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, ParabolicSar,
     SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, WeightedMovingAverage,
 };
+pub(crate) use util::PandasMean;
 pub use volatility::{AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, StandardDeviation};
 pub use volume::{MoneyFlowIndex, OnBalanceVolume, VolumeWeightedAveragePrice, VwapAnchor};
 

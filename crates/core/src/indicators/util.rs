@@ -612,6 +612,307 @@ impl RunningSma {
     }
 }
 
+/// Largest number of decimals [`ExactWma`] scales values by.
+const MAX_DECIMALS: usize = 9;
+
+/// `10^k` for `k = 0 ..= MAX_DECIMALS`, exact as `f64` and as `i64`.
+const POW10_F: [f64; MAX_DECIMALS + 1] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+const POW10_I: [i64; MAX_DECIMALS + 1] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
+/// `2^49`: below it, `x · 10^k` is within ¼ of the integer `m` (so rounding
+/// recovers it), distinct decimals of one scale are distinct doubles, and a
+/// window's sum (at most 10 000 values) cannot overflow an `i64`.
+const MAX_SCALED: f64 = 562_949_953_421_312.0;
+
+/// `1.5 · 2^52`: adding and subtracting it rounds a double below `2^51` in
+/// magnitude to an integer (to nearest), with two additions instead of a call.
+const ROUNDER: f64 = 6_755_399_441_055_744.0;
+
+/// `2^53`: every integer up to it is exact as a double.
+const EXACT_SUM: u64 = 1 << 53;
+
+/// Marks a window slot whose value has no exact decimal form.
+const INEXACT: i64 = i64::MIN;
+
+/// The decimal `m · 10^−k` that `x` is the nearest double to, as `m`, when
+/// there is one with `|m| < 2^49` (`x` then stands for exactly that decimal).
+#[inline(always)]
+fn scaled(x: f64, k: usize) -> Option<i64> {
+    let &p = POW10_F.get(k)?;
+    let t = x * p;
+    if t.is_nan() || t.abs() >= MAX_SCALED {
+        return None;
+    }
+    let r = (t + ROUNDER) - ROUNDER;
+    // Both operands exact, so the quotient is the double nearest to the decimal.
+    if r / p == x { Some(r as i64) } else { None }
+}
+
+/// For a value `x` with no exact form at `scale`: the smallest larger scale
+/// `k` at which it has one, the factor `10^(k − scale)` and `x`'s integer at
+/// `k` — provided every integer `held` (the window's, [`INEXACT`] ignored)
+/// stays below `2^49` once multiplied by the factor.
+#[cold]
+fn raise(scale: usize, x: f64, held: impl Iterator<Item = i64> + Clone) -> Option<(usize, i64, i64)> {
+    // A decimal of at most 9 places is one of exactly 9 places too: when
+    // `x` is small enough to be tried at 9 places and fails there, it
+    // fails at every scale (one test instead of nine for such values).
+    if (x * POW10_F[MAX_DECIMALS]).abs() < MAX_SCALED && scaled(x, MAX_DECIMALS).is_none() {
+        return None;
+    }
+    for k in scale + 1..=MAX_DECIMALS {
+        let Some(m) = scaled(x, k) else { continue };
+        let &factor = POW10_I.get(k - scale)?;
+        let limit = MAX_SCALED as i64;
+        let fits = held
+            .clone()
+            .all(|v| v == INEXACT || v.checked_mul(factor).is_some_and(|w| w.abs() < limit));
+        return fits.then_some((k, factor, m));
+    }
+    None
+}
+
+/// The exact form of a weighted moving average ("exact ties stay ties": each
+/// value read as the decimal `m · 10^−k` it is the nearest double to, at most
+/// 9 places): the window's values as decimals at a common scale, the
+/// weighted sum `W = Σ i · m_i` (oldest weighs 1, newest `period`) kept
+/// exactly by `W' = W − S + period · m_new` (with `S` the plain sum), and the
+/// average one correctly rounded division `W / (period(period + 1)/2 · 10^k)`.
+/// [`push`](Self::push) answers `None` when that is not exact (warm-up, a
+/// value without a decimal form of at most 9 places in the window, a sum or
+/// divisor past `2^53`); the caller then uses its floating-point value.
+#[derive(Debug, Clone)]
+pub(crate) struct ExactWma {
+    /// The window's integers at the current scale (or [`INEXACT`]).
+    ring: Vec<i64>,
+    head: usize,
+    len: usize,
+    sum: i64,
+    weighted: i128,
+    inexact: usize,
+    scale: usize,
+    /// `period(period + 1)/2 · 10^scale`.
+    divisor: u64,
+}
+
+impl ExactWma {
+    /// `period` must be at least 1 and at most [`MAX_PERIOD`] (checked by the caller's constructor).
+    pub(crate) fn new(period: usize) -> Self {
+        let period = period.clamp(1, MAX_PERIOD);
+        Self {
+            ring: vec![0; period],
+            head: 0,
+            len: 0,
+            sum: 0,
+            weighted: 0,
+            inexact: 0,
+            scale: 0,
+            divisor: (period * (period + 1) / 2) as u64,
+        }
+    }
+
+    #[inline]
+    fn scale_in(&mut self, x: f64) -> i64 {
+        if let Some(m) = scaled(x, self.scale) {
+            return m;
+        }
+        let Some((k, factor, m)) = raise(self.scale, x, self.ring[..self.len].iter().copied()) else {
+            return INEXACT;
+        };
+        for v in &mut self.ring[..self.len] {
+            if *v != INEXACT {
+                *v *= factor;
+            }
+        }
+        self.sum *= factor;
+        self.weighted *= i128::from(factor);
+        self.divisor = self.divisor.saturating_mul(factor as u64);
+        self.scale = k;
+        m
+    }
+
+    /// Appends `x`; the exact weighted average of the last `period` values when there is one.
+    #[inline]
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        let m = self.scale_in(x);
+        let (mv, bad) = if m == INEXACT { (0, 1) } else { (m, 0) };
+        let cap = self.ring.len();
+        let slot = self.head;
+        self.head = if slot + 1 == cap { 0 } else { slot + 1 };
+        if self.len == cap {
+            let old = self.ring[slot];
+            let (ov, old_bad) = if old == INEXACT { (0, 1) } else { (old, 0) };
+            self.weighted += cap as i128 * i128::from(mv) - i128::from(self.sum);
+            self.sum += mv - ov;
+            self.inexact = self.inexact + bad - old_bad;
+        } else {
+            self.len += 1;
+            self.weighted += self.len as i128 * i128::from(mv);
+            self.sum += mv;
+            self.inexact += bad;
+        }
+        self.ring[slot] = m;
+        let exact = self.len == cap
+            && self.inexact == 0
+            && self.weighted.unsigned_abs() <= u128::from(EXACT_SUM)
+            && self.divisor <= EXACT_SUM;
+        // Both operands exact below 2^53: one correctly rounded division.
+        exact.then(|| self.weighted as i64 as f64 / self.divisor as f64)
+    }
+}
+
+/// The state of pandas' rolling mean (pandas 2.x/3.x `roll_mean` in
+/// `pandas/_libs/window/aggregations.pyx`), without the window itself: the
+/// caller adds each new value and removes the value leaving the window (the
+/// leaving value first, as pandas does), then reads [`mean`](Self::mean).
+///
+/// The sum is Kahan-compensated and carried along the whole series from the
+/// first value, with one compensation term for the values added
+/// (`compensation_add`) and another for the values removed
+/// (`compensation_remove`). The mean is `sum / nobs`, except that a window
+/// holding one repeated value gives that value exactly (pandas'
+/// `num_consecutive_same_value`), and a window of values that are all
+/// positive (all negative) never averages below (above) zero. A missing
+/// value (pandas reads NaN and infinities as missing) counts in no term.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PandasMean {
+    sum: f64,
+    compensation_add: f64,
+    compensation_remove: f64,
+    /// Values in the window that are not missing.
+    nobs: usize,
+    /// Of those, the ones with the sign bit set (`-0.0` included).
+    neg_ct: usize,
+    /// Run length of the last non-missing value added (missing values
+    /// neither break nor extend a run, as in pandas).
+    same_run: usize,
+    prev_value: f64,
+}
+
+impl PandasMean {
+    pub(crate) const fn new() -> Self {
+        Self {
+            sum: 0.0,
+            compensation_add: 0.0,
+            compensation_remove: 0.0,
+            nobs: 0,
+            neg_ct: 0,
+            same_run: 0,
+            prev_value: f64::NAN,
+        }
+    }
+
+    /// pandas' `remove_mean` (for a value that was added).
+    #[inline(always)]
+    pub(crate) fn remove(&mut self, val: f64) {
+        if val.is_finite() {
+            self.nobs = self.nobs.saturating_sub(1);
+            let y = -val - self.compensation_remove;
+            let t = self.sum + y;
+            self.compensation_remove = t - self.sum - y;
+            self.sum = t;
+            self.neg_ct = self.neg_ct.saturating_sub(usize::from(val.is_sign_negative()));
+        }
+    }
+
+    /// pandas' `add_mean`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, val: f64) {
+        if val.is_finite() {
+            self.nobs += 1;
+            let y = val - self.compensation_add;
+            let t = self.sum + y;
+            self.compensation_add = t - self.sum - y;
+            self.sum = t;
+            self.neg_ct += usize::from(val.is_sign_negative());
+            self.same_run = if val == self.prev_value { self.same_run + 1 } else { 1 };
+            self.prev_value = val;
+        }
+    }
+
+    /// pandas' `calc_mean` with `min_periods = period`: `None` (pandas' NaN)
+    /// unless the window holds `period` values that are not missing.
+    #[inline(always)]
+    pub(crate) fn mean(&self, period: usize) -> Option<f64> {
+        if self.nobs < period || self.nobs == 0 {
+            return None;
+        }
+        let mean = self.sum / self.nobs as f64;
+        let all_positive_below_zero = self.neg_ct == 0 && mean < 0.0;
+        let all_negative_above_zero = self.neg_ct == self.nobs && mean > 0.0;
+        Some(if self.same_run >= self.nobs {
+            self.prev_value
+        } else if all_positive_below_zero || all_negative_above_zero {
+            0.0
+        } else {
+            mean
+        })
+    }
+}
+
+/// pandas' rolling mean (`Series.rolling(period).mean()`), bit for bit, one
+/// value at a time: [`PandasMean`] over a window of the last `period`
+/// inputs. While the window holds a missing value (NaN or infinite) there is
+/// no mean ([`push`](Self::push) answers `None` where pandas gives NaN).
+///
+/// backtesting.py's `SMA` is this rolling mean, so crosses of two SMAs fall
+/// on the same bars as in backtesting.py, including where two mathematically
+/// equal means differ in the last bit.
+#[derive(Debug, Clone)]
+pub(crate) struct PandasSma {
+    /// The last `period` inputs, as given (missing ones included).
+    ring: Vec<f64>,
+    /// Slot of the next write (also the oldest value once full).
+    head: usize,
+    /// Inputs seen, up to `period`.
+    len: usize,
+    state: PandasMean,
+}
+
+impl PandasSma {
+    /// `period` must be at least 1 and at most [`MAX_PERIOD`] (checked by every caller's constructor).
+    pub(crate) fn new(period: usize) -> Self {
+        Self {
+            ring: vec![0.0; period.clamp(1, MAX_PERIOD)],
+            head: 0,
+            len: 0,
+            state: PandasMean::new(),
+        }
+    }
+
+    /// Appends `x`; the mean of the last `period` values once that many were
+    /// seen, `None` before and while one of them is missing.
+    #[inline]
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
+        let cap = self.ring.len();
+        let slot = self.head;
+        self.head = if slot + 1 == cap { 0 } else { slot + 1 };
+        if self.len == cap {
+            self.state.remove(self.ring[slot]);
+        } else {
+            self.len += 1;
+        }
+        self.ring[slot] = x;
+        self.state.add(x);
+        self.state.mean(cap)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        *self = Self::new(self.ring.len());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Weighted moving average.
 
 use crate::CoreError;
-use crate::indicators::util::{Window, check_period};
+use crate::indicators::util::{ExactWma, Window, check_period};
 use crate::indicators::{Indicator, Next, close_based};
 
 /// Linearly weighted moving average: the newest value weighs `period`, the
@@ -9,8 +9,15 @@ use crate::indicators::{Indicator, Next, close_based};
 ///
 /// # Formula
 ///
-/// `WMA_t = Σ_{i=0}^{period-1} (period - i) · x_{t-i} / (period · (period + 1) / 2)`,
-/// kept as TA-Lib's two running sums (`periodSum`, `periodSub`) updated in
+/// `WMA_t = Σ_{i=0}^{period-1} (period - i) · x_{t-i} / (period · (period + 1) / 2)`.
+///
+/// Exact ties stay ties: when the window's values are decimals of at most 9
+/// places (prices as written), the weighted sum is kept exactly in integers
+/// and the result is the double nearest to the exact average, so two
+/// mathematically equal averages are the same bits. (The SMA instead follows
+/// pandas' rolling mean bit for bit, as backtesting.py does; no common
+/// reference fixes the WMA's last bit, so the exact average is kept.) Otherwise (more decimals, or sums past 2^53)
+/// it is TA-Lib's: two running sums (`periodSum`, `periodSub`) updated in
 /// TA-Lib's order and rebuilt from the window every `8 · period` bars, as
 /// TA-Lib 0.8 does, so rounding residue does not build up on long series.
 ///
@@ -40,6 +47,7 @@ pub struct WeightedMovingAverage {
     period_sub: f64,
     trailing: f64,
     since_reseed: usize,
+    exact: ExactWma,
 }
 
 impl WeightedMovingAverage {
@@ -64,6 +72,7 @@ impl WeightedMovingAverage {
             period_sub: 0.0,
             trailing: 0.0,
             since_reseed: 8 * period,
+            exact: ExactWma::new(period),
         }
     }
 
@@ -89,6 +98,7 @@ impl Indicator for WeightedMovingAverage {
         self.period_sub = 0.0;
         self.trailing = 0.0;
         self.since_reseed = 8 * self.period;
+        self.exact = ExactWma::new(self.period);
     }
 
     fn is_ready(&self) -> bool {
@@ -103,6 +113,7 @@ impl Next<f64> for WeightedMovingAverage {
             return Some(x);
         }
         self.window.push(x);
+        let exact = self.exact.push(x);
         if self.count < self.period {
             self.period_sub += x;
             self.period_sum += x * self.count as f64;
@@ -129,7 +140,7 @@ impl Next<f64> for WeightedMovingAverage {
         let divider = (self.period * (self.period + 1) / 2) as f64;
         let out = self.period_sum / divider;
         self.period_sum -= self.period_sub;
-        Some(out)
+        Some(exact.unwrap_or(out))
     }
 }
 
@@ -146,6 +157,23 @@ mod tests {
         assert_eq!(out[..2], [None, None]);
         assert!((out[2].unwrap() - 14.0 / 6.0).abs() < 1e-12);
         assert!((out[3].unwrap() - 20.0 / 6.0).abs() < 1e-12);
+        // Exact ties: WMA(2) and WMA(4) compare as their exact decimal averages
+        // (a tie on bar 4: 10 · (1.0 + 2 · 1.00003) = 3 · (1.00002 + 2 · 1.00003 + 3 · 1.0 + 4 · 1.00003)).
+        let xs = [1.00004, 1.00002, 1.00003, 1.0, 1.00003, 1.00001];
+        let w2 = WeightedMovingAverage::new(2).unwrap().over_values(&xs).unwrap();
+        let w4 = WeightedMovingAverage::new(4).unwrap().over_values(&xs).unwrap();
+        for i in 3..xs.len() {
+            let m: Vec<i64> = xs.iter().map(|x| (x * 1e5).round() as i64).collect();
+            let e2 = (m[i - 1] + 2 * m[i]) * 10;
+            let e4 = (m[i - 3] + 2 * m[i - 2] + 3 * m[i - 1] + 4 * m[i]) * 3;
+            assert_eq!(w2[i] == w4[i], e2 == e4, "bar {i}");
+            assert_eq!(
+                w2[i].unwrap().partial_cmp(&w4[i].unwrap()),
+                Some(e2.cmp(&e4)),
+                "bar {i}"
+            );
+        }
+        assert_eq!(w2[4], w4[4]);
         let one = WeightedMovingAverage::new(1).unwrap();
         assert_eq!(one.over_values(&[7.0, 8.0]).unwrap(), vec![Some(7.0), Some(8.0)]);
     }

@@ -1,6 +1,6 @@
 //! Bollinger Bands.
 
-use crate::indicators::util::{RollingVariance, RunningSma, check_period, check_real};
+use crate::indicators::util::{PandasSma, RollingVariance, check_period, check_real};
 use crate::indicators::{BandsOutput, BandsSeries, Indicator, Next, run_bars, run_values};
 use crate::{Bar, CoreError};
 
@@ -10,7 +10,9 @@ use crate::{Bar, CoreError};
 ///
 /// # Formula
 ///
-/// `middle = SMA(period)`, `σ` = population standard deviation of the same
+/// `middle = SMA(period)` (the same bits as
+/// [`SimpleMovingAverage`](crate::indicators::SimpleMovingAverage): pandas'
+/// rolling mean), `σ` = population standard deviation of the same
 /// window ([`StandardDeviation`](crate::indicators::StandardDeviation)'s
 /// computation), `upper = middle + nbdev_up · σ`, `lower = middle − nbdev_dn · σ`.
 ///
@@ -39,7 +41,7 @@ pub struct BollingerBands {
     period: usize,
     nbdev_up: f64,
     nbdev_dn: f64,
-    sma: RunningSma,
+    sma: PandasSma,
     var: RollingVariance,
     ready: bool,
 }
@@ -67,7 +69,7 @@ impl BollingerBands {
             period,
             nbdev_up,
             nbdev_dn,
-            sma: RunningSma::new(period),
+            sma: PandasSma::new(period),
             var: RollingVariance::new(period),
             ready: false,
         }

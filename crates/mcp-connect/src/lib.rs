@@ -1,4 +1,6 @@
-//! The stdio connector: a local AI client speaks MCP over stdin/stdout, and
+//! # tradeterm-mcp-connect
+//!
+//! The stdio connector behind `tradeterm-connect`: a local AI client speaks MCP over stdin/stdout, and
 //! every message is relayed to a hosted `/mcp/v1` over HTTP(S) with the
 //! terminal key as `Authorization: Bearer`.
 //!
@@ -22,6 +24,11 @@
 //! not pooled, so a stale connection never blurs that line. While the server
 //! is unreachable the connector keeps retrying with backoff for
 //! [`ConnectSettings::reconnect_for`].
+//!
+//! **Architecture invariant:** this crate relays MCP frames and knows nothing
+//! else of tradeterm: no tool catalog, no store, no database driver, no
+//! server. It depends on rmcp's client and stdio transports only, so the
+//! connector binary stays small (`cargo xtask layering` checks it).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -65,6 +72,40 @@ impl ConnectSettings {
             url: url.into(),
             terminal_key: terminal_key.into(),
             reconnect_for: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The command line of the connector (`tradeterm-connect`, and `tradeterm
+/// connect` of the all-in-one binary).
+#[derive(Clone, clap::Args)]
+pub struct ConnectArgs {
+    /// URL of the hosted MCP endpoint.
+    #[arg(long, env = "TRADETERM_MCP_URL", default_value = "http://127.0.0.1:8090/mcp/v1")]
+    pub url: String,
+    /// Terminal key (prefer the environment variable: command lines are visible to other local users).
+    #[arg(long, env = "TRADETERM_TERMINAL_KEY", hide_env_values = true)]
+    pub terminal_key: String,
+    /// How long to keep retrying while the endpoint is unreachable, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub reconnect_secs: u64,
+}
+
+impl std::fmt::Debug for ConnectArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectArgs")
+            .field("url", &self.url)
+            .field("reconnect_secs", &self.reconnect_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectArgs {
+    /// The connector's settings.
+    pub fn settings(self) -> ConnectSettings {
+        ConnectSettings {
+            reconnect_for: Duration::from_secs(self.reconnect_secs),
+            ..ConnectSettings::new(self.url, self.terminal_key)
         }
     }
 }

@@ -1,8 +1,12 @@
-//! `tradeterm-connect` against the real stack: the official MCP Python SDK
+//! The stdio connector against the real stack: the official MCP Python SDK
 //! drives the connector (interoperability), and a raw JSON-RPC client checks
 //! that the connector survives a restarted or briefly unreachable server.
+//!
+//! The connector runs as `tradeterm connect` (the same arguments and relay
+//! as the `tradeterm-connect` binary, whose package links no store and so
+//! holds no stack test), through a one-line wrapper script that gives the
+//! Python SDK a single command path.
 
-#[path = "../../tradeterm/tests/common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
@@ -15,7 +19,20 @@ use common::{Options, spawn};
 use serde_json::{Value, json};
 use tradeterm_mcp::{McpHandle, McpServer, McpState};
 
-const CONNECTOR: &str = env!("CARGO_BIN_EXE_tradeterm-connect");
+/// A command that runs `tradeterm connect` with the arguments it is given.
+fn connector() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tradeterm-connect-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tradeterm-connect");
+        let script = format!("#!/bin/sh\nexec '{}' connect \"$@\"\n", env!("CARGO_BIN_EXE_tradeterm"));
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_str().unwrap().to_owned()
+    })
+}
 
 fn repo_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -52,7 +69,7 @@ async fn the_python_sdk_drives_the_connector_against_a_simulated_terminal() {
             .arg(script)
             .args([
                 "--connector",
-                CONNECTOR,
+                connector(),
                 "--url",
                 &url,
                 "--expect-tools",
@@ -93,7 +110,7 @@ struct Connector {
 impl Connector {
     fn start(url: &str, key: &str) -> Self {
         let log = tempfile::NamedTempFile::new().unwrap();
-        let mut child = Command::new(CONNECTOR)
+        let mut child = Command::new(connector())
             .args(["--url", url, "--reconnect-secs", "20"])
             .env("TRADETERM_TERMINAL_KEY", key)
             .env("RUST_LOG", "info")

@@ -221,26 +221,10 @@ impl Settings {
         self.node_env == "production"
     }
 
-    /// Rate limits of the REST API.
-    pub fn rest_settings(&self) -> tradeterm_rest::RestSettings {
-        tradeterm_rest::RestSettings {
-            production: self.production(),
-            rate_window: Duration::from_millis(self.api_rate_limit_window_ms),
-            rate_limits: tradeterm_rest::ratelimit::TierLimits {
-                free: self.api_rate_limit_free,
-                pro: self.api_rate_limit_pro,
-                team: self.api_rate_limit_team,
-                enterprise: self.api_rate_limit_enterprise,
-            },
-            ..tradeterm_rest::RestSettings::default()
-        }
-    }
-
-    /// Settings of the MCP server: the REST tier limits and window (its own
-    /// bucket), and the accepted host names (`MCP_ALLOWED_HOSTS`, plus `HOST`
-    /// when it names a specific interface).
-    pub fn mcp_settings(&self) -> tradeterm_mcp::McpSettings {
-        let rest = self.rest_settings();
+    /// Host names the MCP listener accepts in `Host` headers:
+    /// `MCP_ALLOWED_HOSTS`, plus `HOST` when it names a specific interface
+    /// (loopback names are always accepted by the server).
+    pub fn mcp_allowed_hosts(&self) -> Vec<String> {
         let mut allowed_hosts: Vec<String> = self
             .mcp_allowed_hosts
             .iter()
@@ -251,53 +235,7 @@ impl Settings {
         if self.host != "0.0.0.0" && self.host != "::" {
             allowed_hosts.push(self.host.clone());
         }
-        tradeterm_mcp::McpSettings {
-            production: rest.production,
-            rate_window: rest.rate_window,
-            rate_limits: rest.rate_limits,
-            dispatch_timeout: rest.dispatch_timeout,
-            allowed_hosts,
-            ..tradeterm_mcp::McpSettings::default()
-        }
-    }
-
-    /// The server calendar of `CALENDAR_FILE` (empty when unset).
-    ///
-    /// # Errors
-    /// The file is set but cannot be read or is not a valid calendar: the
-    /// servers refuse to start rather than run without the fallback they were
-    /// configured with.
-    pub fn server_calendar(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::events::ServerCalendar>> {
-        let calendar = match &self.calendar_file {
-            None => tradeterm_tools::events::ServerCalendar::default(),
-            Some(path) => tradeterm_tools::events::ServerCalendar::load(path)
-                .map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?,
-        };
-        Ok(std::sync::Arc::new(calendar))
-    }
-
-    /// The ETF flows of `ETF_FLOWS_FILE` (disabled when unset).
-    ///
-    /// # Errors
-    /// The file is set but cannot be read or is not valid.
-    pub fn etf_flows(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::etf::EtfFlows>> {
-        let flows = match &self.etf_flows_file {
-            None => tradeterm_tools::etf::EtfFlows::default(),
-            Some(path) => {
-                tradeterm_tools::etf::EtfFlows::load(path).map_err(|e| anyhow::anyhow!("ETF_FLOWS_FILE: {e}"))?
-            }
-        };
-        Ok(std::sync::Arc::new(flows))
-    }
-
-    /// The news provider of `NEWS_API_KEY` / `NEWS_API_URL` (a no-op without a key).
-    ///
-    /// # Errors
-    /// `NEWS_API_URL` is not an http(s) URL.
-    pub fn news_service(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::news::NewsService>> {
-        tradeterm_tools::news::NewsService::new(self.news_api_key.as_deref(), self.news_api_url.as_deref())
-            .map(std::sync::Arc::new)
-            .map_err(|e| anyhow::anyhow!(e))
+        allowed_hosts
     }
 
     /// A Redis pool for `KEYVALUE_URL`, when set. Used by the REST API, which
@@ -329,18 +267,17 @@ impl Settings {
         self.gateway_tls_cert.is_some() && self.gateway_tls_key.is_some()
     }
 
-    /// The gateway's TLS configuration, loaded from `GATEWAY_TLS_CERT` and
-    /// `GATEWAY_TLS_KEY` (`None`: plain HTTP and `ws://`).
+    /// The gateway's certificate and key files (`GATEWAY_TLS_CERT`,
+    /// `GATEWAY_TLS_KEY`; `None`: plain HTTP and `ws://`), which
+    /// `tradeterm_gateway::load_tls` loads.
     ///
     /// # Errors
-    /// Only one of the two is set, a file is missing or invalid, the key does
-    /// not match the certificate; or `NODE_ENV=production` without TLS and
+    /// Only one of the two is set; or `NODE_ENV=production` without TLS and
     /// without `AGENT_ALLOW_PLAIN_WS=true` (terminal keys must not cross the
     /// network in clear). Every message names the setting.
-    pub fn gateway_tls(&self) -> anyhow::Result<Option<tradeterm_gateway::TlsConfig>> {
-        use tradeterm_gateway::tls::{TlsConfig, TlsFile};
-        let (cert, key) = match (&self.gateway_tls_cert, &self.gateway_tls_key) {
-            (Some(cert), Some(key)) => (cert, key),
+    pub fn gateway_tls_files(&self) -> anyhow::Result<Option<(&Path, &Path)>> {
+        match (&self.gateway_tls_cert, &self.gateway_tls_key) {
+            (Some(cert), Some(key)) => Ok(Some((cert, key))),
             (Some(_), None) => bail!("GATEWAY_TLS_CERT is set but GATEWAY_TLS_KEY is not: set both, or neither"),
             (None, Some(_)) => bail!("GATEWAY_TLS_KEY is set but GATEWAY_TLS_CERT is not: set both, or neither"),
             (None, None) => {
@@ -351,18 +288,9 @@ impl Settings {
                          in front of the gateway terminates TLS; refusing to start"
                     );
                 }
-                return Ok(None);
+                Ok(None)
             }
-        };
-        let tls = TlsConfig::load(cert, key).map_err(|e| {
-            let setting = match e.file() {
-                Some(TlsFile::Certificate) => "GATEWAY_TLS_CERT",
-                Some(TlsFile::PrivateKey) => "GATEWAY_TLS_KEY",
-                None => "GATEWAY_TLS_CERT/GATEWAY_TLS_KEY",
-            };
-            anyhow::anyhow!("{setting}: {e}")
-        })?;
-        Ok(Some(tls))
+        }
     }
 
     /// The host this machine reaches its own listeners at: `HOST`, or
@@ -372,16 +300,6 @@ impl Settings {
             "0.0.0.0" | "::" | "[::]" => "127.0.0.1",
             host => host,
         }
-    }
-
-    /// The host name printed in agent URLs: the name the gateway's
-    /// certificate is valid for when TLS is on (see
-    /// [`TlsConfig::loopback_name`](tradeterm_gateway::TlsConfig::loopback_name)),
-    /// otherwise [`Settings::local_host`].
-    pub fn agent_host(&self, tls: Option<&tradeterm_gateway::TlsConfig>) -> String {
-        let host = self.local_host();
-        tls.and_then(|t| t.loopback_name(host).ok())
-            .unwrap_or_else(|| host.to_owned())
     }
 
     /// The URLs of the gateway at `host:port`, as agents use them.
@@ -444,13 +362,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(s.rest_settings().rate_limits.free, 3);
-        assert_eq!(
-            s.mcp_settings().rate_limits.free,
-            3,
-            "MCP has the REST tier limits (in its own bucket)"
-        );
-        assert!(s.rest_settings().production);
+        assert_eq!(s.api_rate_limit_free, 3);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
     }
@@ -473,12 +385,12 @@ mod tests {
     fn gateway_tls_settings_and_the_production_rule() {
         // Development: plain ws:// is fine.
         let dev = Settings::load_from(None, &[]).unwrap();
-        assert!(dev.gateway_tls().unwrap().is_none());
+        assert!(dev.gateway_tls_files().unwrap().is_none());
         assert!(!dev.gateway_tls_enabled());
 
         // Production without TLS refuses, naming the settings...
         let prod = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap();
-        let err = prod.gateway_tls().unwrap_err().to_string();
+        let err = prod.gateway_tls_files().unwrap_err().to_string();
         for name in ["GATEWAY_TLS_CERT", "GATEWAY_TLS_KEY", "AGENT_ALLOW_PLAIN_WS"] {
             assert!(err.contains(name), "{err}");
         }
@@ -489,52 +401,30 @@ mod tests {
         )
         .unwrap();
         assert!(proxied.agent_allow_plain_ws);
-        assert!(proxied.gateway_tls().unwrap().is_none());
+        assert!(proxied.gateway_tls_files().unwrap().is_none());
 
-        // Half a pair, a missing file and a wrong file name the setting at fault.
-        let dir = tempfile::tempdir().unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
-        let (c, k) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        std::fs::write(&c, cert.pem()).unwrap();
-        std::fs::write(&k, key.serialize_pem()).unwrap();
-        let (c, k) = (c.to_str().unwrap(), k.to_str().unwrap());
-        let half = Settings::load_from(None, &env(&[("GATEWAY_TLS_CERT", c)])).unwrap();
+        // Half a pair names the missing setting; both files, in production: TLS on.
+        let half = Settings::load_from(None, &env(&[("GATEWAY_TLS_CERT", "/c.pem")])).unwrap();
         assert!(
-            half.gateway_tls()
+            half.gateway_tls_files()
                 .unwrap_err()
                 .to_string()
                 .contains("GATEWAY_TLS_KEY is not")
         );
-        let missing = Settings::load_from(
-            None,
-            &env(&[("GATEWAY_TLS_CERT", "/nonexistent/cert.pem"), ("GATEWAY_TLS_KEY", k)]),
-        )
-        .unwrap();
-        let err = missing.gateway_tls().unwrap_err().to_string();
-        assert!(
-            err.starts_with("GATEWAY_TLS_CERT: ") && err.contains("/nonexistent/cert.pem"),
-            "{err}"
-        );
-        let swapped = Settings::load_from(None, &env(&[("GATEWAY_TLS_CERT", c), ("GATEWAY_TLS_KEY", c)])).unwrap();
-        let err = swapped.gateway_tls().unwrap_err().to_string();
-        assert!(err.starts_with("GATEWAY_TLS_KEY: "), "{err}");
-
-        // Both files, in production: TLS on.
         let tls = Settings::load_from(
             None,
             &env(&[
                 ("NODE_ENV", "production"),
-                ("GATEWAY_TLS_CERT", c),
-                ("GATEWAY_TLS_KEY", k),
+                ("GATEWAY_TLS_CERT", "/c.pem"),
+                ("GATEWAY_TLS_KEY", "/k.pem"),
             ]),
         )
         .unwrap();
         assert!(tls.gateway_tls_enabled());
-        assert!(tls.gateway_tls().unwrap().is_some());
+        assert_eq!(
+            tls.gateway_tls_files().unwrap(),
+            Some((Path::new("/c.pem"), Path::new("/k.pem")))
+        );
     }
 
     #[test]
@@ -554,8 +444,6 @@ mod tests {
         assert_eq!(urls.websocket, "wss://gw.example.com:443/agent/v1");
         assert_eq!(urls.poll, "https://gw.example.com:443/agent/v1/poll");
         assert_eq!(tls.agent_urls("::1", 9).websocket, "wss://[::1]:9/agent/v1");
-        // The certificate cannot be read: the configured host is printed.
-        assert_eq!(tls.agent_host(None), "127.0.0.1");
     }
 
     #[test]

@@ -1,0 +1,283 @@
+//! The one way to call a tool: the server-side [`Services`] a binary builds
+//! once, the [`Caller`] an adapter authenticated, and [`invoke`], which every
+//! adapter (REST, MCP, the management routes) uses to run a catalog tool.
+//!
+//! ```text
+//! binary ──builds once──► Arc<Services>  (dispatch, store, calendar, news, ETF flows, rate limits, settings)
+//!                              │
+//! adapter: authenticate ──► Caller ──► Invocation { caller, terminal, force_dry_run, idempotency_key }
+//!                              │
+//!                     invoke(services, tool, invocation, input)
+//!                       1. capability gate        (FORBIDDEN)
+//!                       2. terminal resolution    (X-Terminal-Id, the bound one, or the only connected one)
+//!                       3. ToolContext::new       (the only place a context is made)
+//!                       4. tool handler, in a `tool` tracing span
+//!                       5. failures logged; the adapter maps the ToolError onto its surface
+//! ```
+//!
+//! **Adding a service:** a field here (with its default in [`Services::new`]),
+//! read by the tool as `ctx.services.<field>`; the binary sets it when it is
+//! configured. No adapter changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tracing::Instrument;
+use tradeterm_core::license::Capability;
+use tradeterm_protocol::Dispatch;
+use tradeterm_store::Store;
+
+use crate::etf::EtfFlows;
+use crate::events::ServerCalendar;
+use crate::news::NewsService;
+use crate::ratelimit::{RateLimiter, TierLimits};
+use crate::{Gate, Target, Tool, ToolContext, ToolError};
+
+/// Everything server-side a tool call may use, built once by the binary and
+/// shared (behind an `Arc`) by every adapter of the process.
+#[derive(Clone)]
+pub struct Services {
+    /// Path to terminals (the in-process gateway, or its HTTP client).
+    pub dispatch: Arc<dyn Dispatch>,
+    /// Persistence.
+    pub store: Arc<dyn Store>,
+    /// The server's economic calendar (`CALENDAR_FILE`; empty when unset),
+    /// the fallback of the calendar tools when a terminal has none.
+    pub calendar: Arc<ServerCalendar>,
+    /// The server's news provider (`NEWS_API_KEY`; a no-op when unset).
+    pub news: Arc<NewsService>,
+    /// The server's ETF flows data (`ETF_FLOWS_FILE`; the tool is disabled when unset).
+    pub etf_flows: Arc<EtfFlows>,
+    /// Per-license rate limits (`KEYVALUE_URL`, `API_RATE_LIMIT_*`).
+    pub rate_limits: RateLimits,
+    /// Settings of tool calls.
+    pub settings: ServiceSettings,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("rate_limits", &self.rate_limits)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    /// Services over `dispatch` and `store`, with every other service at its
+    /// default: no server calendar, no news provider, no ETF flows, rate
+    /// limiting off, development settings.
+    pub fn new(dispatch: Arc<dyn Dispatch>, store: Arc<dyn Store>) -> Self {
+        Self {
+            dispatch,
+            store,
+            calendar: Default::default(),
+            news: Default::default(),
+            etf_flows: Default::default(),
+            rate_limits: RateLimits::default(),
+            settings: ServiceSettings::default(),
+        }
+    }
+}
+
+/// Per-license rate limits: the shared Redis and the tier limits per window.
+/// Each adapter counts in its own bucket ([`RateLimits::limiter`]).
+#[derive(Clone)]
+pub struct RateLimits {
+    /// Redis pool (`None`: rate limiting off, as in development).
+    pub redis: Option<deadpool_redis::Pool>,
+    /// Window (`API_RATE_LIMIT_WINDOW_MS`, default 60 000 ms).
+    pub window: Duration,
+    /// Requests per window per tier (`API_RATE_LIMIT_FREE/_PRO/_TEAM/_ENTERPRISE`).
+    pub tiers: TierLimits,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        Self {
+            redis: None,
+            window: Duration::from_millis(60_000),
+            tiers: TierLimits::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("redis", &self.redis.is_some())
+            .field("window", &self.window)
+            .field("tiers", &self.tiers)
+            .finish()
+    }
+}
+
+impl RateLimits {
+    /// A limiter counting in `bucket` (`rest`, `mcp`), or `None` when rate
+    /// limiting is off.
+    pub fn limiter(&self, bucket: &'static str) -> Option<RateLimiter> {
+        self.redis
+            .clone()
+            .map(|pool| RateLimiter::with_bucket(pool, self.window, self.tiers, bucket))
+    }
+}
+
+/// Settings of tool calls.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSettings {
+    /// `NODE_ENV=production`: internal error details are hidden by the adapters.
+    pub production: bool,
+    /// Dispatch timeout per command.
+    pub dispatch_timeout: Duration,
+}
+
+impl Default for ServiceSettings {
+    fn default() -> Self {
+        Self {
+            production: false,
+            dispatch_timeout: tradeterm_protocol::dispatch::DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// Who calls a tool, as the adapter authenticated them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// License the call acts for.
+    pub license_id: String,
+    /// Record id of the credential (an API key, the terminal key behind a
+    /// session token, `master:<license>` for the master key): the identity of
+    /// per-caller state such as `get_state_delta`'s last snapshot.
+    pub credential: String,
+    /// Capabilities of the credential.
+    pub caps: Vec<Capability>,
+}
+
+/// How the call names its terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalChoice {
+    /// The `X-Terminal-Id` header's value (validated here), or, without it,
+    /// the license's only connected terminal.
+    Header(Option<String>),
+    /// The terminal the credential is bound to (MCP: the terminal key's).
+    Bound(String),
+}
+
+/// One call of a tool, as an adapter describes it.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The authenticated caller.
+    pub caller: Caller,
+    /// The target terminal (ignored by license-wide tools).
+    pub terminal: TerminalChoice,
+    /// Forces every trading tool to a dry run (MCP `paper` mode).
+    pub force_dry_run: bool,
+    /// Idempotency key of a live call (REST `Idempotency-Key` header).
+    pub idempotency_key: Option<String>,
+    /// Name of the surface, for the tracing span (`rest`, `mcp`, `management`).
+    pub surface: &'static str,
+}
+
+impl Invocation {
+    /// A call by `caller` on `terminal`, with no dry-run forcing and no
+    /// idempotency key.
+    pub fn new(surface: &'static str, caller: Caller, terminal: TerminalChoice) -> Self {
+        Self {
+            caller,
+            terminal,
+            force_dry_run: false,
+            idempotency_key: None,
+            surface,
+        }
+    }
+}
+
+/// Whether `id` is a well-formed terminal id (`[A-Za-z0-9_-]{1,64}`).
+pub fn valid_terminal_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The capability gate: a tool gated [`Gate::Always`] needs its capability.
+pub(crate) fn gate(tool: &Tool, caps: &[Capability]) -> Result<(), ToolError> {
+    if tool.gate == Gate::Always && !caps.contains(&tool.capability) {
+        return Err(ToolError::Forbidden(format!(
+            "`{}` needs the `{}` capability, which this license's tier does not include",
+            tool.name,
+            tool.capability.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// The target terminal of a terminal-scoped call (spec §4 rules 1–2).
+async fn resolve_terminal(services: &Services, call: &Invocation) -> Result<String, ToolError> {
+    match &call.terminal {
+        TerminalChoice::Bound(id) => Ok(id.clone()),
+        TerminalChoice::Header(Some(id)) => {
+            let id = id.trim();
+            if !valid_terminal_id(id) {
+                return Err(ToolError::InvalidInput(
+                    "X-Terminal-Id is not a valid terminal id".into(),
+                ));
+            }
+            Ok(id.to_owned())
+        }
+        TerminalChoice::Header(None) => {
+            let list = services.dispatch.terminals(&call.caller.license_id).await?;
+            let mut connected = list.into_iter().filter(|t| t.connected);
+            match (connected.next(), connected.next()) {
+                (Some(only), None) => Ok(only.id),
+                (Some(_), Some(_)) => Err(ToolError::TerminalAmbiguous),
+                (None, _) => Err(ToolError::NoTerminalConnected),
+            }
+        }
+    }
+}
+
+/// Runs `tool` for `call`: capability gate, terminal resolution, the
+/// [`ToolContext`], the handler in a `tool` span; failures are logged. The
+/// adapter maps a [`ToolError`] onto its surface.
+pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Value) -> Result<Value, ToolError> {
+    let span = tracing::info_span!(
+        "tool",
+        surface = call.surface,
+        license = %call.caller.license_id,
+        terminal = tracing::field::Empty,
+        tool = tool.name,
+        paper = call.force_dry_run,
+    );
+    let result = run(services, tool, call, input).instrument(span.clone()).await;
+    if let Err(e) = &result {
+        span.in_scope(|| tracing::info!(code = e.code(), "tool call failed"));
+    }
+    result
+}
+
+async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Value) -> Result<Value, ToolError> {
+    gate(tool, &call.caller.caps)?;
+    let terminal_id = match tool.target {
+        Target::Terminal => Some(resolve_terminal(services, &call).await?),
+        Target::License => None,
+    };
+    if let Some(id) = &terminal_id {
+        tracing::Span::current().record("terminal", id.as_str());
+    }
+    let mut ctx = ToolContext::new(services.clone(), call.caller, terminal_id);
+    ctx.force_dry_run = call.force_dry_run;
+    ctx.idempotency_key = call.idempotency_key;
+    tool.call(ctx, input).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_ids_are_validated() {
+        assert!(valid_terminal_id("term_abc-1"));
+        for bad in ["", "a b", "é", &"x".repeat(65)] {
+            assert!(!valid_terminal_id(bad), "{bad}");
+        }
+    }
+}
