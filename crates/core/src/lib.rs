@@ -79,6 +79,7 @@ pub mod license;
 pub mod macro_context;
 pub mod market;
 pub mod orderflow;
+pub mod patterns;
 pub mod portfolio;
 pub mod prop_firm;
 pub mod regime;
