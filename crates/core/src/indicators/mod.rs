@@ -49,6 +49,9 @@
 //! ```
 
 mod catalog;
+/// The fuzz target's check over the batch API (feature `fuzzing`: used by
+/// `fuzz/` and `tests/indicators_fuzz.rs`, not part of the library's API).
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;
 pub mod momentum;
