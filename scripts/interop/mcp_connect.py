@@ -56,7 +56,7 @@ async def check(connector: str, url: str, key: str, expect_tools: int | None, sy
         if place.annotations is None or place.annotations.destructive_hint is not True:
             fail("place_order must be annotated destructive")
 
-        # The SDK validates structured content against each tool's output schema.
+        # The default list has no output schemas (see the --output-schemas session below).
         tick = await client.call_tool("get_tick", {"symbol": symbol})
         if tick.is_error:
             fail(f"get_tick failed: {tick.content}")
@@ -79,16 +79,45 @@ async def check(connector: str, url: str, key: str, expect_tools: int | None, sy
         current = await client.call_tool("get_mode", {})
         if (current.structured_content or {}).get("mode") != "paper":
             fail(f"get_mode returned {current!r}")
+        protocol = client.protocol_version
 
-        return {
-            "server": server.name,
-            "version": server.version,
-            "protocol": client.protocol_version,
-            "tools": len(tools),
-            "bid": data["bid"],
-            "ask": data["ask"],
-            "paper_order_dry_run": order.structured_content["dry_run"],
-        }
+    # The connector's --tools and --output-schemas flags: only the market group
+    # (plus the session tools), each with its output schema, against which the
+    # SDK validates structured content.
+    grouped = StdioServerParameters(
+        command=connector,
+        args=["--url", url, "--tools", "market", "--output-schemas"],
+        env={"TRADETERM_TERMINAL_KEY": key, "RUST_LOG": "warn"},
+    )
+    async with Client(grouped, read_timeout_seconds=30) as client:
+        market = (await client.list_tools()).tools
+        market_names = {t.name for t in market}
+        if not {"get_tick", "set_mode", "get_mode"} <= market_names or "place_order" in market_names:
+            fail(f"--tools market listed {sorted(market_names)}")
+        if any(t.output_schema is None for t in market):
+            fail("--output-schemas: a tool came without its output schema")
+        validated = await client.call_tool("get_tick", {"symbol": symbol})
+        if validated.is_error:
+            fail(f"get_tick with output schemas failed: {validated.content}")
+        refused = False
+        try:
+            result = await client.call_tool("place_order", {"symbol": symbol, "order_type": "BUY", "volume": 0.01})
+            refused = result.is_error
+        except Exception as e:  # the server answers a JSON-RPC error
+            refused = "not enabled in this session" in str(e)
+        if not refused:
+            fail("place_order outside the session's groups must be refused")
+
+    return {
+        "server": server.name,
+        "version": server.version,
+        "protocol": protocol,
+        "tools": len(tools),
+        "market_group_tools": len(market),
+        "bid": data["bid"],
+        "ask": data["ask"],
+        "paper_order_dry_run": order.structured_content["dry_run"],
+    }
 
 
 def main() -> None:

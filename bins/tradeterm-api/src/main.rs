@@ -1,7 +1,9 @@
 //! `tradeterm-api`: the REST API alone. Terminals are reached through a
 //! gateway over HTTP (`GATEWAY_URL`, `GATEWAY_INTERNAL_TOKEN`); tokens are
 //! verified with `JWT_PUBLIC_KEY_PATH` (required); rate limits use
-//! `KEYVALUE_URL` (required in production).
+//! `KEYVALUE_URL` (required in production). It also runs the live monitor of
+//! equity guards and prop-firm rules, polling the guarded terminals' accounts
+//! through the gateway (`docs/equity-guard.md`, "Split deployment").
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -43,6 +45,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let remote = tradeterm_boot::startup::remote_gateway(&settings)?;
     let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
     let services = settings.services(remote.dispatch, store)?;
+    // Poll only: agent events reach the gateway process, not this one.
+    let monitor = tradeterm_tools::monitor::spawn(services.clone(), Default::default(), None);
     let state = AppState::new(
         tradeterm_rest::RestSettings::default(),
         services,
@@ -57,6 +61,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let task = tokio::spawn(server.run_until_stopped());
     tokio::signal::ctrl_c().await?;
     handle.stop(true).await;
+    monitor.stop().await;
     task.await??;
     Ok(())
 }

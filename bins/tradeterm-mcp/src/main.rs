@@ -52,7 +52,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let state = McpState::new(
         tradeterm_mcp::McpSettings {
             allowed_hosts: settings.mcp_allowed_hosts(),
-            ..tradeterm_mcp::McpSettings::default()
+            ..tradeterm_mcp::McpSettings::with_list_defaults(
+                settings.mcp_tool_groups.as_deref(),
+                settings.mcp_output_schemas.as_deref(),
+            )?
         },
         services,
         verifier,

@@ -1,6 +1,7 @@
 //! The single-node stack behind `tradeterm serve`: store, gateway, REST and
-//! MCP listeners, and simulated terminals connected over the real agent
-//! protocol on loopback.
+//! MCP listeners, simulated terminals connected over the real agent
+//! protocol on loopback, and the live monitor of equity guards and prop-firm
+//! rules (fed with the agents' `account` events from `Gateway::subscribe()`).
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -9,9 +10,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tradeterm_gateway::{Gateway, GatewaySettings, ServerHandle};
+use tradeterm_protocol::agent::Event;
 use tradeterm_protocol::http_client::GatewayClient;
-use tradeterm_sim::{AgentHandle, AgentSettings, SimSettings, Simulator, SystemClock};
+use tradeterm_sim::{AgentHandle, AgentSettings, Clock, SimSettings, Simulator, SystemClock};
 use tradeterm_store::Store;
+use tradeterm_tools::monitor::{self, AccountUpdate, MonitorHandle, MonitorSettings};
 
 use crate::demo::{DemoCredentials, Urls};
 use crate::settings::AgentUrls;
@@ -31,6 +34,25 @@ pub struct StackOptions {
     pub sim_start_ms: Option<i64>,
     /// Deployment settings.
     pub settings: Settings,
+}
+
+/// Hooks for tests and embedders of [`Stack::start_with`].
+#[derive(Default)]
+pub struct StackHooks {
+    /// The simulated terminals' clock (e.g. a `ManualClock` a test moves);
+    /// `None`: a system clock from [`StackOptions::sim_start_ms`].
+    pub sim_clock: Option<Arc<dyn Clock>>,
+    /// Timing of the equity-guard monitor.
+    pub monitor: MonitorSettings,
+}
+
+impl std::fmt::Debug for StackHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StackHooks")
+            .field("sim_clock", &self.sim_clock.is_some())
+            .field("monitor", &self.monitor)
+            .finish()
+    }
 }
 
 /// A running stack.
@@ -62,6 +84,8 @@ pub struct Stack {
     rest_task: tokio::task::JoinHandle<std::io::Result<()>>,
     mcp_handle: tradeterm_mcp::McpHandle,
     mcp_task: tokio::task::JoinHandle<std::io::Result<()>>,
+    monitor: MonitorHandle,
+    monitor_feed: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Stack {
@@ -79,6 +103,12 @@ impl Stack {
     /// Opens the store, binds the gateway, creates or reuses the demo
     /// credentials and starts the simulated terminals.
     pub async fn start(opts: StackOptions) -> anyhow::Result<Self> {
+        Self::start_with(opts, StackHooks::default()).await
+    }
+
+    /// As [`Stack::start`], with hooks (the simulated terminals' clock, the
+    /// monitor's timing).
+    pub async fn start_with(opts: StackOptions, hooks: StackHooks) -> anyhow::Result<Self> {
         let settings = &opts.settings;
         let tls = crate::gateway_tls(settings)?;
         std::fs::create_dir_all(&opts.data_dir)
@@ -103,6 +133,9 @@ impl Stack {
         // The one service bundle of this node (in-process dispatch). Before
         // anything listens: a bad calendar file stops the start.
         let services = settings.services(Arc::new(gateway.clone()), store.clone())?;
+        // The live monitor of equity guards and prop-firm rules, fed with
+        // every `account` event an agent pushes (docs/equity-guard.md).
+        let (monitor, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_port = listener.local_addr()?.port();
@@ -150,7 +183,10 @@ impl Stack {
         let mcp_state = tradeterm_mcp::McpState::new(
             tradeterm_mcp::McpSettings {
                 allowed_hosts: settings.mcp_allowed_hosts(),
-                ..tradeterm_mcp::McpSettings::default()
+                ..tradeterm_mcp::McpSettings::with_list_defaults(
+                    settings.mcp_tool_groups.as_deref(),
+                    settings.mcp_output_schemas.as_deref(),
+                )?
             },
             services,
             keys::verifier(settings, &key_paths)?,
@@ -175,11 +211,12 @@ impl Stack {
         for (i, t) in creds.terminals.iter().take(opts.sim_terminals).enumerate() {
             let mut sim_settings = SimSettings::demo(i as u32);
             sim_settings.allow_trading = opts.sim_allow_trading;
-            let clock = match opts.sim_start_ms {
-                Some(start) => SystemClock::starting_at(start, 1.0),
-                None => SystemClock::new(1.0),
+            let clock: Arc<dyn Clock> = match (&hooks.sim_clock, opts.sim_start_ms) {
+                (Some(c), _) => c.clone(),
+                (None, Some(start)) => Arc::new(SystemClock::starting_at(start, 1.0)),
+                (None, None) => Arc::new(SystemClock::new(1.0)),
             };
-            let sim = Simulator::new(sim_settings, Arc::new(clock));
+            let sim = Simulator::new(sim_settings, clock);
             simulators.push(sim.clone());
             let handle = tradeterm_sim::spawn_agent(
                 sim,
@@ -212,6 +249,8 @@ impl Stack {
             rest_task,
             mcp_handle,
             mcp_task,
+            monitor,
+            monitor_feed,
         })
     }
 
@@ -249,6 +288,8 @@ impl Stack {
         for s in self.sims {
             s.shutdown().await;
         }
+        self.monitor_feed.abort();
+        self.monitor.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;
         self.rest_handle.stop(true).await;
@@ -256,6 +297,41 @@ impl Stack {
         self.gateway_handle.stop(true).await;
         let _ = self.gateway_task.await;
     }
+}
+
+/// Starts the equity-guard monitor and the task forwarding the gateway's
+/// `account` events to it (a lagging receiver skips what it missed: the
+/// monitor's polling covers the gap).
+fn spawn_monitor(
+    gateway: &Gateway,
+    services: Arc<tradeterm_tools::Services>,
+    settings: MonitorSettings,
+) -> (MonitorHandle, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let mut events = gateway.subscribe();
+    let feed = tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(e) => {
+                    if let Event::Account(account) = e.event {
+                        let update = AccountUpdate {
+                            license_id: e.license_id,
+                            terminal_id: e.terminal_id,
+                            account,
+                        };
+                        if tx.send(update).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::debug!(skipped = n, "equity guard monitor: events skipped");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+    (monitor::spawn(services, settings, Some(rx)), feed)
 }
 
 /// The client of this node's own gateway used by the REST and MCP servers to

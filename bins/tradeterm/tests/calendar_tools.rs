@@ -43,6 +43,11 @@ async fn calendar_and_event_risk_over_rest() {
     let (s, all) = t.post("/api/v1/tools/get_economic_calendar", None, &week, None).await;
     assert_eq!(s, 200, "{all}");
     assert_eq!(all["data"]["source"], "terminal");
+    assert_eq!(all["data"]["available"], true);
+    assert!(
+        all["data"].get("stale").is_none(),
+        "no feed age for the terminal's calendar"
+    );
     let all: Vec<EconomicEvent> = all["data"]["events"].as_array().unwrap().iter().map(event_of).collect();
     assert!(!all.is_empty(), "the simulated calendar has events every week");
     assert!(all.windows(2).all(|w| w[0].time <= w[1].time), "by time");
@@ -105,8 +110,12 @@ async fn calendar_and_event_risk_over_rest() {
     assert_eq!(s, 200, "{risk}");
     let risk = &risk["data"];
     assert_eq!(
-        (risk["source"].as_str(), risk["verdict"].as_str()),
-        (Some("server"), Some("block"))
+        (
+            risk["source"].as_str(),
+            risk["verdict"].as_str(),
+            risk["calendar_available"].as_bool()
+        ),
+        (Some("server"), Some("block"), Some(true))
     );
     assert_eq!(
         risk["resume_after"].as_str(),

@@ -93,6 +93,18 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
         assert_eq!(parse_iso(g["end"].as_str().unwrap()).unwrap(), c.end);
     }
     assert_eq!(r["level"], "high", "a weekend gap is high: {r}");
+    // A weekend alone is caution; a high-importance release landing blocks.
+    let high_release = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["importance"] == "high");
+    assert_eq!(
+        r["verdict"],
+        if high_release { "block" } else { "caution" },
+        "the spec's verdict: {r}"
+    );
+    assert_eq!(r["calendar_available"], true, "{r}");
     assert!(
         r["flags"]
             .as_array()

@@ -138,30 +138,39 @@ async fn initialize_list_tools_and_get_tick() {
     let mut expected: Vec<&str> = tradeterm_tools::catalog().iter().map(|t| t.name).collect();
     expected.extend(["set_mode", "get_mode"]);
     assert_eq!(names, expected);
-    for (m, c) in tools.iter().zip(tradeterm_tools::catalog()) {
-        assert_eq!(m.description.as_deref(), Some(c.description), "{}", c.name);
-        assert_eq!(Value::Object((*m.input_schema).clone()), c.input_schema, "{}", c.name);
+    // The default list is the lean one (crates/mcp/src/compact.rs): the
+    // server's own lean definitions, no output schemas, the catalog's
+    // required inputs and annotations; prompts are offered too.
+    assert!(info.capabilities.prompts.is_some());
+    for ((m, lean), c) in tools
+        .iter()
+        .zip(tradeterm_mcp::mcp_tools())
+        .zip(tradeterm_tools::catalog())
+    {
+        assert_eq!(m, lean, "{}", c.name);
+        assert!(m.output_schema.is_none(), "{}", c.name);
         assert_eq!(
-            m.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
-            Some(c.output_schema.clone())
-        );
-        let a = m.annotations.as_ref().unwrap();
-        assert_eq!(
-            (
-                a.read_only_hint,
-                a.destructive_hint,
-                a.idempotent_hint,
-                a.open_world_hint
-            ),
-            (
-                Some(c.annotations.read_only),
-                Some(c.annotations.destructive),
-                Some(c.annotations.idempotent),
-                Some(c.annotations.open_world)
-            ),
+            m.input_schema.get("required"),
+            c.input_schema.get("required"),
             "{}",
             c.name
         );
+        let a = m.annotations.as_ref().unwrap();
+        assert_eq!(a.read_only_hint.unwrap_or(false), c.annotations.read_only, "{}", c.name);
+        assert_eq!(
+            a.open_world_hint.unwrap_or(true),
+            c.annotations.open_world,
+            "{}",
+            c.name
+        );
+        if !c.annotations.read_only {
+            assert_eq!(
+                (a.destructive_hint, a.idempotent_hint),
+                (Some(c.annotations.destructive), Some(c.annotations.idempotent)),
+                "{}",
+                c.name
+            );
+        }
     }
 
     // The key's terminal is the target: no terminal id anywhere.
@@ -199,6 +208,61 @@ async fn initialize_list_tools_and_get_tick() {
 
     // Session ids are bound to the key that opened them: a raw request with
     // another terminal's key cannot use this session.
+    client.cancel().await.unwrap();
+    t.stack.stop().await;
+}
+
+/// Tool groups and output schemas picked in the URL, and the prompts, over
+/// the real stack: the session lists only its groups, runs their tools on the
+/// simulated terminal, refuses the others, and gets a workflow prompt.
+#[tokio::test]
+async fn groups_output_schemas_and_prompts_over_the_real_stack() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let url = format!("{}?groups=market,risk&output_schemas=true", mcp_url(t.stack.mcp_port));
+    let client = connect(&url, &t.creds.terminals[0].key).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in ["get_tick", "check_portfolio_exposure", "set_mode", "get_mode"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    assert!(
+        !names.contains(&"place_order") && !names.contains(&"get_journal"),
+        "{names:?}"
+    );
+    assert!(
+        tools.iter().all(|t| t.output_schema.is_some()),
+        "output schemas were asked for"
+    );
+
+    let tick = call(&client, "get_tick", json!({ "symbol": "EURUSD" })).await;
+    assert!(ok(&tick)["bid"].as_f64().unwrap() > 0.0);
+    let refused = client
+        .call_tool(CallToolRequestParams::new("get_journal").with_arguments(serde_json::Map::new()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("not enabled in this session"), "{refused}");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert_eq!(
+        prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["pre_trade_check", "market_brief", "journal_review"]
+    );
+    let mut args = serde_json::Map::new();
+    args.insert("days".into(), json!("14"));
+    let review = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("journal_review").with_arguments(args))
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&review.messages).unwrap();
+    assert!(
+        text.contains("last 14 days") && text.contains("get_equity_curve"),
+        "{text}"
+    );
     client.cancel().await.unwrap();
     t.stack.stop().await;
 }

@@ -210,7 +210,12 @@ async fn terminal_targeting_and_cross_license_isolation() {
             .iter()
             .all(|x| x["connected"] == false)
     );
-    // No terminal of the other license is connected: MISSING_TERMINAL.
+    // The other license's only terminal is targeted without the header even
+    // though it is offline (the spec's fallbacks then apply): here, 502.
+    let (s, b, _) = t.get_as(other_key.expose(), "/api/v1/account/info", None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (502, Some("DISPATCH_ERROR")), "{b}");
+    // With two terminals, none connected: MISSING_TERMINAL.
+    store.create_terminal(&other.id, "also offline").await.unwrap();
     let (s, b, _) = t.get_as(other_key.expose(), "/api/v1/account/info", None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (400, Some("MISSING_TERMINAL")), "{b}");
     assert_eq!(

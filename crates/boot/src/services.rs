@@ -58,19 +58,33 @@ impl Settings {
         }))
     }
 
-    /// The server calendar of `CALENDAR_FILE` (empty when unset).
+    /// The server calendar: the file of `CALENDAR_FILE` (the override), else
+    /// the feed of `CALENDAR_FEED_URL`, fetched at once and refreshed every
+    /// `CALENDAR_FEED_REFRESH_SECS` in the background (needs a tokio
+    /// runtime), else empty.
     ///
     /// # Errors
-    /// The file is set but cannot be read or is not a valid calendar: the
-    /// servers refuse to start rather than run without the fallback they were
-    /// configured with.
+    /// The file is set but cannot be read or is not a valid calendar, or the
+    /// feed URL is not http(s): the servers refuse to start rather than run
+    /// without the fallback they were configured with. An unreachable feed is
+    /// not an error (the calendar says it has not been fetched yet).
     pub fn server_calendar(&self) -> anyhow::Result<std::sync::Arc<tradeterm_tools::events::ServerCalendar>> {
-        let calendar = match &self.calendar_file {
-            None => tradeterm_tools::events::ServerCalendar::default(),
-            Some(path) => tradeterm_tools::events::ServerCalendar::load(path)
-                .map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?,
+        use tradeterm_tools::calendar_feed::{CalendarFeed, spawn_refresh};
+        use tradeterm_tools::events::ServerCalendar;
+        if let Some(path) = &self.calendar_file {
+            let calendar = ServerCalendar::load(path).map_err(|e| anyhow::anyhow!("CALENDAR_FILE: {e}"))?;
+            return Ok(std::sync::Arc::new(calendar));
+        }
+        let Some(url) = self.calendar_feed_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+            return Ok(std::sync::Arc::new(ServerCalendar::default()));
         };
-        Ok(std::sync::Arc::new(calendar))
+        let feed = CalendarFeed::new(url).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let every = Duration::from_secs(self.calendar_feed_refresh_secs.max(1));
+        let calendar = std::sync::Arc::new(ServerCalendar::for_feed(feed.url(), every));
+        if spawn_refresh(&calendar, feed, every).is_none() {
+            tracing::warn!("no async runtime: the calendar feed is not refreshed");
+        }
+        Ok(calendar)
     }
 
     /// The ETF flows of `ETF_FLOWS_FILE` (disabled when unset).

@@ -23,6 +23,12 @@ pub struct Settings {
     /// Host names (or `host:port`) the MCP listener accepts in `Host` headers,
     /// comma-separated (`MCP_ALLOWED_HOSTS`); loopback names are always accepted.
     pub mcp_allowed_hosts: Option<String>,
+    /// Tool groups `/mcp/v1` lists by default, comma-separated, or `all`
+    /// (`MCP_TOOL_GROUPS`; default all; docs/mcp.md).
+    pub mcp_tool_groups: Option<String>,
+    /// Whether `tools/list` carries output schemas by default
+    /// (`MCP_OUTPUT_SCHEMAS`, `true`/`false`; default false).
+    pub mcp_output_schemas: Option<String>,
     /// `development` (default) or `production` (`NODE_ENV`).
     pub node_env: String,
     /// Database URL (`DATABASE_URL`); default SQLite under the data dir.
@@ -61,10 +67,16 @@ pub struct Settings {
     /// the terminal, in ms (`QUOTE_CACHE_MS`, default 1000; 0 turns it off).
     pub quote_cache_ms: u64,
     /// The server's economic calendar, a JSON file (`CALENDAR_FILE`), used by
-    /// `get_economic_calendar` and `get_event_risk` when a terminal has no
-    /// calendar (MT4) or is disconnected. Unset: no fallback. See
-    /// `docs/calendar.md`.
+    /// the calendar tools when a terminal has no calendar (MT4) or is
+    /// disconnected. Overrides `CALENDAR_FEED_URL`. See `docs/calendar.md`.
     pub calendar_file: Option<std::path::PathBuf>,
+    /// A weekly calendar feed in the ForexFactory JSON format
+    /// (`CALENDAR_FEED_URL`, off by default), fetched and refreshed as the
+    /// server calendar when `CALENDAR_FILE` is unset.
+    pub calendar_feed_url: Option<String>,
+    /// Refresh interval of the calendar feed, seconds
+    /// (`CALENDAR_FEED_REFRESH_SECS`, default 3600, at least 1).
+    pub calendar_feed_refresh_secs: u64,
     /// Key of the news provider (`NEWS_API_KEY`); unset, `get_news` is a
     /// no-op that says so. Never logged.
     pub news_api_key: Option<String>,
@@ -96,6 +108,8 @@ impl Default for Settings {
             gateway_port: 8081,
             mcp_port: 8090,
             mcp_allowed_hosts: None,
+            mcp_tool_groups: None,
+            mcp_output_schemas: None,
             node_env: "development".into(),
             database_url: None,
             jwt_private_key_path: None,
@@ -115,6 +129,8 @@ impl Default for Settings {
             heartbeat_timeout_ms: 30_000,
             quote_cache_ms: 1_000,
             calendar_file: None,
+            calendar_feed_url: None,
+            calendar_feed_refresh_secs: 3_600,
             news_api_key: None,
             news_api_url: None,
             support_identity_secret: None,
@@ -144,6 +160,8 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_PORT",
     "MCP_PORT",
     "MCP_ALLOWED_HOSTS",
+    "MCP_TOOL_GROUPS",
+    "MCP_OUTPUT_SCHEMAS",
     "NODE_ENV",
     "DATABASE_URL",
     "JWT_PRIVATE_KEY_PATH",
@@ -163,6 +181,8 @@ const ENV_KEYS: &[&str] = &[
     "HEARTBEAT_TIMEOUT_MS",
     "QUOTE_CACHE_MS",
     "CALENDAR_FILE",
+    "CALENDAR_FEED_URL",
+    "CALENDAR_FEED_REFRESH_SECS",
     "NEWS_API_KEY",
     "NEWS_API_URL",
     "SUPPORT_IDENTITY_SECRET",
@@ -365,6 +385,71 @@ mod tests {
         assert_eq!(s.api_rate_limit_free, 3);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
+    }
+
+    #[test]
+    fn the_mcp_list_defaults_come_from_the_environment() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert_eq!(
+            (s.mcp_tool_groups.as_deref(), s.mcp_output_schemas.as_deref()),
+            (None, None)
+        );
+        let s = Settings::load_from(
+            None,
+            &env(&[("MCP_TOOL_GROUPS", "market,trading"), ("MCP_OUTPUT_SCHEMAS", "true")]),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.mcp_tool_groups.as_deref(), s.mcp_output_schemas.as_deref()),
+            (Some("market,trading"), Some("true"))
+        );
+    }
+
+    #[test]
+    fn the_calendar_feed_settings() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert_eq!(
+            (s.calendar_feed_url.as_deref(), s.calendar_feed_refresh_secs),
+            (None, 3600)
+        );
+        let s = Settings::load_from(
+            None,
+            &env(&[
+                ("CALENDAR_FEED_URL", "http://127.0.0.1:9/ff_calendar_thisweek.json"),
+                ("CALENDAR_FEED_REFRESH_SECS", "600"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.calendar_feed_url.as_deref(), s.calendar_feed_refresh_secs),
+            (Some("http://127.0.0.1:9/ff_calendar_thisweek.json"), 600)
+        );
+    }
+
+    #[cfg(feature = "services")]
+    #[test]
+    fn the_calendar_feed_makes_the_server_calendar() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert!(!s.server_calendar().unwrap().is_configured(), "off by default");
+        let s = Settings::load_from(
+            None,
+            &env(&[
+                ("CALENDAR_FEED_URL", "http://127.0.0.1:9/ff_calendar_thisweek.json"),
+                ("CALENDAR_FEED_REFRESH_SECS", "600"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.calendar_feed_refresh_secs, 600);
+        // No runtime here: configured, not fetched yet, not an error.
+        let calendar = s.server_calendar().unwrap();
+        assert!(calendar.is_configured() && !calendar.snapshot(0).available);
+        let bad = Settings::load_from(None, &env(&[("CALENDAR_FEED_URL", "file:///etc/passwd")])).unwrap();
+        assert!(
+            bad.server_calendar()
+                .unwrap_err()
+                .to_string()
+                .contains("CALENDAR_FEED_URL")
+        );
     }
 
     #[test]

@@ -98,6 +98,19 @@ pub struct EconomicEvent {
     pub previous: Option<f64>,
 }
 
+/// The category of public holidays (a currency's banks closed: thin
+/// liquidity and gaps). ForexFactory's impact `Holiday` and MT5's holiday
+/// events map to it.
+pub const HOLIDAY_CATEGORY: &str = "holiday";
+
+impl EconomicEvent {
+    /// Whether the event is a public holiday of its currency
+    /// ([`HOLIDAY_CATEGORY`]), which lasts the whole day from its time.
+    pub fn is_holiday(&self) -> bool {
+        self.category.eq_ignore_ascii_case(HOLIDAY_CATEGORY)
+    }
+}
+
 /// Which events a calendar query keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {

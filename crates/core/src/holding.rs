@@ -13,14 +13,20 @@
 //!   from the symbol's weekly trading sessions; a closure that covers part of
 //!   a Saturday or lasts 24 h or more is a *weekend* closure, a shorter one of
 //!   at least [`MIN_GAP_MS`] (2 h) a *market break* (shorter daily breaks are
-//!   ignored). Holidays are not in the weekly sessions and are therefore not
-//!   seen here;
+//!   ignored). Market holidays are not in the weekly sessions (no terminal
+//!   reports them there) and are therefore not seen here;
+//! - **holidays**: public holidays of the symbol's currencies from the
+//!   calendar (events of category [`crate::events::HOLIDAY_CATEGORY`]), each lasting the
+//!   day from its time, that overlap the window: that currency's banks are
+//!   closed, liquidity is thin and prices can gap;
 //! - **triple swap**: rollovers inside the window that charge three nights.
 //!
 //! The level is `high` when a high-importance release lands or a weekend
 //! closure is held through, `medium` when a medium-importance release lands,
-//! a market break is held through or a triple-swap rollover falls inside,
-//! and `low` otherwise.
+//! a market break or a holiday is held through or a triple-swap rollover
+//! falls inside, and `low` otherwise. The verdict ([`RiskLevel::verdict`]) is
+//! `block` when a high-importance release lands, `caution` for any other
+//! exposure and `proceed` for `low`.
 //!
 //! # Event sensitivity
 //!
@@ -53,7 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{EconomicEvent, Importance};
+use crate::events::{EconomicEvent, Importance, Verdict};
 use crate::market::SessionWindow;
 use crate::time::{DAY_MS, UnixMs, weekday};
 use crate::{Bar, CoreError};
@@ -123,10 +129,35 @@ pub fn closures(sessions: &[SessionWindow], from: UnixMs, until: UnixMs) -> Vec<
 pub enum RiskLevel {
     /// Nothing flagged.
     Low,
-    /// A medium-importance release, a market break or a triple-swap rollover.
+    /// A medium-importance release, a market break, a holiday or a triple-swap rollover.
     Medium,
     /// A high-importance release or a weekend closure.
     High,
+}
+
+impl RiskLevel {
+    /// The verdict of the spec's value set (`proceed|caution|block`):
+    /// `block` only when a high-importance release of the symbol's
+    /// currencies lands in the hold (as `get_event_risk` blocks around such
+    /// releases), `caution` for any other exposure (`medium` or `high`: a
+    /// weekend or holiday gap, a market break, a medium release, a
+    /// triple-swap night, or no calendar), `proceed` for `low`. A weekend
+    /// held through is a gap risk to size for, not a reason to refuse the
+    /// trade, so it alone does not block.
+    pub fn verdict(self, high_release_lands: bool) -> Verdict {
+        match self {
+            _ if high_release_lands => Verdict::Block,
+            Self::Low => Verdict::Proceed,
+            Self::Medium | Self::High => Verdict::Caution,
+        }
+    }
+}
+
+impl HoldingRisk {
+    /// Whether a high-importance release lands in the window.
+    pub fn high_release_lands(&self) -> bool {
+        self.events.iter().any(|e| e.importance == Importance::High)
+    }
 }
 
 /// What [`holding_risk`] found.
@@ -138,13 +169,16 @@ pub struct HoldingRisk {
     pub events: Vec<EconomicEvent>,
     /// Closures held through: weekends, and breaks of at least [`MIN_GAP_MS`].
     pub gaps: Vec<Closure>,
+    /// Holidays of the currencies overlapping the window, by time.
+    pub holidays: Vec<EconomicEvent>,
     /// Times of the triple-swap rollovers inside the window.
     pub triple_swaps: Vec<UnixMs>,
 }
 
 /// The holding risk of a symbol with `currencies` over `[from, until)`,
-/// given the calendar `events`, the market `closures` of the window and the
-/// `rollovers` (time, whether triple) of the window.
+/// given the calendar `events` (releases and holidays), the market
+/// `closures` of the window and the `rollovers` (time, whether triple) of
+/// the window.
 ///
 /// # Errors
 /// [`CoreError::InvalidParameter`] for an empty or too long window (more
@@ -169,14 +203,25 @@ pub fn holding_risk(
     if currencies.is_empty() {
         return Err(CoreError::param("currencies", "at least one currency is needed"));
     }
+    let ours = |e: &&EconomicEvent| currencies.iter().any(|c| c.eq_ignore_ascii_case(&e.currency));
+    let by_time = |v: &mut Vec<EconomicEvent>| {
+        v.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+        v.dedup_by(|a, b| a.id == b.id);
+    };
     let mut landed: Vec<EconomicEvent> = events
         .iter()
-        .filter(|e| e.time >= from && e.time < until && e.importance >= Importance::Medium)
-        .filter(|e| currencies.iter().any(|c| c.eq_ignore_ascii_case(&e.currency)))
+        .filter(|e| !e.is_holiday() && e.time >= from && e.time < until && e.importance >= Importance::Medium)
+        .filter(ours)
         .cloned()
         .collect();
-    landed.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
-    landed.dedup_by(|a, b| a.id == b.id);
+    by_time(&mut landed);
+    let mut holidays: Vec<EconomicEvent> = events
+        .iter()
+        .filter(|e| e.is_holiday() && e.time < until && e.time.saturating_add(DAY_MS) > from)
+        .filter(ours)
+        .cloned()
+        .collect();
+    by_time(&mut holidays);
     let gaps: Vec<Closure> = closures
         .iter()
         .filter(|c| c.end > from && c.start < until)
@@ -190,7 +235,7 @@ pub fn holding_risk(
         .collect();
     let level = if landed.iter().any(|e| e.importance == Importance::High) || gaps.iter().any(|g| g.weekend) {
         RiskLevel::High
-    } else if !landed.is_empty() || !gaps.is_empty() || !triple_swaps.is_empty() {
+    } else if !landed.is_empty() || !gaps.is_empty() || !holidays.is_empty() || !triple_swaps.is_empty() {
         RiskLevel::Medium
     } else {
         RiskLevel::Low
@@ -199,6 +244,7 @@ pub fn holding_risk(
         level,
         events: landed,
         gaps,
+        holidays,
         triple_swaps,
     })
 }
@@ -347,6 +393,7 @@ pub fn event_sensitivity(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::HOLIDAY_CATEGORY;
 
     const H: i64 = 3_600_000;
     /// Monday 2026-11-23 00:00 UTC.
@@ -474,6 +521,29 @@ mod tests {
         assert_eq!((r.level, r.gaps.len()), (RiskLevel::Low, 0), "a short break is ignored");
         let r = holding_risk(&[], &cur, from, until, &[], &[(from + H, true), (from + 2 * H, false)]).unwrap();
         assert_eq!((r.level, r.triple_swaps.clone()), (RiskLevel::Medium, vec![from + H]));
+        // Holidays: the day from their time, of the symbol's currencies, whatever their importance.
+        let mut holiday = ev("thanksgiving", from - 12 * H, "USD", Importance::Low);
+        holiday.category = HOLIDAY_CATEGORY.into();
+        let mut elsewhere = ev("jp-holiday", from + H, "JPY", Importance::Low);
+        elsewhere.category = "Holiday".into();
+        let mut over = ev("past", from - DAY_MS, "USD", Importance::High);
+        over.category = HOLIDAY_CATEGORY.into();
+        let r = holding_risk(&[holiday, elsewhere, over], &cur, from, until, &[], &[]).unwrap();
+        assert_eq!(r.level, RiskLevel::Medium);
+        assert_eq!(
+            r.holidays.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+            ["thanksgiving"]
+        );
+        assert!(r.events.is_empty(), "a holiday is not a release landing");
+        assert_eq!(
+            [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High].map(|l| l.verdict(false)),
+            [Verdict::Proceed, Verdict::Caution, Verdict::Caution],
+            "a weekend alone (high) is caution"
+        );
+        assert_eq!(
+            [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High].map(|l| l.verdict(true)),
+            [Verdict::Block; 3]
+        );
         assert!(holding_risk(&[], &cur, from, from, &[], &[]).is_err());
         assert!(holding_risk(&[], &cur, from, from + MAX_HOLD_MS + 1, &[], &[]).is_err());
         assert!(holding_risk(&[], &[], from, until, &[], &[]).is_err());

@@ -89,6 +89,14 @@ pub struct ConnectArgs {
     /// How long to keep retrying while the endpoint is unreachable, in seconds.
     #[arg(long, default_value_t = 60)]
     pub reconnect_secs: u64,
+    /// Tool groups to load, comma-separated (e.g. `market,trading`; `all` for
+    /// every group): fewer tools, less of the model's context. Default: the
+    /// server's default groups. `set_mode`/`get_mode` are always loaded.
+    #[arg(long = "tools", value_name = "GROUP,...", env = "TRADETERM_MCP_TOOLS")]
+    pub tools: Option<String>,
+    /// Ask for each tool's output schema too (larger tool list; off by default).
+    #[arg(long)]
+    pub output_schemas: bool,
 }
 
 impl std::fmt::Debug for ConnectArgs {
@@ -96,18 +104,55 @@ impl std::fmt::Debug for ConnectArgs {
         f.debug_struct("ConnectArgs")
             .field("url", &self.url)
             .field("reconnect_secs", &self.reconnect_secs)
+            .field("tools", &self.tools)
+            .field("output_schemas", &self.output_schemas)
             .finish_non_exhaustive()
     }
 }
 
 impl ConnectArgs {
-    /// The connector's settings.
+    /// The connector's settings: `--tools` and `--output-schemas` become the
+    /// `groups` and `output_schemas` query parameters of the endpoint URL.
     pub fn settings(self) -> ConnectSettings {
+        let mut url = self.url;
+        if let Some(tools) = self.tools.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            url = with_query(&url, "groups", tools);
+        }
+        if self.output_schemas {
+            url = with_query(&url, "output_schemas", "true");
+        }
         ConnectSettings {
             reconnect_for: Duration::from_secs(self.reconnect_secs),
-            ..ConnectSettings::new(self.url, self.terminal_key)
+            ..ConnectSettings::new(url, self.terminal_key)
         }
     }
+}
+
+/// `url` with `key=value` added to its query (`value` percent-encoded
+/// except for letters, digits, `-`, `_`, `.`, `,` and `*`).
+pub fn with_query(url: &str, key: &str, value: &str) -> String {
+    use std::fmt::Write as _;
+
+    let (base, fragment) = match url.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (url, None),
+    };
+    let mut out = String::from(base);
+    out.push(if base.contains('?') { '&' } else { '?' });
+    out.push_str(key);
+    out.push('=');
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b',' | b'*') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
 }
 
 /// Why the connector stopped.
@@ -627,6 +672,37 @@ fn describe(e: &UpstreamError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ConnectArgs,
+    }
+
+    fn parse(args: &[&str]) -> ConnectSettings {
+        use clap::Parser as _;
+        let mut argv = vec!["tradeterm-connect", "--terminal-key", "k"];
+        argv.extend_from_slice(args);
+        Cli::parse_from(argv).args.settings()
+    }
+
+    #[test]
+    fn tools_and_output_schemas_flags_become_query_parameters() {
+        let base = "http://127.0.0.1:8090/mcp/v1";
+        assert_eq!(parse(&["--url", base]).url, base);
+        assert_eq!(
+            parse(&["--url", base, "--tools", "market,prop-firm"]).url,
+            format!("{base}?groups=market,prop-firm")
+        );
+        assert_eq!(
+            parse(&["--url", base, "--tools", "market", "--output-schemas"]).url,
+            format!("{base}?groups=market&output_schemas=true")
+        );
+        assert_eq!(
+            with_query("https://h/mcp/v1?x=1#f", "groups", "a b&c"),
+            "https://h/mcp/v1?x=1&groups=a%20b%26c#f"
+        );
+    }
 
     #[test]
     fn server_error_bodies_are_made_readable() {

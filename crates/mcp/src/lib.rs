@@ -34,6 +34,8 @@
 //! [`tradeterm_protocol::http_client::GatewayClient`], like REST does.
 
 pub mod auth;
+pub mod compact;
+pub mod prompts;
 mod server;
 mod tools;
 
@@ -56,7 +58,8 @@ use tradeterm_tools::ratelimit::RateLimiter;
 
 pub use auth::{AuthError, Caller};
 pub use server::{SESSION_TOOLS, TradingMode};
-pub use tools::mcp_tools;
+pub use tools::{ToolListOptions, lean_level, list_for, mcp_tools, mcp_tools_with_output_schemas};
+use tradeterm_tools::groups::{ToolGroup, UnknownGroup, parse_groups};
 
 /// Path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp/v1";
@@ -75,6 +78,124 @@ pub struct McpSettings {
     pub key_recheck: Duration,
     /// Interval of SSE keep-alive pings.
     pub sse_keep_alive: Duration,
+    /// Tool groups a session lists when its client picks none
+    /// (`MCP_TOOL_GROUPS`, default every group).
+    pub tool_groups: Vec<ToolGroup>,
+    /// Whether sessions get output schemas unless their client says
+    /// otherwise (`MCP_OUTPUT_SCHEMAS`, default `false`).
+    pub output_schemas: bool,
+}
+
+/// A setting of the MCP server's environment that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// `MCP_TOOL_GROUPS` names an unknown group.
+    #[error("MCP_TOOL_GROUPS: {0}")]
+    Groups(#[from] UnknownGroup),
+    /// `MCP_OUTPUT_SCHEMAS` is not a boolean.
+    #[error("MCP_OUTPUT_SCHEMAS must be true or false, not `{0}`")]
+    OutputSchemas(String),
+}
+
+/// Query parameter (and header) naming a session's tool groups.
+pub const GROUPS_PARAM: &str = "groups";
+/// Header naming a session's tool groups.
+pub const GROUPS_HEADER: &str = "x-mcp-tool-groups";
+/// Query parameter asking for output schemas (`true` / `false`).
+pub const OUTPUT_SCHEMAS_PARAM: &str = "output_schemas";
+/// Header asking for output schemas (`true` / `false`).
+pub const OUTPUT_SCHEMAS_HEADER: &str = "x-mcp-output-schemas";
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+impl McpSettings {
+    /// The defaults with the operator's tool groups (comma-separated
+    /// groups, or `all`; the binary reads `MCP_TOOL_GROUPS`) and output
+    /// schemas (`true`/`false`; `MCP_OUTPUT_SCHEMAS`) applied. Empty or
+    /// absent values keep the defaults.
+    pub fn with_list_defaults(tool_groups: Option<&str>, output_schemas: Option<&str>) -> Result<Self, SettingsError> {
+        let mut s = Self::default();
+        if let Some(groups) = tool_groups.filter(|g| !g.trim().is_empty()) {
+            s.tool_groups = parse_groups(groups)?;
+        }
+        if let Some(v) = output_schemas.filter(|v| !v.trim().is_empty()) {
+            s.output_schemas = parse_bool(v).ok_or_else(|| SettingsError::OutputSchemas(v.to_owned()))?;
+        }
+        Ok(s)
+    }
+}
+
+/// The tool list a session asks for in its `initialize` request: groups
+/// from `?groups=` or `X-MCP-Tool-Groups`, output schemas from
+/// `?output_schemas=` or `X-MCP-Output-Schemas`; the operator's defaults for
+/// what it does not say.
+pub(crate) fn list_options(state: &McpState, parts: &axum::http::request::Parts) -> Result<ToolListOptions, String> {
+    let mut options = state.default_list();
+    let query: Vec<(String, String)> = parts
+        .uri
+        .query()
+        .map(|q| {
+            q.split('&')
+                .filter_map(|kv| {
+                    let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                    Some((percent_decode(k)?, percent_decode(v)?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let find = |param: &str, header: &str| -> Option<String> {
+        query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == param)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                parts
+                    .headers
+                    .get(header)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            })
+    };
+    if let Some(groups) = find(GROUPS_PARAM, GROUPS_HEADER) {
+        options.groups = parse_groups(&groups).map_err(|e| e.to_string())?;
+    }
+    if let Some(v) = find(OUTPUT_SCHEMAS_PARAM, OUTPUT_SCHEMAS_HEADER) {
+        options.output_schemas =
+            parse_bool(&v).ok_or_else(|| format!("output_schemas must be true or false, not `{v}`"))?;
+    }
+    Ok(options)
+}
+
+/// Decodes `%XX` escapes and `+` of a query component; `None` if malformed.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = s.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Host names every MCP listener accepts.
@@ -86,6 +207,8 @@ impl Default for McpSettings {
             allowed_hosts: Vec::new(),
             key_recheck: Duration::from_secs(60),
             sse_keep_alive: Duration::from_secs(15),
+            tool_groups: ToolGroup::ALL.to_vec(),
+            output_schemas: false,
         }
     }
 }
@@ -141,6 +264,14 @@ impl McpState {
     /// The rate limiter, when on.
     pub fn limiter(&self) -> Option<&RateLimiter> {
         self.inner.limiter.as_ref()
+    }
+
+    /// The tool list of a session whose client picks nothing.
+    pub fn default_list(&self) -> ToolListOptions {
+        ToolListOptions {
+            groups: self.inner.settings.tool_groups.clone(),
+            output_schemas: self.inner.settings.output_schemas,
+        }
     }
 
     pub(crate) fn settings(&self) -> &McpSettings {
@@ -302,5 +433,25 @@ async fn authenticate(State(state): State<McpState>, mut req: Request, next: Nex
             next.run(req).await
         }
         Err(e) => e.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod list_defaults_tests {
+    use super::*;
+
+    #[test]
+    fn operator_defaults_are_parsed_and_bad_values_named() {
+        let all = McpSettings::default();
+        let s = McpSettings::with_list_defaults(None, Some("")).unwrap();
+        assert_eq!(
+            (s.tool_groups.clone(), s.output_schemas),
+            (all.tool_groups.clone(), false)
+        );
+        let s = McpSettings::with_list_defaults(Some("market"), Some("true")).unwrap();
+        assert!(s.output_schemas);
+        assert_ne!(s.tool_groups, all.tool_groups, "one group is not all groups");
+        assert!(McpSettings::with_list_defaults(Some("no_such_group"), None).is_err());
+        assert!(McpSettings::with_list_defaults(None, Some("maybe")).is_err());
     }
 }

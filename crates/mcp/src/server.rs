@@ -10,8 +10,9 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool as McpTool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -22,7 +23,7 @@ use tradeterm_tools::{Invocation, TerminalChoice};
 
 use crate::McpState;
 use crate::auth::Caller;
-use crate::tools::{failure, success, tool_error};
+use crate::tools::{ToolListOptions, annotations, failure, success, tool_error};
 
 /// Names of the MCP-only session tools.
 pub const SESSION_TOOLS: [&str; 2] = ["set_mode", "get_mode"];
@@ -83,42 +84,37 @@ fn object_schema(v: Value) -> Arc<rmcp::model::JsonObject> {
     Arc::new(v.as_object().cloned().unwrap_or_default())
 }
 
-/// The MCP definitions of `set_mode` and `get_mode`.
-pub(crate) fn session_tools() -> Vec<McpTool> {
+/// The MCP definitions of `set_mode` and `get_mode` (input schemas in lean
+/// form; output schemas when asked for).
+pub(crate) fn session_tools(output_schemas: bool, budgets: crate::compact::Budgets) -> Vec<McpTool> {
     let output = object_schema(tradeterm_tools::output_schema_of::<ModeOutput>());
-    vec![
+    let input = |schema: Value| object_schema(crate::compact::compact_input_schema(&schema, budgets));
+    let describe = |text: &str| crate::compact::shorten(text, budgets.tool);
+    let tools = vec![
         McpTool::new(
             "set_mode",
-            "Sets this MCP session's trading mode. `paper` forces every trading tool (place_order, close_position, \
+            describe("Sets this MCP session's trading mode. `paper` forces every trading tool (place_order, close_position, \
              modify_position, reverse_position, cancel_order) to a dry run for the rest of the session; `live` returns to \
              normal behaviour, where trading tools are still dry runs unless called with \"dry_run\": false. The mode \
-             belongs to this session only; a new session starts in `live`.",
-            object_schema(tradeterm_tools::schema_of::<SetModeInput>()),
+             belongs to this session only; a new session starts in `live`."),
+            input(tradeterm_tools::schema_of::<SetModeInput>()),
         )
-        .with_title("Set the session trading mode")
-        .with_raw_output_schema(output.clone())
-        .with_annotations(
-            ToolAnnotations::with_title("Set the session trading mode")
-                .read_only(false)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        ),
+        .with_annotations(annotations(false, false, true, false)),
         McpTool::new(
             "get_mode",
-            "This MCP session's trading mode: `live` (the default) or `paper` (every trading tool is a dry run).",
-            object_schema(tradeterm_tools::schema_of::<GetModeInput>()),
+            describe("This MCP session's trading mode: `live` (the default) or `paper` (every trading tool is a dry run)."),
+            input(tradeterm_tools::schema_of::<GetModeInput>()),
         )
-        .with_title("Get the session trading mode")
-        .with_raw_output_schema(output)
-        .with_annotations(
-            ToolAnnotations::with_title("Get the session trading mode")
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        ),
-    ]
+        .with_annotations(annotations(true, false, true, false)),
+    ];
+    if !output_schemas {
+        return tools;
+    }
+    tools
+        .into_iter()
+        .zip(["Set the session trading mode", "Get the session trading mode"])
+        .map(|(t, title)| t.with_title(title).with_raw_output_schema(output.clone()))
+        .collect()
 }
 
 /// The handler of one MCP session.
@@ -128,6 +124,8 @@ pub(crate) struct Session {
     mode: Arc<Mutex<TradingMode>>,
     /// License and terminal that opened the session; other credentials cannot use it.
     owner: Arc<OnceLock<(String, String)>>,
+    /// The session's tool list (groups, output schemas), fixed at `initialize`.
+    list: Arc<OnceLock<ToolListOptions>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -152,7 +150,13 @@ impl Session {
             state,
             mode: Arc::new(Mutex::new(TradingMode::Live)),
             owner: Arc::new(OnceLock::new()),
+            list: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// The session's tool-list options (the operator's defaults until `initialize` fixed them).
+    fn list_options(&self) -> ToolListOptions {
+        self.list.get().cloned().unwrap_or_else(|| self.state.default_list())
     }
 
     fn mode(&self) -> TradingMode {
@@ -209,7 +213,7 @@ impl Session {
 
 impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_prompts().build());
         info.protocol_version = ProtocolVersion::V_2025_11_25;
         info.server_info = Implementation::new("tradeterm", env!("CARGO_PKG_VERSION"));
         info.server_info.title = Some("tradeterm trading terminal".into());
@@ -234,12 +238,19 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         let caller = self.authorized(&context)?;
+        let options = match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => crate::list_options(&self.state, parts).map_err(|e| McpError::invalid_params(e, None))?,
+            None => self.state.default_list(),
+        };
         tracing::info!(
             license = %caller.license_id(),
             terminal = %caller.terminal_id(),
             client = %request.client_info.name,
+            groups = %options.groups.iter().map(|g| g.as_str()).collect::<Vec<_>>().join(","),
+            output_schemas = options.output_schemas,
             "MCP session opened"
         );
+        let _ = self.list.set(options);
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -250,7 +261,29 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.authorized(&context)?;
-        Ok(ListToolsResult::with_all_items(crate::tools::mcp_tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(crate::tools::list_for(
+            &self.list_options(),
+        )))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.authorized(&context)?;
+        Ok(ListPromptsResult::with_all_items(crate::prompts::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.authorized(&context)?;
+        crate::prompts::get(&request.name, request.arguments.as_ref())
+            .map(Into::into)
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))
     }
 
     async fn call_tool(
@@ -263,6 +296,19 @@ impl ServerHandler for Session {
         let args = Value::Object(request.arguments.unwrap_or_default());
         if SESSION_TOOLS.contains(&name) {
             return Ok(self.session_tool(name, args));
+        }
+        let options = self.list_options();
+        if tradeterm_tools::find(name).is_some() && !options.allows(name) {
+            let group = tradeterm_tools::groups::group_of(name);
+            let groups = options.groups.iter().map(|g| g.as_str()).collect::<Vec<_>>().join(",");
+            return Err(McpError::invalid_params(
+                format!(
+                    "tool `{name}` (group `{group}`) is not enabled in this session (groups: {groups}); open a \
+                     session with `groups={group}` added (query parameter or X-MCP-Tool-Groups header of /mcp/v1, \
+                     or tradeterm-connect --tools)"
+                ),
+                Some(serde_json::json!({ "code": "TOOL_NOT_ENABLED", "tool": name, "group": group.as_str() })),
+            ));
         }
         let Some(tool) = tradeterm_tools::find(name) else {
             return Err(McpError::invalid_params(
@@ -307,7 +353,7 @@ mod tests {
 
     #[test]
     fn session_tool_schemas() {
-        let tools = session_tools();
+        let tools = session_tools(true, crate::compact::BUDGET_LEVELS[0]);
         assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), SESSION_TOOLS);
         let set = json!(*tools[0].input_schema);
         assert_eq!(set["required"], json!(["mode"]));

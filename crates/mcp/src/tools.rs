@@ -5,37 +5,128 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
+use tradeterm_tools::groups::{ToolGroup, group_of};
 use tradeterm_tools::{Tool, ToolError};
 
-/// Every tool the MCP server lists: the catalog in its order, then the
-/// session tools (`set_mode`, `get_mode`).
+use crate::compact;
+
+/// What one session's `tools/list` holds: the tools of some groups, with or
+/// without output schemas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolListOptions {
+    /// Groups whose tools are listed (`set_mode`/`get_mode` always are).
+    pub groups: Vec<ToolGroup>,
+    /// Whether each tool carries its output schema.
+    pub output_schemas: bool,
+}
+
+impl Default for ToolListOptions {
+    /// Every group, no output schemas: the default list.
+    fn default() -> Self {
+        Self {
+            groups: ToolGroup::ALL.to_vec(),
+            output_schemas: false,
+        }
+    }
+}
+
+impl ToolListOptions {
+    /// Whether a tool may be listed and called under these options.
+    pub fn allows(&self, name: &str) -> bool {
+        crate::server::SESSION_TOOLS.contains(&name) || self.groups.contains(&group_of(name))
+    }
+}
+
+/// Every tool of the default list: the catalog in its order, then the session
+/// tools (`set_mode`, `get_mode`), in lean form (short descriptions, compact
+/// input schemas, no output schemas; see [`crate::compact`]).
 pub fn mcp_tools() -> &'static [McpTool] {
     static TOOLS: OnceLock<Vec<McpTool>> = OnceLock::new();
-    TOOLS.get_or_init(|| {
-        let mut tools: Vec<McpTool> = tradeterm_tools::catalog().iter().map(from_catalog).collect();
-        tools.extend(crate::server::session_tools());
-        tools
+    TOOLS.get_or_init(|| build(false, compact::BUDGET_LEVELS[lean_level()]))
+}
+
+/// The index in [`compact::BUDGET_LEVELS`] of the default list's budgets:
+/// the first level whose list fits in [`compact::LIST_TARGET_BYTES`] (the
+/// last level when none does).
+pub fn lean_level() -> usize {
+    static LEVEL: OnceLock<usize> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let last = compact::BUDGET_LEVELS.len() - 1;
+        (0..last)
+            .find(|&i| {
+                let list = build(false, compact::BUDGET_LEVELS[i]);
+                serde_json::to_vec(&list).map_or(usize::MAX, |v| v.len()) <= compact::LIST_TARGET_BYTES
+            })
+            .unwrap_or(last)
     })
+}
+
+/// Every tool, each with its output schema (the opt-in list).
+pub fn mcp_tools_with_output_schemas() -> &'static [McpTool] {
+    static TOOLS: OnceLock<Vec<McpTool>> = OnceLock::new();
+    TOOLS.get_or_init(|| build(true, compact::BUDGET_LEVELS[0]))
+}
+
+/// The tools a session with `options` lists.
+pub fn list_for(options: &ToolListOptions) -> Vec<McpTool> {
+    let all = if options.output_schemas {
+        mcp_tools_with_output_schemas()
+    } else {
+        mcp_tools()
+    };
+    all.iter().filter(|t| options.allows(&t.name)).cloned().collect()
+}
+
+fn build(output_schemas: bool, budgets: compact::Budgets) -> Vec<McpTool> {
+    let mut tools: Vec<McpTool> = tradeterm_tools::catalog()
+        .iter()
+        .map(|t| from_catalog(t, output_schemas, budgets))
+        .collect();
+    tools.extend(crate::server::session_tools(output_schemas, budgets));
+    tools
 }
 
 fn object(schema: &Value) -> Arc<JsonObject> {
     Arc::new(schema.as_object().cloned().unwrap_or_default())
 }
 
-/// One catalog tool as an MCP tool: same name, description, schemas; annotations
-/// from the catalog's.
-fn from_catalog(t: &Tool) -> McpTool {
+/// The MCP annotations of a tool. `readOnlyHint` is written only for
+/// read-only tools and `openWorldHint` only when false (MCP's defaults are
+/// false and true); a tool that writes states `destructiveHint` and
+/// `idempotentHint` explicitly (they mean nothing for read-only tools). The
+/// title is the tool's own, not repeated here.
+pub(crate) fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations {
+    let mut a = ToolAnnotations::default();
+    a.read_only_hint = read_only.then_some(true);
+    if !read_only {
+        a.destructive_hint = Some(destructive);
+        a.idempotent_hint = Some(idempotent);
+    }
+    a.open_world_hint = (!open_world).then_some(false);
+    a
+}
+
+/// One catalog tool as an MCP tool: same name; the description shortened
+/// and the input schema compacted ([`crate::compact`]); the title and the
+/// output schema only in the opt-in list (`full`).
+fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
     let a = t.annotations;
-    let annotations = ToolAnnotations::with_title(t.title)
-        .read_only(a.read_only)
-        .destructive(a.destructive)
-        .idempotent(a.idempotent)
-        .open_world(a.open_world);
-    let mut tool = McpTool::new(t.name, t.description, object(&t.input_schema))
-        .with_title(t.title)
-        .with_annotations(annotations);
-    if t.output_schema.is_object() {
-        tool = tool.with_raw_output_schema(object(&t.output_schema));
+    let budgets = if a.destructive && !a.read_only {
+        budgets.for_destructive()
+    } else {
+        budgets
+    };
+    let mut tool = McpTool::new(
+        t.name,
+        compact::shorten(t.description, budgets.tool),
+        object(&compact::compact_input_schema(&t.input_schema, budgets)),
+    )
+    .with_annotations(annotations(a.read_only, a.destructive, a.idempotent, a.open_world));
+    if full {
+        tool = tool.with_title(t.title);
+        if t.output_schema.is_object() {
+            tool = tool.with_raw_output_schema(object(&t.output_schema));
+        }
     }
     tool
 }
@@ -83,24 +174,99 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_catalog_tool_is_listed_with_its_schemas_and_annotations() {
-        let tools = mcp_tools();
-        for (t, m) in tradeterm_tools::catalog().iter().zip(tools) {
+    fn every_catalog_tool_is_listed_lean_by_default_and_full_on_request() {
+        let lean = mcp_tools();
+        let full = mcp_tools_with_output_schemas();
+        let catalog = tradeterm_tools::catalog();
+        assert_eq!(lean.len(), catalog.len() + 2);
+        assert_eq!(full.len(), lean.len());
+        for ((t, m), f) in catalog.iter().zip(lean).zip(full) {
             assert_eq!(m.name, t.name);
             assert!(m.name.len() <= 64);
-            assert_eq!(m.description.as_deref(), Some(t.description));
-            assert_eq!(Value::Object((*m.input_schema).clone()), t.input_schema);
+            let d = m.description.as_deref().unwrap_or_default();
+            assert!(
+                !d.is_empty() && d.chars().count() <= compact::BUDGET_LEVELS[0].tool,
+                "{}",
+                t.name
+            );
+            // Shortening keeps the catalog's words, from its start.
+            let normalised = t.description.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(normalised.starts_with(d.trim_end_matches('…')), "{}: {d}", t.name);
+            assert!(m.output_schema.is_none() && m.title.is_none(), "{}", t.name);
+            assert_eq!(m.input_schema["type"], "object");
+            assert!(m.input_schema.get("$schema").is_none());
             assert_eq!(
-                m.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+                m.input_schema.get("required"),
+                t.input_schema.get("required"),
+                "{}: required inputs",
+                t.name
+            );
+            assert_eq!(
+                f.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
                 Some(t.output_schema.clone())
             );
+            assert_eq!(f.title.as_deref(), Some(t.title));
             let a = m.annotations.as_ref().unwrap();
-            assert_eq!(a.read_only_hint, Some(t.annotations.read_only));
-            assert_eq!(a.destructive_hint, Some(t.annotations.destructive));
-            assert_eq!(a.idempotent_hint, Some(t.annotations.idempotent));
-            assert_eq!(a.open_world_hint, Some(t.annotations.open_world));
+            assert_eq!(a.read_only_hint.unwrap_or(false), t.annotations.read_only);
+            if !t.annotations.read_only {
+                assert_eq!(
+                    a.destructive_hint.unwrap_or(true),
+                    t.annotations.destructive,
+                    "{}",
+                    t.name
+                );
+                assert_eq!(
+                    a.idempotent_hint.unwrap_or(false),
+                    t.annotations.idempotent,
+                    "{}",
+                    t.name
+                );
+            }
+            assert_eq!(a.open_world_hint.unwrap_or(true), t.annotations.open_world);
         }
-        assert_eq!(tools.len(), tradeterm_tools::catalog().len() + 2);
+    }
+
+    #[allow(clippy::print_stdout, reason = "the measured size is the benchmark's output")]
+    #[test]
+    fn the_default_list_fits_in_48_kib() {
+        let bytes = serde_json::to_vec(mcp_tools()).unwrap().len();
+        let full = serde_json::to_vec(mcp_tools_with_output_schemas()).unwrap().len();
+        println!(
+            "tools/list: {} tools, {bytes} bytes lean (budget level {}: {:?}), {full} bytes with output schemas",
+            mcp_tools().len(),
+            lean_level(),
+            compact::BUDGET_LEVELS[lean_level()]
+        );
+        assert!(bytes <= 48 * 1024, "{bytes} bytes");
+        assert!(full > bytes);
+        // The smallest level is the headroom left for tools still to come.
+        for (i, budgets) in compact::BUDGET_LEVELS.iter().enumerate() {
+            let size = serde_json::to_vec(&build(false, *budgets)).unwrap().len();
+            println!("level {i} {budgets:?}: {size} bytes");
+        }
+    }
+
+    #[test]
+    fn groups_filter_the_list_and_keep_the_session_tools() {
+        let options = ToolListOptions {
+            groups: vec![ToolGroup::Market],
+            output_schemas: false,
+        };
+        let names: Vec<String> = list_for(&options).iter().map(|t| t.name.to_string()).collect();
+        assert!(names.contains(&"get_tick".to_owned()) && names.contains(&"set_mode".to_owned()));
+        assert!(!names.contains(&"place_order".to_owned()));
+        assert!(
+            names
+                .iter()
+                .all(|n| crate::SESSION_TOOLS.contains(&n.as_str()) || group_of(n) == ToolGroup::Market)
+        );
+        let none = ToolListOptions {
+            groups: vec![],
+            output_schemas: true,
+        };
+        let only: Vec<McpTool> = list_for(&none);
+        assert_eq!(only.len(), 2);
+        assert!(only.iter().all(|t| t.output_schema.is_some()));
     }
 
     #[test]

@@ -157,15 +157,31 @@ impl App {
 
     /// `initialize` + `notifications/initialized`; the session id.
     async fn open_session(&self) -> String {
-        let init = self
-            .post(
-                None,
-                json!({
-                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": { "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } },
-                }),
-            )
-            .await;
+        self.open_session_with("", &[]).await
+    }
+
+    /// `initialize` to `/mcp/v1{query}` with extra `headers`; the answer.
+    async fn initialize_with(&self, query: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut r = self
+            .http
+            .post(format!("{}{query}", self.url))
+            .bearer_auth(&self.key)
+            .header("accept", "application/json, text/event-stream");
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } },
+        }))
+        .send()
+        .await
+        .unwrap()
+    }
+
+    /// A session opened on `/mcp/v1{query}` with extra `headers`; its id.
+    async fn open_session_with(&self, query: &str, headers: &[(&str, &str)]) -> String {
+        let init = self.initialize_with(query, headers).await;
         assert_eq!(init.status(), 200);
         let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
         let answer = message(&init.text().await.unwrap());
@@ -340,5 +356,235 @@ async fn the_python_sdk_closes_its_session_without_a_warning() {
     assert!(out.status.success(), "SDK client failed:\n{stdout}\n{stderr}");
     assert_eq!(stdout.trim(), tradeterm_mcp::mcp_tools().len().to_string(), "{stderr}");
     assert!(!stderr.contains("Session termination failed"), "{stderr}");
+    app.handle.stop();
+}
+
+/// The `result` of a JSON-RPC call in `session`.
+async fn rpc(app: &App, session: &str, method: &str, params: Value) -> Value {
+    let r = app
+        .post(
+            Some(session),
+            json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    message(&r.text().await.unwrap())
+}
+
+fn names(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[allow(clippy::print_stdout, reason = "the measured size is the benchmark's output")]
+#[tokio::test]
+async fn the_default_tool_list_fits_in_48_kib_with_every_tool() {
+    let app = spawn_app().await;
+    let session = app.open_session().await;
+    let answer = rpc(&app, &session, "tools/list", json!({})).await;
+    let bytes = serde_json::to_vec(&answer["result"]).unwrap().len();
+    let tools = answer["result"]["tools"].as_array().unwrap();
+    println!(
+        "tools/list (default): {} tools, {bytes} bytes of JSON (budget level {})",
+        tools.len(),
+        tradeterm_mcp::lean_level()
+    );
+    assert!(
+        bytes <= 48 * 1024,
+        "the default tools/list is {bytes} bytes, over 48 KiB"
+    );
+    let listed: BTreeSet<String> = names(&answer).into_iter().collect();
+    for t in tradeterm_tools::catalog() {
+        assert!(listed.contains(t.name), "{} is missing", t.name);
+    }
+    assert!(listed.contains("set_mode") && listed.contains("get_mode"));
+    assert!(
+        tools.iter().all(|t| t.get("outputSchema").is_none()),
+        "no output schemas by default"
+    );
+    // Constraints survive: place_order's required inputs and order types.
+    let place = tools.iter().find(|t| t["name"] == "place_order").unwrap();
+    assert_eq!(
+        place["inputSchema"]["required"],
+        json!(["symbol", "order_type", "volume"])
+    );
+    assert_eq!(place["inputSchema"]["additionalProperties"], false);
+    assert_eq!(place["annotations"]["destructiveHint"], true);
+    app.handle.stop();
+}
+
+#[tokio::test]
+async fn output_schemas_are_sent_on_request() {
+    let app = spawn_app().await;
+    for (query, headers) in [
+        ("?output_schemas=true", vec![]),
+        ("", vec![("X-MCP-Output-Schemas", "true")]),
+    ] {
+        let session = app.open_session_with(query, &headers).await;
+        let answer = rpc(&app, &session, "tools/list", json!({})).await;
+        let tools = answer["result"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), tradeterm_mcp::mcp_tools().len());
+        assert!(
+            tools.iter().all(|t| t["outputSchema"]["type"] == "object"),
+            "{query} {headers:?}: every tool has its output schema"
+        );
+    }
+    app.handle.stop();
+}
+
+#[tokio::test]
+async fn a_session_lists_and_calls_only_its_groups() {
+    let app = spawn_app().await;
+    let by_query = app.open_session_with("?groups=market,prop-firm", &[]).await;
+    let by_header = app
+        .open_session_with("", &[("X-MCP-Tool-Groups", "prop-firm, market")])
+        .await;
+    for session in [&by_query, &by_header] {
+        let listed = names(&rpc(&app, session, "tools/list", json!({})).await);
+        for expected in ["get_tick", "get_bars", "get_prop_firm_status", "set_mode", "get_mode"] {
+            assert!(listed.contains(&expected.to_owned()), "{expected} in {listed:?}");
+        }
+        for absent in ["place_order", "get_journal", "detect_structure"] {
+            assert!(!listed.contains(&absent.to_owned()), "{absent} in {listed:?}");
+        }
+        let every = listed.iter().all(|n| {
+            tradeterm_mcp::SESSION_TOOLS.contains(&n.as_str())
+                || matches!(
+                    tradeterm_tools::groups::group_of(n),
+                    tradeterm_tools::groups::ToolGroup::Market | tradeterm_tools::groups::ToolGroup::PropFirm
+                )
+        });
+        assert!(every, "{listed:?}");
+    }
+    // A tool outside the session's groups is refused with a clear error.
+    let refused = rpc(
+        &app,
+        &by_query,
+        "tools/call",
+        json!({ "name": "place_order", "arguments": { "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01 } }),
+    )
+    .await;
+    let error = &refused["error"];
+    assert_eq!(error["code"], -32602, "{refused}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("not enabled in this session"),
+        "{refused}"
+    );
+    assert_eq!(error["data"]["code"], "TOOL_NOT_ENABLED");
+    assert_eq!(error["data"]["group"], "trading");
+    // Session tools stay callable.
+    let mode = rpc(
+        &app,
+        &by_query,
+        "tools/call",
+        json!({ "name": "get_mode", "arguments": {} }),
+    )
+    .await;
+    assert_eq!(mode["result"]["structuredContent"]["mode"], "live", "{mode}");
+    // The default session still lists everything.
+    let all = names(&rpc(&app, &app.open_session().await, "tools/list", json!({})).await);
+    assert_eq!(all.len(), tradeterm_mcp::mcp_tools().len());
+    // An unknown group is refused at initialize.
+    let bad = app.initialize_with("?groups=market,nonsense", &[]).await;
+    let text = bad.text().await.unwrap();
+    assert!(text.contains("unknown tool group `nonsense`"), "{text}");
+    app.handle.stop();
+}
+
+#[tokio::test]
+async fn prompts_are_listed_and_return_workflow_messages() {
+    let app = spawn_app().await;
+    let session = app.open_session().await;
+    let listed = rpc(&app, &session, "prompts/list", json!({})).await;
+    let prompts: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(prompts, ["pre_trade_check", "market_brief", "journal_review"]);
+    let got = rpc(
+        &app,
+        &session,
+        "prompts/get",
+        json!({ "name": "pre_trade_check", "arguments": { "symbol": "EURUSD", "side": "sell" } }),
+    )
+    .await;
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{got}"));
+    assert!(
+        text.contains("sell of EURUSD") && text.contains("calculate_position_size"),
+        "{text}"
+    );
+    assert_eq!(got["result"]["messages"][0]["role"], "user");
+    let missing = rpc(
+        &app,
+        &session,
+        "prompts/get",
+        json!({ "name": "pre_trade_check", "arguments": {} }),
+    )
+    .await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    app.handle.stop();
+}
+
+/// The official MCP Python SDK over streamable HTTP lists the tools by
+/// default, with groups, with output schemas, and gets a prompt
+/// (`scripts/interop/mcp_lists.py`); it also counts the default list's
+/// tokens with tiktoken (`cl100k_base`).
+#[allow(clippy::print_stdout, reason = "the measured size is the benchmark's output")]
+#[tokio::test]
+async fn the_python_sdk_lists_tools_by_group_and_with_output_schemas_and_gets_a_prompt() {
+    let app = spawn_app().await;
+    let (url, key) = (app.url.clone(), app.key.clone());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/interop/mcp_lists.py");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .arg(script)
+            .args(["--url", &url])
+            .env("TRADETERM_TERMINAL_KEY", key)
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|e| panic!("python3 is required for this test: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the SDK script failed (run `pip install -r scripts/requirements-test.txt` and put the venv first in PATH):\n{stdout}\n{stderr}"
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("summary line: {e}: {stdout}"));
+    println!("{summary}");
+    let all = tradeterm_mcp::mcp_tools().len() as u64;
+    assert_eq!(summary["default_tools"], all);
+    assert_eq!(summary["default_output_schemas"], 0);
+    assert_eq!(summary["schema_tools"], all);
+    assert_eq!(summary["schema_output_schemas"], all);
+    let market = tradeterm_mcp::list_for(&tradeterm_mcp::ToolListOptions {
+        groups: vec![
+            tradeterm_tools::groups::ToolGroup::Market,
+            tradeterm_tools::groups::ToolGroup::Trading,
+        ],
+        output_schemas: false,
+    })
+    .len() as u64;
+    assert_eq!(summary["group_tools"], market);
+    assert!(summary["default_bytes"].as_u64().unwrap() <= 48 * 1024, "{summary}");
+    assert!(summary["default_tokens"].as_u64().unwrap() > 1000, "{summary}");
+    assert_eq!(
+        summary["prompts"],
+        json!(["pre_trade_check", "market_brief", "journal_review"])
+    );
+    assert!(summary["prompt_mentions_key_levels"].as_bool().unwrap(), "{summary}");
     app.handle.stop();
 }

@@ -9,8 +9,8 @@
 //! (hashed; bound to one terminal installation by the first successful agent
 //! connection), REST API keys (`svc_api_…`, SHA-256 hashed, at most
 //! [`MAX_ACTIVE_API_KEYS`] active per license), journal entries, prop-firm
-//! rule sets (one per terminal, with a high-water mark) and idempotency
-//! records.
+//! rule sets (one per terminal, with a high-water mark), equity guards with
+//! their evaluation state, and idempotency records.
 //!
 //! **Invariants:** plaintext secrets are never stored and never logged; they
 //! leave this crate once, wrapped in [`Secret`], when created. Every read that
@@ -187,6 +187,39 @@ pub trait Store: Send + Sync + 'static {
         snapshot: &serde_json::Value,
         taken_at: i64,
     ) -> StoreResult<Option<StateSnapshot>>;
+
+    // ----- equity guards -----
+
+    /// Sets (or replaces) the equity guard of `source` (`user` or
+    /// `prop_firm`) on a terminal of the license. Setting starts the guard
+    /// afresh: the state becomes `{}` (replacing keeps `created_at`). A
+    /// terminal that is not the license's is [`StoreError::NotFound`].
+    async fn set_equity_guard(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        source: &str,
+        rules: &serde_json::Value,
+    ) -> StoreResult<EquityGuardRecord>;
+    /// The equity guards of a terminal of the license, by source.
+    async fn equity_guards(&self, license_id: &str, terminal_id: &str) -> StoreResult<Vec<EquityGuardRecord>>;
+    /// Removes the guard of `source`. `Ok(false)` when there was none.
+    async fn remove_equity_guard(&self, license_id: &str, terminal_id: &str, source: &str) -> StoreResult<bool>;
+    /// Stores a new evaluation state when the guard is still at
+    /// `expected_version` (compare-and-swap): `Some(new version)`, or `None`
+    /// when another writer moved it first (or it was removed); re-read and
+    /// evaluate again.
+    async fn update_equity_guard_state(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        source: &str,
+        expected_version: i64,
+        state: &serde_json::Value,
+    ) -> StoreResult<Option<i64>>;
+    /// Every (license id, terminal id) with at least one equity guard, for the
+    /// server's live monitor (not for a license's callers).
+    async fn guarded_terminals(&self) -> StoreResult<Vec<(String, String)>>;
 
     // ----- idempotency (live trade calls) -----
 

@@ -204,6 +204,29 @@ pub struct PropFirmRecord {
     pub updated_at: i64,
 }
 
+/// An equity guard of one terminal with its evaluation state (see
+/// `docs/equity-guard.md`). Rules and state are JSON validated by the tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EquityGuardRecord {
+    /// Owning license.
+    pub license_id: String,
+    /// The terminal it guards.
+    pub terminal_id: String,
+    /// Who installed it: `user` (`set_equity_guard`) or `prop_firm` (the
+    /// prop-firm rule set of the terminal).
+    pub source: String,
+    /// The guard's rules.
+    pub rules: serde_json::Value,
+    /// The evaluation state (`{}` until the first observation).
+    pub state: serde_json::Value,
+    /// Rises on every write: the token of [`crate::Store::update_equity_guard_state`].
+    pub version: i64,
+    /// When the guard was first set, unix ms.
+    pub created_at: i64,
+    /// When its rules or state were last written, unix ms.
+    pub updated_at: i64,
+}
+
 /// The news guard of a license (see `docs/alerts.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewsGuardRecord {

@@ -70,6 +70,8 @@ conformance!(
     prop_firm_rules_are_per_license,
     news_guard_set_get_replace_remove_per_license,
     state_snapshots_swap_per_caller_and_terminal,
+    equity_guards_set_update_remove_per_license,
+    equity_guard_state_updates_are_compare_and_swap,
 );
 
 fn info(login: u64) -> TerminalInfo {
@@ -1063,6 +1065,7 @@ async fn migrations_are_idempotent(fx: Fx) {
         tables,
         [
             "api_keys",
+            "equity_guards",
             "idempotency",
             "journal_entries",
             "licenses",
@@ -1121,6 +1124,11 @@ async fn unknown_parents_are_not_found(fx: Fx) {
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
+        s.set_equity_guard("lic_missing", "term_missing", "user", &json!({}))
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
         s.swap_state_snapshot("lic_missing", "key_x", "term_missing", &json!({}), 1)
             .await,
         Err(StoreError::NotFound(_))
@@ -1139,6 +1147,7 @@ async fn row_counts(fx: &Fixture) -> HashSet<i64> {
         "prop_firm_rules",
         "news_guards",
         "state_snapshots",
+        "equity_guards",
     ] {
         counts.insert(fx.raw.int(&format!("SELECT COUNT(*) FROM {table}"), &[]).await);
     }
@@ -1328,4 +1337,143 @@ async fn state_snapshots_swap_per_caller_and_terminal(fx: Fx) {
     ));
     assert_invalid(s.swap_state_snapshot(&a.id, "", &t1.id, &json!({}), 50).await);
     assert_eq!(fx.raw.int("SELECT COUNT(*) FROM state_snapshots", &[]).await, 3);
+}
+
+// ----- equity guards -----
+
+async fn equity_guards_set_update_remove_per_license(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let (b, _) = s.create_license("B", Tier::Pro).await.unwrap();
+    let (t1, _) = s.create_terminal(&a.id, "T1").await.unwrap();
+    let (t2, _) = s.create_terminal(&a.id, "T2").await.unwrap();
+    assert!(s.equity_guards(&a.id, &t1.id).await.unwrap().is_empty());
+    assert!(s.guarded_terminals().await.unwrap().is_empty());
+
+    let rules = json!({"daily_loss": {"type": "percent", "percent": 5.0}});
+    let user = s.set_equity_guard(&a.id, &t1.id, "user", &rules).await.unwrap();
+    assert_eq!(
+        (user.source.as_str(), &user.rules, &user.state, user.created_at),
+        ("user", &rules, &json!({}), user.updated_at)
+    );
+    let pf = s
+        .set_equity_guard(&a.id, &t1.id, "prop_firm", &json!({"equity_floor": 9000.0}))
+        .await
+        .unwrap();
+    // Both sources side by side, ordered by source.
+    let both = s.equity_guards(&a.id, &t1.id).await.unwrap();
+    assert_eq!(
+        both.iter().map(|g| g.source.as_str()).collect::<Vec<_>>(),
+        ["prop_firm", "user"]
+    );
+    assert_eq!(both[0], pf);
+    assert!(s.equity_guards(&a.id, &t2.id).await.unwrap().is_empty(), "per terminal");
+
+    // The state survives a reopen (restart) with its breach record.
+    let state = json!({"high_water_mark": 10500.0, "breaches": [{"rule": "daily_loss", "time": 5, "equity": 9400.0}]});
+    let v = s
+        .update_equity_guard_state(&a.id, &t1.id, "user", user.version, &state)
+        .await
+        .unwrap()
+        .expect("the version matched");
+    assert_eq!(v, user.version + 1);
+    let again = fx.reopen().await;
+    let stored = again.equity_guards(&a.id, &t1.id).await.unwrap();
+    assert_eq!((&stored[1].state, stored[1].version), (&state, v));
+    again.close().await;
+
+    // Replacing starts afresh (state cleared, version still rising, created_at kept).
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let replaced = s
+        .set_equity_guard(&a.id, &t1.id, "user", &json!({"equity_floor": 1.0}))
+        .await
+        .unwrap();
+    assert_eq!(replaced.state, json!({}));
+    assert!(replaced.version > v);
+    assert_eq!(replaced.created_at, user.created_at);
+    assert!(replaced.updated_at > user.updated_at);
+
+    // Another license reaches nothing of A's.
+    assert!(s.equity_guards(&b.id, &t1.id).await.unwrap().is_empty());
+    assert!(matches!(
+        s.set_equity_guard(&b.id, &t1.id, "user", &rules).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(
+        s.update_equity_guard_state(&b.id, &t1.id, "user", replaced.version, &json!({}))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(!s.remove_equity_guard(&b.id, &t1.id, "user").await.unwrap());
+    assert_eq!(
+        s.guarded_terminals().await.unwrap(),
+        vec![(a.id.clone(), t1.id.clone())]
+    );
+
+    // Validation: sizes and sources.
+    assert_invalid(s.set_equity_guard(&a.id, &t1.id, "User!", &rules).await);
+    assert_invalid(
+        s.set_equity_guard(&a.id, &t1.id, "user", &json!({"x": "y".repeat(20_000)}))
+            .await,
+    );
+    assert_invalid(
+        s.update_equity_guard_state(
+            &a.id,
+            &t1.id,
+            "user",
+            replaced.version,
+            &json!({"x": "y".repeat(300_000)}),
+        )
+        .await,
+    );
+
+    // Remove one source, then the other.
+    assert!(s.remove_equity_guard(&a.id, &t1.id, "user").await.unwrap());
+    assert!(!s.remove_equity_guard(&a.id, &t1.id, "user").await.unwrap());
+    assert_eq!(s.equity_guards(&a.id, &t1.id).await.unwrap().len(), 1);
+    assert!(s.remove_equity_guard(&a.id, &t1.id, "prop_firm").await.unwrap());
+    assert!(s.guarded_terminals().await.unwrap().is_empty());
+    assert_eq!(fx.raw.int("SELECT COUNT(*) FROM equity_guards", &[]).await, 0);
+}
+
+async fn equity_guard_state_updates_are_compare_and_swap(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+    let g = s
+        .set_equity_guard(&l.id, &t.id, "user", &json!({"equity_floor": 1.0}))
+        .await
+        .unwrap();
+    // Eight writers race on the same version: exactly one wins.
+    let barrier = Arc::new(Barrier::new(8));
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let store = fx.store.clone();
+        let (lic, term, barrier) = (l.id.clone(), t.id.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            store
+                .update_equity_guard_state(&lic, &term, "user", g.version, &json!({ "writer": i }))
+                .await
+                .unwrap()
+        }));
+    }
+    let mut won = Vec::new();
+    for (i, task) in tasks.into_iter().enumerate() {
+        if task.await.unwrap().is_some() {
+            won.push(i);
+        }
+    }
+    assert_eq!(won.len(), 1, "exactly one compare-and-swap wins: {won:?}");
+    let stored = &s.equity_guards(&l.id, &t.id).await.unwrap()[0];
+    assert_eq!(stored.state, json!({ "writer": won[0] }));
+    assert_eq!(stored.version, g.version + 1);
+    // A stale version never lands.
+    assert_eq!(
+        s.update_equity_guard_state(&l.id, &t.id, "user", g.version, &json!({}))
+            .await
+            .unwrap(),
+        None
+    );
 }

@@ -10,12 +10,20 @@
 //! the poll's time, so each alert is delivered once per caller that passes
 //! its cursor back; nothing is stored per alert. Notify-only: nothing here
 //! ever blocks or changes trading. See `docs/alerts.md`.
+//!
+//! `poll_alerts` also delivers the breaches of the terminal's equity guards
+//! (its own and the one its prop-firm rules installed): each breach the live
+//! monitor recorded in the stored guard state is an alert at its time, with
+//! the equity at that moment, so none is lost across a restart.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::events::{EconomicEvent, Importance};
 use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
 
+use tradeterm_core::equity_guard::{GuardAction, GuardRules, GuardState};
+
+use crate::equity_guard::{BreachOut, SOURCE_PROP_FIRM};
 use crate::events::{CalendarSource, EventOut, SourcePreference, fetch_events, is_currency};
 use crate::news::{relevant_currencies, symbol_currencies};
 use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -30,6 +38,9 @@ pub const MAX_POLL_LOOKBACK_MS: i64 = DAY_MS;
 pub const FIRST_POLL_LOOKBACK_MS: i64 = 3_600_000;
 /// Most alerts one poll returns.
 pub const MAX_ALERTS: u32 = 500;
+/// Guard breaches this far before the cursor are delivered again (at least
+/// once: a breach recorded while a poll ran is not missed; drop repeats by id).
+pub const BREACH_GRACE_MS: i64 = 5_000;
 
 /// A news guard, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -241,7 +252,10 @@ pub struct PollAlertsInput {
 pub struct AlertOut {
     /// Stable id (the same alert has the same id in every poll).
     pub id: String,
-    /// `release_ahead` (a watched release is `lead_minutes` away) or `news` (an item about a watched currency).
+    /// `release_ahead` (a watched release is `lead_minutes` away), `news` (an
+    /// item about a watched currency), `equity_guard_breach` (a rule of the
+    /// terminal's equity guard was breached) or `prop_firm_breach` (a loss
+    /// limit of its prop-firm rules was breached).
     pub kind: &'static str,
     /// When the alert fired (ISO 8601).
     pub fired_at: String,
@@ -255,6 +269,21 @@ pub struct AlertOut {
     pub url: Option<String>,
     /// The watched currencies it concerns.
     pub currencies: Vec<String>,
+    /// The breach, for `equity_guard_breach` and `prop_firm_breach`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breach: Option<BreachAlert>,
+}
+
+/// A guard breach, as `poll_alerts` reports it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BreachAlert {
+    /// Terminal whose guard was breached.
+    pub terminal_id: String,
+    /// The breach (rule, time, equity at that moment, limit, value, message).
+    #[serde(flatten)]
+    pub breach: BreachOut,
+    /// `alert` or `block` (live orders opening exposure refused until the next day anchor).
+    pub action: GuardAction,
 }
 
 /// Output of `poll_alerts`.
@@ -266,8 +295,10 @@ pub struct PollAlertsOutput {
     pub next_cursor: String,
     /// Whether more alerts were due than `limit` allowed.
     pub more: bool,
-    /// Whether a news guard is set (without one there are no alerts).
+    /// Whether a news guard is set (without one there are no news alerts).
     pub guard_active: bool,
+    /// Whether the terminal has an equity guard (its own or its prop-firm rules').
+    pub equity_guard_active: bool,
     /// Notes (no guard, a cursor older than 24 h clamped, no calendar or news provider).
     pub notes: Vec<String>,
 }
@@ -303,21 +334,111 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
         after = now - MAX_POLL_LOOKBACK_MS;
         notes.push("the cursor was older than 24 h: alerts of the last 24 h only".into());
     }
+    let (equity_guard_active, mut alerts) = breach_alerts(&ctx, after - BREACH_GRACE_MS, now).await?;
     let record = ctx.services.store.news_guard(&ctx.license_id).await?;
     let (_, guard) = status_of(record, ctx.services.news.is_enabled())?;
-    let Some(guard) = guard else {
-        return Ok(PollAlertsOutput {
-            alerts: Vec::new(),
-            next_cursor: now.to_string(),
-            more: false,
-            guard_active: false,
-            notes: vec!["no news guard is set (set_news_guard)".into()],
-        });
+    let guard_active = guard.is_some();
+    match guard {
+        Some(guard) => alerts.extend(news_alerts(&ctx, &guard, after, &mut notes).await?),
+        None => notes.push("no news guard is set (set_news_guard)".into()),
+    }
+    alerts.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.id.cmp(&y.id)));
+    // Resume strictly after the cursor's last alert at its moment (breaches
+    // within the grace before it are delivered again).
+    let grace = |a: &AlertOut, at: UnixMs| a.breach.is_some() && at >= after - BREACH_GRACE_MS;
+    if let Some(last) = &after_id {
+        alerts.retain(|(at, a)| *at > after || a.id.as_str() > last.as_str() || grace(a, *at));
+    } else {
+        alerts.retain(|(at, a)| *at > after || input.cursor.is_none() || grace(a, *at));
+    }
+    let more = alerts.len() > limit as usize;
+    alerts.truncate(limit as usize);
+    let next_cursor = match (more, alerts.last()) {
+        (true, Some((at, a))) => format!("{at}:{}", a.id),
+        _ => now.to_string(),
     };
+    Ok(PollAlertsOutput {
+        alerts: alerts.into_iter().map(|(_, a)| a).collect(),
+        next_cursor,
+        more,
+        guard_active,
+        equity_guard_active,
+        notes,
+    })
+}
+
+/// The breaches recorded by the terminal's equity guards in `[from, to]`.
+async fn breach_alerts(
+    ctx: &ToolContext,
+    from: UnixMs,
+    to: UnixMs,
+) -> Result<(bool, Vec<(UnixMs, AlertOut)>), ToolError> {
+    let terminal = ctx.terminal()?;
+    let records = ctx.services.store.equity_guards(&ctx.license_id, terminal).await?;
+    let mut out = Vec::new();
+    for r in &records {
+        let (Ok(rules), Ok(state)) = (
+            serde_json::from_value::<GuardRules>(r.rules.clone()),
+            serde_json::from_value::<GuardState>(r.state.clone()),
+        ) else {
+            continue;
+        };
+        let prop = r.source == SOURCE_PROP_FIRM;
+        for b in state.breaches.iter().filter(|b| b.time >= from && b.time <= to) {
+            let breach = BreachOut::from(b);
+            out.push((
+                b.time,
+                AlertOut {
+                    id: format!("breach:{}:{}:{}:{}", r.source, terminal, breach_rule(&breach), b.time),
+                    kind: if prop {
+                        "prop_firm_breach"
+                    } else {
+                        "equity_guard_breach"
+                    },
+                    fired_at: to_iso(b.time),
+                    title: format!(
+                        "{}: {}",
+                        if prop {
+                            "prop-firm rules breached"
+                        } else {
+                            "equity guard breached"
+                        },
+                        b.message
+                    ),
+                    event: None,
+                    url: None,
+                    currencies: Vec::new(),
+                    breach: Some(BreachAlert {
+                        terminal_id: terminal.to_owned(),
+                        breach,
+                        action: rules.action,
+                    }),
+                },
+            ));
+        }
+    }
+    Ok((!records.is_empty(), out))
+}
+
+fn breach_rule(b: &BreachOut) -> String {
+    serde_json::to_value(b.rule)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The news guard's alerts after `after` (releases and news items), unsorted.
+async fn news_alerts(
+    ctx: &ToolContext,
+    guard: &NewsGuard,
+    after: UnixMs,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(UnixMs, AlertOut)>, ToolError> {
+    let now = ctx.now_ms;
     let lead = i64::from(guard.lead_minutes) * 60_000;
     // Releases whose alert moment (time − lead) is in (after, now].
     let (source, events, note) = fetch_events(
-        &ctx,
+        ctx,
         after + lead,
         now + lead + 1,
         &guard.currencies,
@@ -328,7 +449,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
     if source == CalendarSource::None {
         notes.push("no economic calendar is available: no release alerts".into());
     }
-    let mut alerts: Vec<(UnixMs, AlertOut)> = watched(events, &guard)
+    let mut alerts: Vec<(UnixMs, AlertOut)> = watched(events, guard)
         .into_iter()
         .map(|e| (e.time - lead, e))
         .filter(|(at, _)| *at >= after && *at <= now)
@@ -344,6 +465,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
                     currencies: vec![e.currency.clone()],
                     url: None,
                     event: Some(e.into()),
+                    breach: None,
                 },
             )
         })
@@ -367,6 +489,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
                         event: None,
                         url: Some(item.url.clone()),
                         currencies: matched,
+                        breach: None,
                     },
                 ));
             }
@@ -374,26 +497,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
             notes.push("news alerts need a news provider on the server (NEWS_API_KEY)".into());
         }
     }
-    alerts.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.id.cmp(&y.id)));
-    // Resume strictly after the cursor's last alert at its moment.
-    if let Some(last) = &after_id {
-        alerts.retain(|(at, a)| *at > after || a.id.as_str() > last.as_str());
-    } else {
-        alerts.retain(|(at, _)| *at > after || input.cursor.is_none());
-    }
-    let more = alerts.len() > limit as usize;
-    alerts.truncate(limit as usize);
-    let next_cursor = match (more, alerts.last()) {
-        (true, Some((at, a))) => format!("{at}:{}", a.id),
-        _ => now.to_string(),
-    };
-    Ok(PollAlertsOutput {
-        alerts: alerts.into_iter().map(|(_, a)| a).collect(),
-        next_cursor,
-        more,
-        guard_active: true,
-        notes,
-    })
+    Ok(alerts)
 }
 
 const CONFIGURE: Annotations = Annotations {
@@ -425,7 +529,10 @@ pub(crate) fn tools() -> Vec<Tool> {
             target: Target::Terminal,
             annotations: READ_TERMINAL,
         }
-        .build(news_guard_status),
+        .build(news_guard_status)
+        // A license-level read: with no terminal connected at all it answers
+        // from the server calendar.
+        .terminal_optional(),
         ToolSpec {
             name: "remove_news_guard",
             title: "Remove the news guard",
@@ -439,7 +546,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "poll_alerts",
             title: "Poll alerts",
-            description: "Alerts that fired since the caller's cursor, oldest first: news-guard alerts for watched releases (`lead_minutes` before them) and news items about watched currencies. Pass the returned `next_cursor` on the next poll; each alert has a stable id. A first poll returns the last hour.",
+            description: "Alerts that fired since the caller's cursor, oldest first: news-guard alerts for watched releases (`lead_minutes` before them) and news items about watched currencies, and breaches of this terminal's equity guard and prop-firm rules (`equity_guard_breach`, `prop_firm_breach`: rule, time, equity at that moment, limit) recorded by the server's live monitor. Pass the returned `next_cursor` on the next poll; each alert has a stable id (a breach may be delivered again by a poll within 5 s of it: drop repeats by id). A first poll returns the last hour.",
             capability: Capability::Read,
             gate: Gate::Always,
             target: Target::Terminal,

@@ -7,7 +7,7 @@ use futures_util::future::try_join3;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::costs::{self, SwapCalendarParams};
-use tradeterm_core::events::{EconomicEvent, Importance};
+use tradeterm_core::events::{EconomicEvent, Importance, Verdict};
 use tradeterm_core::holding::{self, RiskLevel};
 use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
 use tradeterm_core::{Side, Timeframe};
@@ -109,7 +109,7 @@ pub struct HoldSwapOut {
 /// One flagged exposure.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct HoldFlag {
-    /// `event_landing`, `weekend_gap`, `market_break` or `triple_swap`.
+    /// `event_landing`, `weekend_gap`, `market_break`, `holiday` or `triple_swap`.
     pub kind: &'static str,
     /// When (ISO 8601).
     pub time: String,
@@ -128,7 +128,9 @@ pub struct HoldingRiskOutput {
     pub from: String,
     /// Hold window end (ISO 8601).
     pub until: String,
-    /// `low`, `medium` or `high` (rules in docs/calendar.md).
+    /// `proceed`, `caution` or `block`: the spec's verdict of the level (`low`, `medium`, `high`); at least `caution` without a calendar.
+    pub verdict: Verdict,
+    /// `low`, `medium` or `high`, the finer level behind the verdict (rules in docs/calendar.md).
     pub level: RiskLevel,
     /// Every flagged exposure, by time.
     pub flags: Vec<HoldFlag>,
@@ -136,10 +138,14 @@ pub struct HoldingRiskOutput {
     pub events: Vec<EventOut>,
     /// Market closures held through (weekends, breaks of 2 h or more), from the symbol's weekly sessions.
     pub gaps: Vec<GapOut>,
+    /// Public holidays of the symbol's currencies overlapping the window (calendar events of category `holiday`): thin liquidity, gaps.
+    pub holidays: Vec<EventOut>,
     /// Swap over the window.
     pub swap: HoldSwapOut,
-    /// Where the events come from (`terminal`, `server`, `none`); with `none` the level is at least `medium`.
+    /// Where the events come from: `terminal` or `server`.
     pub calendar_source: CalendarSource,
+    /// Whether a calendar was read; without one the level is at least `medium` (verdict at least `caution`).
+    pub calendar_available: bool,
     /// Why the terminal's calendar was not used, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calendar_note: Option<String>,
@@ -170,7 +176,8 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
     }
     let from = ctx.now_ms;
     let until = from + i64::from(hours) * 3_600_000;
-    let (calendar_source, events, calendar_note) = events_between(&ctx, from, until, &currencies).await?;
+    // From a day earlier: a holiday that began before now still covers it.
+    let (calendar_source, events, calendar_note) = events_between(&ctx, from - DAY_MS, until, &currencies).await?;
     let closures = holding::closures(&spec.sessions, from, until);
     let rate = swap_rate(&ctx, &spec, &tick, &account).await;
     let days = u32::try_from((until - from).div_euclid(DAY_MS) + 2)
@@ -234,6 +241,19 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             },
         ));
     }
+    for h in &risk.holidays {
+        flags.push((
+            h.time,
+            HoldFlag {
+                kind: "holiday",
+                time: to_iso(h.time),
+                detail: format!(
+                    "{} holiday ({}): banks closed, thin liquidity, the price can gap",
+                    h.currency, h.name
+                ),
+            },
+        ));
+    }
     for t in &risk.triple_swaps {
         flags.push((
             *t,
@@ -255,6 +275,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
         currencies,
         from: to_iso(from),
         until: to_iso(until),
+        verdict: level.verdict(risk.high_release_lands()),
         level,
         flags: flags.into_iter().map(|(_, f)| f).collect(),
         events: risk.events.into_iter().map(EventOut::from).collect(),
@@ -268,8 +289,10 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
                 weekend: g.weekend,
             })
             .collect(),
+        holidays: risk.holidays.into_iter().map(EventOut::from).collect(),
         swap,
         calendar_source,
+        calendar_available: calendar_source.is_available(),
         calendar_note,
     })
 }
@@ -477,7 +500,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "get_holding_risk",
             title: "Holding risk",
-            description: "What a position in a symbol held from now for `hold_hours` (default 24, at most 744) is exposed to: releases of its currencies landing in the window, market closures it would be held through (weekend gaps, breaks of 2 h or more, from the symbol's sessions), triple-swap rollovers, and the swap over the window. Level `low|medium|high` with every flag listed.",
+            description: "What a position in a symbol held from now for `hold_hours` (default 24, at most 744) is exposed to: releases of its currencies landing in the window, market closures it would be held through (weekend gaps, breaks of 2 h or more, from the symbol's sessions), public holidays of its currencies from the calendar (thin liquidity, gaps), triple-swap rollovers, and the swap over the window. Verdict `proceed|caution|block` (level `low|medium|high` beside it) with every flag listed; without any calendar at least `caution`.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,

@@ -1,13 +1,16 @@
 //! Economic-calendar tools: `get_economic_calendar` and `get_event_risk`.
 //!
 //! The calendar comes from the terminal (MT5's calendar) and falls back to
-//! the server's calendar ([`ServerCalendar`], a JSON file the operator keeps
-//! up to date) when the terminal has no calendar (MT4 answers
-//! `NOT_SUPPORTED`), is disconnected or does not answer. Without a server
-//! calendar the answer says so (`source: "none"`) instead of inventing
-//! events. See `docs/calendar.md`.
+//! the server's calendar ([`ServerCalendar`]: a weekly feed fetched and
+//! refreshed by [`crate::calendar_feed`], or a JSON file the operator keeps)
+//! when the terminal has no calendar (MT4 answers `NOT_SUPPORTED`), is
+//! disconnected or does not answer. `source` is `terminal` or `server`;
+//! without any calendar the answer is `server` with no events and says so
+//! (`available: false`, a note) instead of inventing events. See
+//! `docs/calendar.md`.
 
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,13 +32,57 @@ pub const MAX_CATEGORIES: usize = 10;
 /// Most events a server calendar file may hold.
 pub const MAX_SERVER_EVENTS: usize = 200_000;
 
-/// The server-side economic calendar: events loaded from a JSON file
-/// (`CALENDAR_FILE`), used when a terminal has no calendar. Empty (and
-/// [`is_configured`](Self::is_configured) false) when none is configured.
+/// The server-side economic calendar, used when a terminal has no calendar:
+/// a JSON file (`CALENDAR_FILE`, the override), or a public weekly feed
+/// (`CALENDAR_FEED_URL`) that [`crate::calendar_feed`] fetches and refreshes
+/// into it. Empty (and [`is_configured`](Self::is_configured) false) when
+/// neither is configured. Shared by every call; the feed's refresh task
+/// replaces the events in place and keeps the last good copy on failure.
 #[derive(Debug, Default)]
 pub struct ServerCalendar {
-    events: Vec<EconomicEvent>,
-    configured: bool,
+    origin: CalendarOrigin,
+    state: RwLock<CalendarState>,
+}
+
+/// Where a server calendar's events come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CalendarOrigin {
+    /// Not configured.
+    #[default]
+    None,
+    /// A calendar file (`CALENDAR_FILE`).
+    File,
+    /// A feed refreshed every `refresh_ms` (`CALENDAR_FEED_URL`).
+    Feed {
+        /// The feed's URL.
+        url: String,
+        /// Refresh interval, ms.
+        refresh_ms: i64,
+    },
+}
+
+#[derive(Debug, Default)]
+struct CalendarState {
+    events: Arc<Vec<EconomicEvent>>,
+    /// When the events were fetched (feeds).
+    as_of: Option<UnixMs>,
+    /// Why the last refresh failed, when it did.
+    last_error: Option<String>,
+}
+
+/// What a server calendar holds at one instant ([`ServerCalendar::snapshot`]).
+#[derive(Debug, Clone)]
+pub struct CalendarSnapshot {
+    /// The events, by time.
+    pub events: Arc<Vec<EconomicEvent>>,
+    /// Whether there is a calendar to read (a file, or a feed fetched at least once).
+    pub available: bool,
+    /// When a feed's events were fetched; `None` for a file.
+    pub as_of: Option<UnixMs>,
+    /// A feed whose last refresh failed or that is older than two refresh intervals.
+    pub stale: Option<bool>,
+    /// Why the last refresh failed, when it did.
+    pub last_error: Option<String>,
 }
 
 /// One event of a server calendar file.
@@ -102,10 +149,13 @@ impl ServerCalendar {
                 previous: e.previous,
             });
         }
-        events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+        sort_events(&mut events);
         Ok(Self {
-            events,
-            configured: true,
+            origin: CalendarOrigin::File,
+            state: RwLock::new(CalendarState {
+                events: Arc::new(events),
+                ..CalendarState::default()
+            }),
         })
     }
 
@@ -118,15 +168,82 @@ impl ServerCalendar {
         Self::from_json(&text)
     }
 
-    /// Whether a calendar file was configured.
+    /// An empty calendar that the feed at `url` fills every `refresh`
+    /// ([`crate::calendar_feed::spawn_refresh`]).
+    pub fn for_feed(url: &str, refresh: std::time::Duration) -> Self {
+        Self {
+            origin: CalendarOrigin::Feed {
+                url: url.to_owned(),
+                refresh_ms: i64::try_from(refresh.as_millis()).unwrap_or(i64::MAX),
+            },
+            state: RwLock::default(),
+        }
+    }
+
+    /// Whether a calendar file or feed was configured.
     pub fn is_configured(&self) -> bool {
-        self.configured
+        self.origin != CalendarOrigin::None
+    }
+
+    /// Where the events come from.
+    pub fn origin(&self) -> &CalendarOrigin {
+        &self.origin
+    }
+
+    /// Replaces the events with a good fetch made at `as_of`.
+    pub fn replace(&self, mut events: Vec<EconomicEvent>, as_of: UnixMs) {
+        sort_events(&mut events);
+        let mut state = self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *state = CalendarState {
+            events: Arc::new(events),
+            as_of: Some(as_of),
+            last_error: None,
+        };
+    }
+
+    /// Records a failed refresh; the last good events stay.
+    pub fn record_failure(&self, error: String) {
+        let mut state = self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.last_error = Some(error);
     }
 
     /// The events, by time.
-    pub fn events(&self) -> &[EconomicEvent] {
-        &self.events
+    pub fn events(&self) -> Arc<Vec<EconomicEvent>> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .events
+            .clone()
     }
+
+    /// What the calendar holds at `now`, with its age.
+    pub fn snapshot(&self, now: UnixMs) -> CalendarSnapshot {
+        let state = self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (available, stale) = match &self.origin {
+            CalendarOrigin::None => (false, None),
+            CalendarOrigin::File => (true, None),
+            CalendarOrigin::Feed { refresh_ms, .. } => (
+                state.as_of.is_some(),
+                Some(
+                    state.last_error.is_some()
+                        || state
+                            .as_of
+                            .is_none_or(|t| now.saturating_sub(t) > refresh_ms.saturating_mul(2)),
+                ),
+            ),
+        };
+        CalendarSnapshot {
+            events: state.events.clone(),
+            available,
+            as_of: state.as_of,
+            stale,
+            last_error: state.last_error.clone(),
+        }
+    }
+}
+
+fn sort_events(events: &mut [EconomicEvent]) {
+    events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
 }
 
 /// A symbol's ISO currencies (base, profit, margin), upper-case, sorted; a
@@ -146,16 +263,29 @@ pub(crate) fn is_currency(s: &str) -> bool {
     s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
 }
 
-/// Where a calendar answer came from.
+/// Where a calendar answer came from: `terminal` or `server`, the spec's two
+/// values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CalendarSource {
     /// The terminal's own calendar (MT5).
     Terminal,
-    /// The server's calendar file.
+    /// The server's calendar (feed or file).
     Server,
-    /// Neither: the terminal has none and no server calendar is configured.
+    /// The server's calendar, which has no data (the terminal has none and no
+    /// server calendar is configured or fetched yet). Not a third value on
+    /// the wire: it is written `server`, and answers say `available: false`
+    /// (or a note) beside it.
+    #[serde(rename = "server", skip_deserializing)]
+    #[schemars(skip)]
     None,
+}
+
+impl CalendarSource {
+    /// Whether the answer had a calendar to read (not [`CalendarSource::None`]).
+    pub fn is_available(self) -> bool {
+        self != Self::None
+    }
 }
 
 /// Which calendar to use.
@@ -240,8 +370,16 @@ impl From<EconomicEvent> for EventOut {
 /// Output of `get_economic_calendar`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CalendarOutput {
-    /// Where the events come from: `terminal`, `server` or `none`.
+    /// Where the events come from: `terminal` (MT5's calendar) or `server` (the server's feed or file).
     pub source: CalendarSource,
+    /// Whether a calendar was read; `false` (with `source: server`, no events and a `note`) when neither the terminal nor the server has one.
+    pub available: bool,
+    /// When the server calendar's feed was last fetched (ISO 8601); absent for the terminal's calendar and a calendar file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+    /// Whether the server feed's copy is stale (its last refresh failed, or it is older than two refresh intervals); absent when not a feed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
     /// Start of the range (ISO 8601).
     pub from: String,
     /// End of the range (ISO 8601, exclusive).
@@ -319,39 +457,78 @@ fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Ve
         .collect()
 }
 
+/// A calendar read ([`fetch_calendar`]).
+#[derive(Debug)]
+pub(crate) struct Fetched {
+    /// Where the events come from ([`CalendarSource::None`] when no calendar had data).
+    pub source: CalendarSource,
+    /// The events of the range and currencies.
+    pub events: Vec<EconomicEvent>,
+    /// Why the terminal's calendar was not used, when it was not.
+    pub note: Option<String>,
+    /// When the server feed's copy was fetched.
+    pub as_of: Option<UnixMs>,
+    /// Whether the server feed's copy is stale.
+    pub stale: Option<bool>,
+}
+
 /// The events of `[from, to)` for `currencies` (empty = all), from the
 /// terminal or the server calendar as `pref` says, with where they came from
 /// and why the terminal's were not used.
-pub(crate) async fn fetch_events(
+pub(crate) async fn fetch_calendar(
     ctx: &ToolContext,
     from: UnixMs,
     to: UnixMs,
     currencies: &[String],
     pref: SourcePreference,
-) -> Result<(CalendarSource, Vec<EconomicEvent>, Option<String>), ToolError> {
+) -> Result<Fetched, ToolError> {
     let server = |why: String| {
-        if ctx.services.calendar.is_configured() {
-            let filter = EventFilter {
-                currencies: currencies.to_vec(),
-                ..EventFilter::default()
+        let snap = ctx.services.calendar.snapshot(ctx.now_ms);
+        if !snap.available {
+            let missing = if ctx.services.calendar.is_configured() {
+                format!(
+                    "the server calendar feed has not been fetched yet{}",
+                    snap.last_error.map(|e| format!(" ({e})")).unwrap_or_default()
+                )
+            } else {
+                "no server calendar is configured (CALENDAR_FEED_URL or CALENDAR_FILE)".to_owned()
             };
-            (
-                CalendarSource::Server,
-                events::select(ctx.services.calendar.events(), from, to, &filter),
-                Some(why),
-            )
-        } else {
-            (
-                CalendarSource::None,
-                Vec::new(),
-                Some(format!("{why}; no server calendar is configured (CALENDAR_FILE)")),
-            )
+            return Fetched {
+                source: CalendarSource::None,
+                events: Vec::new(),
+                note: Some(format!("{why}; {missing}: no events are known")),
+                as_of: None,
+                stale: None,
+            };
+        }
+        let filter = EventFilter {
+            currencies: currencies.to_vec(),
+            ..EventFilter::default()
+        };
+        let note = match (&snap.last_error, snap.stale) {
+            (Some(e), _) => {
+                format!("{why}; the server calendar feed's last refresh failed ({e}): this is the last good copy")
+            }
+            (None, Some(true)) => format!("{why}; the server calendar feed's copy is stale"),
+            _ => why,
+        };
+        Fetched {
+            source: CalendarSource::Server,
+            events: events::select(&snap.events, from, to, &filter),
+            note: Some(note),
+            as_of: snap.as_of,
+            stale: snap.stale,
         }
     };
     if pref == SourcePreference::Server {
         return Ok(server("the server calendar was asked for".into()));
     }
-    let terminal = ctx.terminal()?;
+    let Some(terminal) = ctx.terminal_id.as_deref() else {
+        if pref == SourcePreference::Terminal {
+            return Err(ToolError::TerminalRequired);
+        }
+        return Ok(server("no terminal was targeted".into()));
+    };
     let command = Command::Calendar {
         from,
         to,
@@ -364,11 +541,13 @@ pub(crate) async fn fetch_events(
         .await
     {
         Ok(CommandResult::Calendar { events }) => {
-            return Ok((
-                CalendarSource::Terminal,
-                events.into_iter().map(from_terminal).collect(),
-                None,
-            ));
+            return Ok(Fetched {
+                source: CalendarSource::Terminal,
+                events: events.into_iter().map(from_terminal).collect(),
+                note: None,
+                as_of: None,
+                stale: None,
+            });
         }
         Ok(other) => return Err(unexpected("calendar", &other)),
         Err(DispatchError::CommandFailed(body)) if body.code == codes::NOT_SUPPORTED => {
@@ -382,6 +561,19 @@ pub(crate) async fn fetch_events(
         return Err(ToolError::Dispatch(format!("{why} (source `terminal` was asked for)")));
     }
     Ok(server(why))
+}
+
+/// [`fetch_calendar`] as `(source, events, note)`: the source is
+/// [`CalendarSource::None`] when no calendar had data.
+pub(crate) async fn fetch_events(
+    ctx: &ToolContext,
+    from: UnixMs,
+    to: UnixMs,
+    currencies: &[String],
+    pref: SourcePreference,
+) -> Result<(CalendarSource, Vec<EconomicEvent>, Option<String>), ToolError> {
+    let f = fetch_calendar(ctx, from, to, currencies, pref).await?;
+    Ok((f.source, f.events, f.note))
 }
 
 /// Input of `get_event_risk`.
@@ -437,8 +629,10 @@ pub struct EventRiskOutput {
     pub active_events: Vec<ActiveEventOut>,
     /// The next relevant event (medium or high importance) after now, within 24 h.
     pub next_event: Option<EventOut>,
-    /// Where the events come from; with `none` the verdict is `caution` (unknown risk).
+    /// Where the events come from: `terminal` or `server`.
     pub source: CalendarSource,
+    /// Whether a calendar was read; without one the verdict is `caution` (unknown risk).
+    pub calendar_available: bool,
     /// Why the terminal's calendar was not used, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -463,7 +657,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "get_economic_calendar",
             title: "Economic calendar",
-            description: "Economic releases in [`from`, `to`) (default: the next 7 days; at most 31 days), by time, optionally only some currencies, a minimum importance or some categories. From the terminal's calendar (MT5); on MT4, or when the terminal is disconnected or silent, from the server's calendar (`source` says which; `none` when neither exists).",
+            description: "Economic releases in [`from`, `to`) (default: the next 7 days; at most 31 days), by time, optionally only some currencies, a minimum importance or some categories. From the terminal's calendar (MT5); on MT4, or when the terminal is disconnected or silent, from the server's calendar (`source`: `terminal` or `server`; `available: false` with no events when neither has one; `as_of`/`stale` say how old the server feed's copy is). Holidays have category `holiday`.",
             capability: Capability::Read,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -486,20 +680,28 @@ pub(crate) fn tools() -> Vec<Tool> {
                 )));
             }
             let currencies = check_filter(&input.currencies, &input.categories)?;
-            let (source, found, note) = fetch_events(&ctx, from, to, &currencies, input.source).await?;
+            let fetched = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;
             let filter = EventFilter {
                 currencies,
                 min_importance: input.min_importance,
                 categories: input.categories.iter().map(|c| c.to_ascii_lowercase()).collect(),
             };
             Ok(CalendarOutput {
-                source,
+                source: fetched.source,
+                available: fetched.source.is_available(),
+                as_of: fetched.as_of.map(to_iso),
+                stale: fetched.stale,
                 from: to_iso(from),
                 to: to_iso(to),
-                events: events::select(&found, from, to, &filter).into_iter().map(EventOut::from).collect(),
-                note,
+                events: events::select(&fetched.events, from, to, &filter)
+                    .into_iter()
+                    .map(EventOut::from)
+                    .collect(),
+                note: fetched.note,
             })
-        }),
+        })
+        // The calendar falls back to the server's with no terminal at all.
+        .terminal_optional(),
         ToolSpec {
             name: "get_event_risk",
             title: "Event risk",
@@ -596,6 +798,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                     .collect(),
                 next_event: risk.next_event.map(EventOut::from),
                 source,
+                calendar_available: source.is_available(),
                 note,
                 as_of: to_iso(now),
             })
@@ -616,7 +819,8 @@ mod tests {
         ]"#;
         let cal = ServerCalendar::from_json(ok).unwrap();
         assert!(cal.is_configured());
-        let ids: Vec<&str> = cal.events().iter().map(|e| e.id.as_str()).collect();
+        let events = cal.events();
+        let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["a", "b"], "sorted by time");
         assert_eq!(cal.events()[1].currency, "USD");
         assert_eq!(cal.events()[1].category, "employment");
@@ -648,6 +852,20 @@ mod tests {
             assert!(err.contains(needle), "{err} should mention {needle}");
         }
         assert!(!ServerCalendar::default().is_configured());
+    }
+
+    #[test]
+    fn the_source_has_the_specs_two_values() {
+        let schema = serde_json::to_value(schemars::schema_for!(CalendarSource)).unwrap();
+        let text = schema.to_string();
+        assert!(text.contains("terminal") && text.contains("server"), "{text}");
+        assert!(!text.contains("none"), "{text}");
+        assert_eq!(serde_json::to_value(CalendarSource::None).unwrap(), "server");
+        assert!(serde_json::from_value::<CalendarSource>(serde_json::json!("none")).is_err());
+        for tool in ["get_economic_calendar", "get_event_risk", "get_holding_risk"] {
+            let out = crate::find(tool).unwrap().output_schema.to_string();
+            assert!(out.contains("\"server\"") && !out.contains("\"none\""), "{tool}: {out}");
+        }
     }
 
     #[test]
@@ -754,6 +972,7 @@ mod tests {
             (Some("terminal"), vec!["t1".to_owned()])
         );
         assert!(v.get("note").is_none());
+        assert_eq!(v["available"], true);
         assert_eq!(v["events"][0]["currency"], "USD");
         // MT4 and offline terminals: the server's, with the reason; filters apply.
         for (terminal, reason) in [("mt4", "no economic calendar"), ("offline", "not connected")] {
@@ -770,8 +989,12 @@ mod tests {
             let v = call(terminal, ServerCalendar::default(), serde_json::json!({}))
                 .await
                 .unwrap();
-            assert_eq!((v["source"].as_str(), ids(&v).len()), (Some("none"), 0));
+            assert_eq!(
+                (v["source"].as_str(), v["available"].as_bool(), ids(&v).len()),
+                (Some("server"), Some(false), 0)
+            );
             assert!(v["note"].as_str().unwrap().contains("CALENDAR_FILE"), "{v}");
+            assert!(v.get("as_of").is_none() && v.get("stale").is_none(), "{v}");
             // `terminal` insists: an error, not the server's.
             let e = call(terminal, server_file(), serde_json::json!({ "source": "terminal" }))
                 .await

@@ -31,25 +31,33 @@ mod account;
 mod alerts;
 mod analytics;
 mod backtest;
+pub mod calendar_feed;
 mod coaching;
 mod context;
 mod costs;
+mod equity_guard;
 mod error;
 pub mod etf;
 mod event_analysis;
 pub mod events;
+pub mod groups;
 mod journal;
+mod levels;
 mod macro_context;
 mod market;
 mod market_analysis;
+pub mod monitor;
 pub mod news;
+mod patterns;
 mod portfolio;
 mod prop_firm;
 pub mod ratelimit;
 pub mod schema;
 pub mod services;
+mod sizing;
 mod state;
 mod structure;
+mod trade_stats;
 mod trading;
 
 use std::future::Future;
@@ -116,6 +124,11 @@ pub struct Tool {
     pub gate: Gate,
     /// Terminal-scoped or license-wide.
     pub target: Target,
+    /// A terminal-scoped tool that still answers with no terminal connected
+    /// (a license-level read whose only terminal data, the calendar, has the
+    /// server's as fallback): without `X-Terminal-Id` and with no terminal
+    /// of the license connected, it runs with no terminal.
+    pub terminal_optional: bool,
     /// Behavioural hints.
     pub annotations: Annotations,
     /// JSON Schema of the input (an object).
@@ -135,11 +148,17 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
+    /// Marks a terminal-scoped tool [`terminal_optional`](Self::terminal_optional).
+    pub(crate) fn terminal_optional(mut self) -> Self {
+        self.terminal_optional = true;
+        self
+    }
+
     /// Runs the tool on a ready context: capability gate, input validation,
     /// handler. Adapters call [`invoke`], which makes the context.
     pub async fn call(&self, ctx: ToolContext, input: Value) -> Result<Value, ToolError> {
         services::gate(self, &ctx.caps)?;
-        if self.target == Target::Terminal && ctx.terminal_id.is_none() {
+        if self.target == Target::Terminal && ctx.terminal_id.is_none() && !self.terminal_optional {
             return Err(ToolError::TerminalRequired);
         }
         let input = if input.is_null() {
@@ -208,6 +227,7 @@ impl ToolSpec {
             capability: self.capability,
             gate: self.gate,
             target: self.target,
+            terminal_optional: false,
             annotations: self.annotations,
             input_schema: schema_of::<I>(),
             output_schema: output_schema_of::<O>(),
@@ -236,10 +256,15 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(event_analysis::tools());
         tools.extend(macro_context::tools());
         tools.extend(prop_firm::tools());
+        tools.extend(equity_guard::tools());
         tools.extend(news::tools());
         tools.extend(alerts::tools());
         tools.extend(state::tools());
         tools.extend(etf::tools());
+        tools.extend(sizing::tools());
+        tools.extend(trade_stats::tools());
+        tools.extend(levels::tools());
+        tools.extend(patterns::tools());
         tools
     })
 }

@@ -1023,7 +1023,9 @@ pub(crate) fn tools() -> Vec<Tool> {
             target: Target::Terminal,
             annotations: READ_TERMINAL,
         }
-        .build(cb_stance),
+        .build(cb_stance)
+        // Calendar only: the server's answers when no terminal is connected.
+        .terminal_optional(),
     ]
 }
 

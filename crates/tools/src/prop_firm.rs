@@ -3,14 +3,20 @@
 //!
 //! A rule set is stored per terminal (the account a challenge runs on) and
 //! evaluated by [`tradeterm_core::prop_firm::status`] from the terminal's
-//! account state and deal history. The tracker is advisory unless the rule
-//! set says `link_equity_guard: true`: then [`guard_live_order`] refuses live
-//! orders that open exposure while the status is `breached` or cannot be
-//! computed (`block`). See `docs/prop-firm.md`.
+//! account state and deal history. Its loss limits also install an equity
+//! guard on the terminal ([`GuardRules::from_prop_firm`], store source
+//! `prop_firm`), which the live monitor evaluates on every account change, so
+//! an intraday breach between two status calls is recorded (time and equity),
+//! alerted through `poll_alerts`, and makes the status `breached`. The guard
+//! only reports unless the rule set says `link_equity_guard: true`: then its
+//! action is `block` and [`guard_live_order`] refuses live orders that open
+//! exposure while it is blocked or cannot be evaluated. See
+//! `docs/prop-firm.md` and `docs/equity-guard.md`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::Deal;
+use tradeterm_core::equity_guard::GuardRules;
 use tradeterm_core::prop_firm::{
     self, AccountState, DrawdownMode, LimitStatus, ObjectiveStatus, Preset, PropFirmRules, Verdict,
 };
@@ -19,6 +25,7 @@ use tradeterm_protocol::{Command, CommandResult};
 use tradeterm_store::PropFirmRecord;
 
 use crate::context::unexpected;
+use crate::equity_guard::{self, BreachOut, SOURCE_PROP_FIRM};
 use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Oldest accepted start of a challenge (the deal history is read from it).
@@ -65,9 +72,11 @@ pub struct SetPropFirmRulesInput {
     /// FTMO-style preset 23).
     #[serde(default)]
     pub day_start_hour_utc: Option<u8>,
-    /// `true` installs enforcement: live orders that open exposure on this
-    /// terminal are refused (`TRADING_DISABLED`) while the status is
-    /// `breached` or cannot be computed. Default `false` (advisory).
+    /// `true` installs enforcement: the rule set's equity guard gets the
+    /// action `block`, so live orders that open exposure on this terminal are
+    /// refused (`TRADING_DISABLED`) from a breach of a loss limit until the
+    /// next trading day, or while the guard cannot be evaluated. Default
+    /// `false` (advisory: breaches are still recorded and alerted).
     #[serde(default)]
     pub link_equity_guard: Option<bool>,
 }
@@ -221,6 +230,10 @@ pub struct PropFirmStatusOutput {
     pub trading_days: Option<u32>,
     /// High-water mark of balance and observed equity (trailing reference).
     pub high_water_mark: Option<f64>,
+    /// Breaches the live monitor recorded since the rules were set (time and
+    /// equity at that moment), oldest first: any makes the verdict `breached`,
+    /// even when the account has recovered since.
+    pub intraday_breaches: Vec<BreachOut>,
     /// Evaluation time, ISO 8601 UTC.
     pub as_of: String,
     /// The rule set evaluated.
@@ -320,6 +333,7 @@ async fn set_prop_firm_rules(
         }
         other => other?,
     };
+    install_guard(&ctx, &terminal, &rules).await?;
     Ok(SetPropFirmRulesOutput {
         terminal_id: terminal,
         enforcement: enforcement(&rules),
@@ -327,6 +341,28 @@ async fn set_prop_firm_rules(
         created_at: to_iso(record.created_at),
         updated_at: to_iso(record.updated_at),
     })
+}
+
+/// Installs (or replaces, starting afresh) the equity guard of the rule set,
+/// and takes its first observation when the terminal answers.
+async fn install_guard(ctx: &ToolContext, terminal: &str, rules: &PropFirmRules) -> Result<(), ToolError> {
+    let store = &ctx.services.store;
+    match GuardRules::from_prop_firm(rules) {
+        Some(guard) => {
+            let value = serde_json::to_value(&guard).map_err(|e| ToolError::Internal(e.to_string()))?;
+            store
+                .set_equity_guard(&ctx.license_id, terminal, SOURCE_PROP_FIRM, &value)
+                .await?;
+            // Best effort: without an answer the monitor takes the first reading.
+            let _reading = equity_guard::observe_now(ctx).await?;
+        }
+        None => {
+            store
+                .remove_equity_guard(&ctx.license_id, terminal, SOURCE_PROP_FIRM)
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 async fn deals(ctx: &ToolContext, from: i64, to: i64) -> Result<Vec<Deal>, ToolError> {
@@ -407,12 +443,14 @@ fn reason_of(status: &prop_firm::Status) -> String {
 
 /// The rule set of the context's terminal and its status: `Ok(None)` without
 /// a rule set; the status is `Err(reason)` when the terminal cannot be read.
+#[allow(clippy::type_complexity, reason = "a private helper's one return shape")]
 async fn evaluate(
     ctx: &ToolContext,
 ) -> Result<
     Option<(
         PropFirmRules,
         Result<(tradeterm_core::AccountInfo, prop_firm::Status), String>,
+        Vec<tradeterm_core::equity_guard::Breach>,
     )>,
     ToolError,
 > {
@@ -421,9 +459,17 @@ async fn evaluate(
         return Ok(None);
     };
     let rules = stored_rules(&record)?;
+    // The guard of the rule set: this reading feeds it too, and its breach
+    // records (made by the live monitor between calls) count.
+    let (guards, _) = equity_guard::observe_now(ctx).await?;
+    let breaches = guards
+        .iter()
+        .find(|g| g.record.source == SOURCE_PROP_FIRM)
+        .map(|g| g.state.breaches.clone())
+        .unwrap_or_default();
     let (account, history) = match account_and_deals(ctx, &rules).await {
         Ok(x) => x,
-        Err(e) if is_unreachable(&e) => return Ok(Some((rules, Err(e.to_string())))),
+        Err(e) if is_unreachable(&e) => return Ok(Some((rules, Err(e.to_string()), breaches))),
         Err(e) => return Err(e),
     };
     let state = AccountState {
@@ -440,7 +486,7 @@ async fn evaluate(
             .raise_prop_firm_high_water_mark(&ctx.license_id, terminal, status.high_water_mark)
             .await?;
     }
-    Ok(Some((rules, Ok((account, status)))))
+    Ok(Some((rules, Ok((account, status)), breaches)))
 }
 
 fn no_rules(terminal: &str) -> ToolError {
@@ -454,9 +500,10 @@ async fn get_prop_firm_status(
     _input: PropFirmTerminalInput,
 ) -> Result<PropFirmStatusOutput, ToolError> {
     let terminal = ctx.terminal()?.to_owned();
-    let Some((rules, outcome)) = evaluate(&ctx).await? else {
+    let Some((rules, outcome, breaches)) = evaluate(&ctx).await? else {
         return Err(no_rules(&terminal));
     };
+    let intraday_breaches: Vec<BreachOut> = breaches.iter().map(BreachOut::from).collect();
     let out = match outcome {
         Err(why) => PropFirmStatusOutput {
             terminal_id: terminal,
@@ -478,15 +525,33 @@ async fn get_prop_firm_status(
             net_cash_flow: None,
             trading_days: None,
             high_water_mark: None,
+            intraday_breaches,
             as_of: to_iso(ctx.now_ms),
             rules: RulesOut::from(&rules),
         },
         Ok((account, s)) => PropFirmStatusOutput {
             terminal_id: terminal,
-            verdict: s.verdict.into(),
-            reason: reason_of(&s),
+            verdict: match breaches.first() {
+                Some(_) => StatusVerdict::Breached,
+                None => s.verdict.into(),
+            },
+            reason: match breaches.first() {
+                Some(b) => format!(
+                    "{} limit breached intraday at {} with equity {:.2}: {}",
+                    guard_rule_name(b.rule),
+                    to_iso(b.time),
+                    b.equity,
+                    b.message
+                ),
+                None => reason_of(&s),
+            },
+            max_safe_risk_percent: if breaches.is_empty() {
+                s.max_safe_risk_percent
+            } else {
+                Some(0.0)
+            },
+            intraday_breaches,
             enforcement: enforcement(&rules),
-            max_safe_risk_percent: s.max_safe_risk_percent,
             max_safe_risk_amount: s.max_safe_risk_amount,
             passed: Some(s.passed),
             currency: Some(account.currency),
@@ -515,37 +580,30 @@ async fn remove_prop_firm_rules(ctx: ToolContext, _input: PropFirmTerminalInput)
         .store
         .remove_prop_firm_rules(&ctx.license_id, &terminal)
         .await?;
+    ctx.services
+        .store
+        .remove_equity_guard(&ctx.license_id, &terminal, SOURCE_PROP_FIRM)
+        .await?;
     Ok(RemovedOutput {
         terminal_id: terminal,
         removed,
     })
 }
 
-/// The equity guard of live orders that open exposure: when the target
-/// terminal has a rule set with `link_equity_guard: true` and its status is
-/// `breached`, or cannot be computed (`block`), the order is refused with
-/// [`ToolError::TradingDisabled`]. Without such a rule set it does nothing.
-/// Closing and reducing positions is never guarded.
+/// The equity guards of live orders that open exposure (the prop-firm
+/// rules' guard with `link_equity_guard: true`, and the trader's own): see
+/// [`equity_guard::guard_live_order`]. Closing and reducing positions is
+/// never guarded.
 pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError> {
-    let Some(terminal) = ctx.terminal_id.as_deref() else {
-        return Ok(());
-    };
-    let Some(record) = ctx.services.store.prop_firm_rules(&ctx.license_id, terminal).await? else {
-        return Ok(());
-    };
-    if !stored_rules(&record)?.link_equity_guard {
-        return Ok(());
-    }
-    match evaluate(ctx).await? {
-        Some((_, Ok((_, s)))) if s.verdict == Verdict::Breached => Err(ToolError::TradingDisabled(format!(
-            "prop-firm equity guard: the rule set of this terminal is breached ({}); live orders are refused \
-             until the rules are replaced or removed",
-            reason_of(&s)
-        ))),
-        Some((_, Err(why))) => Err(ToolError::TradingDisabled(format!(
-            "prop-firm equity guard: the status cannot be computed ({why}); live orders are refused"
-        ))),
-        _ => Ok(()),
+    equity_guard::guard_live_order(ctx).await
+}
+
+fn guard_rule_name(rule: tradeterm_core::equity_guard::GuardRule) -> &'static str {
+    use tradeterm_core::equity_guard::GuardRule;
+    match rule {
+        GuardRule::DailyLoss => "daily loss",
+        GuardRule::MaxDrawdown | GuardRule::EquityFloor => "maximum loss",
+        GuardRule::MaxOpenRisk => "open risk",
     }
 }
 
@@ -586,7 +644,10 @@ pub(crate) fn tools() -> Vec<Tool> {
              `ok|warning|critical|breached` (warning under 50 % of a limit's room left, critical under 20 %, \
              breached at 0), per-limit headroom and equity floor, objective progress, and \
              `max_safe_risk_percent` (largest risk of one new trade, % of equity, that cannot breach a limit). \
-             When the terminal cannot be read the verdict is `block` (do not trade) with the reason.",
+             The server also watches the loss limits live (every account change, every few seconds with open \
+             positions): a breach between two calls is listed in `intraday_breaches` (time, equity) and makes the \
+             verdict `breached` even after a recovery. When the terminal cannot be read the verdict is `block` (do \
+             not trade) with the reason.",
             READ_TERMINAL,
         )
         .build(get_prop_firm_status),

@@ -9,7 +9,8 @@
 //!                              │
 //!                     invoke(services, tool, invocation, input)
 //!                       1. capability gate        (FORBIDDEN)
-//!                       2. terminal resolution    (X-Terminal-Id, the bound one, or the only connected one)
+//!                       2. terminal resolution    (X-Terminal-Id, the bound one, the license's only terminal, or the only connected one;
+//!                                                  none for a `terminal_optional` tool when no terminal is connected)
 //!                       3. ToolContext::new       (the only place a context is made)
 //!                       4. tool handler, in a `tool` tracing span
 //!                       5. failures logged; the adapter maps the ToolError onto its surface
@@ -158,7 +159,8 @@ pub struct Caller {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TerminalChoice {
     /// The `X-Terminal-Id` header's value (validated here), or, without it,
-    /// the license's only connected terminal.
+    /// the license's only terminal (connected or not), else its only
+    /// connected terminal.
     Header(Option<String>),
     /// The terminal the credential is bound to (MCP: the terminal key's).
     Bound(String),
@@ -224,7 +226,15 @@ async fn resolve_terminal(services: &Services, call: &Invocation) -> Result<Stri
             Ok(id.to_owned())
         }
         TerminalChoice::Header(None) => {
-            let list = services.dispatch.terminals(&call.caller.license_id).await?;
+            let mut list = services.dispatch.terminals(&call.caller.license_id).await?;
+            // The license's only terminal is the target whether it is
+            // connected or not, so the tool's own fallback answers (server
+            // calendar, prop-firm `block`) instead of an error.
+            if list.len() == 1
+                && let Some(only) = list.pop()
+            {
+                return Ok(only.id);
+            }
             let mut connected = list.into_iter().filter(|t| t.connected);
             match (connected.next(), connected.next()) {
                 (Some(only), None) => Ok(only.id),
@@ -257,7 +267,12 @@ pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, inp
 async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Value) -> Result<Value, ToolError> {
     gate(tool, &call.caller.caps)?;
     let terminal_id = match tool.target {
-        Target::Terminal => Some(resolve_terminal(services, &call).await?),
+        Target::Terminal => match resolve_terminal(services, &call).await {
+            Ok(id) => Some(id),
+            // A license-level read needs no connected terminal.
+            Err(ToolError::NoTerminalConnected) if tool.terminal_optional => None,
+            Err(e) => return Err(e),
+        },
         Target::License => None,
     };
     if let Some(id) = &terminal_id {

@@ -33,6 +33,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 1, "0001_init.sql", "init"),
     embedded!("sqlite", 2, "0002_prop_firm.sql", "prop_firm"),
     embedded!("sqlite", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
+    embedded!("sqlite", 4, "0004_equity_guards.sql", "equity_guards"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -41,6 +42,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 1, "0001_init.sql", "init"),
     embedded!("postgres", 2, "0002_prop_firm.sql", "prop_firm"),
     embedded!("postgres", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
+    embedded!("postgres", 4, "0004_equity_guards.sql", "equity_guards"),
 ];
 
 /// A migrator over embedded migrations.

@@ -1,0 +1,659 @@
+//! Equity guard tools: `set_equity_guard`, `get_equity_guard`,
+//! `remove_equity_guard`, and the evaluation every other part shares.
+//!
+//! A guard is stored per (license, terminal, source) with its evaluation
+//! state ([`tradeterm_core::equity_guard::GuardState`]: high-water mark, day
+//! anchor, latched rules, breach records). Two sources exist: `user` (these
+//! tools) and `prop_firm` (installed by `set_prop_firm_rules` through
+//! [`GuardRules::from_prop_firm`]; the same mechanism, a second slot, so a
+//! prop-firm rule set never overwrites a trader's own guard).
+//!
+//! Every account reading feeds [`observe`]: the live monitor
+//! ([`crate::monitor`]) on each `account` event and every few seconds while
+//! positions are open, the status tools, and the check of live orders
+//! ([`guard_live_order`]). The state is written back compare-and-swap, so
+//! concurrent readings never lose a breach. A breach is recorded with the
+//! time and equity of the observation that saw it and is delivered by
+//! `poll_alerts` (`crate::alerts`). With action `block`, live orders that open
+//! exposure are refused (`TRADING_DISABLED`) until the next day anchor or
+//! until the guard is removed; a `block` guard that cannot be evaluated
+//! refuses too (fail closed). See `docs/equity-guard.md`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::AccountInfo;
+use tradeterm_core::equity_guard::{
+    self, GuardAction, GuardError, GuardRule, GuardRules, GuardState, GuardStatus, Observation, OpenRisk, RuleStatus,
+    Verdict,
+};
+use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_protocol::{Command, CommandResult};
+use tradeterm_store::{EquityGuardRecord, Store};
+
+use crate::context::unexpected;
+use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Store source of the guard set by `set_equity_guard`.
+pub(crate) const SOURCE_USER: &str = "user";
+/// Store source of the guard installed by the prop-firm rule set.
+pub(crate) const SOURCE_PROP_FIRM: &str = "prop_firm";
+/// Compare-and-swap attempts of one observation before giving up.
+const CAS_ATTEMPTS: usize = 5;
+
+/// Who installed a guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardSource {
+    /// `set_equity_guard`.
+    EquityGuard,
+    /// The terminal's prop-firm rule set (`set_prop_firm_rules`).
+    PropFirm,
+}
+
+impl GuardSource {
+    fn of(source: &str) -> Self {
+        if source == SOURCE_PROP_FIRM {
+            Self::PropFirm
+        } else {
+            Self::EquityGuard
+        }
+    }
+
+    /// How a refusal names the guard.
+    fn label(self) -> &'static str {
+        match self {
+            Self::EquityGuard => "equity guard",
+            Self::PropFirm => "prop-firm equity guard (link_equity_guard)",
+        }
+    }
+}
+
+/// One guard after an observation (or as stored when none could be made).
+#[derive(Debug, Clone)]
+pub(crate) struct Evaluated {
+    /// The record as stored after the observation.
+    pub record: EquityGuardRecord,
+    /// Its rules (`None` when the stored rules are unreadable).
+    pub rules: Option<GuardRules>,
+    /// Its state after the observation.
+    pub state: GuardState,
+    /// The verdict of this observation (`None` when none was evaluated).
+    pub verdict: Option<Verdict>,
+    /// Why the guard could not be evaluated, if it could not.
+    pub error: Option<String>,
+}
+
+impl Evaluated {
+    pub(crate) fn source(&self) -> GuardSource {
+        GuardSource::of(&self.record.source)
+    }
+}
+
+fn parse_rules(record: &EquityGuardRecord) -> Option<GuardRules> {
+    serde_json::from_value(record.rules.clone()).ok()
+}
+
+fn parse_state(record: &EquityGuardRecord) -> Option<GuardState> {
+    serde_json::from_value(record.state.clone()).ok()
+}
+
+/// Evaluates `obs` on one guard and stores the new state (compare-and-swap,
+/// re-reading on a lost race).
+async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Option<&Observation>) -> Evaluated {
+    let mut out = Evaluated {
+        rules: parse_rules(&record),
+        state: parse_state(&record).unwrap_or_default(),
+        record: record.clone(),
+        verdict: None,
+        error: None,
+    };
+    let (Some(rules), Some(obs)) = (out.rules.clone(), obs) else {
+        if out.rules.is_none() {
+            out.error = Some("the stored guard rules are not valid".into());
+        }
+        return out;
+    };
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(state) = parse_state(&record) else {
+            out.error = Some("the stored guard state is not valid".into());
+            return out;
+        };
+        match equity_guard::evaluate(&rules, &state, obs) {
+            Ok((next, verdict)) => {
+                let value = match serde_json::to_value(&next) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        out.error = Some(e.to_string());
+                        return out;
+                    }
+                };
+                let (license, terminal, source) = (&record.license_id, &record.terminal_id, &record.source);
+                match store
+                    .update_equity_guard_state(license, terminal, source, record.version, &value)
+                    .await
+                {
+                    Ok(Some(version)) => {
+                        for b in &verdict.breaches {
+                            tracing::warn!(
+                                license = %license, terminal = %terminal, source = %source,
+                                rule = ?b.rule, equity = b.equity, time = %to_iso(b.time),
+                                "equity guard breached"
+                            );
+                        }
+                        record.version = version;
+                        record.state = value;
+                        out.record = record;
+                        out.state = next;
+                        out.verdict = Some(verdict);
+                        return out;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        out.error = Some(format!("the guard state could not be stored: {e}"));
+                        return out;
+                    }
+                }
+            }
+            // A newer observation was evaluated first: this one is stale.
+            Err(GuardError::OutOfOrder { .. }) => {
+                out.state = state;
+                out.record = record;
+                return out;
+            }
+            Err(e) => {
+                out.error = Some(e.to_string());
+                out.state = state;
+                return out;
+            }
+        }
+        // Lost the race: re-read this guard and evaluate again.
+        match store.equity_guards(&record.license_id, &record.terminal_id).await {
+            Ok(list) => match list.into_iter().find(|g| g.source == record.source) {
+                Some(fresh) => record = fresh,
+                None => return out,
+            },
+            Err(e) => {
+                out.error = Some(format!("the guard could not be re-read: {e}"));
+                return out;
+            }
+        }
+    }
+    out.error = Some("the guard state kept changing under concurrent evaluations".into());
+    out
+}
+
+/// Evaluates one observation on every guard of the terminal (or, with `obs`
+/// `None`, only loads them). Returns nothing when the terminal has no guard.
+pub(crate) async fn observe(
+    store: &dyn Store,
+    license_id: &str,
+    terminal_id: &str,
+    obs: Option<&Observation>,
+) -> Result<Vec<Evaluated>, ToolError> {
+    let records = store.equity_guards(license_id, terminal_id).await?;
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
+        out.push(evaluate_one(store, r, obs).await);
+    }
+    Ok(out)
+}
+
+/// Whether any guard needs the open risk (money at risk to the stops).
+pub(crate) fn needs_open_risk(records: &[EquityGuardRecord]) -> bool {
+    records
+        .iter()
+        .any(|r| parse_rules(r).is_some_and(|g| g.max_open_risk.is_some()))
+}
+
+/// Money at risk to the stops of the open positions, or `None` when a
+/// position's symbol cannot be converted into the account currency.
+pub(crate) async fn open_risk(ctx: &ToolContext, account: &AccountInfo) -> Result<Option<OpenRisk>, ToolError> {
+    use tradeterm_core::sizing::{AccountSnapshot, PortfolioInput, portfolio_summary};
+    let positions = match ctx.run(Command::Positions { symbol: None }).await? {
+        CommandResult::Positions { positions } => positions,
+        other => return Err(unexpected("positions", &other)),
+    };
+    let mut specs = BTreeMap::new();
+    let mut rates = BTreeMap::new();
+    for p in &positions {
+        if specs.contains_key(&p.symbol) {
+            continue;
+        }
+        let spec = ctx.spec(&p.symbol).await?;
+        let tick = ctx.tick(&p.symbol).await?;
+        for ccy in [&spec.currency_profit, &spec.currency_margin] {
+            if let Some(r) = ctx.rate_to_account(ccy, &account.currency, &spec, &tick).await {
+                rates.insert(ccy.clone(), r);
+            }
+        }
+        specs.insert(p.symbol.clone(), spec);
+    }
+    let snapshot = AccountSnapshot::from(account);
+    let summary = portfolio_summary(&PortfolioInput {
+        account: &snapshot,
+        account_margin: account.margin,
+        positions: &positions,
+        specs: &specs,
+        rates: &rates,
+    })
+    .map_err(|e| ToolError::Dispatch(format!("the terminal's positions are unusable: {e}")))?;
+    if !summary.unconverted.is_empty() || !summary.unknown_symbols.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(summary.open_risk()))
+}
+
+/// The observation of an account reading at `now` (with the open risk when
+/// a guard of the terminal needs it).
+pub(crate) async fn observation_of(
+    ctx: &ToolContext,
+    account: &AccountInfo,
+    with_risk: bool,
+) -> Result<Observation, ToolError> {
+    let open_risk = if with_risk {
+        open_risk(ctx, account).await?
+    } else {
+        None
+    };
+    Ok(Observation {
+        time: ctx.now_ms,
+        equity: account.equity,
+        cash_flow: 0.0,
+        open_risk,
+    })
+}
+
+/// Reads the account of the context's terminal and evaluates it on every
+/// guard. When the terminal cannot be read, the guards are returned as
+/// stored with `Err(reason)`.
+pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Result<AccountInfo, String>), ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let store = ctx.services.store.as_ref();
+    let records = store.equity_guards(&ctx.license_id, &terminal).await?;
+    if records.is_empty() {
+        return Ok((Vec::new(), Err("no guard".into())));
+    }
+    let with_risk = needs_open_risk(&records);
+    let reading = async {
+        let account = ctx.account().await?;
+        let obs = observation_of(ctx, &account, with_risk).await?;
+        Ok::<_, ToolError>((account, obs))
+    }
+    .await;
+    match reading {
+        Ok((account, obs)) => Ok((
+            observe(store, &ctx.license_id, &terminal, Some(&obs)).await?,
+            Ok(account),
+        )),
+        Err(e) => Ok((
+            observe(store, &ctx.license_id, &terminal, None).await?,
+            Err(e.to_string()),
+        )),
+    }
+}
+
+/// The check of live orders that open exposure: refuses with
+/// [`ToolError::TradingDisabled`] while a `block` guard of the terminal is
+/// blocked, or when a `block` guard cannot be evaluated (fail closed).
+/// Closing and reducing positions is never guarded.
+pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError> {
+    if ctx.terminal_id.is_none() {
+        return Ok(());
+    }
+    let (guards, reading) = observe_now(ctx).await?;
+    for g in &guards {
+        let label = g.source().label();
+        let Some(rules) = &g.rules else {
+            return Err(ToolError::TradingDisabled(format!(
+                "{label}: the guard cannot be evaluated (its stored rules are not valid); live orders are refused"
+            )));
+        };
+        if rules.action != GuardAction::Block {
+            continue;
+        }
+        if let Err(why) = &reading {
+            return Err(ToolError::TradingDisabled(format!(
+                "{label}: the guard cannot be evaluated ({why}); live orders are refused"
+            )));
+        }
+        if let Some(why) = &g.error {
+            return Err(ToolError::TradingDisabled(format!(
+                "{label}: the guard cannot be evaluated ({why}); live orders are refused"
+            )));
+        }
+        if equity_guard::is_blocked(rules, &g.state, ctx.now_ms) {
+            let until = g
+                .state
+                .day_start
+                .map(|d| to_iso(rules.next_day_start(d)))
+                .unwrap_or_default();
+            let what = g
+                .state
+                .breaches
+                .iter()
+                .rev()
+                .find(|b| g.state.latched.contains(&b.rule))
+                .map(|b| format!("{} at {}", b.message, to_iso(b.time)))
+                .unwrap_or_else(|| "a rule was breached today".into());
+            return Err(ToolError::TradingDisabled(format!(
+                "{label}: live orders are blocked until {until} (the next day anchor) or until the guard is removed: {what}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A recorded breach.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BreachOut {
+    /// Which rule: `daily_loss`, `max_drawdown`, `equity_floor` or `max_open_risk`.
+    pub rule: GuardRule,
+    /// When it was seen, ISO 8601 UTC.
+    pub time: String,
+    /// Equity at that moment.
+    pub equity: f64,
+    /// The limit in money at that moment (for the floor: the floor).
+    pub limit: f64,
+    /// The measured value (loss, drawdown, equity or open risk; `null` for an unbounded risk).
+    pub value: Option<f64>,
+    /// Plain-language description.
+    pub message: String,
+}
+
+impl From<&equity_guard::Breach> for BreachOut {
+    fn from(b: &equity_guard::Breach) -> Self {
+        Self {
+            rule: b.rule,
+            time: to_iso(b.time),
+            equity: b.equity,
+            limit: b.limit,
+            value: b.value,
+            message: b.message.clone(),
+        }
+    }
+}
+
+/// One guard as the tools show it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GuardOut {
+    /// `equity_guard` (set_equity_guard) or `prop_firm` (installed by the prop-firm rules).
+    pub source: GuardSource,
+    /// The rules.
+    pub rules: GuardRules,
+    /// `ok`, `warning`, `breached` or `blocked` at the latest observation; `null` before the first one.
+    pub status: Option<GuardStatus>,
+    /// Whether live orders opening exposure are refused now.
+    pub blocked: bool,
+    /// While blocked: when the block ends (the next day anchor), ISO 8601 UTC.
+    pub block_until: Option<String>,
+    /// State of every rule at this observation (empty when it could not be made).
+    pub rule_status: Vec<RuleStatus>,
+    /// Start of the current trading day, ISO 8601 UTC.
+    pub day_start: Option<String>,
+    /// Equity at the start of the trading day (its first observation).
+    pub day_anchor_equity: Option<f64>,
+    /// Highest equity observed since the guard was set.
+    pub high_water_mark: Option<f64>,
+    /// Time of the latest observation, ISO 8601 UTC.
+    pub last_observed_at: Option<String>,
+    /// Equity of the latest observation.
+    pub last_equity: Option<f64>,
+    /// Every breach recorded (oldest first, at most 200), with time and equity.
+    pub breaches: Vec<BreachOut>,
+    /// Why this reading could not be evaluated, if it could not.
+    pub error: Option<String>,
+    /// When the guard was set, ISO 8601 UTC.
+    pub created_at: String,
+}
+
+fn guard_out(g: &Evaluated, now: UnixMs) -> Option<GuardOut> {
+    let rules = g.rules.clone()?;
+    let blocked = equity_guard::is_blocked(&rules, &g.state, now);
+    let status = g.verdict.as_ref().map(|v| v.status).or_else(|| {
+        g.state
+            .last_time
+            .map(|_| match (g.state.latched.is_empty(), rules.action) {
+                (true, _) => GuardStatus::Ok,
+                (false, GuardAction::Block) if blocked => GuardStatus::Blocked,
+                (false, _) => GuardStatus::Breached,
+            })
+    });
+    Some(GuardOut {
+        source: g.source(),
+        blocked,
+        block_until: if blocked {
+            g.state.day_start.map(|d| to_iso(rules.next_day_start(d)))
+        } else {
+            None
+        },
+        rule_status: g.verdict.as_ref().map(|v| v.rules.clone()).unwrap_or_default(),
+        day_start: g.state.day_start.map(to_iso),
+        day_anchor_equity: g.state.day_anchor_equity,
+        high_water_mark: g.state.high_water_mark,
+        last_observed_at: g.state.last_time.map(to_iso),
+        last_equity: g.state.last_equity,
+        breaches: g.state.breaches.iter().map(BreachOut::from).collect(),
+        error: g.error.clone(),
+        created_at: to_iso(g.record.created_at),
+        status,
+        rules,
+    })
+}
+
+/// Output of `set_equity_guard` and `get_equity_guard`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EquityGuardOutput {
+    /// Terminal guarded.
+    pub terminal_id: String,
+    /// Whether a guard set by `set_equity_guard` exists.
+    pub active: bool,
+    /// The guard set by `set_equity_guard`, evaluated now.
+    pub guard: Option<GuardOut>,
+    /// The guard installed by the terminal's prop-firm rules, evaluated now.
+    pub prop_firm_guard: Option<GuardOut>,
+    /// Whether live orders opening exposure are refused now by either guard.
+    pub blocked: bool,
+    /// Notes (terminal unreachable: the guards as last stored).
+    pub notes: Vec<String>,
+}
+
+fn output(
+    terminal: String,
+    guards: &[Evaluated],
+    reading: &Result<AccountInfo, String>,
+    now: UnixMs,
+) -> EquityGuardOutput {
+    let find = |s: GuardSource| guards.iter().find(|g| g.source() == s).and_then(|g| guard_out(g, now));
+    let guard = find(GuardSource::EquityGuard);
+    let prop_firm_guard = find(GuardSource::PropFirm);
+    let mut notes = Vec::new();
+    if let (Err(why), false) = (reading, guards.is_empty()) {
+        notes.push(format!(
+            "the terminal could not be read ({why}): the guards are shown as last evaluated"
+        ));
+    }
+    EquityGuardOutput {
+        terminal_id: terminal,
+        active: guard.is_some(),
+        blocked: guard.as_ref().is_some_and(|g| g.blocked) || prop_firm_guard.as_ref().is_some_and(|g| g.blocked),
+        guard,
+        prop_firm_guard,
+        notes,
+    }
+}
+
+async fn set_equity_guard(ctx: ToolContext, rules: GuardRules) -> Result<EquityGuardOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    rules.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    let value = serde_json::to_value(&rules).map_err(|e| ToolError::Internal(e.to_string()))?;
+    match ctx
+        .services
+        .store
+        .set_equity_guard(&ctx.license_id, &terminal, SOURCE_USER, &value)
+        .await
+    {
+        Err(tradeterm_store::StoreError::NotFound(_)) => {
+            return Err(ToolError::NotFound(format!("no terminal {terminal} on this license")));
+        }
+        other => other?,
+    };
+    // The first observation takes the day anchor and the peak now.
+    let (guards, reading) = observe_now(&ctx).await?;
+    Ok(output(terminal, &guards, &reading, ctx.now_ms))
+}
+
+/// Input of `get_equity_guard` and `remove_equity_guard`: nothing besides the target terminal.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EquityGuardTerminalInput {}
+
+async fn get_equity_guard(ctx: ToolContext, _input: EquityGuardTerminalInput) -> Result<EquityGuardOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let (guards, reading) = observe_now(&ctx).await?;
+    Ok(output(terminal, &guards, &reading, ctx.now_ms))
+}
+
+/// Result of `remove_equity_guard`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemovedGuardOutput {
+    /// Terminal.
+    pub terminal_id: String,
+    /// `true` when a guard was removed, `false` when there was none.
+    pub removed: bool,
+}
+
+async fn remove_equity_guard(
+    ctx: ToolContext,
+    _input: EquityGuardTerminalInput,
+) -> Result<RemovedGuardOutput, ToolError> {
+    let terminal = ctx.terminal()?.to_owned();
+    let removed = ctx
+        .services
+        .store
+        .remove_equity_guard(&ctx.license_id, &terminal, SOURCE_USER)
+        .await?;
+    Ok(RemovedGuardOutput {
+        terminal_id: terminal,
+        removed,
+    })
+}
+
+const CONFIGURE: Annotations = Annotations {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+/// The tools of this module.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "set_equity_guard",
+            title: "Set the equity guard",
+            description: "Sets (or replaces) this terminal's equity guard: a daily loss limit (`{\"type\":\"money\",\"amount\":…}` or `{\"type\":\"percent\",\"percent\":…}` of the day's anchor equity; the trading day starts at `day_anchor_hour` in the fixed zone UTC+`day_anchor_utc_offset_minutes`), a maximum drawdown from the equity peak, an equity floor, and a maximum open risk (money at risk to the stops; a position without a stop breaches it). The server evaluates it on every account change the terminal pushes and every few seconds while positions are open; breaches are recorded with time and equity and delivered by `poll_alerts`. `action`: `alert` (default) reports only; `block` also refuses live orders that open exposure (`TRADING_DISABLED`) until the next day anchor or until the guard is removed. Replacing starts afresh (new peak and anchor).",
+            capability: Capability::Trade,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: CONFIGURE,
+        }
+        .build(set_equity_guard),
+        ToolSpec {
+            name: "get_equity_guard",
+            title: "Equity guard status",
+            description: "This terminal's equity guard and the guard its prop-firm rules installed, evaluated against the account now: status `ok|warning|breached|blocked`, each rule's limit, use and headroom, day anchor, equity peak, whether live orders are blocked and until when, and every breach recorded (time and equity). When the terminal cannot be read, the guards as last evaluated, with a note.",
+            capability: Capability::Read,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(get_equity_guard),
+        ToolSpec {
+            name: "remove_equity_guard",
+            title: "Remove the equity guard",
+            description: "Removes this terminal's equity guard (set by `set_equity_guard`), lifting its block at once. The guard of the prop-firm rules stays until `remove_prop_firm_rules`. `removed: false` when there was none.",
+            capability: Capability::Trade,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: CONFIGURE,
+        }
+        .build(remove_equity_guard),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_entries() {
+        let set = crate::find("set_equity_guard").unwrap();
+        assert_eq!(
+            (set.capability, set.gate, set.target),
+            (Capability::Trade, Gate::Always, Target::Terminal)
+        );
+        assert!(!set.annotations.read_only && set.annotations.idempotent);
+        let get = crate::find("get_equity_guard").unwrap();
+        assert_eq!(get.capability, Capability::Read);
+        assert!(get.annotations.read_only);
+        assert_eq!(
+            crate::find("remove_equity_guard").unwrap().capability,
+            Capability::Trade
+        );
+        // The input schema is the core rules' schema: its fields are described.
+        let props = &set.input_schema["properties"];
+        for field in ["daily_loss", "max_drawdown", "equity_floor", "max_open_risk", "action"] {
+            assert!(props.get(field).is_some(), "{field}: {}", set.input_schema);
+        }
+    }
+
+    #[test]
+    fn sources_and_labels() {
+        assert_eq!(GuardSource::of(SOURCE_PROP_FIRM), GuardSource::PropFirm);
+        assert_eq!(GuardSource::of(SOURCE_USER), GuardSource::EquityGuard);
+        assert!(GuardSource::PropFirm.label().contains("prop-firm"));
+    }
+
+    #[test]
+    fn a_stored_guard_reads_back_as_blocked_until_the_next_anchor() {
+        let rules = GuardRules {
+            equity_floor: Some(9_000.0),
+            action: GuardAction::Block,
+            ..GuardRules::default()
+        };
+        let obs = Observation {
+            time: 1_795_003_200_000,
+            equity: 8_900.0,
+            cash_flow: 0.0,
+            open_risk: None,
+        };
+        let (state, _) = equity_guard::evaluate(&rules, &GuardState::default(), &obs).unwrap();
+        let record = EquityGuardRecord {
+            license_id: "lic".into(),
+            terminal_id: "term".into(),
+            source: SOURCE_USER.into(),
+            rules: serde_json::to_value(&rules).unwrap(),
+            state: serde_json::to_value(&state).unwrap(),
+            version: 2,
+            created_at: 1,
+            updated_at: 2,
+        };
+        let g = Evaluated {
+            rules: parse_rules(&record),
+            state: parse_state(&record).unwrap(),
+            record,
+            verdict: None,
+            error: None,
+        };
+        let out = guard_out(&g, obs.time + 1_000).unwrap();
+        assert!(out.blocked);
+        assert_eq!(out.status, Some(GuardStatus::Blocked));
+        assert_eq!(out.block_until.as_deref(), Some("2026-11-19T00:00:00Z"));
+        assert_eq!(out.breaches.len(), 1);
+        assert_eq!(out.breaches[0].equity, 8_900.0);
+        let next_day = guard_out(&g, obs.time + 12 * 3_600_000).unwrap();
+        assert!(!next_day.blocked);
+    }
+}

@@ -1,0 +1,349 @@
+//! Key levels tool: `get_key_levels`.
+//!
+//! Reads the symbol (for its digits), its latest quote (the reference price,
+//! and the terminal's "now"), H1 bars from the start of the previous month
+//! (the previous and current UTC day, ISO week and month, and the pivots),
+//! and the closed bars of a chosen timeframe (support and resistance zones
+//! from confirmed swings), then computes with
+//! [`tradeterm_core::levels::key_levels`]. Formulas: `docs/levels.md`.
+
+use futures_util::future::try_join;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::levels::{
+    self, KeyLevelsConfig, KeyLevelsInput, LevelPeriod, PeriodOhlc, PivotLevels, RoundNumbers, ZoneConfig, ZoneRole,
+    ZoneWidth,
+};
+use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::{Bar, Timeframe};
+
+use crate::costs::core_err;
+use crate::market::{check_symbol, fetch_bars};
+use crate::patterns::{closed_bars, representable};
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Default number of closed bars the zones are found in.
+pub const DEFAULT_ZONE_BARS: u32 = 500;
+/// Fewest zone bars.
+pub const MIN_ZONE_BARS: u32 = 20;
+/// Most zone bars.
+pub const MAX_ZONE_BARS: u32 = 5_000;
+/// Largest `round_count`.
+pub const MAX_ROUND_COUNT: usize = 20;
+/// Largest `max_zones`.
+pub const MAX_ZONES: usize = 50;
+
+/// Input of `get_key_levels`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyLevelsToolInput {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// Timeframe of the bars the support/resistance zones are clustered from (default H1).
+    #[serde(default)]
+    pub timeframe: Option<Timeframe>,
+    /// Closed bars of `timeframe` searched for swings (20-5000, default 500).
+    #[serde(default)]
+    pub bars: Option<u32>,
+    /// Period whose previous high/low/close gives the pivot points: `day` (default), `week` or `month` (UTC).
+    #[serde(default)]
+    pub pivot_period: Option<LevelPeriod>,
+    /// Swing window in bars each side (1-500, default 5): a swing high is the highest high of that many bars before and after it, confirmed that many bars later.
+    #[serde(default)]
+    pub swing_length: Option<usize>,
+    /// Zone width: `{"type":"atr","period":14,"multiple":0.5}` (default) or `{"type":"percent","percent":0.1}` (of the price, at most 10).
+    #[serde(default)]
+    pub zone_width: Option<ZoneWidth>,
+    /// Fewest touches (swings) a zone needs (default 1).
+    #[serde(default)]
+    pub min_touches: Option<usize>,
+    /// Most zones returned, nearest to the price first (1-50, default 10).
+    #[serde(default)]
+    pub max_zones: Option<usize>,
+    /// Round numbers each side of the price (0-20, default 2).
+    #[serde(default)]
+    pub round_count: Option<usize>,
+    /// Step of the "00" round numbers, price units (default `10^(3 − digits)`: 0.01 on EURUSD, 1 on USDJPY, 10 on XAUUSD).
+    #[serde(default)]
+    pub round_step: Option<f64>,
+}
+
+/// Open, high, low and close of one period.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PeriodOhlcOut {
+    /// Start of the period, ISO 8601 UTC.
+    pub start: String,
+    /// First bar's open.
+    pub open: f64,
+    /// Highest high.
+    pub high: f64,
+    /// Lowest low.
+    pub low: f64,
+    /// Last bar's close.
+    pub close: f64,
+    /// H1 bars aggregated.
+    pub bars: usize,
+}
+
+impl From<PeriodOhlc> for PeriodOhlcOut {
+    fn from(p: PeriodOhlc) -> Self {
+        Self {
+            start: to_iso(p.start),
+            open: p.open,
+            high: p.high,
+            low: p.low,
+            close: p.close,
+            bars: p.bars,
+        }
+    }
+}
+
+/// The previous and current period of one kind.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PeriodLevelsOut {
+    /// `day`, `week` or `month` (UTC; weeks start on Monday).
+    pub period: LevelPeriod,
+    /// The latest period with bars before the current one: previous high, low and close.
+    pub previous: Option<PeriodOhlcOut>,
+    /// The current period so far.
+    pub current: Option<PeriodOhlcOut>,
+}
+
+/// A support or resistance zone.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ZoneOut {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+    /// Mean price of its swings.
+    pub level: f64,
+    /// `support` (below the price), `resistance` (above) or `contains_price`.
+    pub role: ZoneRole,
+    /// Confirmed swings in the zone (touches).
+    pub touches: usize,
+    /// Of which swing highs.
+    pub swing_highs: usize,
+    /// Of which swing lows (both kinds: a level that changed role).
+    pub swing_lows: usize,
+    /// Time of the earliest swing bar, ISO 8601 UTC.
+    pub first_touch: String,
+    /// Time of the latest swing bar (the last touch), ISO 8601 UTC.
+    pub last_touch: String,
+    /// Distance from the price to the zone's nearest edge (0 inside).
+    pub distance: f64,
+}
+
+/// Support and resistance zones.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ZonesOut {
+    /// Timeframe of the bars.
+    pub timeframe: Timeframe,
+    /// Closed bars searched.
+    pub bars: usize,
+    /// Zone width used, price units.
+    pub width: f64,
+    /// Confirmed swings found.
+    pub swings: usize,
+    /// Zones, nearest to the price first.
+    pub zones: Vec<ZoneOut>,
+}
+
+/// Output of `get_key_levels`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct KeyLevelsOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// Reference price: the bid of the latest quote.
+    pub price: f64,
+    /// Time of the latest quote, ISO 8601 UTC: the "now" of the periods.
+    pub time: String,
+    /// Decimal digits of the symbol's price.
+    pub digits: u32,
+    /// Previous and current UTC day, ISO week and month (from H1 bars).
+    pub periods: Vec<PeriodLevelsOut>,
+    /// Period of the pivots.
+    pub pivot_period: LevelPeriod,
+    /// Pivot points of every method (classic, fibonacci, camarilla, woodie) from the previous `pivot_period`; empty when it has no bars.
+    pub pivots: Vec<PivotLevels>,
+    /// Support and resistance zones; null when they could not be computed (see `notes`).
+    pub zones: Option<ZonesOut>,
+    /// Round numbers near the price ("00" and "50" levels).
+    pub round_numbers: RoundNumbers,
+    /// What could not be computed and why.
+    pub notes: Vec<String>,
+}
+
+fn config_of(input: &KeyLevelsToolInput) -> Result<KeyLevelsConfig, ToolError> {
+    let d = KeyLevelsConfig::default();
+    let z = ZoneConfig::default();
+    let max_zones = input.max_zones.unwrap_or(z.max_zones);
+    if !(1..=MAX_ZONES).contains(&max_zones) {
+        return Err(ToolError::InvalidInput(format!(
+            "`max_zones` must be between 1 and {MAX_ZONES}, got {max_zones}"
+        )));
+    }
+    let round_count = input.round_count.unwrap_or(d.round_count);
+    if round_count > MAX_ROUND_COUNT {
+        return Err(ToolError::InvalidInput(format!(
+            "`round_count` must be between 0 and {MAX_ROUND_COUNT}, got {round_count}"
+        )));
+    }
+    if let Some(s) = input.round_step
+        && !(s.is_finite() && s > 0.0)
+    {
+        return Err(ToolError::InvalidInput(format!(
+            "`round_step` must be a finite number above 0, got {s}"
+        )));
+    }
+    let min_touches = input.min_touches.unwrap_or(z.min_touches);
+    if !(1..=1_000).contains(&min_touches) {
+        return Err(ToolError::InvalidInput(format!(
+            "`min_touches` must be between 1 and 1000, got {min_touches}"
+        )));
+    }
+    Ok(KeyLevelsConfig {
+        pivot_period: input.pivot_period.unwrap_or(d.pivot_period),
+        zones: ZoneConfig {
+            swing_length: input.swing_length.unwrap_or(z.swing_length),
+            width: input.zone_width.unwrap_or(z.width),
+            min_touches,
+            max_zones,
+        },
+        round_count,
+        round_step: input.round_step,
+    })
+}
+
+/// H1 bars from the start of the previous month to `now` (inclusive).
+async fn period_bars(ctx: &ToolContext, symbol: &str, now: UnixMs) -> Result<Vec<Bar>, ToolError> {
+    let this_month = Timeframe::MN1.bar_open(now);
+    let from = Timeframe::MN1.bar_open(this_month - 1);
+    fetch_bars(
+        ctx,
+        symbol,
+        Timeframe::H1,
+        None,
+        Some(from),
+        Some(now.saturating_add(1)),
+    )
+    .await
+}
+
+async fn get_key_levels(ctx: ToolContext, input: KeyLevelsToolInput) -> Result<KeyLevelsOutput, ToolError> {
+    check_symbol(&input.symbol)?;
+    let config = config_of(&input)?;
+    let timeframe = input.timeframe.unwrap_or(Timeframe::H1);
+    let count = input.bars.unwrap_or(DEFAULT_ZONE_BARS);
+    if !(MIN_ZONE_BARS..=MAX_ZONE_BARS).contains(&count) {
+        return Err(ToolError::InvalidInput(format!(
+            "`bars` must be between {MIN_ZONE_BARS} and {MAX_ZONE_BARS}, got {count}"
+        )));
+    }
+    let (spec, tick) = try_join(ctx.spec(&input.symbol), ctx.tick(&input.symbol)).await?;
+    let now = tick.time;
+    if !representable(now) {
+        return Err(ToolError::Dispatch(format!(
+            "the terminal's data is unusable: the quote time {now} is not a representable time"
+        )));
+    }
+    let (periods_src, (zone_bars, _)) = try_join(
+        period_bars(&ctx, &input.symbol, now),
+        closed_bars(&ctx, &input.symbol, timeframe, count, Some(now)),
+    )
+    .await?;
+    // The period bars must be time-ordered; a bar after the quote is ignored by core.
+    let k = levels::key_levels(&KeyLevelsInput {
+        period_bars: &periods_src,
+        zone_bars: &zone_bars,
+        price: tick.bid,
+        digits: spec.digits,
+        now: now.saturating_add(1),
+        config,
+    })
+    .map_err(core_err)?;
+    Ok(KeyLevelsOutput {
+        symbol: spec.name.clone(),
+        price: k.price,
+        time: to_iso(now),
+        digits: spec.digits,
+        periods: k
+            .periods
+            .into_iter()
+            .map(|p| PeriodLevelsOut {
+                period: p.period,
+                previous: p.previous.map(PeriodOhlcOut::from),
+                current: p.current.map(PeriodOhlcOut::from),
+            })
+            .collect(),
+        pivot_period: config.pivot_period,
+        pivots: k.pivots,
+        zones: k.zones.map(|z| ZonesOut {
+            timeframe,
+            bars: zone_bars.len(),
+            width: z.width,
+            swings: z.swings,
+            zones: z
+                .zones
+                .into_iter()
+                .map(|z| ZoneOut {
+                    low: z.low,
+                    high: z.high,
+                    level: z.level,
+                    role: z.role,
+                    touches: z.touches,
+                    swing_highs: z.swing_highs,
+                    swing_lows: z.swing_lows,
+                    first_touch: to_iso(z.first_touch),
+                    last_touch: to_iso(z.last_touch),
+                    distance: z.distance,
+                })
+                .collect(),
+        }),
+        round_numbers: k.round_numbers,
+        notes: k.notes,
+    })
+}
+
+/// The tools of this module.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "get_key_levels",
+            title: "Key levels",
+            description: "Key price levels of a symbol around its current bid: pivot points (classic, Fibonacci, Camarilla, Woodie) from the previous UTC day, week or month; the previous and current day, week and month high, low, open and close; support and resistance zones clustered from confirmed swing highs and lows of the closed bars (width 0.5 × ATR(14) by default), with touch counts, first and last touch and distance to the price, nearest first; and round numbers (\"00\" and \"50\" levels) near the price. A part that cannot be computed (too few bars) is left out with a note.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(get_key_levels),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(v: serde_json::Value) -> KeyLevelsToolInput {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn settings_are_checked_before_anything_is_fetched() {
+        let ok = config_of(&input(serde_json::json!({ "symbol": "EURUSD" }))).unwrap();
+        assert_eq!(ok, KeyLevelsConfig::default());
+        for (bad, needle) in [
+            (serde_json::json!({ "symbol": "X", "max_zones": 0 }), "max_zones"),
+            (serde_json::json!({ "symbol": "X", "round_count": 99 }), "round_count"),
+            (serde_json::json!({ "symbol": "X", "round_step": -1.0 }), "round_step"),
+            (serde_json::json!({ "symbol": "X", "min_touches": 0 }), "min_touches"),
+        ] {
+            let e = config_of(&input(bad)).unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR");
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+        let t = crate::find("get_key_levels").unwrap();
+        assert_eq!(t.capability, Capability::Analytics);
+    }
+}

@@ -1,0 +1,402 @@
+//! Trading statistics tools: `get_trade_stats`, `get_pnl`.
+//!
+//! Both read the deal history of the range (and the deals after it, up to
+//! now) and the account, anchor the balance curve at the balance at `to`
+//! (the current balance minus the balance changes of the deals after `to`),
+//! and compute with [`tradeterm_core::trade_stats`]. Deposits and
+//! withdrawals are cash flows, never profit. Definitions: `docs/trade-stats.md`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::costs;
+use tradeterm_core::time::{DAY_MS, UnixMs, parse_iso, to_iso};
+use tradeterm_core::trade_stats::{
+    self, BalanceAnchor, BalanceDrawdown, Bucket, DailyReturns, PnlPeriod, PnlRow, StatsRequest, TradeRef, TradeStats,
+};
+use tradeterm_core::{AccountInfo, Deal};
+use tradeterm_protocol::{Command, CommandResult};
+
+use crate::account::MAX_HISTORY_DAYS;
+use crate::context::unexpected;
+use crate::costs::core_err;
+use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+/// Default length of the range, days before `to`.
+pub const DEFAULT_RANGE_DAYS: i64 = 30;
+
+/// Input of `get_trade_stats`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TradeStatsInput {
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Range end, ISO 8601 (exclusive). Default: now.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+/// Input of `get_pnl`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PnlInput {
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Range end, ISO 8601 (exclusive). Default: now.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// `day` (default, UTC days), `week` (ISO weeks, Monday to Sunday UTC) or `month` (calendar months UTC).
+    #[serde(default)]
+    pub period: Option<PnlPeriod>,
+}
+
+/// A trade named in the statistics.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TradeRefOut {
+    /// Position id.
+    pub position: u64,
+    /// Instrument.
+    pub symbol: String,
+    /// Net result (profit + swap + commission), account currency.
+    pub net: f64,
+    /// Time of its last closing deal, ISO 8601 UTC.
+    pub close_time: String,
+}
+
+impl From<TradeRef> for TradeRefOut {
+    fn from(t: TradeRef) -> Self {
+        Self {
+            position: t.position,
+            symbol: t.symbol,
+            net: t.net,
+            close_time: to_iso(t.close_time),
+        }
+    }
+}
+
+/// Largest fall of the balance curve.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BalanceDrawdownOut {
+    /// Largest fall, account currency (≥ 0).
+    pub amount: f64,
+    /// In percent of the running peak; null with a non-positive peak.
+    pub percent: Option<f64>,
+    /// Last time the balance stood at the peak, ISO 8601 UTC.
+    pub peak_time: String,
+    /// Time of the trough, ISO 8601 UTC.
+    pub trough_time: String,
+}
+
+impl From<BalanceDrawdown> for BalanceDrawdownOut {
+    fn from(d: BalanceDrawdown) -> Self {
+        Self {
+            amount: d.amount,
+            percent: d.percent,
+            peak_time: to_iso(d.peak_time),
+            trough_time: to_iso(d.trough_time),
+        }
+    }
+}
+
+/// Output of `get_trade_stats`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TradeStatsOutput {
+    /// Range start, ISO 8601 UTC.
+    pub from: String,
+    /// Range end, ISO 8601 UTC.
+    pub to: String,
+    /// Account currency of the amounts.
+    pub currency: String,
+    /// Number of trades (positions with a closing deal in the range; partial closes are parts of one trade).
+    pub trades: usize,
+    /// Trades with a positive net result.
+    pub wins: usize,
+    /// Trades with a negative net result.
+    pub losses: usize,
+    /// Trades with a net result of exactly 0.
+    pub breakeven: usize,
+    /// `wins / trades` (0.55 = 55 %); null without trades.
+    pub win_rate: Option<f64>,
+    /// Σ winning results / |Σ losing results|; null without a losing trade.
+    pub profit_factor: Option<f64>,
+    /// Mean net result per trade, account currency.
+    pub expectancy: Option<f64>,
+    /// Mean winning result.
+    pub average_win: Option<f64>,
+    /// Mean losing result (negative).
+    pub average_loss: Option<f64>,
+    /// `average_win / |average_loss|`.
+    pub payoff_ratio: Option<f64>,
+    /// Σ winning results.
+    pub gross_profit: f64,
+    /// Σ losing results (negative).
+    pub gross_loss: f64,
+    /// Σ net results of the trades.
+    pub net_trade_profit: f64,
+    /// Best trade.
+    pub best_trade: Option<TradeRefOut>,
+    /// Worst trade.
+    pub worst_trade: Option<TradeRefOut>,
+    /// Longest run of consecutive winning trades (in close order; a break-even trade ends a run).
+    pub longest_win_streak: usize,
+    /// Longest run of consecutive losing trades.
+    pub longest_loss_streak: usize,
+    /// Mean holding time in seconds (trades whose entry is in the range).
+    pub average_holding_seconds: Option<f64>,
+    /// Trades with a known entry (the sample of the holding time).
+    pub holding_sample: usize,
+    /// Trades closed only in part by the end of the range.
+    pub partially_closed: usize,
+    /// Positions with entries in the range but no closing deal (not counted as trades).
+    pub open_positions: usize,
+    /// Net P&L of the range: every deal's profit, swap and commission, cash flows excluded.
+    pub net_profit: f64,
+    /// Σ swap of all deals (negative when charged).
+    pub swap: f64,
+    /// Σ commission of all deals (negative when charged).
+    pub commission: f64,
+    /// Σ deposits (cash flows, not profit).
+    pub deposits: f64,
+    /// Σ withdrawals, positive (cash flows, not losses).
+    pub withdrawals: f64,
+    /// Balance at `from`, reconstructed from the balance at `to`.
+    pub starting_balance: Option<f64>,
+    /// Balance at `to`: the current balance minus the balance changes of the deals after `to`.
+    pub ending_balance: Option<f64>,
+    /// Largest drawdown of the balance curve (deposits and withdrawals taken out).
+    pub max_drawdown: BalanceDrawdownOut,
+    /// Daily returns (UTC weekdays), annualised Sharpe and Sortino (risk-free rate and target 0, √252), drawdown of the daily-return index.
+    pub daily: Option<DailyReturns>,
+    /// By symbol, in name order; `trades` is each group's sample size.
+    pub by_symbol: Vec<Bucket>,
+    /// `long` and `short`.
+    pub by_side: Vec<Bucket>,
+    /// By weekday of the entry (UTC; the close when the entry is before the range), Monday first.
+    pub by_weekday: Vec<Bucket>,
+    /// By hour of the entry (UTC), `00` to `23`.
+    pub by_hour: Vec<Bucket>,
+}
+
+impl TradeStatsOutput {
+    fn new(s: TradeStats, currency: String) -> Self {
+        Self {
+            from: to_iso(s.from),
+            to: to_iso(s.to),
+            currency,
+            trades: s.trades,
+            wins: s.wins,
+            losses: s.losses,
+            breakeven: s.breakeven,
+            win_rate: s.win_rate,
+            profit_factor: s.profit_factor,
+            expectancy: s.expectancy,
+            average_win: s.average_win,
+            average_loss: s.average_loss,
+            payoff_ratio: s.payoff_ratio,
+            gross_profit: s.gross_profit,
+            gross_loss: s.gross_loss,
+            net_trade_profit: s.net_trade_profit,
+            best_trade: s.best_trade.map(TradeRefOut::from),
+            worst_trade: s.worst_trade.map(TradeRefOut::from),
+            longest_win_streak: s.longest_win_streak,
+            longest_loss_streak: s.longest_loss_streak,
+            average_holding_seconds: s.average_holding_seconds,
+            holding_sample: s.holding_sample,
+            partially_closed: s.partially_closed,
+            open_positions: s.open_positions,
+            net_profit: s.net_profit,
+            swap: s.swap,
+            commission: s.commission,
+            deposits: s.deposits,
+            withdrawals: s.withdrawals,
+            starting_balance: s.starting_balance,
+            ending_balance: s.ending_balance,
+            max_drawdown: s.max_drawdown.into(),
+            daily: s.daily,
+            by_symbol: s.by_symbol,
+            by_side: s.by_side,
+            by_weekday: s.by_weekday,
+            by_hour: s.by_hour,
+        }
+    }
+}
+
+/// P&L of one period.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PnlRowOut {
+    /// Label: `2026-11-18` (day), `2026-W47` (ISO week) or `2026-11` (month); `total` for the totals.
+    pub period: String,
+    /// Start of the period, ISO 8601 UTC (the range start for the totals).
+    pub start: String,
+    /// Σ `profit` of the trading deals (before swap and commission).
+    pub trading_profit: f64,
+    /// Σ swap of all deals (negative when charged).
+    pub swap: f64,
+    /// Σ commission of all deals (negative when charged).
+    pub commission: f64,
+    /// `trading_profit + swap + commission`: the period's P&L, cash flows excluded.
+    pub net: f64,
+    /// Deposits (cash flows, not profit).
+    pub deposits: f64,
+    /// Withdrawals, positive (cash flows, not losses).
+    pub withdrawals: f64,
+    /// Closing (`out`) deals.
+    pub closing_deals: usize,
+    /// Balance after the period's last deal.
+    pub balance_end: Option<f64>,
+}
+
+impl From<PnlRow> for PnlRowOut {
+    fn from(r: PnlRow) -> Self {
+        Self {
+            period: r.period,
+            start: to_iso(r.start),
+            trading_profit: r.trading_profit,
+            swap: r.swap,
+            commission: r.commission,
+            net: r.net,
+            deposits: r.deposits,
+            withdrawals: r.withdrawals,
+            closing_deals: r.closing_deals,
+            balance_end: r.balance_end,
+        }
+    }
+}
+
+/// Output of `get_pnl`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PnlOutput {
+    /// Range start, ISO 8601 UTC.
+    pub from: String,
+    /// Range end, ISO 8601 UTC.
+    pub to: String,
+    /// Account currency of the amounts.
+    pub currency: String,
+    /// `day`, `week` or `month`.
+    pub period: PnlPeriod,
+    /// One row per period with at least one deal, oldest first.
+    pub rows: Vec<PnlRowOut>,
+    /// Totals over the range.
+    pub total: PnlRowOut,
+}
+
+/// The range `[from, to)` of the input: defaults, ISO parsing, the cap.
+fn range_of(ctx: &ToolContext, from: &Option<String>, to: &Option<String>) -> Result<(UnixMs, UnixMs), ToolError> {
+    let parse = |field: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time"))))
+            .transpose()
+    };
+    let to = parse("to", to)?.unwrap_or(ctx.now_ms);
+    let from = parse("from", from)?.unwrap_or(to.saturating_sub(DEFAULT_RANGE_DAYS * DAY_MS));
+    if from >= to {
+        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
+    }
+    if to.saturating_sub(from) > MAX_HISTORY_DAYS * DAY_MS {
+        return Err(ToolError::InvalidInput(format!(
+            "the range may span at most {MAX_HISTORY_DAYS} days"
+        )));
+    }
+    Ok((from, to))
+}
+
+async fn deals(ctx: &ToolContext, from: UnixMs, to: UnixMs) -> Result<Vec<Deal>, ToolError> {
+    match ctx.run(Command::HistoryDeals { from, to }).await? {
+        CommandResult::Deals { deals } => Ok(deals),
+        other => Err(unexpected("history_deals", &other)),
+    }
+}
+
+fn same_deals(a: &[Deal], b: &[Deal]) -> bool {
+    a.len() == b.len() && a.iter().map(|d| d.ticket).max() == b.iter().map(|d| d.ticket).max()
+}
+
+/// The deals of `[from, to)`, the account, and the balance at `to` (the
+/// current balance minus the changes of the deals after `to`; deals are read
+/// on both sides of the account so that none slips in between).
+async fn history(ctx: &ToolContext, from: UnixMs, to: UnixMs) -> Result<(Vec<Deal>, AccountInfo, f64), ToolError> {
+    let until = to.max(ctx.now_ms).saturating_add(DAY_MS);
+    let mut all = deals(ctx, from, until).await?;
+    let mut account = ctx.account().await?;
+    for _ in 0..3 {
+        let again = deals(ctx, from, until).await?;
+        if same_deals(&all, &again) {
+            break;
+        }
+        all = again;
+        account = ctx.account().await?;
+    }
+    let (in_range, later): (Vec<Deal>, Vec<Deal>) = all.into_iter().partition(|d| d.time < to);
+    let later_change: f64 = later.iter().map(costs::deal_balance_change).sum();
+    let balance_at_to = account.balance - later_change;
+    Ok((in_range, account, balance_at_to))
+}
+
+async fn get_trade_stats(ctx: ToolContext, input: TradeStatsInput) -> Result<TradeStatsOutput, ToolError> {
+    let (from, to) = range_of(&ctx, &input.from, &input.to)?;
+    let (deals, account, balance) = history(&ctx, from, to).await?;
+    let request = StatsRequest {
+        from,
+        to,
+        balance: Some(BalanceAnchor::End { balance }),
+    };
+    let stats = trade_stats::trade_stats(&deals, &request).map_err(core_err)?;
+    Ok(TradeStatsOutput::new(stats, account.currency))
+}
+
+async fn get_pnl(ctx: ToolContext, input: PnlInput) -> Result<PnlOutput, ToolError> {
+    let (from, to) = range_of(&ctx, &input.from, &input.to)?;
+    let period = input.period.unwrap_or(PnlPeriod::Day);
+    let (deals, account, balance) = history(&ctx, from, to).await?;
+    let report = trade_stats::pnl(&deals, from, to, period, Some(BalanceAnchor::End { balance })).map_err(core_err)?;
+    Ok(PnlOutput {
+        from: to_iso(from),
+        to: to_iso(to),
+        currency: account.currency,
+        period: report.period,
+        rows: report.rows.into_iter().map(PnlRowOut::from).collect(),
+        total: report.total.into(),
+    })
+}
+
+/// The tools of this module.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        ToolSpec {
+            name: "get_trade_stats",
+            title: "Trading statistics",
+            description: "Statistics of the closed trades in [`from`, `to`) (default: the last 30 days; at most 366 days) from the deal history, a trade being all deals of one position (partial closes are parts of one trade): trades, win rate, profit factor, expectancy, average win/loss, payoff ratio, best and worst trade, longest win/loss streaks, average holding time, net profit with swap and commission, max drawdown of the balance curve, Sharpe and Sortino of daily returns (UTC weekdays, annualised with √252), and breakdowns by symbol, long vs short, weekday and hour of entry, each with its sample size. Deposits and withdrawals are cash flows, never profit.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(get_trade_stats),
+        ToolSpec {
+            name: "get_pnl",
+            title: "P&L by period",
+            description: "Profit and loss per UTC day, ISO week or calendar month over [`from`, `to`) (default: the last 30 days; at most 366 days) from the deal history: trading profit, swap and commission split out, net, deposits and withdrawals apart (never profit), closing deals and the balance at each period's end; plus a total row. Periods without deals are left out.",
+            capability: Capability::Analytics,
+            gate: Gate::Always,
+            target: Target::Terminal,
+            annotations: READ_TERMINAL,
+        }
+        .build(get_pnl),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_tools_are_in_the_catalog_with_optional_ranges() {
+        for name in ["get_trade_stats", "get_pnl"] {
+            let t = crate::find(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert_eq!(t.capability, Capability::Analytics);
+            assert!(t.annotations.read_only);
+            assert!(t.input_schema.get("required").is_none(), "{name}: {}", t.input_schema);
+        }
+    }
+}
