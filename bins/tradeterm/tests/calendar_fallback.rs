@@ -166,7 +166,11 @@ async fn the_only_terminal_offline_gets_the_specs_fallbacks() {
         "{stance}"
     );
     let data = calendar(&t, &fixture_week()).await;
-    assert_eq!((&data["source"], &data["available"]), (&json!("server"), &json!(true)), "{data}");
+    assert_eq!(
+        (&data["source"], &data["available"]),
+        (&json!("server"), &json!(true)),
+        "{data}"
+    );
     assert!(data["note"].as_str().unwrap().contains("no terminal"), "{data}");
     assert!(!data["events"].as_array().unwrap().is_empty(), "{data}");
     // A terminal-only source cannot be had without a terminal.
@@ -188,7 +192,9 @@ async fn the_only_terminal_offline_gets_the_specs_fallbacks() {
         )
         .await;
     assert_eq!(s, 200, "{b}");
-    let (s, b) = t.post("/api/v1/tools/get_news_guard_status", None, &json!({}), None).await;
+    let (s, b) = t
+        .post("/api/v1/tools/get_news_guard_status", None, &json!({}), None)
+        .await;
     assert_eq!(s, 200, "the news guard's status needs no terminal: {b}");
     assert_eq!(b["data"]["calendar_source"], "server", "{b}");
     let (offline, _) = t
@@ -315,7 +321,11 @@ async fn the_only_terminal_offline_gets_the_specs_fallbacks() {
         .await
         .unwrap();
     let data = calendar(&t, &fixture_week()).await;
-    assert_eq!((&data["source"], &data["available"]), (&json!("server"), &json!(true)), "{data}");
+    assert_eq!(
+        (&data["source"], &data["available"]),
+        (&json!("server"), &json!(true)),
+        "{data}"
+    );
     assert!(data["note"].as_str().unwrap().contains("no terminal"), "{data}");
     assert!(!data["events"].as_array().unwrap().is_empty(), "{data}");
     // A terminal-only source cannot be had without a terminal.
@@ -337,7 +347,9 @@ async fn the_only_terminal_offline_gets_the_specs_fallbacks() {
         )
         .await;
     assert_eq!(s, 200, "{b}");
-    let (s, b) = t.post("/api/v1/tools/get_news_guard_status", None, &json!({}), None).await;
+    let (s, b) = t
+        .post("/api/v1/tools/get_news_guard_status", None, &json!({}), None)
+        .await;
     assert_eq!(s, 200, "the news guard's status needs no terminal: {b}");
     assert_eq!(b["data"]["calendar_source"], "server", "{b}");
     // ... but a license-level read still answers with none connected.
