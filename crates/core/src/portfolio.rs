@@ -569,191 +569,373 @@ fn pct(amount: f64, equity: f64) -> f64 {
 /// with a non-finite or non-positive volume, contract size or price;
 /// [`CoreError::InvalidParameter`] for limits out of bounds.
 pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, CoreError> {
+    check_request(req)?;
+    let account = AccountMoney {
+        currency: req.account_currency,
+        rates: req.rates,
+        equity: req.equity,
+    };
+    let LegTotals {
+        legs,
+        by_currency,
+        gross,
+    } = leg_exposures(req.legs, &account);
+    let CurrencyTotals {
+        currencies,
+        unconverted,
+        net,
+    } = currency_exposures(by_currency, &account);
+    let held = SymbolsHeld::of(req.legs, &legs);
+    let threshold = req.limits.correlation_threshold;
+    let mut groups = UnionFind::new(held.symbols.len());
+    let correlated_pairs = req
+        .correlations
+        .map(|correlations| correlated_pairs(correlations, &held, threshold, &mut groups))
+        .unwrap_or_default();
+    let correlated_groups = correlated_groups(&mut groups, &held, &account);
+    let concentration = largest_concentration(&currencies, &correlated_groups, req.account_currency);
+
+    let gross_pct = account.share(gross).unwrap_or(0.0);
+    let net_pct = account.share(net).unwrap_or(0.0);
+    let conc_pct = concentration
+        .as_ref()
+        .and_then(|(value, _)| account.share(*value))
+        .unwrap_or(0.0);
+    let (verdict, reasons) = judge(
+        req,
+        &Measured {
+            gross_pct,
+            conc_pct,
+            concentration: concentration.as_ref().map(|(_, what)| what.as_str()),
+        },
+        &unconverted,
+    );
+
+    Ok(ExposureReport {
+        legs,
+        currencies,
+        gross_exposure: gross,
+        gross_pct_equity: gross_pct,
+        net_exposure: net,
+        net_pct_equity: net_pct,
+        correlated_pairs,
+        correlated_groups,
+        concentration_pct_equity: conc_pct,
+        concentration_source: concentration.map(|(_, what)| what),
+        unconverted,
+        verdict,
+        reasons,
+        limits: req.limits,
+    })
+}
+
+/// Rejects bad limits, a non-finite equity, a bad rate or a bad leg.
+fn check_request(req: &ExposureRequest<'_>) -> Result<(), CoreError> {
     req.limits.validate()?;
     if !req.equity.is_finite() {
         return Err(CoreError::InvalidInput("equity is not a finite number".into()));
     }
-    for (c, r) in req.rates {
-        if !r.is_finite() || *r <= 0.0 {
+    for (currency, rate) in req.rates {
+        if !rate.is_finite() || *rate <= 0.0 {
             return Err(CoreError::InvalidInput(format!(
-                "rate of {c} is not a finite positive number"
+                "rate of {currency} is not a finite positive number"
             )));
         }
     }
-    for (k, l) in req.legs.iter().enumerate() {
-        check_leg(k, l)?;
+    for (index, leg) in req.legs.iter().enumerate() {
+        check_leg(index, leg)?;
     }
-    let acc = req.account_currency;
-    let rate = |c: &str| -> Option<f64> {
-        if c.eq_ignore_ascii_case(acc) {
+    Ok(())
+}
+
+/// The account an exposure is measured against: converts amounts into its
+/// currency and into percent of its equity.
+struct AccountMoney<'a> {
+    currency: &'a str,
+    rates: &'a BTreeMap<String, f64>,
+    equity: f64,
+}
+
+impl AccountMoney<'_> {
+    /// Rate converting one unit of `currency` into the account currency, if known.
+    fn rate(&self, currency: &str) -> Option<f64> {
+        if currency.eq_ignore_ascii_case(self.currency) {
             Some(1.0)
         } else {
-            req.rates.get(c).copied()
+            self.rates.get(currency).copied()
         }
-    };
-    let equity_ok = req.equity > 0.0;
-    let share = |amount: f64| equity_ok.then(|| pct(amount, req.equity));
-
-    // Legs and their notionals.
-    let mut legs = Vec::with_capacity(req.legs.len());
-    let mut by_ccy: BTreeMap<String, (f64, Vec<String>)> = BTreeMap::new();
-    let mut add = |ccy: &str, amount: f64, symbol: &str| {
-        let e = by_ccy.entry(ccy.to_owned()).or_insert((0.0, Vec::new()));
-        e.0 += amount;
-        if !e.1.iter().any(|s| s == symbol) {
-            e.1.push(symbol.to_owned());
-        }
-    };
-    let mut gross = 0.0;
-    for l in req.legs {
-        let units = l.volume * l.contract_size;
-        let notional_quote = units * l.price;
-        let notional = rate(&l.quote).map(|r| notional_quote * r);
-        if let Some(n) = notional {
-            gross += n;
-        }
-        add(&l.base, l.side.sign() * units, &l.symbol);
-        add(&l.quote, -l.side.sign() * notional_quote, &l.symbol);
-        legs.push(LegExposure {
-            ticket: l.ticket,
-            proposed: l.ticket.is_none(),
-            symbol: l.symbol.clone(),
-            side: l.side,
-            volume: l.volume,
-            price: l.price,
-            notional_quote,
-            quote_currency: l.quote.clone(),
-            notional,
-            pct_equity: notional.and_then(share),
-        });
     }
 
-    // Currencies.
-    let mut currencies = Vec::new();
-    let mut unconverted = Vec::new();
-    let mut net = 0.0;
-    for (ccy, (amount, symbols)) in by_ccy {
-        let amount_account = rate(&ccy).map(|r| amount * r);
+    fn has_positive_equity(&self) -> bool {
+        self.equity > 0.0
+    }
+
+    /// `amount` in percent of equity; none without positive equity.
+    fn share(&self, amount: f64) -> Option<f64> {
+        self.has_positive_equity().then(|| pct(amount, self.equity))
+    }
+}
+
+/// Net amount by currency (in that currency) and the symbols that hold it.
+type ByCurrency = BTreeMap<String, (f64, Vec<String>)>;
+
+/// The legs' notionals, what they hold per currency, and the gross exposure.
+struct LegTotals {
+    legs: Vec<LegExposure>,
+    by_currency: ByCurrency,
+    /// Sum of the notionals that could be converted, account currency.
+    gross: f64,
+}
+
+/// Each leg's notional, and its base and quote amounts added to the currencies.
+fn leg_exposures(legs: &[ExposureLeg], account: &AccountMoney<'_>) -> LegTotals {
+    let mut totals = LegTotals {
+        legs: Vec::with_capacity(legs.len()),
+        by_currency: BTreeMap::new(),
+        gross: 0.0,
+    };
+    let mut add = |currency: &str, amount: f64, symbol: &str| {
+        let entry = totals
+            .by_currency
+            .entry(currency.to_owned())
+            .or_insert((0.0, Vec::new()));
+        entry.0 += amount;
+        if !entry.1.iter().any(|held| held == symbol) {
+            entry.1.push(symbol.to_owned());
+        }
+    };
+    for leg in legs {
+        let units = leg.volume * leg.contract_size;
+        let notional_quote = units * leg.price;
+        add(&leg.base, leg.side.sign() * units, &leg.symbol);
+        add(&leg.quote, -leg.side.sign() * notional_quote, &leg.symbol);
+        let notional = account.rate(&leg.quote).map(|rate| notional_quote * rate);
+        if let Some(notional) = notional {
+            totals.gross += notional;
+        }
+        totals.legs.push(LegExposure {
+            ticket: leg.ticket,
+            proposed: leg.ticket.is_none(),
+            symbol: leg.symbol.clone(),
+            side: leg.side,
+            volume: leg.volume,
+            price: leg.price,
+            notional_quote,
+            quote_currency: leg.quote.clone(),
+            notional,
+            pct_equity: notional.and_then(|notional| account.share(notional)),
+        });
+    }
+    totals
+}
+
+/// The currency exposures, the currencies that could not be converted, and
+/// the net exposure (the converted amounts of the currencies other than the
+/// account's, in absolute value).
+struct CurrencyTotals {
+    currencies: Vec<CurrencyExposure>,
+    unconverted: Vec<Unconverted>,
+    net: f64,
+}
+
+/// One exposure per currency, largest converted amount first, unconverted last.
+fn currency_exposures(by_currency: ByCurrency, account: &AccountMoney<'_>) -> CurrencyTotals {
+    let mut totals = CurrencyTotals {
+        currencies: Vec::new(),
+        unconverted: Vec::new(),
+        net: 0.0,
+    };
+    for (currency, (amount, symbols)) in by_currency {
+        let amount_account = account.rate(&currency).map(|rate| amount * rate);
         match amount_account {
-            Some(a) if !ccy.eq_ignore_ascii_case(acc) => net += a.abs(),
+            Some(converted) if !currency.eq_ignore_ascii_case(account.currency) => totals.net += converted.abs(),
             Some(_) => {}
-            None => unconverted.push(Unconverted {
-                currency: ccy.clone(),
+            None => totals.unconverted.push(Unconverted {
+                currency: currency.clone(),
                 symbols: symbols.clone(),
             }),
         }
-        currencies.push(CurrencyExposure {
-            currency: ccy,
+        totals.currencies.push(CurrencyExposure {
+            currency,
             amount,
             amount_account,
-            pct_equity: amount_account.and_then(share),
+            pct_equity: amount_account.and_then(|converted| account.share(converted)),
             symbols,
         });
     }
-    currencies.sort_by(|a, b| {
-        let key = |c: &CurrencyExposure| c.amount_account.map_or(-1.0, f64::abs);
+    totals.currencies.sort_by(|a, b| {
+        let key = |exposure: &CurrencyExposure| exposure.amount_account.map_or(-1.0, f64::abs);
         key(b).total_cmp(&key(a))
     });
+    totals
+}
 
-    // Correlated pairs and groups, on the net direction held per symbol.
-    let mut symbols: Vec<String> = Vec::new();
-    let mut net_dir: Vec<f64> = Vec::new();
-    let mut sym_notional: Vec<f64> = Vec::new();
-    for (l, e) in req.legs.iter().zip(&legs) {
-        let k = match symbols.iter().position(|s| s == &l.symbol) {
-            Some(k) => k,
-            None => {
-                symbols.push(l.symbol.clone());
-                net_dir.push(0.0);
-                sym_notional.push(0.0);
-                symbols.len() - 1
-            }
+/// The symbols of the legs in first-seen order, with the net direction held
+/// (signed volume) and the converted notional of each.
+struct SymbolsHeld {
+    symbols: Vec<String>,
+    net_direction: Vec<f64>,
+    notional: Vec<f64>,
+}
+
+impl SymbolsHeld {
+    fn of(legs: &[ExposureLeg], exposures: &[LegExposure]) -> Self {
+        let mut held = Self {
+            symbols: Vec::new(),
+            net_direction: Vec::new(),
+            notional: Vec::new(),
         };
-        net_dir[k] += l.side.sign() * l.volume;
-        sym_notional[k] += e.notional.unwrap_or(0.0);
-    }
-    let threshold = req.limits.correlation_threshold;
-    let mut correlated_pairs = Vec::new();
-    let mut parent: Vec<usize> = (0..symbols.len()).collect();
-    fn root(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
+        for (leg, exposure) in legs.iter().zip(exposures) {
+            let index = match held.symbols.iter().position(|symbol| symbol == &leg.symbol) {
+                Some(index) => index,
+                None => {
+                    held.symbols.push(leg.symbol.clone());
+                    held.net_direction.push(0.0);
+                    held.notional.push(0.0);
+                    held.symbols.len() - 1
+                }
+            };
+            held.net_direction[index] += leg.side.sign() * leg.volume;
+            held.notional[index] += exposure.notional.unwrap_or(0.0);
         }
-        i
+        held
     }
-    if let Some(c) = req.correlations {
-        for i in 0..symbols.len() {
-            for j in i + 1..symbols.len() {
-                let Some(r) = c.get(&symbols[i], &symbols[j]) else {
-                    continue;
-                };
-                if r.abs() < threshold {
-                    continue;
-                }
-                let dir = net_dir[i].signum() * net_dir[j].signum();
-                let effective = r * dir;
-                correlated_pairs.push(ExposurePair {
-                    a: symbols[i].clone(),
-                    b: symbols[j].clone(),
-                    correlation: r,
-                    effective_correlation: effective,
-                });
-                if effective >= threshold {
-                    let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
-                    parent[ri] = rj;
-                }
+}
+
+/// Disjoint sets of symbol indices (path halving), for the correlated groups.
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(len: usize) -> Self {
+        Self {
+            parent: (0..len).collect(),
+        }
+    }
+
+    fn root(&mut self, mut index: usize) -> usize {
+        while self.parent[index] != index {
+            self.parent[index] = self.parent[self.parent[index]];
+            index = self.parent[index];
+        }
+        index
+    }
+
+    fn join(&mut self, a: usize, b: usize) {
+        let (root_a, root_b) = (self.root(a), self.root(b));
+        self.parent[root_a] = root_b;
+    }
+}
+
+/// The pairs of held symbols correlated at `threshold` or more in absolute
+/// value, joining in `groups` those whose correlation on the directions held
+/// (`effective_correlation`) reaches it.
+fn correlated_pairs(
+    correlations: &SymbolCorrelations,
+    held: &SymbolsHeld,
+    threshold: f64,
+    groups: &mut UnionFind,
+) -> Vec<ExposurePair> {
+    let symbols = &held.symbols;
+    let mut pairs = Vec::new();
+    for first in 0..symbols.len() {
+        for second in first + 1..symbols.len() {
+            let Some(correlation) = correlations.get(&symbols[first], &symbols[second]) else {
+                continue;
+            };
+            if correlation.abs() < threshold {
+                continue;
+            }
+            let same_direction = held.net_direction[first].signum() * held.net_direction[second].signum();
+            let effective = correlation * same_direction;
+            pairs.push(ExposurePair {
+                a: symbols[first].clone(),
+                b: symbols[second].clone(),
+                correlation,
+                effective_correlation: effective,
+            });
+            if effective >= threshold {
+                groups.join(first, second);
             }
         }
     }
-    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..symbols.len() {
-        let r = root(&mut parent, i);
-        groups.entry(r).or_default().push(i);
+    pairs
+}
+
+/// The groups of two or more symbols joined in `groups`, largest notional first.
+fn correlated_groups(groups: &mut UnionFind, held: &SymbolsHeld, account: &AccountMoney<'_>) -> Vec<CorrelatedGroup> {
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for index in 0..held.symbols.len() {
+        let root = groups.root(index);
+        members.entry(root).or_default().push(index);
     }
-    let mut correlated_groups: Vec<CorrelatedGroup> = groups
+    let mut correlated: Vec<CorrelatedGroup> = members
         .into_values()
-        .filter(|g| g.len() >= 2)
-        .map(|g| {
-            let notional: f64 = g.iter().map(|&i| sym_notional[i]).sum();
+        .filter(|group| group.len() >= 2)
+        .map(|group| {
+            let notional: f64 = group.iter().map(|&index| held.notional[index]).sum();
             CorrelatedGroup {
-                symbols: g.iter().map(|&i| symbols[i].clone()).collect(),
+                symbols: group.iter().map(|&index| held.symbols[index].clone()).collect(),
                 notional,
-                pct_equity: share(notional).unwrap_or(0.0),
+                pct_equity: account.share(notional).unwrap_or(0.0),
             }
         })
         .collect();
-    correlated_groups.sort_by(|a, b| b.notional.total_cmp(&a.notional));
+    correlated.sort_by(|a, b| b.notional.total_cmp(&a.notional));
+    correlated
+}
 
-    // Concentration.
+/// The largest concentration, in account currency, and what holds it: one
+/// currency other than the account's, or one correlated group (the first
+/// seen wins a tie).
+fn largest_concentration(
+    currencies: &[CurrencyExposure],
+    groups: &[CorrelatedGroup],
+    account_currency: &str,
+) -> Option<(f64, String)> {
     let mut concentration: Option<(f64, String)> = None;
     let mut consider = |value: f64, what: String| {
-        if value > 0.0 && concentration.as_ref().is_none_or(|(v, _)| value > *v) {
+        if value > 0.0 && concentration.as_ref().is_none_or(|(largest, _)| value > *largest) {
             concentration = Some((value, what));
         }
     };
-    for c in &currencies {
-        if let (Some(a), false) = (c.amount_account, c.currency.eq_ignore_ascii_case(acc)) {
-            consider(a.abs(), format!("currency {}", c.currency));
+    for exposure in currencies {
+        if let (Some(amount), false) = (
+            exposure.amount_account,
+            exposure.currency.eq_ignore_ascii_case(account_currency),
+        ) {
+            consider(amount.abs(), format!("currency {}", exposure.currency));
         }
     }
-    for g in &correlated_groups {
-        consider(g.notional, format!("correlated group {}", g.symbols.join("+")));
+    for group in groups {
+        consider(group.notional, format!("correlated group {}", group.symbols.join("+")));
     }
+    concentration
+}
 
-    let gross_pct = share(gross).unwrap_or(0.0);
-    let net_pct = share(net).unwrap_or(0.0);
-    let conc_pct = concentration.as_ref().and_then(|(v, _)| share(*v)).unwrap_or(0.0);
+/// The percentages the verdict is made from.
+struct Measured<'a> {
+    gross_pct: f64,
+    conc_pct: f64,
+    /// What holds the largest concentration, if anything does.
+    concentration: Option<&'a str>,
+}
+
+/// The verdict and the reasons for it, in the order the rules are checked.
+fn judge(req: &ExposureRequest<'_>, measured: &Measured<'_>, unconverted: &[Unconverted]) -> (Verdict, Vec<String>) {
+    let acc = req.account_currency;
     let lim = req.limits;
-
-    // Verdict.
+    let Measured {
+        gross_pct, conc_pct, ..
+    } = *measured;
     let mut verdict = Verdict::Proceed;
     let mut reasons = Vec::new();
-    let mut raise = |v: Verdict, reason: String| {
-        verdict = verdict.max(v);
+    let mut raise = |level: Verdict, reason: String| {
+        verdict = verdict.max(level);
         reasons.push(reason);
     };
-    if !equity_ok {
+    if req.equity <= 0.0 {
         raise(
             Verdict::Block,
             format!(
@@ -779,7 +961,7 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
             ),
         );
     }
-    if let Some((_, what)) = &concentration {
+    if let Some(what) = measured.concentration {
         if conc_pct > lim.block_concentration_pct {
             raise(
                 Verdict::Block,
@@ -798,13 +980,13 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
             );
         }
     }
-    for u in &unconverted {
+    for missing in unconverted {
         raise(
             Verdict::Caution,
             format!(
                 "no quote converts {} to {acc}: the exposure of {} is left out of the percentages",
-                u.currency,
-                u.symbols.join(", ")
+                missing.currency,
+                missing.symbols.join(", ")
             ),
         );
     }
@@ -818,23 +1000,7 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
             )
         });
     }
-
-    Ok(ExposureReport {
-        legs,
-        currencies,
-        gross_exposure: gross,
-        gross_pct_equity: gross_pct,
-        net_exposure: net,
-        net_pct_equity: net_pct,
-        correlated_pairs,
-        correlated_groups,
-        concentration_pct_equity: conc_pct,
-        concentration_source: concentration.map(|(_, w)| w),
-        unconverted,
-        verdict,
-        reasons,
-        limits: lim,
-    })
+    (verdict, reasons)
 }
 
 #[cfg(test)]

@@ -406,162 +406,42 @@ pub fn status(
             "balance and equity must be finite numbers".into(),
         ));
     }
-    let mut own: Vec<&Deal> = deals.iter().filter(|d| d.time >= rules.start_time).collect();
-    if let Some(d) = own
-        .iter()
-        .find(|d| !(d.profit.is_finite() && d.swap.is_finite() && d.commission.is_finite()))
-    {
-        return Err(CoreError::InvalidInput(format!(
-            "deal {} has a non-finite profit, swap or commission",
-            d.ticket
-        )));
-    }
-    own.sort_by_key(|d| (d.time, d.ticket));
+    let own = deals_since_start(rules, deals)?;
     let initial = rules.initial_balance;
     let balance = account.balance;
     let equity = account.equity;
 
     let day_start = rules.day_start(now);
-    let today: Vec<&&Deal> = own.iter().filter(|d| d.time >= day_start).collect();
-    let day_start_balance = balance - today.iter().map(|d| change(d)).sum::<f64>();
-    let today_cash: f64 = today.iter().map(|d| cash(d)).sum();
-    let daily_pnl = equity - day_start_balance - today_cash;
-    let net_cash_flow: f64 = own.iter().map(|d| cash(d)).sum();
+    let today = TodayFlows::of(&own, day_start, balance);
+    let daily_pnl = equity - today.start_balance - today.cash;
+    let net_cash_flow: f64 = own.iter().map(|deal| cash(deal)).sum();
     let closed_profit = balance - initial - net_cash_flow;
 
-    let daily_limit = rules.max_daily_loss_percent.map(|p| p / 100.0 * initial);
-    let max_limit = rules.max_loss_percent.map(|p| p / 100.0 * initial);
+    let daily_limit = rules.max_daily_loss_percent.map(|percent| percent / 100.0 * initial);
+    let max_limit = rules.max_loss_percent.map(|percent| percent / 100.0 * initial);
+    let curve = ClosedCurve::walk(rules, &own, balance, daily_limit, max_limit);
+    let high_water_mark = stored_high_water_mark
+        .filter(|stored| stored.is_finite())
+        .map_or(curve.high_water_mark, |stored| curve.high_water_mark.max(stored))
+        .max(equity);
 
-    // One pass over the closed-balance curve: high-water mark, closed
-    // breaches, realised profit per day and trading days.
-    let start_balance = balance - own.iter().map(|d| change(d)).sum::<f64>();
-    let mut b = start_balance;
-    let mut hwm = initial.max(start_balance);
-    let mut cash_so_far = 0.0;
-    let mut day = None;
-    let mut day_ref = start_balance; // balance at the start of the deal's day, plus that day's cash flows
-    let mut daily_breach = false;
-    let mut max_breach = false;
-    let mut day_profits: Vec<(i64, f64)> = Vec::new();
-    let mut trade_days: Vec<i64> = Vec::new();
-    for d in &own {
-        let dd = rules.day_of(d.time);
-        if day != Some(dd) {
-            day = Some(dd);
-            day_ref = b;
-        }
-        let c = cash(d);
-        b += change(d);
-        cash_so_far += c;
-        day_ref += c;
-        if let Some(l) = daily_limit
-            && day_ref - b >= l
-        {
-            daily_breach = true;
-        }
-        if let Some(l) = max_limit {
-            let floor = match rules.drawdown_mode {
-                DrawdownMode::Static => initial + cash_so_far - l,
-                DrawdownMode::Trailing => hwm - l,
-            };
-            if b <= floor {
-                max_breach = true;
-            }
-        }
-        hwm = hwm.max(b);
-        if d.entry != DealEntry::Balance {
-            match day_profits.last_mut() {
-                Some((k, p)) if *k == dd => *p += change(d),
-                _ => day_profits.push((dd, change(d))),
-            }
-            if trade_days.last() != Some(&dd) {
-                trade_days.push(dd);
-            }
-        }
-    }
-    if let Some(s) = stored_high_water_mark.filter(|s| s.is_finite()) {
-        hwm = hwm.max(s);
-    }
-    hwm = hwm.max(equity);
+    let limits = loss_limits(
+        rules,
+        LossReferences {
+            day_start: today.start_balance + today.cash,
+            static_start: initial + net_cash_flow,
+            high_water_mark,
+        },
+        &curve,
+        equity,
+    );
+    let verdict = limits.iter().map(|limit| limit.verdict).max().unwrap_or(Verdict::Ok);
+    let (max_safe_risk_amount, max_safe_risk_percent) = max_safe_risk(&limits, verdict, equity);
 
-    let mut limits = Vec::new();
-    if let Some(l) = daily_limit {
-        let reference = day_start_balance + today_cash;
-        limits.push(limit_status(
-            RuleKind::DailyLoss,
-            l,
-            reference - l,
-            reference,
-            equity,
-            daily_breach,
-        ));
-    }
-    if let Some(l) = max_limit {
-        let reference = match rules.drawdown_mode {
-            DrawdownMode::Static => initial + net_cash_flow,
-            DrawdownMode::Trailing => hwm,
-        };
-        limits.push(limit_status(
-            RuleKind::MaxLoss,
-            l,
-            reference - l,
-            reference,
-            equity,
-            max_breach,
-        ));
-    }
-    let verdict = limits.iter().map(|l| l.verdict).max().unwrap_or(Verdict::Ok);
-    let min_headroom = limits.iter().map(|l| l.headroom).reduce(f64::min);
-    let (max_safe_risk_amount, max_safe_risk_percent) = match min_headroom {
-        Some(_) if verdict == Verdict::Breached => (Some(0.0), Some(0.0)),
-        Some(h) if equity > 0.0 => (Some(h.max(0.0)), Some(h.max(0.0) / equity * 100.0)),
-        _ => (None, None),
-    };
-
-    let mut objectives = Vec::new();
-    if let Some(p) = rules.profit_target_percent {
-        let target = p / 100.0 * initial;
-        objectives.push(ObjectiveStatus {
-            rule: RuleKind::ProfitTarget,
-            target,
-            achieved: Some(closed_profit),
-            remaining: (target - closed_profit).max(0.0),
-            met: closed_profit >= target,
-        });
-    }
-    let trading_days = u32::try_from(trade_days.len()).unwrap_or(u32::MAX);
-    if let Some(n) = rules.min_trading_days {
-        objectives.push(ObjectiveStatus {
-            rule: RuleKind::MinTradingDays,
-            target: f64::from(n),
-            achieved: Some(f64::from(trading_days)),
-            remaining: f64::from(n.saturating_sub(trading_days)),
-            met: trading_days >= n,
-        });
-    }
-    if let Some(x) = rules.consistency_percent {
-        let total: f64 = day_profits.iter().map(|(_, p)| p).sum();
-        let best = day_profits.iter().map(|(_, p)| *p).fold(0.0, f64::max);
-        let (achieved, met) = if total > 0.0 {
-            let share = best / total * 100.0;
-            (Some(share), share <= x + 1e-9)
-        } else {
-            (None, false)
-        };
-        let needed = if total > 0.0 {
-            (best * 100.0 / x - total).max(0.0)
-        } else {
-            0.0
-        };
-        objectives.push(ObjectiveStatus {
-            rule: RuleKind::Consistency,
-            target: x,
-            achieved,
-            remaining: if met { 0.0 } else { needed },
-            met,
-        });
-    }
-    let passed = !objectives.is_empty() && objectives.iter().all(|o| o.met) && verdict != Verdict::Breached;
+    let trading_days = u32::try_from(curve.trade_days.len()).unwrap_or(u32::MAX);
+    let objectives = objectives(rules, closed_profit, trading_days, &curve.day_profits);
+    let passed =
+        !objectives.is_empty() && objectives.iter().all(|objective| objective.met) && verdict != Verdict::Breached;
     Ok(Status {
         verdict,
         limits,
@@ -570,13 +450,249 @@ pub fn status(
         max_safe_risk_percent,
         max_safe_risk_amount,
         day_start,
-        day_start_balance,
+        day_start_balance: today.start_balance,
         daily_pnl,
         closed_profit,
         net_cash_flow,
         trading_days,
-        high_water_mark: hwm,
+        high_water_mark,
     })
+}
+
+/// The balances the loss limits are measured from.
+struct LossReferences {
+    /// Balance at the start of the day plus the day's cash flows (daily loss).
+    day_start: f64,
+    /// Initial balance plus every cash flow (static maximum loss).
+    static_start: f64,
+    /// High-water mark of balance and equity (trailing maximum loss).
+    high_water_mark: f64,
+}
+
+/// The status of the daily and maximum loss limits the rules set, at `equity`.
+fn loss_limits(
+    rules: &PropFirmRules,
+    references: LossReferences,
+    curve: &ClosedCurve,
+    equity: f64,
+) -> Vec<LimitStatus> {
+    let initial = rules.initial_balance;
+    let mut limits = Vec::new();
+    if let Some(percent) = rules.max_daily_loss_percent {
+        let limit = percent / 100.0 * initial;
+        let reference = references.day_start;
+        limits.push(limit_status(
+            RuleKind::DailyLoss,
+            limit,
+            reference - limit,
+            reference,
+            equity,
+            curve.daily_breach,
+        ));
+    }
+    if let Some(percent) = rules.max_loss_percent {
+        let limit = percent / 100.0 * initial;
+        let reference = match rules.drawdown_mode {
+            DrawdownMode::Static => references.static_start,
+            DrawdownMode::Trailing => references.high_water_mark,
+        };
+        limits.push(limit_status(
+            RuleKind::MaxLoss,
+            limit,
+            reference - limit,
+            reference,
+            equity,
+            curve.max_breach,
+        ));
+    }
+    limits
+}
+
+/// The deals from `rules.start_time` on, in time order (ticket on ties).
+///
+/// Errors: a deal with a non-finite profit, swap or commission.
+fn deals_since_start<'d>(rules: &PropFirmRules, deals: &'d [Deal]) -> Result<Vec<&'d Deal>, CoreError> {
+    let mut own: Vec<&Deal> = deals.iter().filter(|deal| deal.time >= rules.start_time).collect();
+    if let Some(deal) = own
+        .iter()
+        .find(|deal| !(deal.profit.is_finite() && deal.swap.is_finite() && deal.commission.is_finite()))
+    {
+        return Err(CoreError::InvalidInput(format!(
+            "deal {} has a non-finite profit, swap or commission",
+            deal.ticket
+        )));
+    }
+    own.sort_by_key(|deal| (deal.time, deal.ticket));
+    Ok(own)
+}
+
+/// The balance at the start of the current day and the day's cash flows
+/// (deposits and withdrawals) since.
+struct TodayFlows {
+    start_balance: f64,
+    cash: f64,
+}
+
+impl TodayFlows {
+    /// From the deals in time order, the day starting at `day_start` and the current `balance`.
+    fn of(own: &[&Deal], day_start: UnixMs, balance: f64) -> Self {
+        let today: Vec<&&Deal> = own.iter().filter(|deal| deal.time >= day_start).collect();
+        let start_balance = balance - today.iter().map(|deal| change(deal)).sum::<f64>();
+        let cash: f64 = today.iter().map(|deal| cash(deal)).sum();
+        Self { start_balance, cash }
+    }
+}
+
+/// What one pass over the closed-balance curve tells: its high-water mark,
+/// whether a limit was breached on a closed balance, realised profit per day
+/// and trading days.
+struct ClosedCurve {
+    high_water_mark: f64,
+    daily_breach: bool,
+    max_breach: bool,
+    /// Realised profit per trading day (day number, profit), in day order.
+    day_profits: Vec<(i64, f64)>,
+    /// The days with a trade deal, in order.
+    trade_days: Vec<i64>,
+}
+
+impl ClosedCurve {
+    /// Replays `own` (in time order) from the balance before the first of
+    /// them, reconstructed backwards from the current `balance`.
+    fn walk(
+        rules: &PropFirmRules,
+        own: &[&Deal],
+        balance: f64,
+        daily_limit: Option<f64>,
+        max_limit: Option<f64>,
+    ) -> Self {
+        let initial = rules.initial_balance;
+        let start_balance = balance - own.iter().map(|deal| change(deal)).sum::<f64>();
+        let mut closed_balance = start_balance;
+        let mut curve = Self {
+            high_water_mark: initial.max(start_balance),
+            daily_breach: false,
+            max_breach: false,
+            day_profits: Vec::new(),
+            trade_days: Vec::new(),
+        };
+        let mut cash_so_far = 0.0;
+        let mut current_day = None;
+        // Balance at the start of the deal's day, plus that day's cash flows.
+        let mut day_reference = start_balance;
+        for deal in own {
+            let day = rules.day_of(deal.time);
+            if current_day != Some(day) {
+                current_day = Some(day);
+                day_reference = closed_balance;
+            }
+            let deal_cash = cash(deal);
+            closed_balance += change(deal);
+            cash_so_far += deal_cash;
+            day_reference += deal_cash;
+            if let Some(limit) = daily_limit
+                && day_reference - closed_balance >= limit
+            {
+                curve.daily_breach = true;
+            }
+            if let Some(limit) = max_limit {
+                let floor = match rules.drawdown_mode {
+                    DrawdownMode::Static => initial + cash_so_far - limit,
+                    DrawdownMode::Trailing => curve.high_water_mark - limit,
+                };
+                if closed_balance <= floor {
+                    curve.max_breach = true;
+                }
+            }
+            curve.high_water_mark = curve.high_water_mark.max(closed_balance);
+            if deal.entry != DealEntry::Balance {
+                curve.count_trade_deal(day, change(deal));
+            }
+        }
+        curve
+    }
+
+    /// Adds a trade deal's `profit` to `day`, the latest day seen.
+    fn count_trade_deal(&mut self, day: i64, profit: f64) {
+        match self.day_profits.last_mut() {
+            Some((last_day, day_profit)) if *last_day == day => *day_profit += profit,
+            _ => self.day_profits.push((day, profit)),
+        }
+        if self.trade_days.last() != Some(&day) {
+            self.trade_days.push(day);
+        }
+    }
+}
+
+/// The risk a new trade may take before the tightest limit is breached, as
+/// (amount, percent of equity): zero once breached, none without a limit or
+/// positive equity.
+fn max_safe_risk(limits: &[LimitStatus], verdict: Verdict, equity: f64) -> (Option<f64>, Option<f64>) {
+    let min_headroom = limits.iter().map(|limit| limit.headroom).reduce(f64::min);
+    match min_headroom {
+        Some(_) if verdict == Verdict::Breached => (Some(0.0), Some(0.0)),
+        Some(headroom) if equity > 0.0 => (Some(headroom.max(0.0)), Some(headroom.max(0.0) / equity * 100.0)),
+        _ => (None, None),
+    }
+}
+
+/// The progress towards each objective the rules set: profit target,
+/// minimum trading days, consistency.
+fn objectives(
+    rules: &PropFirmRules,
+    closed_profit: f64,
+    trading_days: u32,
+    day_profits: &[(i64, f64)],
+) -> Vec<ObjectiveStatus> {
+    let mut objectives = Vec::new();
+    if let Some(percent) = rules.profit_target_percent {
+        let target = percent / 100.0 * rules.initial_balance;
+        objectives.push(ObjectiveStatus {
+            rule: RuleKind::ProfitTarget,
+            target,
+            achieved: Some(closed_profit),
+            remaining: (target - closed_profit).max(0.0),
+            met: closed_profit >= target,
+        });
+    }
+    if let Some(min_days) = rules.min_trading_days {
+        objectives.push(ObjectiveStatus {
+            rule: RuleKind::MinTradingDays,
+            target: f64::from(min_days),
+            achieved: Some(f64::from(trading_days)),
+            remaining: f64::from(min_days.saturating_sub(trading_days)),
+            met: trading_days >= min_days,
+        });
+    }
+    if let Some(max_share) = rules.consistency_percent {
+        objectives.push(consistency(max_share, day_profits));
+    }
+    objectives
+}
+
+/// The consistency objective: the best day's share of the total profit must
+/// not exceed `max_share` percent.
+fn consistency(max_share: f64, day_profits: &[(i64, f64)]) -> ObjectiveStatus {
+    let total: f64 = day_profits.iter().map(|(_, profit)| profit).sum();
+    let best = day_profits.iter().map(|(_, profit)| *profit).fold(0.0, f64::max);
+    let (achieved, met) = if total > 0.0 {
+        let share = best / total * 100.0;
+        (Some(share), share <= max_share + 1e-9)
+    } else {
+        (None, false)
+    };
+    let needed = if total > 0.0 {
+        (best * 100.0 / max_share - total).max(0.0)
+    } else {
+        0.0
+    };
+    ObjectiveStatus {
+        rule: RuleKind::Consistency,
+        target: max_share,
+        achieved,
+        remaining: if met { 0.0 } else { needed },
+        met,
+    }
 }
 
 #[cfg(test)]

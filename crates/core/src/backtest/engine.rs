@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BacktestError;
 use super::dsl::{SameDirectionEntry, Strategy};
-use super::eval::{Mode, Order, Shared, bar_ok, compile, decide, units};
+use super::eval::{Compiled, Mode, Node, Order, Rules, Shared, bar_ok, compile, decide, units};
 use super::metrics::{EquityStats, Metrics, metrics};
 use crate::Bar;
 
@@ -111,6 +111,7 @@ pub struct BacktestResult {
     pub equity: Vec<f64>,
 }
 
+/// The trade held between two bars.
 struct Open {
     dir: Direction,
     entry_index: usize,
@@ -122,6 +123,7 @@ struct Open {
 }
 
 impl Open {
+    #[inline]
     fn sign(&self) -> f64 {
         match self.dir {
             Direction::Long => 1.0,
@@ -161,6 +163,31 @@ pub fn run_with_progress(
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<BacktestResult, BacktestError> {
+    check_inputs(strategy, bars, opts)?;
+    let (compiled, rules) = compile_checked(strategy, bars)?;
+    let bar_count = bars.len();
+    let mut signals = BlockSignals::new(&compiled, &rules, BLOCK.min(bar_count));
+    let mut spacing = SpacingCheck::new(bars);
+    let mut sim = Simulation::new(strategy, &compiled, &rules, bars, opts);
+    for start in (0..bar_count).step_by(BLOCK) {
+        let block = &bars[start..(start + BLOCK).min(bar_count)];
+        spacing.check_block(bars, block)?;
+        let fired = signals.evaluate(bars, start, block.len());
+        for (offset, bar) in block.iter().enumerate() {
+            let index = start + offset;
+            if index % PROGRESS_EVERY == 0 && index > 0 {
+                progress(index, bar_count);
+            }
+            sim.step(index, bar, fired[offset]);
+        }
+        sim.push_block_stats(start);
+    }
+    progress(bar_count, bar_count);
+    Ok(sim.finish(spacing.uniform_gap()))
+}
+
+/// Rejects a bad strategy, bad options and an empty series before anything is compiled.
+fn check_inputs(strategy: &Strategy, bars: &[Bar], opts: &RunOptions) -> Result<(), BacktestError> {
     strategy.validate()?;
     if !(opts.initial_equity.is_finite() && opts.initial_equity > 0.0) {
         return Err(BacktestError::Invalid {
@@ -171,213 +198,370 @@ pub fn run_with_progress(
     if bars.is_empty() {
         crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
     }
-    // A bad series is reported as such even when an indicator refused it first.
-    let (c, rules) = compile(strategy, bars, Mode::Stream).map_err(|e| match crate::bars::validate_series(bars) {
+    Ok(())
+}
+
+/// Compiles `strategy` for streaming; a bad series is reported as such even
+/// when an indicator refused it first.
+fn compile_checked<'a>(strategy: &Strategy, bars: &'a [Bar]) -> Result<(Compiled<'a>, Rules), BacktestError> {
+    compile(strategy, bars, Mode::Stream).map_err(|err| match crate::bars::validate_series(bars) {
         Err(data) => BacktestError::Data(data),
-        Ok(()) => e,
-    })?;
-    // The conditions are evaluated a block of bars at a time, just before the
-    // simulation reads the same bars (see the `eval` module).
-    let mut programs = [
-        &rules.entry_long,
-        &rules.entry_short,
-        &rules.exit_long,
-        &rules.exit_short,
-    ]
-    .map(|cond| cond.as_ref().map(|x| c.program(x)));
-    const ENTRY_LONG: u8 = 1;
-    const ENTRY_SHORT: u8 = 2;
-    const EXIT_LONG: u8 = 4;
-    const EXIT_SHORT: u8 = 8;
-    let costs = &strategy.costs;
-    let reenter = strategy.same_direction_entry == SameDirectionEntry::Reenter;
-    let n = bars.len();
+        Ok(()) => err,
+    })
+}
 
-    let mut cash = opts.initial_equity;
-    let mut pos: Option<Open> = None;
-    let mut trades = Vec::new();
-    let mut equity = Vec::with_capacity(n);
-    let mut exposed = 0usize;
-    let mut stats = EquityStats::new(opts.initial_equity);
-    // Order decided on the previous bar's close.
-    let mut pending = Order::default();
-    let mut signal_bar = 0usize;
+/// Bits of a bar's signal byte: which conditions fired on its close.
+const ENTRY_LONG: u8 = 1;
+const ENTRY_SHORT: u8 = 2;
+const EXIT_LONG: u8 = 4;
+const EXIT_SHORT: u8 = 8;
 
-    let half = costs.spread / 2.0 + costs.slippage;
-    let fill = |buying: bool, px: f64| if buying { px + half } else { px - half };
-    let close_trade = |p: Open, i: usize, raw: f64, reason: ExitReason, cash: &mut f64, trades: &mut Vec<Trade>| {
-        let px = fill(p.dir == Direction::Short, raw);
-        let exit_commission = costs.commission * p.size * px;
-        let gross = p.sign() * p.size * (px - p.entry_price);
-        *cash += gross - exit_commission;
-        let pnl = gross - exit_commission - p.entry_commission;
-        trades.push(Trade {
-            direction: p.dir,
-            entry_index: p.entry_index,
-            entry_time: bars[p.entry_index].time,
-            entry_price: p.entry_price,
-            exit_index: i,
-            exit_time: bars[i].time,
-            exit_price: px,
-            size: p.size,
-            pnl,
-            return_pct: pnl / (p.size * p.entry_price) * 100.0,
-            reason,
-        });
-    };
+/// The strategy's four conditions, evaluated a block of bars at a time just
+/// before the simulation reads the same bars (see the `eval` module).
+struct BlockSignals<'c> {
+    /// `entry_long`, `entry_short`, `exit_long`, `exit_short`, when present.
+    programs: [Option<Node<'c>>; 4],
+    shared: Shared,
+    /// Scratch: whether one condition fired on each bar of the block.
+    fired: Vec<bool>,
+    /// Per bar of the block, the bits of the conditions that fired.
+    signals: Vec<u8>,
+}
 
-    let block_len = BLOCK.min(n);
-    let mut signals = vec![0u8; block_len];
-    let mut shared = Shared::new(&c, block_len);
-    let mut fired = vec![false; block_len];
-    // Bar checks (as `validate_series`) and whether the bars are evenly spaced.
-    let gap = match bars {
-        [a, b, ..] => Some(b.time.wrapping_sub(a.time)),
-        _ => None,
-    };
-    let mut prev_time = bars[0].time.wrapping_sub(gap.unwrap_or(1));
-    let mut uniform = true;
-    for start in (0..n).step_by(BLOCK) {
-        let block = &bars[start..(start + BLOCK).min(n)];
-        let mut ok = true;
-        for bar in block {
-            ok &= bar_ok(bar) & (bar.time > prev_time);
-            uniform &= bar.time.wrapping_sub(prev_time) == gap.unwrap_or(1);
-            prev_time = bar.time;
+impl<'c> BlockSignals<'c> {
+    fn new(compiled: &'c Compiled<'_>, rules: &'c Rules, block_len: usize) -> Self {
+        let programs = [
+            &rules.entry_long,
+            &rules.entry_short,
+            &rules.exit_long,
+            &rules.exit_short,
+        ]
+        .map(|cond| cond.as_ref().map(|cond| compiled.program(cond)));
+        Self {
+            programs,
+            shared: Shared::new(compiled, block_len),
+            fired: vec![false; block_len],
+            signals: vec![0u8; block_len],
         }
-        if !ok {
-            crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
-        }
-        shared.advance(bars, start, block.len());
-        let signals = &mut signals[..block.len()];
+    }
+
+    /// The signal bytes of the `len` bars from `start`; blocks must follow each other.
+    fn evaluate(&mut self, bars: &[Bar], start: usize, len: usize) -> &[u8] {
+        self.shared.advance(bars, start, len);
+        let signals = &mut self.signals[..len];
         signals.fill(0);
-        for (program, bit) in programs
+        for (program, bit) in self
+            .programs
             .iter_mut()
             .zip([ENTRY_LONG, ENTRY_SHORT, EXIT_LONG, EXIT_SHORT])
         {
             if let Some(program) = program {
-                let fired = &mut fired[..block.len()];
-                program.block(start, fired, &shared);
+                let fired = &mut self.fired[..len];
+                program.block(start, fired, &self.shared);
                 signals
                     .iter_mut()
                     .zip(fired.iter())
-                    .for_each(|(s, f)| *s |= u8::from(*f) * bit);
+                    .for_each(|(signal, fired)| *signal |= u8::from(*fired) * bit);
             }
         }
-        for (k, bar) in block.iter().enumerate() {
-            let i = start + k;
-            if i % PROGRESS_EVERY == 0 && i > 0 {
-                progress(i, n);
-            }
-            // 1. Orders decided on the previous close fill at this open.
-            let Order {
-                close: close_now,
-                open: open_dir,
-            } = std::mem::take(&mut pending);
-            if close_now && let Some(p) = pos.take() {
-                let reason = match open_dir {
-                    Some(d) if d != p.dir => ExitReason::Reverse,
-                    Some(_) => ExitReason::Reenter,
-                    None => ExitReason::Signal,
-                };
-                close_trade(p, i, bar.open, reason, &mut cash, &mut trades);
-            }
-            if let Some(dir) = open_dir
-                && pos.is_none()
-            {
-                let px = fill(dir == Direction::Long, bar.open);
-                let sl_d = c.stop_distance(&strategy.stop_loss, rules.sl_atr, signal_bar);
-                let tp_d = c.stop_distance(&strategy.take_profit, rules.tp_atr, signal_bar);
-                let size = units(&strategy.sizing, costs, cash, px, sl_d);
-                if size.is_finite() && size > 0.0 && px > 0.0 {
-                    let entry_commission = costs.commission * size * px;
-                    cash -= entry_commission;
-                    let s = if dir == Direction::Long { 1.0 } else { -1.0 };
-                    pos = Some(Open {
-                        dir,
-                        entry_index: i,
-                        entry_price: px,
-                        size,
-                        entry_commission,
-                        sl: sl_d.map(|d| px - s * d),
-                        tp: tp_d.map(|d| px + s * d),
-                    });
-                }
-            }
-            // 2. Stops and targets inside this bar; the stop is assumed first.
-            if let Some(p) = &pos {
-                let long = p.dir == Direction::Long;
-                let sl_hit = p.sl.filter(|&s| if long { bar.low <= s } else { bar.high >= s });
-                let tp_hit = p.tp.filter(|&t| if long { bar.high >= t } else { bar.low <= t });
-                let exit = if let Some(s) = sl_hit {
-                    let px = if long { bar.open.min(s) } else { bar.open.max(s) };
-                    Some((px, ExitReason::StopLoss))
-                } else if let Some(t) = tp_hit {
-                    let px = if long { bar.open.max(t) } else { bar.open.min(t) };
-                    Some((px, ExitReason::TakeProfit))
-                } else {
-                    None
-                };
-                if let Some((px, reason)) = exit
-                    && let Some(p) = pos.take()
-                {
-                    close_trade(p, i, px, reason, &mut cash, &mut trades);
-                }
-            }
-            // 3. End of data: close what is open.
-            if i + 1 == n
-                && let Some(p) = pos.take()
-            {
-                let px = match opts.final_exit {
-                    FinalExit::LastClose => bar.close,
-                    FinalExit::LastOpen => bar.open,
-                };
-                close_trade(p, i, px, ExitReason::EndOfData, &mut cash, &mut trades);
-            }
-            // 4. Mark to market at the close.
-            let unreal = pos
-                .as_ref()
-                .map(|p| p.sign() * p.size * (fill(p.dir == Direction::Short, bar.close) - p.entry_price))
-                .unwrap_or(0.0);
-            if pos.is_some() {
-                exposed += 1;
-            }
-            equity.push(cash + unreal);
-            // 5. Signals on this close, for the next open.
-            if i + 1 < n {
-                let cur = pos.as_ref().map(|p| p.dir);
-                let fired = signals[k];
-                pending = decide(
-                    cur,
-                    fired & ENTRY_LONG != 0,
-                    fired & ENTRY_SHORT != 0,
-                    fired & EXIT_LONG != 0,
-                    fired & EXIT_SHORT != 0,
-                    reenter,
-                );
-                signal_bar = i;
-            }
-        }
-        // The block's equity, still in cache, feeds the running statistics in a tight loop.
-        let mut block_stats = stats;
-        equity[start..].iter().for_each(|e| block_stats.push(*e));
-        stats = block_stats;
+        signals
     }
-    progress(n, n);
-    let m = metrics(
-        bars,
-        gap.filter(|_| uniform),
-        &equity,
-        &stats,
-        &trades,
-        exposed,
-        opts.initial_equity,
-    );
-    Ok(BacktestResult {
-        metrics: m,
-        trades,
-        equity,
-    })
+}
+
+/// The bar checks of `validate_series`, made block by block as the run
+/// reaches the bars, and whether the bars are evenly spaced.
+struct SpacingCheck {
+    /// The gap between the first two bars, if there are two.
+    gap: Option<i64>,
+    prev_time: i64,
+    uniform: bool,
+}
+
+impl SpacingCheck {
+    /// `bars` must not be empty.
+    fn new(bars: &[Bar]) -> Self {
+        let gap = match bars {
+            [first, second, ..] => Some(second.time.wrapping_sub(first.time)),
+            _ => None,
+        };
+        Self {
+            gap,
+            prev_time: bars[0].time.wrapping_sub(gap.unwrap_or(1)),
+            uniform: true,
+        }
+    }
+
+    /// Checks the bars of `block`, the next block of `bars`; on a bad bar
+    /// reports the first problem of the whole series.
+    fn check_block(&mut self, bars: &[Bar], block: &[Bar]) -> Result<(), BacktestError> {
+        let mut ok = true;
+        for bar in block {
+            ok &= bar_ok(bar) & (bar.time > self.prev_time);
+            self.uniform &= bar.time.wrapping_sub(self.prev_time) == self.gap.unwrap_or(1);
+            self.prev_time = bar.time;
+        }
+        if !ok {
+            crate::bars::validate_series(bars).map_err(BacktestError::Data)?;
+        }
+        Ok(())
+    }
+
+    /// The gap between bars when every bar checked so far followed the previous by it.
+    fn uniform_gap(&self) -> Option<i64> {
+        self.gap.filter(|_| self.uniform)
+    }
+}
+
+/// The account as the simulation walks the bars.
+struct Simulation<'a> {
+    strategy: &'a Strategy,
+    compiled: &'a Compiled<'a>,
+    rules: &'a Rules,
+    bars: &'a [Bar],
+    opts: &'a RunOptions,
+    /// What each fill pays against the raw price: half the spread plus slippage.
+    half_spread_and_slippage: f64,
+    reenter: bool,
+    cash: f64,
+    position: Option<Open>,
+    trades: Vec<Trade>,
+    equity: Vec<f64>,
+    /// Bars closed with a trade open.
+    exposed: usize,
+    stats: EquityStats,
+    /// Order decided on the previous bar's close.
+    pending: Order,
+    /// The bar whose close decided `pending`.
+    signal_bar: usize,
+}
+
+impl<'a> Simulation<'a> {
+    fn new(
+        strategy: &'a Strategy,
+        compiled: &'a Compiled<'a>,
+        rules: &'a Rules,
+        bars: &'a [Bar],
+        opts: &'a RunOptions,
+    ) -> Self {
+        let costs = &strategy.costs;
+        Self {
+            strategy,
+            compiled,
+            rules,
+            bars,
+            opts,
+            half_spread_and_slippage: costs.spread / 2.0 + costs.slippage,
+            reenter: strategy.same_direction_entry == SameDirectionEntry::Reenter,
+            cash: opts.initial_equity,
+            position: None,
+            trades: Vec::new(),
+            equity: Vec::with_capacity(bars.len()),
+            exposed: 0,
+            stats: EquityStats::new(opts.initial_equity),
+            pending: Order::default(),
+            signal_bar: 0,
+        }
+    }
+
+    /// One bar, `fired` being the signal byte of its close.
+    #[inline]
+    fn step(&mut self, index: usize, bar: &Bar, fired: u8) {
+        self.fill_pending_order(index, bar);
+        self.check_stop_and_target(index, bar);
+        if index + 1 == self.bars.len() {
+            self.close_at_end(index, bar);
+        }
+        self.mark_to_market(bar);
+        if index + 1 < self.bars.len() {
+            self.decide_next_order(index, fired);
+        }
+    }
+
+    /// The price of a fill at raw price `price` after spread and slippage.
+    #[inline]
+    fn fill(&self, buying: bool, price: f64) -> f64 {
+        if buying {
+            price + self.half_spread_and_slippage
+        } else {
+            price - self.half_spread_and_slippage
+        }
+    }
+
+    /// 1. Orders decided on the previous close fill at this open.
+    #[inline]
+    fn fill_pending_order(&mut self, index: usize, bar: &Bar) {
+        let Order {
+            close: close_now,
+            open: open_dir,
+        } = std::mem::take(&mut self.pending);
+        if close_now && let Some(held) = self.position.take() {
+            let reason = match open_dir {
+                Some(dir) if dir != held.dir => ExitReason::Reverse,
+                Some(_) => ExitReason::Reenter,
+                None => ExitReason::Signal,
+            };
+            self.close_trade(held, index, bar.open, reason);
+        }
+        if let Some(dir) = open_dir
+            && self.position.is_none()
+        {
+            self.open_trade(dir, index, bar);
+        }
+    }
+
+    /// Opens a trade in `dir` at `bar`'s open, sized by the strategy; none
+    /// when the size or price is not positive.
+    #[inline]
+    fn open_trade(&mut self, dir: Direction, index: usize, bar: &Bar) {
+        let strategy = self.strategy;
+        let costs = &strategy.costs;
+        let price = self.fill(dir == Direction::Long, bar.open);
+        let sl_distance = self
+            .compiled
+            .stop_distance(&strategy.stop_loss, self.rules.sl_atr, self.signal_bar);
+        let tp_distance = self
+            .compiled
+            .stop_distance(&strategy.take_profit, self.rules.tp_atr, self.signal_bar);
+        let size = units(&strategy.sizing, costs, self.cash, price, sl_distance);
+        if size.is_finite() && size > 0.0 && price > 0.0 {
+            let entry_commission = costs.commission * size * price;
+            self.cash -= entry_commission;
+            let sign = if dir == Direction::Long { 1.0 } else { -1.0 };
+            self.position = Some(Open {
+                dir,
+                entry_index: index,
+                entry_price: price,
+                size,
+                entry_commission,
+                sl: sl_distance.map(|distance| price - sign * distance),
+                tp: tp_distance.map(|distance| price + sign * distance),
+            });
+        }
+    }
+
+    /// 2. Stops and targets inside this bar; the stop is assumed first.
+    #[inline]
+    fn check_stop_and_target(&mut self, index: usize, bar: &Bar) {
+        let Some(held) = &self.position else {
+            return;
+        };
+        let long = held.dir == Direction::Long;
+        let sl_hit = held
+            .sl
+            .filter(|&stop| if long { bar.low <= stop } else { bar.high >= stop });
+        let tp_hit = held
+            .tp
+            .filter(|&target| if long { bar.high >= target } else { bar.low <= target });
+        let exit = if let Some(stop) = sl_hit {
+            let price = if long { bar.open.min(stop) } else { bar.open.max(stop) };
+            Some((price, ExitReason::StopLoss))
+        } else if let Some(target) = tp_hit {
+            let price = if long {
+                bar.open.max(target)
+            } else {
+                bar.open.min(target)
+            };
+            Some((price, ExitReason::TakeProfit))
+        } else {
+            None
+        };
+        if let Some((price, reason)) = exit
+            && let Some(held) = self.position.take()
+        {
+            self.close_trade(held, index, price, reason);
+        }
+    }
+
+    /// 3. End of data: close what is open.
+    fn close_at_end(&mut self, index: usize, bar: &Bar) {
+        if let Some(held) = self.position.take() {
+            let price = match self.opts.final_exit {
+                FinalExit::LastClose => bar.close,
+                FinalExit::LastOpen => bar.open,
+            };
+            self.close_trade(held, index, price, ExitReason::EndOfData);
+        }
+    }
+
+    /// 4. Mark to market at the close.
+    #[inline]
+    fn mark_to_market(&mut self, bar: &Bar) {
+        let unrealised = self
+            .position
+            .as_ref()
+            .map(|held| {
+                held.sign() * held.size * (self.fill(held.dir == Direction::Short, bar.close) - held.entry_price)
+            })
+            .unwrap_or(0.0);
+        if self.position.is_some() {
+            self.exposed += 1;
+        }
+        self.equity.push(self.cash + unrealised);
+    }
+
+    /// 5. Signals on this close, for the next open.
+    #[inline]
+    fn decide_next_order(&mut self, index: usize, fired: u8) {
+        let current = self.position.as_ref().map(|held| held.dir);
+        self.pending = decide(
+            current,
+            fired & ENTRY_LONG != 0,
+            fired & ENTRY_SHORT != 0,
+            fired & EXIT_LONG != 0,
+            fired & EXIT_SHORT != 0,
+            self.reenter,
+        );
+        self.signal_bar = index;
+    }
+
+    /// Closes `held` on bar `index` at raw price `raw_price` and records the trade.
+    #[inline]
+    fn close_trade(&mut self, held: Open, index: usize, raw_price: f64, reason: ExitReason) {
+        let price = self.fill(held.dir == Direction::Short, raw_price);
+        let exit_commission = self.strategy.costs.commission * held.size * price;
+        let gross = held.sign() * held.size * (price - held.entry_price);
+        self.cash += gross - exit_commission;
+        let pnl = gross - exit_commission - held.entry_commission;
+        self.trades.push(Trade {
+            direction: held.dir,
+            entry_index: held.entry_index,
+            entry_time: self.bars[held.entry_index].time,
+            entry_price: held.entry_price,
+            exit_index: index,
+            exit_time: self.bars[index].time,
+            exit_price: price,
+            size: held.size,
+            pnl,
+            return_pct: pnl / (held.size * held.entry_price) * 100.0,
+            reason,
+        });
+    }
+
+    /// Feeds the equity of the block from `start` to the running statistics.
+    fn push_block_stats(&mut self, start: usize) {
+        // The block's equity, still in cache, feeds the running statistics in a tight loop.
+        let mut block_stats = self.stats;
+        self.equity[start..].iter().for_each(|value| block_stats.push(*value));
+        self.stats = block_stats;
+    }
+
+    /// The result, given the bars' spacing when it is uniform.
+    fn finish(self, uniform_gap: Option<i64>) -> BacktestResult {
+        let metrics = metrics(
+            self.bars,
+            uniform_gap,
+            &self.equity,
+            &self.stats,
+            &self.trades,
+            self.exposed,
+            self.opts.initial_equity,
+        );
+        BacktestResult {
+            metrics,
+            trades: self.trades,
+            equity: self.equity,
+        }
+    }
 }
 
 #[cfg(test)]

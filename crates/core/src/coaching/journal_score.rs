@@ -275,399 +275,23 @@ fn initial_risk(side: Side, entry: f64, stop: f64) -> Option<f64> {
 /// [`CoreError::InvalidInput`] when a price is not finite and positive, or
 /// `risk_percent` is not within 0-100.
 pub fn score(facts: &JournalFacts) -> Result<JournalScore, CoreError> {
-    for (name, v) in [
-        ("entry_price", facts.entry_price),
-        ("exit_price", facts.exit_price),
-        ("stop_loss", facts.stop_loss),
-        ("take_profit", facts.take_profit),
-    ] {
-        if let Some(x) = v
-            && !(x.is_finite() && x > 0.0)
-        {
-            return Err(CoreError::InvalidInput(format!(
-                "`{name}` must be a finite price above 0, got {x}"
-            )));
-        }
-    }
-    let (risk, risk_source) = match (facts.risk_percent, risk_from_tags(&facts.tags)) {
-        (Some(r), _) => (
-            Some((r, "the `risk_percent` input".to_owned())),
-            Some("input".to_owned()),
-        ),
-        (None, Some((r, tag))) => (Some((r, format!("the tag `{tag}`"))), Some("tag".to_owned())),
-        (None, None) => (None, None),
-    };
-    if let Some((r, from)) = &risk
-        && !(r.is_finite() && (0.0..=100.0).contains(r))
-    {
-        return Err(CoreError::InvalidInput(format!(
-            "risk percent from {from} must be between 0 and 100, got {r}"
-        )));
-    }
+    check_prices(facts)?;
+    let risk = stated_risk(facts)?;
+    let mut rubric = Rubric::default();
+    score_plan(facts, &mut rubric);
+    score_stop_loss(facts, &mut rubric);
+    score_risk_size(risk.as_ref(), &mut rubric);
+    score_r_multiples(facts, &mut rubric);
+    score_rule_adherence(facts, &mut rubric);
+    score_emotions(facts, &mut rubric);
 
-    let mut criteria = Vec::new();
-    let mut not_scored = Vec::new();
-    let mut suggestions = Vec::new();
-    let mut scored = |name: &str, points: f64, max: f64, reason: String| {
-        criteria.push(Criterion {
-            name: name.to_owned(),
-            points,
-            max_points: max,
-            reason,
-        })
-    };
-    let mut skip = |name: &str, max: f64, missing: Vec<&str>, reason: String| {
-        not_scored.push(NotScored {
-            name: name.to_owned(),
-            max_points: max,
-            missing: missing.into_iter().map(str::to_owned).collect(),
-            reason,
-        })
-    };
-
-    // 1. Plan.
-    {
-        let plan = !blank(&facts.plan);
-        let setup = !blank(&facts.setup);
-        let points = if plan { PLAN_POINTS } else { 0.0 } + if setup { SETUP_POINTS } else { 0.0 };
-        let plan_part = match &facts.plan {
-            Some(p) if plan => format!("a written plan ({} characters)", p.trim().chars().count()),
-            _ => "no written plan".to_owned(),
-        };
-        let setup_part = match &facts.setup {
-            Some(s) if setup => format!("the setup `{}`", s.trim()),
-            _ => "no named setup".to_owned(),
-        };
-        scored(
-            "plan",
-            points,
-            PLAN_POINTS + SETUP_POINTS,
-            format!("{plan_part} (+{PLAN_POINTS} if present) and {setup_part} (+{SETUP_POINTS} if present)"),
-        );
-        if !plan {
-            suggestions.push(
-                "Write the plan before entering: the trigger, where the idea is invalidated (stop) and the target."
-                    .to_owned(),
-            );
-        }
-        if !setup {
-            suggestions
-                .push("Name the setup (e.g. `breakout`, `pullback`) so results can be compared per setup.".to_owned());
-        }
-    }
-
-    // 2. Stop loss.
-    {
-        let geometry = match (facts.side, facts.entry_price, facts.stop_loss) {
-            (Some(side), Some(entry), Some(stop)) => Some((side, entry, stop, initial_risk(side, entry, stop))),
-            _ => None,
-        };
-        match (facts.stop_loss, geometry) {
-            (None, _) => {
-                scored("stop_loss", 0.0, STOP_POINTS, "no stop_loss is recorded".to_owned());
-                suggestions
-                    .push("Record a stop loss on every trade: it defines the risk and the R multiple.".to_owned());
-            }
-            (Some(stop), Some((side, entry, _, None))) => {
-                scored(
-                    "stop_loss",
-                    STOP_WRONG_SIDE_POINTS,
-                    STOP_POINTS,
-                    format!(
-                        "stop_loss {} is not on the loss side of entry_price {} for a {}: it does not bound the initial risk",
-                        fmt(stop),
-                        fmt(entry),
-                        side_name(side)
-                    ),
-                );
-                suggestions.push(format!(
-                    "Record the initial stop (below the entry for a buy, above it for a sell); {} against an entry of {} bounds no risk.",
-                    fmt(stop),
-                    fmt(entry)
-                ));
-            }
-            (Some(stop), _) => scored(
-                "stop_loss",
-                STOP_POINTS,
-                STOP_POINTS,
-                format!("stop_loss {} is recorded", fmt(stop)),
-            ),
-        }
-    }
-
-    // 3. Risk size.
-    match &risk {
-        Some((r, from)) => {
-            let (points, band) = if *r <= RISK_GOOD_PCT {
-                (RISK_POINTS, format!("at most {RISK_GOOD_PCT}% (good)"))
-            } else if *r <= RISK_FAIR_PCT {
-                (
-                    RISK_FAIR_POINTS,
-                    format!("above {RISK_GOOD_PCT}% and at most {RISK_FAIR_PCT}% (fair)"),
-                )
-            } else {
-                (0.0, format!("above {RISK_FAIR_PCT}% (poor)"))
-            };
-            scored(
-                "risk_size",
-                points,
-                RISK_POINTS,
-                format!("risk of {}% of equity (from {from}) is {band}", fmt(*r)),
-            );
-            if *r > RISK_GOOD_PCT {
-                suggestions.push(format!(
-                    "Size the position so that a stop-out costs at most {RISK_GOOD_PCT}% of equity; this trade risked {}%.",
-                    fmt(*r)
-                ));
-            }
-        }
-        None => {
-            skip(
-                "risk_size",
-                RISK_POINTS,
-                vec!["risk_percent"],
-                "the risk as a percent of equity is not known: give `risk_percent`, or tag the entry `risk:<p>%`"
-                    .to_owned(),
-            );
-            suggestions.push("Record the risk of each trade as a percent of equity (tag `risk:1%`).".to_owned());
-        }
-    }
-
-    // 4 and 5. Planned and realised R.
-    let risk_unit = match (facts.side, facts.entry_price, facts.stop_loss) {
-        (Some(side), Some(entry), Some(stop)) => Some((side, entry, stop, initial_risk(side, entry, stop))),
-        _ => None,
-    };
-    let base_missing = |extra: Option<(&'static str, bool)>| {
-        let mut m = Vec::new();
-        if facts.side.is_none() {
-            m.push("side");
-        }
-        if facts.entry_price.is_none() {
-            m.push("entry_price");
-        }
-        if facts.stop_loss.is_none() {
-            m.push("stop_loss");
-        }
-        if let Some((name, absent)) = extra
-            && absent
-        {
-            m.push(name);
-        }
-        m
-    };
-    let mut r_missing = false;
-    for (name, max, other, other_name) in [
-        ("planned_rr", PLANNED_RR_POINTS, facts.take_profit, "take_profit"),
-        ("realised_r", REALISED_R_POINTS, facts.exit_price, "exit_price"),
-    ] {
-        match (risk_unit, other) {
-            (Some((side, entry, stop, Some(unit))), Some(level)) => {
-                let dir = if side == Side::Buy { 1.0 } else { -1.0 };
-                // Rounded to the two decimals it is reported with, so that a band
-                // boundary (1.5R written as 1.4999999) is judged as written.
-                let r = round2(dir * (level - entry) / unit);
-                let values = format!(
-                    "{} from entry {} with stop {} and {other_name} {}",
-                    side_name(side),
-                    fmt(entry),
-                    fmt(stop),
-                    fmt(level)
-                );
-                if name == "planned_rr" {
-                    let (points, band) = if r >= 2.0 {
-                        (PLANNED_RR_POINTS, "at least 2")
-                    } else if r >= 1.5 {
-                        (7.0, "at least 1.5")
-                    } else if r >= 1.0 {
-                        (4.0, "at least 1")
-                    } else {
-                        (0.0, "below 1")
-                    };
-                    scored(
-                        name,
-                        points,
-                        max,
-                        format!("planned reward:risk {:.2} ({values}) is {band}", round2(r)),
-                    );
-                    if r < 2.0 {
-                        suggestions.push(format!(
-                            "Look for targets of at least 2R; this plan offered {:.2}R.",
-                            round2(r)
-                        ));
-                    }
-                } else {
-                    let (points, band) = if r >= 1.0 {
-                        (REALISED_R_POINTS, "a gain of at least 1R")
-                    } else if r >= 0.0 {
-                        (7.0, "a gain below 1R (or break-even)")
-                    } else if r >= LOSS_WITHIN_STOP_R {
-                        (5.0, "a loss held by the stop (at most 1.1R)")
-                    } else {
-                        (0.0, "a loss larger than the planned risk (beyond 1.1R)")
-                    };
-                    scored(
-                        name,
-                        points,
-                        max,
-                        format!("realised {:.2}R ({values}): {band}", round2(r)),
-                    );
-                    if r < LOSS_WITHIN_STOP_R {
-                        suggestions.push(format!(
-                            "The loss reached {:.2}R: honour the stop so that a loss never exceeds the planned 1R.",
-                            round2(r)
-                        ));
-                    }
-                }
-            }
-            (Some((side, entry, stop, None)), _) => {
-                r_missing = true;
-                skip(
-                    name,
-                    max,
-                    vec!["stop_loss"],
-                    format!(
-                        "the initial risk is undefined: stop_loss {} is not on the loss side of entry_price {} for a {}",
-                        fmt(stop),
-                        fmt(entry),
-                        side_name(side)
-                    ),
-                )
-            }
-            _ => {
-                r_missing = true;
-                let missing = base_missing(Some((other_name, other.is_none())));
-                let reason = format!(
-                    "R needs side, entry_price, stop_loss and {other_name}; missing: {}",
-                    missing.join(", ")
-                );
-                skip(name, max, missing, reason);
-            }
-        }
-    }
-    if r_missing {
-        suggestions.push(
-            "Record side, entry, stop, target and exit prices so the planned and realised R can be measured."
-                .to_owned(),
-        );
-    }
-
-    // 6. Rule adherence.
-    {
-        let tags: Vec<String> = facts.tags.iter().map(|t| normalize_tag(t)).collect();
-        let breaches: BTreeSet<&str> = RULE_BREACH_TAGS
-            .iter()
-            .copied()
-            .filter(|b| tags.iter().any(|t| t == b))
-            .collect();
-        let broken_tag = RULES_BROKEN_TAGS.iter().find(|b| tags.iter().any(|t| t == *b));
-        let followed_tag = RULES_FOLLOWED_TAGS.iter().find(|b| tags.iter().any(|t| t == *b));
-        let list = breaches.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
-        if facts.rules_followed == Some(false) || broken_tag.is_some() {
-            let why = match (facts.rules_followed, broken_tag) {
-                (Some(false), _) => "rules_followed is false".to_owned(),
-                (_, Some(t)) => format!("the tag `{t}` says the rules were broken"),
-                _ => String::new(),
-            };
-            let extra = if breaches.is_empty() {
-                String::new()
-            } else {
-                format!("; breach tags: {list}")
-            };
-            scored("rule_adherence", 0.0, RULE_POINTS, format!("{why}{extra}"));
-            suggestions.push(
-                "Write down which rule was broken and why; review it before the next trade of this setup.".to_owned(),
-            );
-        } else if facts.rules_followed == Some(true) || followed_tag.is_some() || !breaches.is_empty() {
-            let points = (RULE_POINTS - RULE_BREACH_DEDUCTION * breaches.len() as f64).max(0.0);
-            let base = match (facts.rules_followed, followed_tag) {
-                (Some(true), _) => "rules_followed is true".to_owned(),
-                (_, Some(t)) => format!("the tag `{t}` says the plan was followed"),
-                _ => "rules_followed is not recorded".to_owned(),
-            };
-            let reason = if breaches.is_empty() {
-                format!("{base} and no breach tag is present")
-            } else {
-                format!("{base}; breach tags {list} cost {RULE_BREACH_DEDUCTION} points each")
-            };
-            scored("rule_adherence", points, RULE_POINTS, reason);
-            if !breaches.is_empty() {
-                suggestions.push(format!(
-                    "Avoid the recorded breaches ({list}): decide stop and exit rules before entry and leave them alone."
-                ));
-            }
-        } else {
-            skip(
-                "rule_adherence",
-                RULE_POINTS,
-                vec!["rules_followed"],
-                format!(
-                    "neither rules_followed nor a rule tag ({}, {}) is recorded",
-                    RULES_FOLLOWED_TAGS[0], RULE_BREACH_TAGS[0]
-                ),
-            );
-            suggestions.push("Record whether you followed your rules (`rules_followed`).".to_owned());
-        }
-    }
-
-    // 7. Emotions.
-    {
-        let tags: Vec<String> = facts.emotions.iter().map(|t| normalize_tag(t)).collect();
-        let negative: BTreeSet<&str> = NEGATIVE_EMOTIONS
-            .iter()
-            .copied()
-            .filter(|e| tags.iter().any(|t| t == e))
-            .collect();
-        let neutral: BTreeSet<&str> = NEUTRAL_EMOTIONS
-            .iter()
-            .copied()
-            .filter(|e| tags.iter().any(|t| t == e))
-            .collect();
-        let unknown: Vec<&str> = tags
-            .iter()
-            .map(String::as_str)
-            .filter(|t| !NEGATIVE_EMOTIONS.contains(t) && !NEUTRAL_EMOTIONS.contains(t))
-            .collect();
-        let unknown_note = if unknown.is_empty() {
-            String::new()
-        } else {
-            format!("; not recognised: {}", unknown.join(", "))
-        };
-        if negative.is_empty() && neutral.is_empty() {
-            let reason = if tags.is_empty() {
-                "no emotion tag is recorded".to_owned()
-            } else {
-                format!("no recognised emotion tag{unknown_note}")
-            };
-            skip("emotions", EMOTION_POINTS, vec!["emotions"], reason);
-            suggestions.push("Tag the emotional state at entry (e.g. `calm`, `fomo`, `revenge`).".to_owned());
-        } else {
-            let points = (EMOTION_POINTS - EMOTION_DEDUCTION * negative.len() as f64).max(0.0);
-            let join = |s: &BTreeSet<&str>| s.iter().copied().collect::<Vec<_>>().join(", ");
-            let reason = match (negative.is_empty(), neutral.is_empty()) {
-                (true, _) => format!("only neutral or positive emotions: {}{unknown_note}", join(&neutral)),
-                (false, true) => format!(
-                    "negative emotions {} cost {EMOTION_DEDUCTION} points each{unknown_note}",
-                    join(&negative)
-                ),
-                (false, false) => format!(
-                    "negative emotions {} cost {EMOTION_DEDUCTION} points each (neutral: {}){unknown_note}",
-                    join(&negative),
-                    join(&neutral)
-                ),
-            };
-            scored("emotions", points, EMOTION_POINTS, reason);
-            if !negative.is_empty() {
-                suggestions.push(format!(
-                    "The entry records {}: pause after such a trade and check the next one against the plan before entering.",
-                    join(&negative)
-                ));
-            }
-        }
-    }
-
-    let points: f64 = criteria.iter().map(|c| c.points).sum();
-    let max_points: f64 = criteria.iter().map(|c| c.max_points).sum();
+    let Rubric {
+        criteria,
+        not_scored,
+        suggestions,
+    } = rubric;
+    let points: f64 = criteria.iter().map(|criterion| criterion.points).sum();
+    let max_points: f64 = criteria.iter().map(|criterion| criterion.max_points).sum();
     // `plan` and `stop_loss` are always scored, so max_points >= 30.
     let score = if max_points > 0.0 {
         round1(100.0 * points / max_points)
@@ -682,8 +306,495 @@ pub fn score(facts: &JournalFacts) -> Result<JournalScore, CoreError> {
         criteria,
         not_scored,
         suggestions,
-        risk_percent_source: risk_source,
+        risk_percent_source: risk.map(|risk| risk.source.to_owned()),
     })
+}
+
+/// Rejects a recorded price that is not finite and positive.
+fn check_prices(facts: &JournalFacts) -> Result<(), CoreError> {
+    for (name, value) in [
+        ("entry_price", facts.entry_price),
+        ("exit_price", facts.exit_price),
+        ("stop_loss", facts.stop_loss),
+        ("take_profit", facts.take_profit),
+    ] {
+        if let Some(price) = value
+            && !(price.is_finite() && price > 0.0)
+        {
+            return Err(CoreError::InvalidInput(format!(
+                "`{name}` must be a finite price above 0, got {price}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The risk percent of an entry and where it was read.
+struct StatedRisk {
+    percent: f64,
+    /// Where it was read, for the reason text.
+    from: String,
+    /// `input` or `tag`, reported as `risk_percent_source`.
+    source: &'static str,
+}
+
+/// The risk percent from the `risk_percent` input, or else from a risk tag.
+///
+/// # Errors
+/// [`CoreError::InvalidInput`] when the percent is not within 0-100.
+fn stated_risk(facts: &JournalFacts) -> Result<Option<StatedRisk>, CoreError> {
+    let risk = match (facts.risk_percent, risk_from_tags(&facts.tags)) {
+        (Some(percent), _) => Some(StatedRisk {
+            percent,
+            from: "the `risk_percent` input".to_owned(),
+            source: "input",
+        }),
+        (None, Some((percent, tag))) => Some(StatedRisk {
+            percent,
+            from: format!("the tag `{tag}`"),
+            source: "tag",
+        }),
+        (None, None) => None,
+    };
+    if let Some(StatedRisk { percent, from, .. }) = &risk
+        && !(percent.is_finite() && (0.0..=100.0).contains(percent))
+    {
+        return Err(CoreError::InvalidInput(format!(
+            "risk percent from {from} must be between 0 and 100, got {percent}"
+        )));
+    }
+    Ok(risk)
+}
+
+/// The criteria scored so far, those that could not be, and the suggestions, in rubric order.
+#[derive(Default)]
+struct Rubric {
+    criteria: Vec<Criterion>,
+    not_scored: Vec<NotScored>,
+    suggestions: Vec<String>,
+}
+
+impl Rubric {
+    fn scored(&mut self, name: &str, points: f64, max: f64, reason: String) {
+        self.criteria.push(Criterion {
+            name: name.to_owned(),
+            points,
+            max_points: max,
+            reason,
+        });
+    }
+
+    fn skip(&mut self, name: &str, max: f64, missing: Vec<&str>, reason: String) {
+        self.not_scored.push(NotScored {
+            name: name.to_owned(),
+            max_points: max,
+            missing: missing.into_iter().map(str::to_owned).collect(),
+            reason,
+        });
+    }
+
+    fn suggest(&mut self, suggestion: String) {
+        self.suggestions.push(suggestion);
+    }
+}
+
+/// Side, entry and stop of an entry that records all three, with the initial
+/// risk per unit when the stop is on the loss side.
+#[derive(Debug, Clone, Copy)]
+struct RiskGeometry {
+    side: Side,
+    entry: f64,
+    stop: f64,
+    risk_unit: Option<f64>,
+}
+
+impl RiskGeometry {
+    fn of(facts: &JournalFacts) -> Option<Self> {
+        match (facts.side, facts.entry_price, facts.stop_loss) {
+            (Some(side), Some(entry), Some(stop)) => Some(Self {
+                side,
+                entry,
+                stop,
+                risk_unit: initial_risk(side, entry, stop),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// 1. Plan: a written plan and a named setup.
+fn score_plan(facts: &JournalFacts, rubric: &mut Rubric) {
+    let plan = !blank(&facts.plan);
+    let setup = !blank(&facts.setup);
+    let points = if plan { PLAN_POINTS } else { 0.0 } + if setup { SETUP_POINTS } else { 0.0 };
+    let plan_part = match &facts.plan {
+        Some(p) if plan => format!("a written plan ({} characters)", p.trim().chars().count()),
+        _ => "no written plan".to_owned(),
+    };
+    let setup_part = match &facts.setup {
+        Some(s) if setup => format!("the setup `{}`", s.trim()),
+        _ => "no named setup".to_owned(),
+    };
+    rubric.scored(
+        "plan",
+        points,
+        PLAN_POINTS + SETUP_POINTS,
+        format!("{plan_part} (+{PLAN_POINTS} if present) and {setup_part} (+{SETUP_POINTS} if present)"),
+    );
+    if !plan {
+        rubric.suggest(
+            "Write the plan before entering: the trigger, where the idea is invalidated (stop) and the target."
+                .to_owned(),
+        );
+    }
+    if !setup {
+        rubric.suggest("Name the setup (e.g. `breakout`, `pullback`) so results can be compared per setup.".to_owned());
+    }
+}
+
+/// 2. Stop loss: recorded, and on the loss side of the entry.
+fn score_stop_loss(facts: &JournalFacts, rubric: &mut Rubric) {
+    let geometry = match (facts.side, facts.entry_price, facts.stop_loss) {
+        (Some(side), Some(entry), Some(stop)) => Some((side, entry, stop, initial_risk(side, entry, stop))),
+        _ => None,
+    };
+    match (facts.stop_loss, geometry) {
+        (None, _) => {
+            rubric.scored("stop_loss", 0.0, STOP_POINTS, "no stop_loss is recorded".to_owned());
+            rubric.suggest("Record a stop loss on every trade: it defines the risk and the R multiple.".to_owned());
+        }
+        (Some(stop), Some((side, entry, _, None))) => {
+            rubric.scored(
+                "stop_loss",
+                STOP_WRONG_SIDE_POINTS,
+                STOP_POINTS,
+                format!(
+                    "stop_loss {} is not on the loss side of entry_price {} for a {}: it does not bound the initial risk",
+                    fmt(stop),
+                    fmt(entry),
+                    side_name(side)
+                ),
+            );
+            rubric.suggest(format!(
+                "Record the initial stop (below the entry for a buy, above it for a sell); {} against an entry of {} bounds no risk.",
+                fmt(stop),
+                fmt(entry)
+            ));
+        }
+        (Some(stop), _) => rubric.scored(
+            "stop_loss",
+            STOP_POINTS,
+            STOP_POINTS,
+            format!("stop_loss {} is recorded", fmt(stop)),
+        ),
+    }
+}
+
+/// 3. Risk size: the risk percent (with where it was read) against the bands.
+fn score_risk_size(risk: Option<&StatedRisk>, rubric: &mut Rubric) {
+    match risk {
+        Some(StatedRisk { percent, from, .. }) => {
+            let (points, band) = if *percent <= RISK_GOOD_PCT {
+                (RISK_POINTS, format!("at most {RISK_GOOD_PCT}% (good)"))
+            } else if *percent <= RISK_FAIR_PCT {
+                (
+                    RISK_FAIR_POINTS,
+                    format!("above {RISK_GOOD_PCT}% and at most {RISK_FAIR_PCT}% (fair)"),
+                )
+            } else {
+                (0.0, format!("above {RISK_FAIR_PCT}% (poor)"))
+            };
+            rubric.scored(
+                "risk_size",
+                points,
+                RISK_POINTS,
+                format!("risk of {}% of equity (from {from}) is {band}", fmt(*percent)),
+            );
+            if *percent > RISK_GOOD_PCT {
+                rubric.suggest(format!(
+                    "Size the position so that a stop-out costs at most {RISK_GOOD_PCT}% of equity; this trade risked {}%.",
+                    fmt(*percent)
+                ));
+            }
+        }
+        None => {
+            rubric.skip(
+                "risk_size",
+                RISK_POINTS,
+                vec!["risk_percent"],
+                "the risk as a percent of equity is not known: give `risk_percent`, or tag the entry `risk:<p>%`"
+                    .to_owned(),
+            );
+            rubric.suggest("Record the risk of each trade as a percent of equity (tag `risk:1%`).".to_owned());
+        }
+    }
+}
+
+/// 4 and 5. Planned and realised R, measured against the initial risk.
+fn score_r_multiples(facts: &JournalFacts, rubric: &mut Rubric) {
+    let geometry = RiskGeometry::of(facts);
+    let mut r_missing = false;
+    for (name, max, other, other_name) in [
+        ("planned_rr", PLANNED_RR_POINTS, facts.take_profit, "take_profit"),
+        ("realised_r", REALISED_R_POINTS, facts.exit_price, "exit_price"),
+    ] {
+        match (geometry, other) {
+            (
+                Some(RiskGeometry {
+                    side,
+                    entry,
+                    stop,
+                    risk_unit: Some(unit),
+                }),
+                Some(level),
+            ) => {
+                let dir = if side == Side::Buy { 1.0 } else { -1.0 };
+                // Rounded to the two decimals it is reported with, so that a band
+                // boundary (1.5R written as 1.4999999) is judged as written.
+                let r_multiple = round2(dir * (level - entry) / unit);
+                let values = format!(
+                    "{} from entry {} with stop {} and {other_name} {}",
+                    side_name(side),
+                    fmt(entry),
+                    fmt(stop),
+                    fmt(level)
+                );
+                if name == "planned_rr" {
+                    score_planned_rr(r_multiple, &values, rubric);
+                } else {
+                    score_realised_r(r_multiple, &values, rubric);
+                }
+            }
+            (
+                Some(RiskGeometry {
+                    side,
+                    entry,
+                    stop,
+                    risk_unit: None,
+                }),
+                _,
+            ) => {
+                r_missing = true;
+                rubric.skip(
+                    name,
+                    max,
+                    vec!["stop_loss"],
+                    format!(
+                        "the initial risk is undefined: stop_loss {} is not on the loss side of entry_price {} for a {}",
+                        fmt(stop),
+                        fmt(entry),
+                        side_name(side)
+                    ),
+                );
+            }
+            _ => {
+                r_missing = true;
+                let missing = missing_for_r(facts, other_name, other.is_none());
+                let reason = format!(
+                    "R needs side, entry_price, stop_loss and {other_name}; missing: {}",
+                    missing.join(", ")
+                );
+                rubric.skip(name, max, missing, reason);
+            }
+        }
+    }
+    if r_missing {
+        rubric.suggest(
+            "Record side, entry, stop, target and exit prices so the planned and realised R can be measured."
+                .to_owned(),
+        );
+    }
+}
+
+/// The fields an R measure needs that the entry lacks: side, entry and stop,
+/// then `other_name` (the target or exit) when `other_absent`.
+fn missing_for_r(facts: &JournalFacts, other_name: &'static str, other_absent: bool) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if facts.side.is_none() {
+        missing.push("side");
+    }
+    if facts.entry_price.is_none() {
+        missing.push("entry_price");
+    }
+    if facts.stop_loss.is_none() {
+        missing.push("stop_loss");
+    }
+    if other_absent {
+        missing.push(other_name);
+    }
+    missing
+}
+
+/// 4. Planned reward:risk `r_multiple` (rounded to two decimals), `values` describing its prices.
+fn score_planned_rr(r_multiple: f64, values: &str, rubric: &mut Rubric) {
+    let (points, band) = if r_multiple >= 2.0 {
+        (PLANNED_RR_POINTS, "at least 2")
+    } else if r_multiple >= 1.5 {
+        (7.0, "at least 1.5")
+    } else if r_multiple >= 1.0 {
+        (4.0, "at least 1")
+    } else {
+        (0.0, "below 1")
+    };
+    rubric.scored(
+        "planned_rr",
+        points,
+        PLANNED_RR_POINTS,
+        format!("planned reward:risk {:.2} ({values}) is {band}", round2(r_multiple)),
+    );
+    if r_multiple < 2.0 {
+        rubric.suggest(format!(
+            "Look for targets of at least 2R; this plan offered {:.2}R.",
+            round2(r_multiple)
+        ));
+    }
+}
+
+/// 5. Realised R `r_multiple` (rounded to two decimals), `values` describing its prices.
+fn score_realised_r(r_multiple: f64, values: &str, rubric: &mut Rubric) {
+    let (points, band) = if r_multiple >= 1.0 {
+        (REALISED_R_POINTS, "a gain of at least 1R")
+    } else if r_multiple >= 0.0 {
+        (7.0, "a gain below 1R (or break-even)")
+    } else if r_multiple >= LOSS_WITHIN_STOP_R {
+        (5.0, "a loss held by the stop (at most 1.1R)")
+    } else {
+        (0.0, "a loss larger than the planned risk (beyond 1.1R)")
+    };
+    rubric.scored(
+        "realised_r",
+        points,
+        REALISED_R_POINTS,
+        format!("realised {:.2}R ({values}): {band}", round2(r_multiple)),
+    );
+    if r_multiple < LOSS_WITHIN_STOP_R {
+        rubric.suggest(format!(
+            "The loss reached {:.2}R: honour the stop so that a loss never exceeds the planned 1R.",
+            round2(r_multiple)
+        ));
+    }
+}
+
+/// 6. Rule adherence: `rules_followed`, rule tags and breach tags.
+fn score_rule_adherence(facts: &JournalFacts, rubric: &mut Rubric) {
+    let tags: Vec<String> = facts.tags.iter().map(|tag| normalize_tag(tag)).collect();
+    let breaches: BTreeSet<&str> = RULE_BREACH_TAGS
+        .iter()
+        .copied()
+        .filter(|breach| tags.iter().any(|tag| tag == breach))
+        .collect();
+    let broken_tag = RULES_BROKEN_TAGS
+        .iter()
+        .find(|rule_tag| tags.iter().any(|tag| tag == *rule_tag));
+    let followed_tag = RULES_FOLLOWED_TAGS
+        .iter()
+        .find(|rule_tag| tags.iter().any(|tag| tag == *rule_tag));
+    let list = breaches
+        .iter()
+        .map(|breach| format!("`{breach}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if facts.rules_followed == Some(false) || broken_tag.is_some() {
+        let why = match (facts.rules_followed, broken_tag) {
+            (Some(false), _) => "rules_followed is false".to_owned(),
+            (_, Some(tag)) => format!("the tag `{tag}` says the rules were broken"),
+            _ => String::new(),
+        };
+        let extra = if breaches.is_empty() {
+            String::new()
+        } else {
+            format!("; breach tags: {list}")
+        };
+        rubric.scored("rule_adherence", 0.0, RULE_POINTS, format!("{why}{extra}"));
+        rubric.suggest(
+            "Write down which rule was broken and why; review it before the next trade of this setup.".to_owned(),
+        );
+    } else if facts.rules_followed == Some(true) || followed_tag.is_some() || !breaches.is_empty() {
+        let points = (RULE_POINTS - RULE_BREACH_DEDUCTION * breaches.len() as f64).max(0.0);
+        let base = match (facts.rules_followed, followed_tag) {
+            (Some(true), _) => "rules_followed is true".to_owned(),
+            (_, Some(tag)) => format!("the tag `{tag}` says the plan was followed"),
+            _ => "rules_followed is not recorded".to_owned(),
+        };
+        let reason = if breaches.is_empty() {
+            format!("{base} and no breach tag is present")
+        } else {
+            format!("{base}; breach tags {list} cost {RULE_BREACH_DEDUCTION} points each")
+        };
+        rubric.scored("rule_adherence", points, RULE_POINTS, reason);
+        if !breaches.is_empty() {
+            rubric.suggest(format!(
+                "Avoid the recorded breaches ({list}): decide stop and exit rules before entry and leave them alone."
+            ));
+        }
+    } else {
+        rubric.skip(
+            "rule_adherence",
+            RULE_POINTS,
+            vec!["rules_followed"],
+            format!(
+                "neither rules_followed nor a rule tag ({}, {}) is recorded",
+                RULES_FOLLOWED_TAGS[0], RULE_BREACH_TAGS[0]
+            ),
+        );
+        rubric.suggest("Record whether you followed your rules (`rules_followed`).".to_owned());
+    }
+}
+
+/// 7. Emotions: recognised emotion tags, negative ones costing points.
+fn score_emotions(facts: &JournalFacts, rubric: &mut Rubric) {
+    let tags: Vec<String> = facts.emotions.iter().map(|tag| normalize_tag(tag)).collect();
+    let negative: BTreeSet<&str> = NEGATIVE_EMOTIONS
+        .iter()
+        .copied()
+        .filter(|emotion| tags.iter().any(|tag| tag == emotion))
+        .collect();
+    let neutral: BTreeSet<&str> = NEUTRAL_EMOTIONS
+        .iter()
+        .copied()
+        .filter(|emotion| tags.iter().any(|tag| tag == emotion))
+        .collect();
+    let unknown: Vec<&str> = tags
+        .iter()
+        .map(String::as_str)
+        .filter(|tag| !NEGATIVE_EMOTIONS.contains(tag) && !NEUTRAL_EMOTIONS.contains(tag))
+        .collect();
+    let unknown_note = if unknown.is_empty() {
+        String::new()
+    } else {
+        format!("; not recognised: {}", unknown.join(", "))
+    };
+    if negative.is_empty() && neutral.is_empty() {
+        let reason = if tags.is_empty() {
+            "no emotion tag is recorded".to_owned()
+        } else {
+            format!("no recognised emotion tag{unknown_note}")
+        };
+        rubric.skip("emotions", EMOTION_POINTS, vec!["emotions"], reason);
+        rubric.suggest("Tag the emotional state at entry (e.g. `calm`, `fomo`, `revenge`).".to_owned());
+    } else {
+        let points = (EMOTION_POINTS - EMOTION_DEDUCTION * negative.len() as f64).max(0.0);
+        let join = |emotions: &BTreeSet<&str>| emotions.iter().copied().collect::<Vec<_>>().join(", ");
+        let reason = match (negative.is_empty(), neutral.is_empty()) {
+            (true, _) => format!("only neutral or positive emotions: {}{unknown_note}", join(&neutral)),
+            (false, true) => format!(
+                "negative emotions {} cost {EMOTION_DEDUCTION} points each{unknown_note}",
+                join(&negative)
+            ),
+            (false, false) => format!(
+                "negative emotions {} cost {EMOTION_DEDUCTION} points each (neutral: {}){unknown_note}",
+                join(&negative),
+                join(&neutral)
+            ),
+        };
+        rubric.scored("emotions", points, EMOTION_POINTS, reason);
+        if !negative.is_empty() {
+            rubric.suggest(format!(
+                "The entry records {}: pause after such a trade and check the next one against the plan before entering.",
+                join(&negative)
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

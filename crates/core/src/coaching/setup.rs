@@ -30,10 +30,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::fibonacci::{self, FibLevel, LegDirection};
+use crate::fibonacci::{self, FibLevel, FibLevels, LegDirection};
 use crate::regime::{
     self, ADX_TRENDING, ATR_CHANGE_BARS, ATR_RISE_EXPANDING_PCT, BANDWIDTH_COMPRESSED_PCT, BANDWIDTH_EXPANDING_PCT,
-    ER_TRENDING, Regime, RegimeConfig, RegimeMetrics, SwingLabel, SwingPoint, Trend,
+    ER_TRENDING, Regime, RegimeConfig, RegimeMetrics, RegimeReport, SwingLabel, SwingPoint, Trend, TrendReport,
 };
 use crate::structure::{
     self, BosChochConfig, BreakKind, Direction, FvgConfig, LiquidityConfig, OrderBlockConfig, StructureConfig,
@@ -476,8 +476,8 @@ fn open_zones(events: &[StructureEvent], bars: &[Bar], price: f64, atr: f64) -> 
     let mut blocks: BTreeMap<Key, Zone> = BTreeMap::new();
     let mut pools: BTreeMap<Key, Zone> = BTreeMap::new();
     let mut closed: BTreeSet<(u8, u8, usize)> = BTreeSet::new();
-    let dir_key = |d: Direction| u8::from(d == Direction::Bearish);
-    let kind_key = |k: SwingKind| u8::from(k == SwingKind::Low);
+    let dir_key = |direction: Direction| u8::from(direction == Direction::Bearish);
+    let kind_key = |kind: SwingKind| u8::from(kind == SwingKind::Low);
     let zone = |kind, direction, top: f64, bottom: f64, index: usize, confirmed: usize, members| {
         let (position, distance, distance_atr) = place(top, bottom, price, atr);
         Zone {
@@ -493,71 +493,78 @@ fn open_zones(events: &[StructureEvent], bars: &[Bar], price: f64, atr: f64) -> 
             distance_atr,
         }
     };
-    let zdir = |d: Direction| match d {
-        Direction::Bullish => ZoneDirection::Bullish,
-        Direction::Bearish => ZoneDirection::Bearish,
-    };
-    for e in events {
-        match e {
-            StructureEvent::FairValueGap(g) => {
-                if let Some(old) = g.supersedes {
-                    gaps.remove(&(dir_key(g.direction), old));
+    for event in events {
+        match event {
+            StructureEvent::FairValueGap(gap) => {
+                if let Some(old) = gap.supersedes {
+                    gaps.remove(&(dir_key(gap.direction), old));
                 }
-                let z = zone(
+                let opened = zone(
                     ZoneKind::FairValueGap,
-                    zdir(g.direction),
-                    g.top,
-                    g.bottom,
-                    g.index,
-                    g.confirmed_at,
+                    zone_direction(gap.direction),
+                    gap.top,
+                    gap.bottom,
+                    gap.index,
+                    gap.confirmed_at,
                     None,
                 );
-                gaps.insert((dir_key(g.direction), g.index), z);
+                gaps.insert((dir_key(gap.direction), gap.index), opened);
             }
-            StructureEvent::FvgMitigated(m) => {
-                gaps.remove(&(dir_key(m.direction), m.index));
+            StructureEvent::FvgMitigated(mitigated) => {
+                gaps.remove(&(dir_key(mitigated.direction), mitigated.index));
             }
-            StructureEvent::OrderBlock(o) if !closed.contains(&(1, dir_key(o.direction), o.index)) => {
-                let z = zone(
+            StructureEvent::OrderBlock(block) if !closed.contains(&(1, dir_key(block.direction), block.index)) => {
+                let opened = zone(
                     ZoneKind::OrderBlock,
-                    zdir(o.direction),
-                    o.top,
-                    o.bottom,
-                    o.index,
-                    o.confirmed_at,
+                    zone_direction(block.direction),
+                    block.top,
+                    block.bottom,
+                    block.index,
+                    block.confirmed_at,
                     None,
                 );
-                blocks.insert((dir_key(o.direction), o.index), z);
+                blocks.insert((dir_key(block.direction), block.index), opened);
             }
-            StructureEvent::OrderBlockMitigated(m) => {
-                blocks.remove(&(dir_key(m.direction), m.index));
-                closed.insert((1, dir_key(m.direction), m.index));
+            StructureEvent::OrderBlockMitigated(mitigated) => {
+                blocks.remove(&(dir_key(mitigated.direction), mitigated.index));
+                closed.insert((1, dir_key(mitigated.direction), mitigated.index));
             }
-            StructureEvent::LiquidityPool(p) if !closed.contains(&(2, kind_key(p.kind), p.index)) => {
-                let direction = match p.kind {
+            StructureEvent::LiquidityPool(pool) if !closed.contains(&(2, kind_key(pool.kind), pool.index)) => {
+                let direction = match pool.kind {
                     SwingKind::High => ZoneDirection::BuySide,
                     SwingKind::Low => ZoneDirection::SellSide,
                 };
-                let z = zone(
+                let opened = zone(
                     ZoneKind::LiquidityPool,
                     direction,
-                    p.level,
-                    p.level,
-                    p.index,
-                    p.confirmed_at,
-                    Some(p.members.len()),
+                    pool.level,
+                    pool.level,
+                    pool.index,
+                    pool.confirmed_at,
+                    Some(pool.members.len()),
                 );
-                pools.insert((kind_key(p.kind), p.index), z);
+                pools.insert((kind_key(pool.kind), pool.index), opened);
             }
-            StructureEvent::LiquiditySwept(s) => {
-                pools.remove(&(kind_key(s.kind), s.index));
-                closed.insert((2, kind_key(s.kind), s.index));
+            StructureEvent::LiquiditySwept(swept) => {
+                pools.remove(&(kind_key(swept.kind), swept.index));
+                closed.insert((2, kind_key(swept.kind), swept.index));
             }
             _ => {}
         }
     }
-    let list = |m: BTreeMap<Key, Zone>| m.into_iter().map(|((_, i), z)| (i, z)).collect::<Vec<_>>();
-    [list(gaps), list(blocks), list(pools)]
+    [by_index(gaps), by_index(blocks), by_index(pools)]
+}
+
+/// The zones of one family keyed by their bar index, in key order.
+fn by_index(zones: BTreeMap<(u8, usize), Zone>) -> Vec<(usize, Zone)> {
+    zones.into_iter().map(|((_, index), zone)| (index, zone)).collect()
+}
+
+fn zone_direction(direction: Direction) -> ZoneDirection {
+    match direction {
+        Direction::Bullish => ZoneDirection::Bullish,
+        Direction::Bearish => ZoneDirection::Bearish,
+    }
 }
 
 /// Nearest zones above and below (ties: the most recent), and the most recent one at price.
@@ -714,431 +721,56 @@ fn zone_observations(kind: ZoneKind, n: &NearbyZones, c: &Ctx, out: &mut Vec<Obs
 /// regime (48) and the structure (`3 · swing_length`) need.
 pub fn explain(bars: &[Bar], params: &SetupParams) -> Result<SetupReport, CoreError> {
     let swing_length = params.swing_length;
-    let config = StructureConfig {
-        swing_length,
-        fvg: Some(FvgConfig::default()),
-        order_blocks: Some(OrderBlockConfig::default()),
-        liquidity: Some(LiquidityConfig::default()),
-        bos_choch: Some(BosChochConfig::default()),
-    };
-    config.validate()?;
-    crate::bars::validate_series(bars)?;
-    let rc = RegimeConfig::default();
-    let min = rc.min_bars().max(config.min_bars());
-    if bars.len() < min {
-        return Err(CoreError::InvalidInput(format!(
-            "explaining a setup with swing_length {swing_length} needs at least {min} bars; got {}",
-            bars.len()
-        )));
-    }
+    let analysis = Analysis::of(bars, swing_length)?;
     let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
         return Err(CoreError::InvalidInput("empty bar series".into()));
     };
-    let reg = regime::volatility_regime(bars, &rc)?;
-    let trend = regime::trend_state(bars, swing_length)?;
-    let events = structure::detect(bars, &config)?;
-    let fib = fibonacci::from_bars(bars, swing_length).ok();
-    let m = &reg.metrics;
+    let metrics = &analysis.regime.metrics;
     let price = last.close;
-    let atr = m.atr;
+    let atr = metrics.atr;
     let pd = price_decimals(bars);
-    let c = Ctx {
+    let ctx = Ctx {
         price,
         pd,
         bars: bars.len(),
     };
 
-    let [gaps, blocks, pools] = open_zones(&events, bars, price, atr);
+    let [gaps, blocks, pools] = open_zones(&analysis.events, bars, price, atr);
     let levels = Levels {
         fair_value_gaps: nearby(&gaps),
         order_blocks: nearby(&blocks),
         liquidity_pools: nearby(&pools),
     };
-    let structure_view = StructureView {
-        swing_length,
-        trend: trend.trend,
-        rule: trend.rule.clone(),
-        high_label: trend.high_label,
-        low_label: trend.low_label,
-        last_swing_high: trend.last_swing_high.as_ref().map(|p| swing_view(p, bars)),
-        last_swing_low: trend.last_swing_low.as_ref().map(|p| swing_view(p, bars)),
-        last_break: trend.last_break.map(|b| BreakView {
-            kind: b.kind,
-            direction: b.direction,
-            level: b.level,
-            swing_time: to_iso(b.swing_time),
-            broken_time: to_iso(b.broken_time),
-        }),
-        swings: trend.swings,
-    };
-    let fib_view = fib.as_ref().map(|f| FibView {
-        direction: f.direction,
-        high: swing_view(&f.high, bars),
-        low: swing_view(&f.low, bars),
-        range: f.range,
-        retracements: f.retracements.clone(),
-        extensions: f.extensions.clone(),
-        retracement_pct: (f.range > 0.0).then(|| match f.direction {
-            LegDirection::Up => 100.0 * (f.high.price - price) / f.range,
-            LegDirection::Down => 100.0 * (price - f.low.price) / f.range,
-        }),
-    });
+    let structure_view = structure_view(&analysis.trend, swing_length, bars);
+    let fib_view = analysis.fib.as_ref().map(|fib| fib_view(fib, bars, price));
+    let (bias, conflict) = decide_bias(analysis.trend.trend, metrics.adx, metrics.plus_di, metrics.minus_di);
+    let side_view = params.side.map(|side| side_view(side, bias, &levels));
 
-    let mut obs = Vec::new();
-
-    // Structure.
-    {
-        let mut o = Obs::new("structure.trend");
-        let t = o.text("structure.trend", trend.trend.as_str());
-        let swings = o.count("structure.swings", trend.swings);
-        let sl = o.count("structure.swing_length", swing_length);
-        let part = |o: &mut Obs, kind: &str, label: Option<SwingLabel>, view: &Option<SwingView>| match (label, view) {
-            (Some(l), Some(v)) => {
-                o.text(&format!("structure.{kind}_label"), label_code(l));
-                let p = o.num(&format!("structure.last_swing_{kind}"), v.price, pd);
-                let time = o.text(&format!("structure.last_swing_{kind}_time"), v.time.clone());
-                format!("the last swing {kind} {p} ({time}) is a {}", label_name(l))
-            }
-            (None, Some(v)) => {
-                let p = o.num(&format!("structure.last_swing_{kind}"), v.price, pd);
-                let time = o.text(&format!("structure.last_swing_{kind}_time"), v.time.clone());
-                format!("the only confirmed swing {kind} is {p} ({time})")
-            }
-            (_, None) => format!("no swing {kind} is confirmed"),
-        };
-        let high = part(&mut o, "high", trend.high_label, &structure_view.last_swing_high);
-        let low = part(&mut o, "low", trend.low_label, &structure_view.last_swing_low);
-        obs.push(o.done(format!(
-            "Swing structure is {t} ({swings} confirmed swings, swing length {sl}): {high}; {low}."
-        )));
-    }
-    {
-        let mut o = Obs::new("structure.last_break");
-        let text = match &structure_view.last_break {
-            Some(b) => {
-                let dir = o.text("structure.last_break.direction", direction_name(b.direction));
-                let kind = break_name(b.kind);
-                let _ = o.text(
-                    "structure.last_break.kind",
-                    if b.kind == BreakKind::Bos { "bos" } else { "choch" },
-                );
-                let level = o.num("structure.last_break.level", b.level, pd);
-                let st = o.text("structure.last_break.swing_time", b.swing_time.clone());
-                let bt = o.text("structure.last_break.broken_time", b.broken_time.clone());
-                format!(
-                    "The last structure break is a {dir} {kind} through {level}, the swing of {st}; the first close beyond it was the bar of {bt}."
-                )
-            }
-            None => {
-                let n = o.count("bars", bars.len());
-                format!("No break of structure or change of character is confirmed in the {n} bars analysed.")
-            }
-        };
-        obs.push(o.done(text));
-    }
-
-    // Regime.
-    {
-        let mut o = Obs::new("regime");
-        let r = o.text("regime.regime", reg.regime.as_str());
-        let text = if m.adx >= ADX_TRENDING && m.efficiency_ratio >= ER_TRENDING {
-            let adx = o.num("regime.adx", m.adx, 1);
-            let t = o.num("threshold.adx_trending", ADX_TRENDING, 0);
-            let er = o.num("regime.efficiency_ratio", m.efficiency_ratio, 2);
-            let te = o.num("threshold.efficiency_ratio_trending", ER_TRENDING, 2);
-            format!("Volatility regime is {r}: ADX {adx} >= {t} and efficiency ratio {er} >= {te}.")
-        } else if m.bandwidth_percentile >= BANDWIDTH_EXPANDING_PCT {
-            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
-            let t = o.num("threshold.bandwidth_expanding_percentile", BANDWIDTH_EXPANDING_PCT, 0);
-            format!("Volatility regime is {r}: Bollinger bandwidth percentile {p} >= {t}.")
-        } else if m.atr_change_pct >= ATR_RISE_EXPANDING_PCT {
-            let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
-            let n = o.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
-            let t = o.num("threshold.atr_rise_expanding_pct", ATR_RISE_EXPANDING_PCT, 0);
-            format!("Volatility regime is {r}: ATR rose {ch}% over {n} bars (threshold {t}%).")
-        } else if m.bandwidth_percentile <= BANDWIDTH_COMPRESSED_PCT {
-            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
-            let t = o.num("threshold.bandwidth_compressed_percentile", BANDWIDTH_COMPRESSED_PCT, 0);
-            format!("Volatility regime is {r}: Bollinger bandwidth percentile {p} <= {t}, a squeeze.")
-        } else {
-            let adx = o.num("regime.adx", m.adx, 1);
-            let er = o.num("regime.efficiency_ratio", m.efficiency_ratio, 2);
-            let p = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
-            let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
-            format!(
-                "Volatility regime is {r}: ADX {adx}, efficiency ratio {er}, bandwidth percentile {p} and ATR change {ch}% match no trending, expanding or compressed rule."
-            )
-        };
-        obs.push(o.done(text));
-    }
-    {
-        let mut o = Obs::new("regime.direction");
-        let p = o.num("regime.plus_di", m.plus_di, 1);
-        let mi = o.num("regime.minus_di", m.minus_di, 1);
-        let adx = o.num("regime.adx", m.adx, 1);
-        let t = o.num("threshold.adx_trending", ADX_TRENDING, 0);
-        let rel = if m.plus_di > m.minus_di {
-            "above"
-        } else if m.plus_di < m.minus_di {
-            "below"
-        } else {
-            "equal to"
-        };
-        let strength = if m.adx >= ADX_TRENDING { "at or above" } else { "below" };
-        obs.push(o.done(format!(
-            "+DI {p} is {rel} -DI {mi}, with ADX {adx} {strength} the trend threshold {t}."
-        )));
-    }
-    {
-        let mut o = Obs::new("regime.volatility");
-        let a = o.num("regime.atr", m.atr, pd + 1);
-        let ap = o.num("regime.atr_percentile", m.atr_percentile, 0);
-        let s = o.count("regime.percentile_samples", m.percentile_samples);
-        let ch = o.num("regime.atr_change_pct", m.atr_change_pct, 1);
-        let n = o.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
-        let bp = o.num("regime.bandwidth_percentile", m.bandwidth_percentile, 0);
-        obs.push(o.done(format!(
-            "ATR is {a}, at percentile {ap} of the last {s} ATR values, and changed {ch}% over {n} bars; Bollinger bandwidth is at percentile {bp}."
-        )));
-    }
-
-    // Zones.
-    zone_observations(ZoneKind::FairValueGap, &levels.fair_value_gaps, &c, &mut obs);
-    zone_observations(ZoneKind::OrderBlock, &levels.order_blocks, &c, &mut obs);
-    zone_observations(ZoneKind::LiquidityPool, &levels.liquidity_pools, &c, &mut obs);
-
-    // Fibonacci.
-    {
-        let mut o = Obs::new("fibonacci");
-        let text = match (&fib, &fib_view) {
-            (Some(f), Some(v)) => {
-                let (dir, from, to, from_t, to_t) = match f.direction {
-                    LegDirection::Up => ("up", f.low.price, f.high.price, &v.low.time, &v.high.time),
-                    LegDirection::Down => ("down", f.high.price, f.low.price, &v.high.time, &v.low.time),
-                };
-                let d = o.text("fibonacci.direction", dir);
-                let a = o.num("fibonacci.leg_start", from, pd);
-                let at = o.text("fibonacci.leg_start_time", from_t.clone());
-                let b = o.num("fibonacci.leg_end", to, pd);
-                let bt = o.text("fibonacci.leg_end_time", to_t.clone());
-                let head = format!("The last swing leg went {d} from {a} ({at}) to {b} ({bt})");
-                match v.retracement_pct {
-                    Some(pct) => {
-                        let close = o.num("price.close", price, pd);
-                        let depth = pct / 100.0;
-                        let r = &f.retracements;
-                        let lvl = |o: &mut Obs, l: &FibLevel| {
-                            format!(
-                                "{} ({})",
-                                o.num("fibonacci.ratio", l.ratio, 3),
-                                o.num("fibonacci.level", l.price, pd)
-                            )
-                        };
-                        if depth < 0.0 {
-                            let x = o.num("fibonacci.beyond_end_pct", -pct, 1);
-                            format!(
-                                "{head}; the close {close} lies beyond the leg's end by {x}% of the leg (no retracement yet)."
-                            )
-                        } else if depth > 1.0 {
-                            let x = o.num("fibonacci.beyond_start_pct", pct - 100.0, 1);
-                            format!(
-                                "{head}; the close {close} lies beyond the leg's start by {x}% of the leg (the leg is fully retraced)."
-                            )
-                        } else {
-                            let pc = o.num("fibonacci.retracement_pct", pct, 1);
-                            let place = match (r.first(), r.last()) {
-                                (Some(lo), _) if depth < lo.ratio => format!("short of the {} level", lvl(&mut o, lo)),
-                                (_, Some(hi)) if depth > hi.ratio => {
-                                    format!("deeper than the {} level", lvl(&mut o, hi))
-                                }
-                                _ => match r.windows(2).find(|w| w[0].ratio <= depth && depth <= w[1].ratio) {
-                                    Some(w) => {
-                                        format!("between the {} and {} levels", lvl(&mut o, &w[0]), lvl(&mut o, &w[1]))
-                                    }
-                                    None => "inside the leg".to_owned(),
-                                },
-                            };
-                            format!("{head}; the close {close} has retraced {pc}% of it, {place}.")
-                        }
-                    }
-                    None => format!("{head}; the leg has no range."),
-                }
-            }
-            _ => {
-                let sl = o.count("structure.swing_length", swing_length);
-                format!("No Fibonacci leg: no confirmed swing high and swing low pair with swing length {sl}.")
-            }
-        };
-        obs.push(o.done(text));
-    }
-
-    // Bias.
-    let (bias, conflict) = decide_bias(trend.trend, m.adx, m.plus_di, m.minus_di);
-
-    // Side of interest.
-    let side_view = params.side.map(|side| {
-        let all: Vec<&Zone> = [&levels.fair_value_gaps, &levels.order_blocks, &levels.liquidity_pools]
-            .iter()
-            .flat_map(|n| [n.above.as_ref(), n.below.as_ref()])
-            .flatten()
-            .collect();
-        let nearest = |pos: Position| {
-            all.iter()
-                .filter(|z| z.position == pos)
-                .min_by(|a, b| a.distance.total_cmp(&b.distance))
-                .map(|z| (*z).clone())
-        };
-        let (ahead, behind) = match side {
-            Side::Buy => (nearest(Position::Above), nearest(Position::Below)),
-            Side::Sell => (nearest(Position::Below), nearest(Position::Above)),
-        };
-        let with_bias = match (bias, side) {
-            (SetupBias::Neutral, _) => None,
-            (SetupBias::Bullish, Side::Buy) | (SetupBias::Bearish, Side::Sell) => Some(true),
-            _ => Some(false),
-        };
-        SideView {
-            side,
-            with_bias,
-            ahead,
-            behind,
-        }
-    });
-    if let Some(sv) = &side_view {
-        let side_name = match sv.side {
-            Side::Buy => "buy",
-            Side::Sell => "sell",
-        };
-        let mut o = Obs::new("side.bias");
-        let b = o.text("bias", bias.as_str());
-        let text = match sv.with_bias {
-            Some(true) => format!("A {side_name} is with the {b} bias."),
-            Some(false) => format!("A {side_name} is against the {b} bias."),
-            None => format!("The bias is {b}: a {side_name} has no support from the structure here."),
-        };
-        obs.push(o.done(text));
-        for (id, zone, word) in [
-            ("side.ahead", &sv.ahead, "in the trade's direction"),
-            ("side.behind", &sv.behind, "against the trade's direction"),
-        ] {
-            let mut o = Obs::new(id);
-            let text = match zone {
-                Some(z) => {
-                    let phrase = zone_phrase(&mut o, z, &c);
-                    format!("For a {side_name}, the nearest open level {word} is a {phrase}.")
-                }
-                None => format!("For a {side_name}, no open gap, block or pool lies {word}."),
-            };
-            obs.push(o.done(text));
-        }
-    }
-    {
-        let mut o = Obs::new("bias");
-        let b = o.text("bias", bias.as_str());
-        let t = o.text("structure.trend", trend.trend.as_str());
-        let text = match (trend.trend, conflict) {
-            (Trend::Ranging, _) => format!("Bias is {b}: the swing structure is {t}."),
-            (_, true) => {
-                let adx = o.num("regime.adx", m.adx, 1);
-                let th = o.num("threshold.adx_trending", ADX_TRENDING, 0);
-                let p = o.num("regime.plus_di", m.plus_di, 1);
-                let mi = o.num("regime.minus_di", m.minus_di, 1);
-                format!(
-                    "Bias is {b}: the swing structure is {t} but ADX {adx} >= {th} with +DI {p} and -DI {mi} points the other way."
-                )
-            }
-            _ => {
-                let adx = o.num("regime.adx", m.adx, 1);
-                let th = o.num("threshold.adx_trending", ADX_TRENDING, 0);
-                if m.adx < ADX_TRENDING {
-                    format!(
-                        "Bias is {b}: the swing structure is {t} and ADX {adx} < {th} exerts no opposing directional pressure."
-                    )
-                } else {
-                    let p = o.num("regime.plus_di", m.plus_di, 1);
-                    let mi = o.num("regime.minus_di", m.minus_di, 1);
-                    format!(
-                        "Bias is {b}: the swing structure is {t}, confirmed by ADX {adx} >= {th} with +DI {p} and -DI {mi}."
-                    )
-                }
-            }
-        };
-        obs.push(o.done(text));
-    }
-
-    // Caveats.
-    let mut caveats = Vec::new();
-    let mut cav = |code: &str, message: String| {
-        caveats.push(Caveat {
-            code: code.to_owned(),
-            message,
-        })
-    };
-    cav(
-        "forming_bar",
-        format!(
-            "Everything is as of the close of the last bar ({}); if that bar is still forming, so is this explanation.",
-            to_iso(last.time)
-        ),
+    let mut observations = vec![
+        structure_trend_observation(&analysis.trend, &structure_view, swing_length, pd),
+        last_break_observation(&structure_view, bars.len(), pd),
+        regime_observation(&analysis.regime),
+        regime_direction_observation(metrics),
+        volatility_observation(metrics, pd),
+    ];
+    zone_observations(ZoneKind::FairValueGap, &levels.fair_value_gaps, &ctx, &mut observations);
+    zone_observations(ZoneKind::OrderBlock, &levels.order_blocks, &ctx, &mut observations);
+    zone_observations(
+        ZoneKind::LiquidityPool,
+        &levels.liquidity_pools,
+        &ctx,
+        &mut observations,
     );
-    if bars.len() < FEW_BARS {
-        cav(
-            "few_bars",
-            format!(
-                "Only {} bars: swings, zones and percentiles rest on a short history (fewer than {FEW_BARS}).",
-                bars.len()
-            ),
-        );
+    observations.push(fibonacci_observation(
+        analysis.fib.as_ref().zip(fib_view.as_ref()),
+        swing_length,
+        &ctx,
+    ));
+    if let Some(side_view) = &side_view {
+        side_observations(side_view, bias, &ctx, &mut observations);
     }
-    if m.percentile_samples < rc.lookback {
-        cav(
-            "indicator_warm_up",
-            format!(
-                "ATR and bandwidth percentiles rank only {} values (of {}): the indicators' warm-up used part of the history.",
-                m.percentile_samples, rc.lookback
-            ),
-        );
-    }
-    if trend.swings < FEW_SWINGS {
-        cav(
-            "few_swings",
-            format!(
-                "Only {} confirmed swings with swing length {swing_length}: labels and breaks are thin evidence.",
-                trend.swings
-            ),
-        );
-    }
-    if trend.last_break.is_none() {
-        cav(
-            "no_break",
-            "No BOS or CHoCH is confirmed: the trend rests on the swing labels alone.".to_owned(),
-        );
-    }
-    if reg.regime == Regime::Choppy {
-        cav(
-            "regime_choppy",
-            "The regime is choppy: breaks and zones are less reliable without direction or a volatility event."
-                .to_owned(),
-        );
-    }
-    if conflict {
-        cav(
-            "bias_conflict",
-            "Structure and directional index disagree, so the bias is neutral.".to_owned(),
-        );
-    }
-    if fib.is_none() {
-        cav(
-            "no_fibonacci_leg",
-            "No confirmed swing high and low pair: no Fibonacci levels.".to_owned(),
-        );
-    }
-    if atr <= 0.0 {
-        cav(
-            "zero_atr",
-            "ATR is 0 (no price movement): distances are not expressed in ATR.".to_owned(),
-        );
-    }
+    observations.push(bias_observation(bias, analysis.trend.trend, conflict, metrics));
+    let caveats = caveats(&analysis, bars, swing_length, conflict);
 
     Ok(SetupReport {
         bars: bars.len(),
@@ -1149,19 +781,500 @@ pub fn explain(bars: &[Bar], params: &SetupParams) -> Result<SetupReport, CoreEr
         atr,
         structure: structure_view,
         regime: RegimeView {
-            regime: reg.regime,
-            rule: reg.rule.clone(),
-            metrics: reg.metrics.clone(),
+            regime: analysis.regime.regime,
+            rule: analysis.regime.rule.clone(),
+            metrics: analysis.regime.metrics.clone(),
         },
         levels,
         fibonacci: fib_view,
-        observations: obs,
+        observations,
         bias,
         bias_rule: BIAS_RULE.to_owned(),
         bias_from: vec!["structure.trend".to_owned(), "regime.direction".to_owned()],
         side: side_view,
         caveats,
     })
+}
+
+/// What the detectors say about a series: the volatility regime, the swing
+/// trend, the structure events and the last Fibonacci leg.
+struct Analysis {
+    regime_config: RegimeConfig,
+    regime: RegimeReport,
+    trend: TrendReport,
+    events: Vec<StructureEvent>,
+    fib: Option<FibLevels>,
+}
+
+impl Analysis {
+    /// Checks `swing_length` and the series, then runs every detector.
+    fn of(bars: &[Bar], swing_length: usize) -> Result<Self, CoreError> {
+        let config = StructureConfig {
+            swing_length,
+            fvg: Some(FvgConfig::default()),
+            order_blocks: Some(OrderBlockConfig::default()),
+            liquidity: Some(LiquidityConfig::default()),
+            bos_choch: Some(BosChochConfig::default()),
+        };
+        config.validate()?;
+        crate::bars::validate_series(bars)?;
+        let regime_config = RegimeConfig::default();
+        let min = regime_config.min_bars().max(config.min_bars());
+        if bars.len() < min {
+            return Err(CoreError::InvalidInput(format!(
+                "explaining a setup with swing_length {swing_length} needs at least {min} bars; got {}",
+                bars.len()
+            )));
+        }
+        if bars.is_empty() {
+            return Err(CoreError::InvalidInput("empty bar series".into()));
+        }
+        let regime = regime::volatility_regime(bars, &regime_config)?;
+        let trend = regime::trend_state(bars, swing_length)?;
+        let events = structure::detect(bars, &config)?;
+        let fib = fibonacci::from_bars(bars, swing_length).ok();
+        Ok(Self {
+            regime_config,
+            regime,
+            trend,
+            events,
+            fib,
+        })
+    }
+}
+
+/// The swing structure as reported: labels, last swings and last break.
+fn structure_view(trend: &TrendReport, swing_length: usize, bars: &[Bar]) -> StructureView {
+    StructureView {
+        swing_length,
+        trend: trend.trend,
+        rule: trend.rule.clone(),
+        high_label: trend.high_label,
+        low_label: trend.low_label,
+        last_swing_high: trend.last_swing_high.as_ref().map(|point| swing_view(point, bars)),
+        last_swing_low: trend.last_swing_low.as_ref().map(|point| swing_view(point, bars)),
+        last_break: trend.last_break.map(|last| BreakView {
+            kind: last.kind,
+            direction: last.direction,
+            level: last.level,
+            swing_time: to_iso(last.swing_time),
+            broken_time: to_iso(last.broken_time),
+        }),
+        swings: trend.swings,
+    }
+}
+
+/// The last Fibonacci leg as reported, with how far the close at `price` has retraced it.
+fn fib_view(fib: &FibLevels, bars: &[Bar], price: f64) -> FibView {
+    FibView {
+        direction: fib.direction,
+        high: swing_view(&fib.high, bars),
+        low: swing_view(&fib.low, bars),
+        range: fib.range,
+        retracements: fib.retracements.clone(),
+        extensions: fib.extensions.clone(),
+        retracement_pct: (fib.range > 0.0).then(|| match fib.direction {
+            LegDirection::Up => 100.0 * (fib.high.price - price) / fib.range,
+            LegDirection::Down => 100.0 * (price - fib.low.price) / fib.range,
+        }),
+    }
+}
+
+/// For a trade on `side`: whether it is with the bias, and the nearest open
+/// zone of any family ahead of it and behind it.
+fn side_view(side: Side, bias: SetupBias, levels: &Levels) -> SideView {
+    let all: Vec<&Zone> = [&levels.fair_value_gaps, &levels.order_blocks, &levels.liquidity_pools]
+        .iter()
+        .flat_map(|zones| [zones.above.as_ref(), zones.below.as_ref()])
+        .flatten()
+        .collect();
+    let nearest = |position: Position| {
+        all.iter()
+            .filter(|zone| zone.position == position)
+            .min_by(|a, b| a.distance.total_cmp(&b.distance))
+            .map(|zone| (*zone).clone())
+    };
+    let (ahead, behind) = match side {
+        Side::Buy => (nearest(Position::Above), nearest(Position::Below)),
+        Side::Sell => (nearest(Position::Below), nearest(Position::Above)),
+    };
+    let with_bias = match (bias, side) {
+        (SetupBias::Neutral, _) => None,
+        (SetupBias::Bullish, Side::Buy) | (SetupBias::Bearish, Side::Sell) => Some(true),
+        _ => Some(false),
+    };
+    SideView {
+        side,
+        with_bias,
+        ahead,
+        behind,
+    }
+}
+
+/// `structure.trend`: the swing trend and the labels of the last swings.
+fn structure_trend_observation(
+    trend: &TrendReport,
+    view: &StructureView,
+    swing_length: usize,
+    pd: usize,
+) -> Observation {
+    let mut obs = Obs::new("structure.trend");
+    let trend_name = obs.text("structure.trend", trend.trend.as_str());
+    let swings = obs.count("structure.swings", trend.swings);
+    let length = obs.count("structure.swing_length", swing_length);
+    let part = |obs: &mut Obs, kind: &str, label: Option<SwingLabel>, view: &Option<SwingView>| match (label, view) {
+        (Some(label), Some(swing)) => {
+            obs.text(&format!("structure.{kind}_label"), label_code(label));
+            let swing_price = obs.num(&format!("structure.last_swing_{kind}"), swing.price, pd);
+            let time = obs.text(&format!("structure.last_swing_{kind}_time"), swing.time.clone());
+            format!(
+                "the last swing {kind} {swing_price} ({time}) is a {}",
+                label_name(label)
+            )
+        }
+        (None, Some(swing)) => {
+            let swing_price = obs.num(&format!("structure.last_swing_{kind}"), swing.price, pd);
+            let time = obs.text(&format!("structure.last_swing_{kind}_time"), swing.time.clone());
+            format!("the only confirmed swing {kind} is {swing_price} ({time})")
+        }
+        (_, None) => format!("no swing {kind} is confirmed"),
+    };
+    let high = part(&mut obs, "high", trend.high_label, &view.last_swing_high);
+    let low = part(&mut obs, "low", trend.low_label, &view.last_swing_low);
+    obs.done(format!(
+        "Swing structure is {trend_name} ({swings} confirmed swings, swing length {length}): {high}; {low}."
+    ))
+}
+
+/// `structure.last_break`: the last BOS or CHoCH, if any.
+fn last_break_observation(view: &StructureView, bar_count: usize, pd: usize) -> Observation {
+    let mut obs = Obs::new("structure.last_break");
+    let text = match &view.last_break {
+        Some(last) => {
+            let dir = obs.text("structure.last_break.direction", direction_name(last.direction));
+            let kind = break_name(last.kind);
+            let _ = obs.text(
+                "structure.last_break.kind",
+                if last.kind == BreakKind::Bos { "bos" } else { "choch" },
+            );
+            let level = obs.num("structure.last_break.level", last.level, pd);
+            let swing_time = obs.text("structure.last_break.swing_time", last.swing_time.clone());
+            let broken_time = obs.text("structure.last_break.broken_time", last.broken_time.clone());
+            format!(
+                "The last structure break is a {dir} {kind} through {level}, the swing of {swing_time}; the first close beyond it was the bar of {broken_time}."
+            )
+        }
+        None => {
+            let analysed = obs.count("bars", bar_count);
+            format!("No break of structure or change of character is confirmed in the {analysed} bars analysed.")
+        }
+    };
+    obs.done(text)
+}
+
+/// `regime`: the volatility regime and the rule that gave it.
+fn regime_observation(report: &RegimeReport) -> Observation {
+    let metrics = &report.metrics;
+    let mut obs = Obs::new("regime");
+    let regime_name = obs.text("regime.regime", report.regime.as_str());
+    let text = if metrics.adx >= ADX_TRENDING && metrics.efficiency_ratio >= ER_TRENDING {
+        let adx = obs.num("regime.adx", metrics.adx, 1);
+        let adx_threshold = obs.num("threshold.adx_trending", ADX_TRENDING, 0);
+        let er = obs.num("regime.efficiency_ratio", metrics.efficiency_ratio, 2);
+        let er_threshold = obs.num("threshold.efficiency_ratio_trending", ER_TRENDING, 2);
+        format!(
+            "Volatility regime is {regime_name}: ADX {adx} >= {adx_threshold} and efficiency ratio {er} >= {er_threshold}."
+        )
+    } else if metrics.bandwidth_percentile >= BANDWIDTH_EXPANDING_PCT {
+        let percentile = obs.num("regime.bandwidth_percentile", metrics.bandwidth_percentile, 0);
+        let threshold = obs.num("threshold.bandwidth_expanding_percentile", BANDWIDTH_EXPANDING_PCT, 0);
+        format!("Volatility regime is {regime_name}: Bollinger bandwidth percentile {percentile} >= {threshold}.")
+    } else if metrics.atr_change_pct >= ATR_RISE_EXPANDING_PCT {
+        let change = obs.num("regime.atr_change_pct", metrics.atr_change_pct, 1);
+        let change_bars = obs.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
+        let threshold = obs.num("threshold.atr_rise_expanding_pct", ATR_RISE_EXPANDING_PCT, 0);
+        format!(
+            "Volatility regime is {regime_name}: ATR rose {change}% over {change_bars} bars (threshold {threshold}%)."
+        )
+    } else if metrics.bandwidth_percentile <= BANDWIDTH_COMPRESSED_PCT {
+        let percentile = obs.num("regime.bandwidth_percentile", metrics.bandwidth_percentile, 0);
+        let threshold = obs.num("threshold.bandwidth_compressed_percentile", BANDWIDTH_COMPRESSED_PCT, 0);
+        format!(
+            "Volatility regime is {regime_name}: Bollinger bandwidth percentile {percentile} <= {threshold}, a squeeze."
+        )
+    } else {
+        let adx = obs.num("regime.adx", metrics.adx, 1);
+        let er = obs.num("regime.efficiency_ratio", metrics.efficiency_ratio, 2);
+        let percentile = obs.num("regime.bandwidth_percentile", metrics.bandwidth_percentile, 0);
+        let change = obs.num("regime.atr_change_pct", metrics.atr_change_pct, 1);
+        format!(
+            "Volatility regime is {regime_name}: ADX {adx}, efficiency ratio {er}, bandwidth percentile {percentile} and ATR change {change}% match no trending, expanding or compressed rule."
+        )
+    };
+    obs.done(text)
+}
+
+/// `regime.direction`: +DI against -DI, and ADX against the trend threshold.
+fn regime_direction_observation(metrics: &RegimeMetrics) -> Observation {
+    let mut obs = Obs::new("regime.direction");
+    let plus_di = obs.num("regime.plus_di", metrics.plus_di, 1);
+    let minus_di = obs.num("regime.minus_di", metrics.minus_di, 1);
+    let adx = obs.num("regime.adx", metrics.adx, 1);
+    let threshold = obs.num("threshold.adx_trending", ADX_TRENDING, 0);
+    let relation = if metrics.plus_di > metrics.minus_di {
+        "above"
+    } else if metrics.plus_di < metrics.minus_di {
+        "below"
+    } else {
+        "equal to"
+    };
+    let strength = if metrics.adx >= ADX_TRENDING {
+        "at or above"
+    } else {
+        "below"
+    };
+    obs.done(format!(
+        "+DI {plus_di} is {relation} -DI {minus_di}, with ADX {adx} {strength} the trend threshold {threshold}."
+    ))
+}
+
+/// `regime.volatility`: ATR, its percentile and change, and the bandwidth percentile.
+fn volatility_observation(metrics: &RegimeMetrics, pd: usize) -> Observation {
+    let mut obs = Obs::new("regime.volatility");
+    let atr = obs.num("regime.atr", metrics.atr, pd + 1);
+    let atr_percentile = obs.num("regime.atr_percentile", metrics.atr_percentile, 0);
+    let samples = obs.count("regime.percentile_samples", metrics.percentile_samples);
+    let change = obs.num("regime.atr_change_pct", metrics.atr_change_pct, 1);
+    let change_bars = obs.count("threshold.atr_change_bars", ATR_CHANGE_BARS);
+    let bandwidth_percentile = obs.num("regime.bandwidth_percentile", metrics.bandwidth_percentile, 0);
+    obs.done(format!(
+        "ATR is {atr}, at percentile {atr_percentile} of the last {samples} ATR values, and changed {change}% over {change_bars} bars; Bollinger bandwidth is at percentile {bandwidth_percentile}."
+    ))
+}
+
+/// `fibonacci`: the last swing leg and where the close sits in it; `leg` is
+/// the leg with its view, when there is one.
+fn fibonacci_observation(leg: Option<(&FibLevels, &FibView)>, swing_length: usize, ctx: &Ctx) -> Observation {
+    let mut obs = Obs::new("fibonacci");
+    let text = match leg {
+        Some((fib, view)) => {
+            let (dir, from, to, from_time, to_time) = match fib.direction {
+                LegDirection::Up => ("up", fib.low.price, fib.high.price, &view.low.time, &view.high.time),
+                LegDirection::Down => ("down", fib.high.price, fib.low.price, &view.high.time, &view.low.time),
+            };
+            let dir = obs.text("fibonacci.direction", dir);
+            let start = obs.num("fibonacci.leg_start", from, ctx.pd);
+            let start_time = obs.text("fibonacci.leg_start_time", from_time.clone());
+            let end = obs.num("fibonacci.leg_end", to, ctx.pd);
+            let end_time = obs.text("fibonacci.leg_end_time", to_time.clone());
+            let head = format!("The last swing leg went {dir} from {start} ({start_time}) to {end} ({end_time})");
+            match view.retracement_pct {
+                Some(pct) => retracement_sentence(&mut obs, &head, pct, &fib.retracements, ctx),
+                None => format!("{head}; the leg has no range."),
+            }
+        }
+        None => {
+            let length = obs.count("structure.swing_length", swing_length);
+            format!("No Fibonacci leg: no confirmed swing high and swing low pair with swing length {length}.")
+        }
+    };
+    obs.done(text)
+}
+
+/// The Fibonacci sentence after `head` when the close has retraced `pct`
+/// percent of the leg: beyond either end, or between which `retracements`.
+fn retracement_sentence(obs: &mut Obs, head: &str, pct: f64, retracements: &[FibLevel], ctx: &Ctx) -> String {
+    let close = obs.num("price.close", ctx.price, ctx.pd);
+    let depth = pct / 100.0;
+    let level = |obs: &mut Obs, fib_level: &FibLevel| {
+        format!(
+            "{} ({})",
+            obs.num("fibonacci.ratio", fib_level.ratio, 3),
+            obs.num("fibonacci.level", fib_level.price, ctx.pd)
+        )
+    };
+    if depth < 0.0 {
+        let beyond = obs.num("fibonacci.beyond_end_pct", -pct, 1);
+        format!("{head}; the close {close} lies beyond the leg's end by {beyond}% of the leg (no retracement yet).")
+    } else if depth > 1.0 {
+        let beyond = obs.num("fibonacci.beyond_start_pct", pct - 100.0, 1);
+        format!(
+            "{head}; the close {close} lies beyond the leg's start by {beyond}% of the leg (the leg is fully retraced)."
+        )
+    } else {
+        let retraced = obs.num("fibonacci.retracement_pct", pct, 1);
+        let place = match (retracements.first(), retracements.last()) {
+            (Some(shallowest), _) if depth < shallowest.ratio => {
+                format!("short of the {} level", level(obs, shallowest))
+            }
+            (_, Some(deepest)) if depth > deepest.ratio => {
+                format!("deeper than the {} level", level(obs, deepest))
+            }
+            _ => match retracements
+                .windows(2)
+                .find(|pair| pair[0].ratio <= depth && depth <= pair[1].ratio)
+            {
+                Some(pair) => {
+                    format!(
+                        "between the {} and {} levels",
+                        level(obs, &pair[0]),
+                        level(obs, &pair[1])
+                    )
+                }
+                None => "inside the leg".to_owned(),
+            },
+        };
+        format!("{head}; the close {close} has retraced {retraced}% of it, {place}.")
+    }
+}
+
+/// `side.bias`, `side.ahead` and `side.behind`: the trade of interest
+/// against the bias and the nearest open levels around it.
+fn side_observations(view: &SideView, bias: SetupBias, ctx: &Ctx, out: &mut Vec<Observation>) {
+    let side_name = match view.side {
+        Side::Buy => "buy",
+        Side::Sell => "sell",
+    };
+    let mut obs = Obs::new("side.bias");
+    let bias_name = obs.text("bias", bias.as_str());
+    let text = match view.with_bias {
+        Some(true) => format!("A {side_name} is with the {bias_name} bias."),
+        Some(false) => format!("A {side_name} is against the {bias_name} bias."),
+        None => format!("The bias is {bias_name}: a {side_name} has no support from the structure here."),
+    };
+    out.push(obs.done(text));
+    for (id, zone, word) in [
+        ("side.ahead", &view.ahead, "in the trade's direction"),
+        ("side.behind", &view.behind, "against the trade's direction"),
+    ] {
+        let mut obs = Obs::new(id);
+        let text = match zone {
+            Some(zone) => {
+                let phrase = zone_phrase(&mut obs, zone, ctx);
+                format!("For a {side_name}, the nearest open level {word} is a {phrase}.")
+            }
+            None => format!("For a {side_name}, no open gap, block or pool lies {word}."),
+        };
+        out.push(obs.done(text));
+    }
+}
+
+/// `bias`: the bias and why (see [`BIAS_RULE`]).
+fn bias_observation(bias: SetupBias, trend: Trend, conflict: bool, metrics: &RegimeMetrics) -> Observation {
+    let mut obs = Obs::new("bias");
+    let bias_name = obs.text("bias", bias.as_str());
+    let trend_name = obs.text("structure.trend", trend.as_str());
+    let text = match (trend, conflict) {
+        (Trend::Ranging, _) => format!("Bias is {bias_name}: the swing structure is {trend_name}."),
+        (_, true) => {
+            let adx = obs.num("regime.adx", metrics.adx, 1);
+            let threshold = obs.num("threshold.adx_trending", ADX_TRENDING, 0);
+            let plus_di = obs.num("regime.plus_di", metrics.plus_di, 1);
+            let minus_di = obs.num("regime.minus_di", metrics.minus_di, 1);
+            format!(
+                "Bias is {bias_name}: the swing structure is {trend_name} but ADX {adx} >= {threshold} with +DI {plus_di} and -DI {minus_di} points the other way."
+            )
+        }
+        _ => {
+            let adx = obs.num("regime.adx", metrics.adx, 1);
+            let threshold = obs.num("threshold.adx_trending", ADX_TRENDING, 0);
+            if metrics.adx < ADX_TRENDING {
+                format!(
+                    "Bias is {bias_name}: the swing structure is {trend_name} and ADX {adx} < {threshold} exerts no opposing directional pressure."
+                )
+            } else {
+                let plus_di = obs.num("regime.plus_di", metrics.plus_di, 1);
+                let minus_di = obs.num("regime.minus_di", metrics.minus_di, 1);
+                format!(
+                    "Bias is {bias_name}: the swing structure is {trend_name}, confirmed by ADX {adx} >= {threshold} with +DI {plus_di} and -DI {minus_di}."
+                )
+            }
+        }
+    };
+    obs.done(text)
+}
+
+/// What limits the explanation: a forming bar, a short history, warm-up,
+/// few swings, no break, a choppy regime, a bias conflict, no Fibonacci leg,
+/// a zero ATR.
+fn caveats(analysis: &Analysis, bars: &[Bar], swing_length: usize, conflict: bool) -> Vec<Caveat> {
+    let metrics = &analysis.regime.metrics;
+    let trend = &analysis.trend;
+    let mut caveats = Vec::new();
+    let mut caveat = |code: &str, message: String| {
+        caveats.push(Caveat {
+            code: code.to_owned(),
+            message,
+        })
+    };
+    if let Some(last) = bars.last() {
+        caveat(
+            "forming_bar",
+            format!(
+                "Everything is as of the close of the last bar ({}); if that bar is still forming, so is this explanation.",
+                to_iso(last.time)
+            ),
+        );
+    }
+    if bars.len() < FEW_BARS {
+        caveat(
+            "few_bars",
+            format!(
+                "Only {} bars: swings, zones and percentiles rest on a short history (fewer than {FEW_BARS}).",
+                bars.len()
+            ),
+        );
+    }
+    if metrics.percentile_samples < analysis.regime_config.lookback {
+        caveat(
+            "indicator_warm_up",
+            format!(
+                "ATR and bandwidth percentiles rank only {} values (of {}): the indicators' warm-up used part of the history.",
+                metrics.percentile_samples, analysis.regime_config.lookback
+            ),
+        );
+    }
+    if trend.swings < FEW_SWINGS {
+        caveat(
+            "few_swings",
+            format!(
+                "Only {} confirmed swings with swing length {swing_length}: labels and breaks are thin evidence.",
+                trend.swings
+            ),
+        );
+    }
+    if trend.last_break.is_none() {
+        caveat(
+            "no_break",
+            "No BOS or CHoCH is confirmed: the trend rests on the swing labels alone.".to_owned(),
+        );
+    }
+    if analysis.regime.regime == Regime::Choppy {
+        caveat(
+            "regime_choppy",
+            "The regime is choppy: breaks and zones are less reliable without direction or a volatility event."
+                .to_owned(),
+        );
+    }
+    if conflict {
+        caveat(
+            "bias_conflict",
+            "Structure and directional index disagree, so the bias is neutral.".to_owned(),
+        );
+    }
+    if analysis.fib.is_none() {
+        caveat(
+            "no_fibonacci_leg",
+            "No confirmed swing high and low pair: no Fibonacci levels.".to_owned(),
+        );
+    }
+    if metrics.atr <= 0.0 {
+        caveat(
+            "zero_atr",
+            "ATR is 0 (no price movement): distances are not expressed in ATR.".to_owned(),
+        );
+    }
+    caveats
 }
 
 /// The numbers written in `text`, in order, as `(value, decimals, token)`: a
