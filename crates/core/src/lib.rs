@@ -65,6 +65,7 @@
 //! backtest of a strategy built in code).
 
 pub mod account;
+pub mod alert_rules;
 pub mod backtest;
 pub mod bars;
 pub mod coaching;
@@ -73,6 +74,7 @@ pub mod costs;
 pub mod equity_guard;
 pub mod error;
 pub mod events;
+pub mod execution;
 pub mod fibonacci;
 pub mod holding;
 pub mod indicators;
