@@ -221,6 +221,64 @@ pub trait Store: Send + Sync + 'static {
     /// server's live monitor (not for a license's callers).
     async fn guarded_terminals(&self) -> StoreResult<Vec<(String, String)>>;
 
+    // ----- alert rules and their firings -----
+
+    /// Creates an active alert rule on a terminal of the license, with an
+    /// empty state. At most [`MAX_ALERT_RULES_PER_TERMINAL`] rules per
+    /// terminal ([`StoreError::Invalid`] beyond); a terminal that is not the
+    /// license's is [`StoreError::NotFound`].
+    async fn create_alert_rule(&self, new: &NewAlertRule<'_>) -> StoreResult<AlertRuleRecord>;
+    /// The license's alert rules, of one terminal or of all, oldest first.
+    async fn alert_rules(&self, license_id: &str, terminal_id: Option<&str>) -> StoreResult<Vec<AlertRuleRecord>>;
+    /// Every active alert rule of every license, for the server's alert
+    /// engine (not for a license's callers).
+    async fn active_alert_rules(&self) -> StoreResult<Vec<AlertRuleRecord>>;
+    /// Removes a rule of the license (its recorded firings stay deliverable).
+    /// `Ok(false)` when there was none.
+    async fn remove_alert_rule(&self, license_id: &str, alert_id: &str) -> StoreResult<bool>;
+    /// Stores a rule's new state, and its firings, when the rule is still at
+    /// `expected_version` (compare-and-swap, one transaction): `Some(new
+    /// version)`, or `None` when another writer moved it first or it was
+    /// removed (nothing is written then). `deactivate` ends a `once` rule.
+    async fn record_alert_step(
+        &self,
+        alert_id: &str,
+        expected_version: i64,
+        state: &serde_json::Value,
+        firings: &[NewAlertEvent],
+        deactivate: bool,
+    ) -> StoreResult<Option<i64>>;
+    /// Firings on a terminal of the license with `fired_at >= since_ms`,
+    /// oldest first, at most `limit`.
+    async fn alert_events(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        since_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<AlertEventRecord>>;
+
+    // ----- executions (trade requests the gateway dispatched) -----
+
+    /// Records one trade request and its answer (JSON, at most 16 KiB).
+    async fn record_execution(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        requested_at: i64,
+        record: &serde_json::Value,
+    ) -> StoreResult<()>;
+    /// Executions on a terminal of the license requested in `[from, to)`,
+    /// oldest first, at most `limit`.
+    async fn executions(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        from: i64,
+        to: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ExecutionRecordRow>>;
+
     // ----- idempotency (live trade calls) -----
 
     /// Claims an idempotency key for a request. Exactly one concurrent caller

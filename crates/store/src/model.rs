@@ -248,3 +248,82 @@ pub struct StateSnapshot {
     /// When it was taken, unix ms.
     pub taken_at: i64,
 }
+
+/// Most alert rules one terminal may have.
+pub const MAX_ALERT_RULES_PER_TERMINAL: usize = 100;
+
+/// A new alert rule (see `docs/alerts.md`). The condition is JSON validated
+/// by the tools.
+#[derive(Debug, Clone, Copy)]
+pub struct NewAlertRule<'a> {
+    /// Owning license.
+    pub license_id: &'a str,
+    /// The terminal it watches.
+    pub terminal_id: &'a str,
+    /// The caller's label (may be empty).
+    pub label: &'a str,
+    /// What it watches.
+    pub condition: &'a serde_json::Value,
+    /// Whether it ends after its first firing.
+    pub once: bool,
+}
+
+/// A stored alert rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertRuleRecord {
+    /// Id (`alr_…`).
+    pub id: String,
+    /// Owning license.
+    pub license_id: String,
+    /// The terminal it watches.
+    pub terminal_id: String,
+    /// The caller's label.
+    pub label: String,
+    /// What it watches.
+    pub condition: serde_json::Value,
+    /// Whether it ends after its first firing.
+    pub once: bool,
+    /// Whether it is still watched (a `once` rule that fired is not).
+    pub active: bool,
+    /// The evaluation state (`{}` until the first observation).
+    pub state: serde_json::Value,
+    /// Rises on every write: the token of [`crate::Store::record_alert_step`].
+    pub version: i64,
+    /// When it was set, unix ms.
+    pub created_at: i64,
+    /// When its state was last written, unix ms.
+    pub updated_at: i64,
+}
+
+/// A firing to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAlertEvent {
+    /// When it fired, unix ms.
+    pub fired_at: i64,
+    /// What to deliver (JSON, at most 16 KiB).
+    pub payload: serde_json::Value,
+}
+
+/// A recorded firing of an alert rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertEventRecord {
+    /// Id (`alev_…`), stable: the delivery id of the alert.
+    pub id: String,
+    /// The rule that fired.
+    pub alert_id: String,
+    /// When it fired, unix ms.
+    pub fired_at: i64,
+    /// What to deliver.
+    pub payload: serde_json::Value,
+}
+
+/// A recorded trade request (see `get_execution_quality`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionRecordRow {
+    /// Id (`exe_…`).
+    pub id: String,
+    /// When the gateway sent it, unix ms.
+    pub requested_at: i64,
+    /// The record (JSON written by the gateway).
+    pub record: serde_json::Value,
+}

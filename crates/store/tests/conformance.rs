@@ -11,8 +11,8 @@ use serde_json::json;
 use tokio::sync::Barrier;
 use tradeterm_store::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX};
 use tradeterm_store::{
-    BindOutcome, IdempotencyBegin, JournalFilter, MAX_ACTIVE_API_KEYS, StateSnapshot, Store, StoreError,
-    TerminalFilter, TerminalInfo, Tier, hash_key,
+    BindOutcome, IdempotencyBegin, JournalFilter, MAX_ACTIVE_API_KEYS, MAX_ALERT_RULES_PER_TERMINAL, NewAlertEvent,
+    NewAlertRule, StateSnapshot, Store, StoreError, TerminalFilter, TerminalInfo, Tier, hash_key,
 };
 
 use support::{Fixture, Kind, Val};
@@ -72,6 +72,9 @@ conformance!(
     state_snapshots_swap_per_caller_and_terminal,
     equity_guards_set_update_remove_per_license,
     equity_guard_state_updates_are_compare_and_swap,
+    alert_rules_create_list_remove_per_license,
+    alert_steps_are_compare_and_swap_and_record_firings,
+    executions_are_recorded_per_terminal_and_range,
 );
 
 fn info(login: u64) -> TerminalInfo {
@@ -1064,8 +1067,11 @@ async fn migrations_are_idempotent(fx: Fx) {
     assert_eq!(
         tables,
         [
+            "alert_events",
+            "alert_rules",
             "api_keys",
             "equity_guards",
+            "executions",
             "idempotency",
             "journal_entries",
             "licenses",
@@ -1475,5 +1481,177 @@ async fn equity_guard_state_updates_are_compare_and_swap(fx: Fx) {
             .await
             .unwrap(),
         None
+    );
+}
+
+// ----- alert rules and executions -----
+
+fn rule<'a>(license_id: &'a str, terminal_id: &'a str, condition: &'a serde_json::Value) -> NewAlertRule<'a> {
+    NewAlertRule {
+        license_id,
+        terminal_id,
+        label: "watch",
+        condition,
+        once: false,
+    }
+}
+
+async fn alert_rules_create_list_remove_per_license(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (other, _) = s.create_license("M", Tier::Pro).await.unwrap();
+    let (t1, _) = s.create_terminal(&l.id, "T1").await.unwrap();
+    let (t2, _) = s.create_terminal(&l.id, "T2").await.unwrap();
+    let (u, _) = s.create_terminal(&other.id, "U").await.unwrap();
+    let cond = json!({"kind": "price", "symbol": "EURUSD", "level": 1.1});
+    let a = s.create_alert_rule(&rule(&l.id, &t1.id, &cond)).await.unwrap();
+    assert!(a.id.starts_with("alr_") && a.active && !a.once);
+    assert_eq!(
+        (a.condition.clone(), a.state.clone(), a.version),
+        (cond.clone(), json!({}), 1)
+    );
+    let b = s
+        .create_alert_rule(&NewAlertRule {
+            once: true,
+            ..rule(&l.id, &t2.id, &cond)
+        })
+        .await
+        .unwrap();
+    // A terminal of another license is not found, and nothing is created.
+    assert!(matches!(
+        s.create_alert_rule(&rule(&l.id, &u.id, &cond)).await,
+        Err(StoreError::NotFound("terminal"))
+    ));
+    let all = s.alert_rules(&l.id, None).await.unwrap();
+    assert_eq!(
+        all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        [a.id.as_str(), b.id.as_str()]
+    );
+    assert_eq!(s.alert_rules(&l.id, Some(&t2.id)).await.unwrap(), vec![b.clone()]);
+    assert!(s.alert_rules(&other.id, None).await.unwrap().is_empty());
+    assert_eq!(s.active_alert_rules().await.unwrap().len(), 2);
+    // Another license cannot remove it.
+    assert!(!s.remove_alert_rule(&other.id, &a.id).await.unwrap());
+    assert!(s.remove_alert_rule(&l.id, &a.id).await.unwrap());
+    assert!(!s.remove_alert_rule(&l.id, &a.id).await.unwrap());
+    assert_eq!(s.alert_rules(&l.id, None).await.unwrap(), vec![b]);
+    // Labels and sizes are bounded; the per-terminal limit holds.
+    assert_invalid(
+        s.create_alert_rule(&NewAlertRule {
+            label: &"x".repeat(201),
+            ..rule(&l.id, &t1.id, &cond)
+        })
+        .await,
+    );
+    let big = json!({ "kind": "x".repeat(20_000) });
+    assert_invalid(s.create_alert_rule(&rule(&l.id, &t1.id, &big)).await);
+    for _ in 0..MAX_ALERT_RULES_PER_TERMINAL {
+        s.create_alert_rule(&rule(&l.id, &t1.id, &cond)).await.unwrap();
+    }
+    assert_invalid(s.create_alert_rule(&rule(&l.id, &t1.id, &cond)).await);
+}
+
+async fn alert_steps_are_compare_and_swap_and_record_firings(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+    let (t2, _) = s.create_terminal(&l.id, "T2").await.unwrap();
+    let cond = json!({"kind": "equity_below", "level": 100.0});
+    let a = s
+        .create_alert_rule(&NewAlertRule {
+            once: true,
+            ..rule(&l.id, &t.id, &cond)
+        })
+        .await
+        .unwrap();
+    // Eight writers race on version 1, each with a firing: exactly one lands.
+    let barrier = Arc::new(Barrier::new(8));
+    let mut tasks = Vec::new();
+    for i in 0..8i64 {
+        let (store, id, barrier) = (fx.store.clone(), a.id.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let firing = NewAlertEvent {
+                fired_at: 1_000 + i,
+                payload: json!({ "writer": i }),
+            };
+            store
+                .record_alert_step(&id, 1, &json!({ "writer": i }), &[firing], false)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut won = Vec::new();
+    for (i, task) in tasks.into_iter().enumerate() {
+        if let Some(v) = task.await.unwrap() {
+            assert_eq!(v, 2);
+            won.push(i as i64);
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let events = s.alert_events(&l.id, &t.id, 0, 100).await.unwrap();
+    assert_eq!(events.len(), 1, "only the winner's firing is recorded");
+    assert_eq!(events[0].payload, json!({ "writer": won[0] }));
+    assert_eq!(
+        (events[0].alert_id.as_str(), events[0].fired_at),
+        (a.id.as_str(), 1_000 + won[0])
+    );
+    // Deactivating ends the rule; it leaves the engine's list, not the license's.
+    assert_eq!(
+        s.record_alert_step(&a.id, 2, &json!({}), &[], true).await.unwrap(),
+        Some(3)
+    );
+    assert!(s.active_alert_rules().await.unwrap().is_empty());
+    let stored = &s.alert_rules(&l.id, None).await.unwrap()[0];
+    assert!(!stored.active && stored.version == 3);
+    // Firings are read per terminal, from a time, in order, bounded; they outlive the rule.
+    let b = s.create_alert_rule(&rule(&l.id, &t.id, &cond)).await.unwrap();
+    let firings: Vec<NewAlertEvent> = [5_000, 3_000, 4_000]
+        .iter()
+        .map(|at| NewAlertEvent {
+            fired_at: *at,
+            payload: json!({ "at": at }),
+        })
+        .collect();
+    s.record_alert_step(&b.id, 1, &json!({}), &firings, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(s.remove_alert_rule(&l.id, &b.id).await.unwrap());
+    let times = |v: Vec<tradeterm_store::AlertEventRecord>| v.iter().map(|e| e.fired_at).collect::<Vec<_>>();
+    assert_eq!(
+        times(s.alert_events(&l.id, &t.id, 3_000, 100).await.unwrap()),
+        [3_000, 4_000, 5_000]
+    );
+    assert_eq!(times(s.alert_events(&l.id, &t.id, 3_500, 1).await.unwrap()), [4_000]);
+    assert!(s.alert_events(&l.id, &t2.id, 0, 100).await.unwrap().is_empty());
+    let (other, _) = s.create_license("M", Tier::Pro).await.unwrap();
+    assert!(s.alert_events(&other.id, &t.id, 0, 100).await.unwrap().is_empty());
+    // A removed rule's step lands nowhere.
+    assert_eq!(
+        s.record_alert_step(&b.id, 2, &json!({}), &[], false).await.unwrap(),
+        None
+    );
+}
+
+async fn executions_are_recorded_per_terminal_and_range(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (other, _) = s.create_license("M", Tier::Pro).await.unwrap();
+    let (t, _) = s.create_terminal(&l.id, "T").await.unwrap();
+    for at in [3_000, 1_000, 2_000] {
+        s.record_execution(&l.id, &t.id, at, &json!({ "at": at }))
+            .await
+            .unwrap();
+    }
+    let rows = s.executions(&l.id, &t.id, 1_000, 3_000, 100).await.unwrap();
+    assert_eq!(rows.iter().map(|r| r.requested_at).collect::<Vec<_>>(), [1_000, 2_000]);
+    assert_eq!(rows[1].record, json!({ "at": 2_000 }));
+    assert!(rows[0].id.starts_with("exe_"));
+    assert_eq!(s.executions(&l.id, &t.id, 0, 10_000, 1).await.unwrap().len(), 1);
+    assert!(s.executions(&other.id, &t.id, 0, 10_000, 100).await.unwrap().is_empty());
+    assert_invalid(
+        s.record_execution(&l.id, &t.id, 1, &json!({ "x": "y".repeat(20_000) }))
+            .await,
     );
 }

@@ -16,7 +16,8 @@
 //! macros). Each section of [`Store`] lives in its own module as plain
 //! `async fn`s taking `&SqlStore`: [`licenses`], [`terminals`] (and terminal
 //! keys), [`api_keys`], [`journal`], [`prop_firm`] (rules and high-water
-//! mark), [`news_guard`], [`snapshots`], [`equity_guards`] and
+//! mark), [`news_guard`], [`snapshots`], [`equity_guards`], [`alerts`] (alert
+//! rules, their firings, and the gateway's execution records) and
 //! [`idempotency`]. A trait can only be implemented in one block, so the
 //! `impl Store for SqlStore` at the end of this file is a thin table that
 //! forwards each method to its section, in the trait's order.
@@ -25,6 +26,7 @@
 //! an error message; the connection URL (which may hold a password) is never
 //! logged either.
 
+mod alerts;
 mod api_keys;
 mod equity_guards;
 mod idempotency;
@@ -48,9 +50,10 @@ use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, 
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 
 use crate::{
-    ApiKey, ApiKeyAuth, BindOutcome, EquityGuardRecord, IdempotencyBegin, JournalEntry, JournalFilter, License,
-    NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult,
-    Terminal, TerminalInfo, TerminalKeyAuth, Tier,
+    AlertEventRecord, AlertRuleRecord, ApiKey, ApiKeyAuth, BindOutcome, EquityGuardRecord, ExecutionRecordRow,
+    IdempotencyBegin, JournalEntry, JournalFilter, License, NewAlertEvent, NewAlertRule, NewsGuardRecord,
+    PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult, Terminal, TerminalInfo,
+    TerminalKeyAuth, Tier,
 };
 
 /// SQLite waits this long for a lock held by another connection.
@@ -517,6 +520,64 @@ impl Store for SqlStore {
 
     async fn guarded_terminals(&self) -> StoreResult<Vec<(String, String)>> {
         equity_guards::guarded_terminals(self).await
+    }
+
+    async fn create_alert_rule(&self, new: &NewAlertRule<'_>) -> StoreResult<AlertRuleRecord> {
+        alerts::create_alert_rule(self, new).await
+    }
+
+    async fn alert_rules(&self, license_id: &str, terminal_id: Option<&str>) -> StoreResult<Vec<AlertRuleRecord>> {
+        alerts::alert_rules(self, license_id, terminal_id).await
+    }
+
+    async fn active_alert_rules(&self) -> StoreResult<Vec<AlertRuleRecord>> {
+        alerts::active_alert_rules(self).await
+    }
+
+    async fn remove_alert_rule(&self, license_id: &str, alert_id: &str) -> StoreResult<bool> {
+        alerts::remove_alert_rule(self, license_id, alert_id).await
+    }
+
+    async fn record_alert_step(
+        &self,
+        alert_id: &str,
+        expected_version: i64,
+        state: &serde_json::Value,
+        firings: &[NewAlertEvent],
+        deactivate: bool,
+    ) -> StoreResult<Option<i64>> {
+        alerts::record_alert_step(self, alert_id, expected_version, state, firings, deactivate).await
+    }
+
+    async fn alert_events(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        since_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<AlertEventRecord>> {
+        alerts::alert_events(self, license_id, terminal_id, since_ms, limit).await
+    }
+
+    async fn record_execution(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        requested_at: i64,
+        record: &serde_json::Value,
+    ) -> StoreResult<()> {
+        alerts::record_execution(self, license_id, terminal_id, requested_at, record).await
+    }
+
+    async fn executions(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        from: i64,
+        to: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ExecutionRecordRow>> {
+        alerts::executions(self, license_id, terminal_id, from, to, limit).await
     }
 
     // ----- idempotency -----
