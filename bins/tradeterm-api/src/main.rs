@@ -47,6 +47,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let services = settings.services(remote.dispatch, store)?;
     // Poll only: agent events reach the gateway process, not this one.
     let monitor = tradeterm_tools::monitor::spawn(services.clone(), Default::default(), None);
+    let alerts = tradeterm_tools::alert_engine::spawn(services.clone(), Default::default(), None);
     let state = AppState::new(
         tradeterm_rest::RestSettings::default(),
         services,
@@ -62,6 +63,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tokio::signal::ctrl_c().await?;
     handle.stop(true).await;
     monitor.stop().await;
+    alerts.stop().await;
     task.await??;
     Ok(())
 }

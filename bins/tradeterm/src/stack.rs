@@ -14,6 +14,7 @@ use tradeterm_protocol::agent::Event;
 use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_sim::{AgentHandle, AgentSettings, Clock, SimSettings, Simulator, SystemClock};
 use tradeterm_store::Store;
+use tradeterm_tools::alert_engine::{self, EngineEvent, EngineHandle, EngineSettings};
 use tradeterm_tools::monitor::{self, AccountUpdate, MonitorHandle, MonitorSettings};
 
 use crate::demo::{DemoCredentials, Urls};
@@ -85,6 +86,7 @@ pub struct Stack {
     mcp_handle: tradeterm_mcp::McpHandle,
     mcp_task: tokio::task::JoinHandle<std::io::Result<()>>,
     monitor: MonitorHandle,
+    alert_engine: EngineHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
 }
 
@@ -135,7 +137,7 @@ impl Stack {
         let services = settings.services(Arc::new(gateway.clone()), store.clone())?;
         // The live monitor of equity guards and prop-firm rules, fed with
         // every `account` event an agent pushes (docs/equity-guard.md).
-        let (monitor, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
+        let (monitor, alert_engine, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_port = listener.local_addr()?.port();
@@ -250,6 +252,7 @@ impl Stack {
             mcp_handle,
             mcp_task,
             monitor,
+            alert_engine,
             monitor_feed,
         })
     }
@@ -290,6 +293,7 @@ impl Stack {
         }
         self.monitor_feed.abort();
         self.monitor.stop().await;
+        self.alert_engine.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;
         self.rest_handle.stop(true).await;
@@ -299,39 +303,59 @@ impl Stack {
     }
 }
 
-/// Starts the equity-guard monitor and the task forwarding the gateway's
-/// `account` events to it (a lagging receiver skips what it missed: the
-/// monitor's polling covers the gap).
+/// Starts the equity-guard monitor, the alert engine and the task
+/// forwarding the gateway's `account` and `tick` events to them (a lagging
+/// receiver skips what it missed: their polling covers the gap).
 fn spawn_monitor(
     gateway: &Gateway,
     services: Arc<tradeterm_tools::Services>,
     settings: MonitorSettings,
-) -> (MonitorHandle, tokio::task::JoinHandle<()>) {
+) -> (MonitorHandle, EngineHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let (alert_tx, alert_rx) = tokio::sync::mpsc::channel(4096);
     let mut events = gateway.subscribe();
     let feed = tokio::spawn(async move {
         loop {
             match events.recv().await {
                 Ok(e) => {
-                    if let Event::Account(account) = e.event {
-                        let update = AccountUpdate {
-                            license_id: e.license_id,
-                            terminal_id: e.terminal_id,
-                            account,
-                        };
-                        if tx.send(update).await.is_err() {
-                            break;
+                    let (license_id, terminal_id) = (e.license_id, e.terminal_id);
+                    match e.event {
+                        Event::Account(account) => {
+                            let engine = EngineEvent::Account {
+                                license_id: license_id.clone(),
+                                terminal_id: terminal_id.clone(),
+                                account: account.clone(),
+                            };
+                            // The engine may drop an event under load (it polls).
+                            let _ = alert_tx.try_send(engine);
+                            let update = AccountUpdate {
+                                license_id,
+                                terminal_id,
+                                account,
+                            };
+                            if tx.send(update).await.is_err() {
+                                break;
+                            }
                         }
+                        Event::Tick(tick) => {
+                            let _ = alert_tx.try_send(EngineEvent::Quote {
+                                license_id,
+                                terminal_id,
+                                tick,
+                            });
+                        }
+                        _ => {}
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::debug!(skipped = n, "equity guard monitor: events skipped");
+                    tracing::debug!(skipped = n, "equity guard monitor and alert engine: events skipped");
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             }
         }
     });
-    (monitor::spawn(services, settings, Some(rx)), feed)
+    let engine = alert_engine::spawn(services.clone(), EngineSettings::default(), Some(alert_rx));
+    (monitor::spawn(services, settings, Some(rx)), engine, feed)
 }
 
 /// The client of this node's own gateway used by the REST and MCP servers to

@@ -33,6 +33,7 @@
 mod agent;
 mod command;
 mod error;
+mod executions;
 mod http;
 mod manage;
 mod poll;

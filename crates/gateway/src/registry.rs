@@ -273,6 +273,7 @@ impl Dispatch for Gateway {
             p.insert(id.clone(), tx);
         }
         let cmd_name = command.name();
+        let probe = crate::executions::Probe::start(license_id, terminal_id, &command, &conn);
         let frame = GatewayFrame::Request {
             id: id.clone(),
             timeout_ms: timeout.as_millis() as u64,
@@ -282,7 +283,7 @@ impl Dispatch for Gateway {
             conn.pending.lock().map(|mut p| p.remove(&id)).ok();
             return Err(DispatchError::Unreachable);
         }
-        match tokio::time::timeout(timeout, rx).await {
+        let result = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Response {
                 result: Some(result),
                 error: None,
@@ -300,7 +301,11 @@ impl Dispatch for Gateway {
                 tracing::warn!(terminal = %terminal_id, cmd = cmd_name, ?timeout, withdrawn, "dispatch timed out");
                 Err(DispatchError::Timeout(timeout))
             }
+        };
+        if let Some(probe) = probe {
+            probe.finish(&self.inner.store, &result);
         }
+        result
     }
 
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {

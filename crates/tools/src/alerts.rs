@@ -23,6 +23,7 @@ use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
 
 use tradeterm_core::equity_guard::{GuardAction, GuardRules, GuardState};
 
+use crate::alert_rules::{RuleAlert, firing_alert};
 use crate::equity_guard::{BreachOut, SOURCE_PROP_FIRM};
 use crate::events::{CalendarSource, EventOut, SourcePreference, fetch_events, is_currency};
 use crate::news::{relevant_currencies, symbol_currencies};
@@ -254,8 +255,9 @@ pub struct AlertOut {
     pub id: String,
     /// `release_ahead` (a watched release is `lead_minutes` away), `news` (an
     /// item about a watched currency), `equity_guard_breach` (a rule of the
-    /// terminal's equity guard was breached) or `prop_firm_breach` (a loss
-    /// limit of its prop-firm rules was breached).
+    /// terminal's equity guard was breached), `prop_firm_breach` (a loss
+    /// limit of its prop-firm rules was breached) or `alert` (a rule of
+    /// `set_alert` fired).
     pub kind: &'static str,
     /// When the alert fired (ISO 8601).
     pub fired_at: String,
@@ -272,6 +274,9 @@ pub struct AlertOut {
     /// The breach, for `equity_guard_breach` and `prop_firm_breach`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breach: Option<BreachAlert>,
+    /// The rule and what it observed, for `alert` (a rule of `set_alert` fired).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alert: Option<RuleAlert>,
 }
 
 /// A guard breach, as `poll_alerts` reports it.
@@ -335,6 +340,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
         notes.push("the cursor was older than 24 h: alerts of the last 24 h only".into());
     }
     let (equity_guard_active, mut alerts) = breach_alerts(&ctx, after - BREACH_GRACE_MS, now).await?;
+    alerts.extend(rule_alerts(&ctx, after - BREACH_GRACE_MS, now).await?);
     let record = ctx.services.store.news_guard(&ctx.license_id).await?;
     let (_, guard) = status_of(record, ctx.services.news.is_enabled())?;
     let guard_active = guard.is_some();
@@ -345,7 +351,7 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
     alerts.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.id.cmp(&y.id)));
     // Resume strictly after the cursor's last alert at its moment (breaches
     // within the grace before it are delivered again).
-    let grace = |a: &AlertOut, at: UnixMs| a.breach.is_some() && at >= after - BREACH_GRACE_MS;
+    let grace = |a: &AlertOut, at: UnixMs| (a.breach.is_some() || a.alert.is_some()) && at >= after - BREACH_GRACE_MS;
     if let Some(last) = &after_id {
         alerts.retain(|(at, a)| *at > after || a.id.as_str() > last.as_str() || grace(a, *at));
     } else {
@@ -365,6 +371,37 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
         equity_guard_active,
         notes,
     })
+}
+
+/// The firings of the terminal's alert rules recorded in `[from, to]`.
+async fn rule_alerts(ctx: &ToolContext, from: UnixMs, to: UnixMs) -> Result<Vec<(UnixMs, AlertOut)>, ToolError> {
+    let terminal = ctx.terminal()?;
+    let events = ctx
+        .services
+        .store
+        .alert_events(&ctx.license_id, terminal, from, MAX_ALERTS + 1)
+        .await?;
+    Ok(events
+        .iter()
+        .filter(|e| e.fired_at <= to)
+        .map(|e| {
+            let (id, title, alert) = firing_alert(e);
+            (
+                e.fired_at,
+                AlertOut {
+                    id,
+                    kind: "alert",
+                    fired_at: to_iso(e.fired_at),
+                    title,
+                    event: None,
+                    url: None,
+                    currencies: Vec::new(),
+                    breach: None,
+                    alert: Some(alert),
+                },
+            )
+        })
+        .collect())
 }
 
 /// The breaches recorded by the terminal's equity guards in `[from, to]`.
@@ -413,6 +450,7 @@ async fn breach_alerts(
                         breach,
                         action: rules.action,
                     }),
+                    alert: None,
                 },
             ));
         }
@@ -466,6 +504,7 @@ async fn news_alerts(
                     url: None,
                     event: Some(e.into()),
                     breach: None,
+                    alert: None,
                 },
             )
         })
@@ -490,6 +529,7 @@ async fn news_alerts(
                         url: Some(item.url.clone()),
                         currencies: matched,
                         breach: None,
+                        alert: None,
                     },
                 ));
             }
@@ -546,7 +586,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "poll_alerts",
             title: "Poll alerts",
-            description: "Alerts that fired since the caller's cursor, oldest first: news-guard alerts for watched releases (`lead_minutes` before them) and news items about watched currencies, and breaches of this terminal's equity guard and prop-firm rules (`equity_guard_breach`, `prop_firm_breach`: rule, time, equity at that moment, limit) recorded by the server's live monitor. Pass the returned `next_cursor` on the next poll; each alert has a stable id (a breach may be delivered again by a poll within 5 s of it: drop repeats by id). A first poll returns the last hour.",
+            description: "Alerts that fired since the caller's cursor, oldest first: news-guard alerts for watched releases (`lead_minutes` before them) and news items about watched currencies, firings of this terminal's `set_alert` rules (`alert`), and breaches of this terminal's equity guard and prop-firm rules (`equity_guard_breach`, `prop_firm_breach`: rule, time, equity at that moment, limit) recorded by the server's live monitor. Pass the returned `next_cursor` on the next poll; each alert has a stable id (a breach or rule firing may be delivered again by a poll within 5 s of it: drop repeats by id). A first poll returns the last hour.",
             capability: Capability::Read,
             gate: Gate::Always,
             target: Target::Terminal,

@@ -159,14 +159,21 @@ pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
         | "get_news"
         | "get_etf_flows" => CalendarNewsMacro,
         "set_prop_firm_rules" | "get_prop_firm_status" | "remove_prop_firm_rules" => PropFirm,
-        "set_news_guard" | "get_news_guard_status" | "remove_news_guard" | "poll_alerts" => Alerts,
+        "set_news_guard"
+        | "get_news_guard_status"
+        | "remove_news_guard"
+        | "poll_alerts"
+        | "set_alert"
+        | "list_alerts"
+        | "remove_alert" => Alerts,
         "get_journal"
         | "get_journal_entry"
         | "add_journal_entry"
         | "update_journal_entry"
         | "delete_journal_entry"
         | "get_equity_curve"
-        | "get_trade_stats" => Journal,
+        | "get_trade_stats"
+        | "get_execution_quality" => Journal,
         _ => return None,
     })
 }

@@ -28,6 +28,8 @@
 //! closed: nothing is sent.
 
 mod account;
+pub mod alert_engine;
+mod alert_rules;
 mod alerts;
 mod analytics;
 mod backtest;
@@ -40,6 +42,7 @@ mod error;
 pub mod etf;
 mod event_analysis;
 pub mod events;
+mod execution_quality;
 pub mod groups;
 mod journal;
 mod levels;
@@ -259,10 +262,12 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(equity_guard::tools());
         tools.extend(news::tools());
         tools.extend(alerts::tools());
+        tools.extend(alert_rules::tools());
         tools.extend(state::tools());
         tools.extend(etf::tools());
         tools.extend(sizing::tools());
         tools.extend(trade_stats::tools());
+        tools.extend(execution_quality::tools());
         tools.extend(levels::tools());
         tools.extend(patterns::tools());
         tools

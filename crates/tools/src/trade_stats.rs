@@ -282,7 +282,11 @@ pub struct PnlOutput {
 }
 
 /// The range `[from, to)` of the input: defaults, ISO parsing, the cap.
-fn range_of(ctx: &ToolContext, from: &Option<String>, to: &Option<String>) -> Result<(UnixMs, UnixMs), ToolError> {
+pub(crate) fn range_of(
+    ctx: &ToolContext,
+    from: &Option<String>,
+    to: &Option<String>,
+) -> Result<(UnixMs, UnixMs), ToolError> {
     let parse = |field: &str, v: &Option<String>| {
         v.as_deref()
             .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time"))))
