@@ -11,12 +11,31 @@
 //! transaction serializes with its rivals (see [`WritePool`]); the schema
 //! differs only in column types (`migrations/{sqlite,postgres}`).
 //!
+//! **Layout.** This file holds the pools, the connection setup and the
+//! machinery every query shares ([`on_pool!`], [`WritePool`] and the lock
+//! macros). Each section of [`Store`] lives in its own module as plain
+//! `async fn`s taking `&SqlStore`: [`licenses`], [`terminals`] (and terminal
+//! keys), [`api_keys`], [`journal`], [`prop_firm`] (rules and high-water
+//! mark), [`news_guard`], [`snapshots`], [`equity_guards`] and
+//! [`idempotency`]. A trait can only be implemented in one block, so the
+//! `impl Store for SqlStore` at the end of this file is a thin table that
+//! forwards each method to its section, in the trait's order.
+//!
 //! **Invariant:** no plaintext secret and no hash is ever logged or put into
 //! an error message; the connection URL (which may hold a password) is never
 //! logged either.
 
+mod api_keys;
+mod equity_guards;
+mod idempotency;
+mod journal;
+mod licenses;
 mod migrate;
+mod news_guard;
+mod prop_firm;
 mod rows;
+mod snapshots;
+mod terminals;
 mod validate;
 
 use std::str::FromStr;
@@ -28,13 +47,11 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, Post
 use sqlx::sqlite::{Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 
-use crate::keys::{self, API_KEY_PREFIX, LICENSE_KEY_PREFIX, TERMINAL_KEY_PREFIX, hash_key, hashes_equal};
 use crate::{
     ApiKey, ApiKeyAuth, BindOutcome, EquityGuardRecord, IdempotencyBegin, JournalEntry, JournalFilter, License,
-    MAX_ACTIVE_API_KEYS, NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError,
-    StoreResult, Terminal, TerminalFilter, TerminalInfo, TerminalKeyAuth, Tier,
+    NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult,
+    Terminal, TerminalInfo, TerminalKeyAuth, Tier,
 };
-use rows::{RowExt, api_key_cols, journal_cols, license_cols, terminal_cols};
 
 /// SQLite waits this long for a lock held by another connection.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -42,105 +59,6 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const SQLITE_MAX_CONNECTIONS: u32 = 8;
 /// Connections of a PostgreSQL pool.
 const PG_MAX_CONNECTIONS: u32 = 10;
-/// Journal page size when the filter leaves `limit` at 0.
-const DEFAULT_JOURNAL_LIMIT: u32 = 100;
-/// Largest journal page, whatever the caller asks.
-const MAX_JOURNAL_LIMIT: u32 = 1000;
-
-/// Largest stored prop-firm rule set, bytes of JSON.
-const MAX_PROP_FIRM_RULES_BYTES: usize = 16 * 1024;
-
-/// Largest stored news-guard configuration, bytes of JSON.
-const MAX_NEWS_GUARD_BYTES: usize = 16 * 1024;
-/// Largest stored state snapshot, bytes of JSON.
-const MAX_SNAPSHOT_BYTES: usize = 4 * 1024 * 1024;
-
-/// Prop-firm columns of `prop_firm_rules p`.
-const PROP_FIRM_COLS: &str = "p.license_id AS p_license_id, p.terminal_id AS p_terminal_id, p.rules AS p_rules, \
-                              p.high_water_mark AS p_hwm, p.created_at AS p_created_at, p.updated_at AS p_updated_at";
-
-/// Maps a `news_guards` row (`config`, `created_at`, `updated_at`).
-fn news_guard_record<R>(license_id: &str, r: &R) -> StoreResult<NewsGuardRecord>
-where
-    R: RowExt,
-{
-    let config = serde_json::from_str(&r.text("config")?)
-        .map_err(|_| StoreError::Database("a stored news guard is not valid".to_owned()))?;
-    Ok(NewsGuardRecord {
-        license_id: license_id.to_owned(),
-        config,
-        created_at: r.int("created_at")?,
-        updated_at: r.int("updated_at")?,
-    })
-}
-
-/// Maps a `prop_firm_rules p` row (selected with [`PROP_FIRM_COLS`]).
-fn prop_firm_record<R>(r: &R) -> StoreResult<PropFirmRecord>
-where
-    R: RowExt + sqlx::Row,
-    for<'a> Option<f64>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-    for<'a> &'a str: sqlx::ColumnIndex<R>,
-{
-    let rules = serde_json::from_str(&r.text("p_rules")?)
-        .map_err(|_| StoreError::Database("stored prop-firm rules are not valid".to_owned()))?;
-    Ok(PropFirmRecord {
-        license_id: r.text("p_license_id")?,
-        terminal_id: r.text("p_terminal_id")?,
-        rules,
-        high_water_mark: r.try_get("p_hwm")?,
-        created_at: r.int("p_created_at")?,
-        updated_at: r.int("p_updated_at")?,
-    })
-}
-
-/// Largest stored equity-guard rule set, bytes of JSON.
-const MAX_EQUITY_GUARD_RULES_BYTES: usize = 16 * 1024;
-/// Largest stored equity-guard state, bytes of JSON.
-const MAX_EQUITY_GUARD_STATE_BYTES: usize = 256 * 1024;
-
-/// Columns of `equity_guards` as [`equity_guard_record`] reads them.
-const EQUITY_GUARD_COLS: &str = "license_id, terminal_id, source, rules, state, version, created_at, updated_at";
-
-/// Maps an `equity_guards` row (selected with [`EQUITY_GUARD_COLS`]).
-fn equity_guard_record<R>(r: &R) -> StoreResult<EquityGuardRecord>
-where
-    R: RowExt,
-{
-    let json = |col: &str| -> StoreResult<serde_json::Value> {
-        serde_json::from_str(&r.text(col)?)
-            .map_err(|_| StoreError::Database("a stored equity guard is not valid".to_owned()))
-    };
-    Ok(EquityGuardRecord {
-        license_id: r.text("license_id")?,
-        terminal_id: r.text("terminal_id")?,
-        source: r.text("source")?,
-        rules: json("rules")?,
-        state: json("state")?,
-        version: r.int("version")?,
-        created_at: r.int("created_at")?,
-        updated_at: r.int("updated_at")?,
-    })
-}
-
-/// An equity guard's source: 1-32 characters of `a-z` and `_`.
-fn check_guard_source(source: &str) -> StoreResult<()> {
-    if source.is_empty() || source.len() > 32 || !source.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-        return Err(StoreError::Invalid(
-            "an equity guard source is 1-32 characters of a-z and _".to_owned(),
-        ));
-    }
-    Ok(())
-}
-
-fn guard_json(value: &serde_json::Value, what: &str, max: usize) -> StoreResult<String> {
-    let text = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("{what}: {e}")))?;
-    if text.len() > max {
-        return Err(StoreError::Invalid(format!(
-            "the equity guard's {what} may be at most {max} bytes of JSON"
-        )));
-    }
-    Ok(text)
-}
 
 /// The store over SQLite or PostgreSQL. Cheap to clone (the pool is shared).
 #[derive(Debug, Clone)]
@@ -159,8 +77,8 @@ enum Pool {
 macro_rules! on_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.pool {
-            Pool::Sqlite($pool) => $body,
-            Pool::Postgres($pool) => $body,
+            $crate::sql::Pool::Sqlite($pool) => $body,
+            $crate::sql::Pool::Postgres($pool) => $body,
         }
     };
 }
@@ -176,7 +94,7 @@ macro_rules! lock_license {
             .await?
             .is_none()
         {
-            return Err(StoreError::NotFound("license"));
+            return Err($crate::StoreError::NotFound("license"));
         }
     };
 }
@@ -192,10 +110,13 @@ macro_rules! lock_terminal {
             .await?
             .is_none()
         {
-            return Err(StoreError::NotFound("terminal"));
+            return Err($crate::StoreError::NotFound("terminal"));
         }
     };
 }
+
+// Path-based names for the section modules (`use super::on_pool`).
+use {lock_license, lock_terminal, on_pool};
 
 /// How each backend starts a write transaction that serializes with rival
 /// writers, and how it locks the parent row inside one.
@@ -243,19 +164,9 @@ impl WritePool for PgPool {
     }
 }
 
-/// A value bound to a dynamically assembled query.
-enum Bind {
-    Text(String),
-    Int(i64),
-}
-
 /// Now, unix milliseconds.
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
-}
-
-fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.is_foreign_key_violation())
 }
 
 fn is_sqlite_url(url: &str) -> bool {
@@ -393,18 +304,6 @@ impl SqlStore {
         Ok(())
     }
 
-    /// Deletes idempotency records created before `before_ms` (unix ms),
-    /// finished or not, and returns how many went. Callers choose the
-    /// retention; nothing expires on its own.
-    pub async fn purge_idempotency(&self, before_ms: i64) -> StoreResult<u64> {
-        let n = on_pool!(self, pool => sqlx::query("DELETE FROM idempotency WHERE created_at < $1")
-            .bind(before_ms)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n)
-    }
-
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
         on_pool!(self, pool => pool.close().await);
@@ -416,403 +315,87 @@ impl Store for SqlStore {
     // ----- licenses -----
 
     async fn create_license(&self, name: &str, tier: Tier) -> StoreResult<(License, Secret)> {
-        validate::name("license name", name)?;
-        let secret = keys::generate(LICENSE_KEY_PREFIX);
-        let hash = hash_key(secret.expose());
-        let license = License {
-            id: keys::new_id("lic_"),
-            name: name.to_owned(),
-            tier,
-            created_at: now_ms(),
-            disabled: false,
-        };
-        const SQL: &str =
-            "INSERT INTO licenses (id, name, tier, master_key_hash, created_at) VALUES ($1, $2, $3, $4, $5)";
-        on_pool!(self, pool => {
-            sqlx::query(SQL)
-                .bind(&license.id)
-                .bind(&license.name)
-                .bind(tier.as_str())
-                .bind(&hash)
-                .bind(license.created_at)
-                .execute(pool)
-                .await?;
-        });
-        Ok((license, secret))
+        licenses::create_license(self, name, tier).await
     }
 
     async fn license(&self, license_id: &str) -> StoreResult<Option<License>> {
-        const SQL: &str = concat!("SELECT ", license_cols!(), " FROM licenses l WHERE l.id = $1");
-        on_pool!(self, pool => sqlx::query(SQL)
-            .bind(license_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| rows::license(&r))
-            .transpose())
+        licenses::license(self, license_id).await
     }
 
     async fn license_by_master_key(&self, master_key: &str) -> StoreResult<Option<License>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            license_cols!(),
-            ", l.master_key_hash AS l_hash FROM licenses l WHERE l.master_key_hash = $1 AND l.disabled = FALSE"
-        );
-        let hash = hash_key(master_key);
-        let found = on_pool!(self, pool => match sqlx::query(SQL).bind(&hash).fetch_optional(pool).await? {
-            Some(r) => Some((rows::license(&r)?, r.text("l_hash")?)),
-            None => None,
-        });
-        Ok(found.and_then(|(license, stored)| hashes_equal(&stored, &hash).then_some(license)))
+        licenses::license_by_master_key(self, master_key).await
     }
 
     async fn list_licenses(&self) -> StoreResult<Vec<License>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            license_cols!(),
-            " FROM licenses l ORDER BY l.created_at, l.seq"
-        );
-        on_pool!(self, pool => sqlx::query(SQL)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(rows::license)
-            .collect())
+        licenses::list_licenses(self).await
     }
 
     async fn set_license_tier(&self, license_id: &str, tier: Tier) -> StoreResult<()> {
-        const SQL: &str = "UPDATE licenses SET tier = $1 WHERE id = $2";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(tier.as_str())
-            .bind(license_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        if n == 0 {
-            return Err(StoreError::NotFound("license"));
-        }
-        Ok(())
+        licenses::set_license_tier(self, license_id, tier).await
     }
 
     // ----- terminals and terminal keys -----
 
     async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)> {
-        validate::name("terminal name", name)?;
-        let secret = keys::generate(TERMINAL_KEY_PREFIX);
-        let hash = hash_key(secret.expose());
-        let now = now_ms();
-        let terminal = Terminal {
-            id: keys::new_id("term_"),
-            license_id: license_id.to_owned(),
-            name: name.to_owned(),
-            fingerprint: None,
-            bound_at: None,
-            created_at: now,
-            last_seen: None,
-            info: None,
-        };
-        let key_id = keys::new_id("tkey_");
-        const INSERT_TERMINAL: &str =
-            "INSERT INTO terminals (id, license_id, name, created_at) VALUES ($1, $2, $3, $4)";
-        const INSERT_KEY: &str = "INSERT INTO terminal_keys (id, license_id, terminal_id, key_hash, created_at) \
-                                  VALUES ($1, $2, $3, $4, $5)";
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            lock_license!(pool, tx, license_id);
-            sqlx::query(INSERT_TERMINAL)
-                .bind(&terminal.id)
-                .bind(license_id)
-                .bind(name)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query(INSERT_KEY)
-                .bind(&key_id)
-                .bind(license_id)
-                .bind(&terminal.id)
-                .bind(&hash)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-        });
-        Ok((terminal, secret))
+        terminals::create_terminal(self, license_id, name).await
     }
 
     async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey> {
-        let secret = keys::generate(TERMINAL_KEY_PREFIX);
-        let hash = hash_key(secret.expose());
-        let key_id = keys::new_id("tkey_");
-        let now = now_ms();
-        const ACTIVE: &str = "SELECT id FROM terminal_keys WHERE terminal_id = $1 AND revoked_at IS NULL";
-        const REVOKE: &str = "UPDATE terminal_keys SET revoked_at = $1 WHERE terminal_id = $2 AND revoked_at IS NULL";
-        const INSERT_KEY: &str = "INSERT INTO terminal_keys (id, license_id, terminal_id, key_hash, created_at) \
-                                  VALUES ($1, $2, $3, $4, $5)";
-        let revoked_key_ids = on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            lock_terminal!(pool, tx, terminal_id, license_id);
-            // The terminal row is locked: no other rotation can change its keys
-            // between this read and the update.
-            let revoked: Vec<String> = sqlx::query_scalar(ACTIVE).bind(terminal_id).fetch_all(&mut *tx).await?;
-            sqlx::query(REVOKE).bind(now).bind(terminal_id).execute(&mut *tx).await?;
-            sqlx::query(INSERT_KEY)
-                .bind(&key_id)
-                .bind(license_id)
-                .bind(terminal_id)
-                .bind(&hash)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            revoked
-        });
-        Ok(RotatedTerminalKey {
-            key: secret,
-            key_id,
-            revoked_key_ids,
-        })
+        terminals::rotate_terminal_key(self, license_id, terminal_id).await
     }
 
     async fn terminal_key_active(&self, key_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "SELECT k.id FROM terminal_keys k JOIN licenses l ON l.id = k.license_id \
-                           WHERE k.id = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE";
-        let found = on_pool!(self, pool => sqlx::query(SQL).bind(key_id).fetch_optional(pool).await?.is_some());
-        Ok(found)
+        terminals::terminal_key_active(self, key_id).await
     }
 
     async fn terminal_key(&self, key: &str) -> StoreResult<Option<TerminalKeyAuth>> {
-        const SQL: &str = concat!(
-            "SELECT tk.id AS tk_id, tk.key_hash AS tk_hash, ",
-            terminal_cols!(),
-            ", ",
-            license_cols!(),
-            " FROM terminal_keys tk",
-            " JOIN terminals t ON t.id = tk.terminal_id AND t.license_id = tk.license_id",
-            " JOIN licenses l ON l.id = tk.license_id",
-            " WHERE tk.key_hash = $1 AND tk.revoked_at IS NULL AND l.disabled = FALSE"
-        );
-        let hash = hash_key(key);
-        let found = on_pool!(self, pool => match sqlx::query(SQL).bind(&hash).fetch_optional(pool).await? {
-            Some(r) => Some((
-                TerminalKeyAuth { key_id: r.text("tk_id")?, terminal: rows::terminal(&r)?, license: rows::license(&r)? },
-                r.text("tk_hash")?,
-            )),
-            None => None,
-        });
-        Ok(found.and_then(|(auth, stored)| hashes_equal(&stored, &hash).then_some(auth)))
+        terminals::terminal_key(self, key).await
     }
 
     async fn bind_terminal(&self, terminal_id: &str, fingerprint: &str) -> StoreResult<BindOutcome> {
-        validate::token("fingerprint", fingerprint)?;
-        // One conditional UPDATE claims an unbound terminal. Both backends
-        // serialize writers of the row (SQLite: one writer at a time;
-        // PostgreSQL: the row lock, then the WHERE is re-checked against the
-        // committed row), so exactly one concurrent caller changes it.
-        const CLAIM: &str =
-            "UPDATE terminals SET fingerprint = $1, bound_at = $2 WHERE id = $3 AND fingerprint IS NULL";
-        const CURRENT: &str = "SELECT fingerprint AS t_fingerprint FROM terminals WHERE id = $1";
-        let (claimed, current) = on_pool!(self, pool => {
-            let claimed = sqlx::query(CLAIM)
-                .bind(fingerprint)
-                .bind(now_ms())
-                .bind(terminal_id)
-                .execute(pool)
-                .await?
-                .rows_affected()
-                == 1;
-            let current = if claimed {
-                None
-            } else {
-                match sqlx::query(CURRENT).bind(terminal_id).fetch_optional(pool).await? {
-                    Some(r) => Some(r.opt_text("t_fingerprint")?),
-                    None => return Err(StoreError::NotFound("terminal")),
-                }
-            };
-            (claimed, current)
-        });
-        Ok(match (claimed, current) {
-            (true, _) => BindOutcome::Bound,
-            (false, Some(Some(bound))) if bound == fingerprint => BindOutcome::AlreadyBound,
-            (false, Some(Some(_))) => BindOutcome::Conflict,
-            // No operation unbinds a terminal, so a failed claim always finds a fingerprint.
-            (false, _) => {
-                return Err(StoreError::Database("terminal binding changed concurrently".to_owned()));
-            }
-        })
+        terminals::bind_terminal(self, terminal_id, fingerprint).await
     }
 
     async fn update_terminal_info(&self, terminal_id: &str, info: &TerminalInfo) -> StoreResult<()> {
-        let account_login = validate::terminal_info(info)?;
-        const SQL: &str = "UPDATE terminals SET platform = $1, build = $2, account_login = $3, account_server = $4, \
-                           account_currency = $5, trade_mode = $6, last_seen = $7 WHERE id = $8";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(&info.platform)
-            .bind(i64::from(info.build))
-            .bind(account_login)
-            .bind(&info.account_server)
-            .bind(&info.account_currency)
-            .bind(&info.trade_mode)
-            .bind(now_ms())
-            .bind(terminal_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        if n == 0 {
-            return Err(StoreError::NotFound("terminal"));
-        }
-        Ok(())
+        terminals::update_terminal_info(self, terminal_id, info).await
     }
 
     async fn touch_terminal(&self, terminal_id: &str) -> StoreResult<()> {
-        const SQL: &str = "UPDATE terminals SET last_seen = $1 WHERE id = $2";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(now_ms())
-            .bind(terminal_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        if n == 0 {
-            return Err(StoreError::NotFound("terminal"));
-        }
-        Ok(())
+        terminals::touch_terminal(self, terminal_id).await
     }
 
     async fn terminal(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            terminal_cols!(),
-            " FROM terminals t WHERE t.id = $1 AND t.license_id = $2"
-        );
-        on_pool!(self, pool => sqlx::query(SQL)
-            .bind(terminal_id)
-            .bind(license_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| rows::terminal(&r))
-            .transpose())
+        terminals::terminal(self, license_id, terminal_id).await
     }
 
     async fn list_terminals(&self, license_id: &str) -> StoreResult<Vec<Terminal>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            terminal_cols!(),
-            " FROM terminals t WHERE t.license_id = $1 ORDER BY t.created_at, t.seq"
-        );
-        on_pool!(self, pool => sqlx::query(SQL)
-            .bind(license_id)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(rows::terminal)
-            .collect())
+        terminals::list_terminals(self, license_id).await
     }
 
     // ----- REST API keys -----
 
     async fn create_api_key(&self, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)> {
-        validate::name("label", label)?;
-        let secret = keys::generate(API_KEY_PREFIX);
-        let hash = hash_key(secret.expose());
-        let key = ApiKey {
-            id: keys::new_id("key_"),
-            license_id: license_id.to_owned(),
-            label: label.to_owned(),
-            prefix: keys::display_prefix(secret.expose()),
-            permissions: None,
-            created_at: now_ms(),
-            revoked_at: None,
-            last_used_at: None,
-        };
-        const COUNT: &str = "SELECT COUNT(*) AS n FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL";
-        const INSERT: &str = "INSERT INTO api_keys (id, license_id, label, prefix, key_hash, created_at) \
-                              VALUES ($1, $2, $3, $4, $5, $6)";
-        // Count and insert inside one write transaction that holds the
-        // license's lock (see `WritePool`), so concurrent creations on one
-        // license run one after another and the limit holds.
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            lock_license!(pool, tx, license_id);
-            let active = sqlx::query(COUNT).bind(license_id).fetch_one(&mut *tx).await?.int("n")?;
-            if active >= MAX_ACTIVE_API_KEYS as i64 {
-                return Err(StoreError::ApiKeyLimit);
-            }
-            sqlx::query(INSERT)
-                .bind(&key.id)
-                .bind(license_id)
-                .bind(label)
-                .bind(&key.prefix)
-                .bind(&hash)
-                .bind(key.created_at)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-        });
-        Ok((key, secret))
+        api_keys::create_api_key(self, license_id, label).await
     }
 
     async fn list_api_keys(&self, license_id: &str) -> StoreResult<Vec<ApiKey>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            api_key_cols!(),
-            " FROM api_keys k WHERE k.license_id = $1 ORDER BY k.created_at DESC, k.seq DESC"
-        );
-        on_pool!(self, pool => sqlx::query(SQL)
-            .bind(license_id)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(rows::api_key)
-            .collect())
+        api_keys::list_api_keys(self, license_id).await
     }
 
     async fn revoke_api_key(&self, license_id: &str, key_id: &str) -> StoreResult<bool> {
-        const SQL: &str =
-            "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND license_id = $3 AND revoked_at IS NULL";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(now_ms())
-            .bind(key_id)
-            .bind(license_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n == 1)
+        api_keys::revoke_api_key(self, license_id, key_id).await
     }
 
     async fn api_key(&self, key: &str) -> StoreResult<Option<ApiKeyAuth>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            api_key_cols!(),
-            ", k.key_hash AS k_hash, ",
-            license_cols!(),
-            " FROM api_keys k JOIN licenses l ON l.id = k.license_id",
-            " WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE"
-        );
-        let hash = hash_key(key);
-        let found = on_pool!(self, pool => match sqlx::query(SQL).bind(&hash).fetch_optional(pool).await? {
-            Some(r) => Some((ApiKeyAuth { key: rows::api_key(&r)?, license: rows::license(&r)? }, r.text("k_hash")?)),
-            None => None,
-        });
-        Ok(found.and_then(|(auth, stored)| hashes_equal(&stored, &hash).then_some(auth)))
+        api_keys::api_key(self, key).await
     }
 
     async fn api_key_active(&self, key_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "SELECT k.id FROM api_keys k JOIN licenses l ON l.id = k.license_id \
-                           WHERE k.id = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE";
-        let found = on_pool!(self, pool => sqlx::query(SQL).bind(key_id).fetch_optional(pool).await?.is_some());
-        Ok(found)
+        api_keys::api_key_active(self, key_id).await
     }
 
     async fn touch_api_key(&self, key_id: &str) -> StoreResult<()> {
-        const SQL: &str = "UPDATE api_keys SET last_used_at = $1 WHERE id = $2";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(now_ms())
-            .bind(key_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        if n == 0 {
-            return Err(StoreError::NotFound("api key"));
-        }
-        Ok(())
+        api_keys::touch_api_key(self, key_id).await
     }
 
     // ----- journal -----
@@ -823,98 +406,15 @@ impl Store for SqlStore {
         terminal_id: Option<&str>,
         body: &serde_json::Value,
     ) -> StoreResult<JournalEntry> {
-        let text = validate::journal_body(body)?;
-        if let Some(t) = terminal_id {
-            validate::token("terminal id", t)?;
-        }
-        let now = now_ms();
-        let entry = JournalEntry {
-            id: keys::new_id("jrn_"),
-            license_id: license_id.to_owned(),
-            terminal_id: terminal_id.map(str::to_owned),
-            created_at: now,
-            updated_at: now,
-            body: body.clone(),
-        };
-        const SQL: &str = "INSERT INTO journal_entries (id, license_id, terminal_id, created_at, updated_at, body) \
-                           VALUES ($1, $2, $3, $4, $5, $6)";
-        let done = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(&entry.id)
-            .bind(license_id)
-            .bind(terminal_id)
-            .bind(now)
-            .bind(now)
-            .bind(&text)
-            .execute(pool)
-            .await
-            .map(|_| ()));
-        match done {
-            Ok(()) => Ok(entry),
-            Err(e) if is_foreign_key_violation(&e) => Err(StoreError::NotFound("license")),
-            Err(e) => Err(e.into()),
-        }
+        journal::create_journal_entry(self, license_id, terminal_id, body).await
     }
 
     async fn journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<Option<JournalEntry>> {
-        const SQL: &str = concat!(
-            "SELECT ",
-            journal_cols!(),
-            " FROM journal_entries j WHERE j.id = $1 AND j.license_id = $2"
-        );
-        on_pool!(self, pool => sqlx::query(SQL)
-            .bind(entry_id)
-            .bind(license_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| rows::journal_entry(&r))
-            .transpose())
+        journal::journal_entry(self, license_id, entry_id).await
     }
 
     async fn list_journal(&self, license_id: &str, filter: &JournalFilter) -> StoreResult<Vec<JournalEntry>> {
-        let mut sql = String::from(concat!(
-            "SELECT ",
-            journal_cols!(),
-            " FROM journal_entries j WHERE j.license_id = $1"
-        ));
-        let mut binds = vec![Bind::Text(license_id.to_owned())];
-        // Appends ` AND <column> <op> $n` binding `value` as the next parameter.
-        let mut and = |sql: &mut String, condition: &str, value: Bind| {
-            binds.push(value);
-            sql.push_str(&format!(" AND {condition} ${}", binds.len()));
-        };
-        match &filter.terminal {
-            TerminalFilter::All => {}
-            TerminalFilter::Unassigned => sql.push_str(" AND j.terminal_id IS NULL"),
-            TerminalFilter::Terminal(id) => and(&mut sql, "j.terminal_id =", Bind::Text(id.clone())),
-        }
-        if let Some(since) = filter.since {
-            and(&mut sql, "j.created_at >=", Bind::Int(since));
-        }
-        if let Some(until) = filter.until {
-            and(&mut sql, "j.created_at <", Bind::Int(until));
-        }
-        let limit = match filter.limit {
-            0 => DEFAULT_JOURNAL_LIMIT,
-            n => n.min(MAX_JOURNAL_LIMIT),
-        };
-        binds.push(Bind::Int(i64::from(limit)));
-        binds.push(Bind::Int(i64::from(filter.offset)));
-        sql.push_str(&format!(
-            " ORDER BY j.created_at DESC, j.seq DESC LIMIT ${} OFFSET ${}",
-            binds.len() - 1,
-            binds.len()
-        ));
-        // Only fixed fragments above are spliced in; every value is bound.
-        on_pool!(self, pool => {
-            let mut query = sqlx::query(AssertSqlSafe(sql.as_str()));
-            for bind in &binds {
-                query = match bind {
-                    Bind::Text(s) => query.bind(s.as_str()),
-                    Bind::Int(i) => query.bind(*i),
-                };
-            }
-            query.fetch_all(pool).await?.iter().map(rows::journal_entry).collect()
-        })
+        journal::list_journal(self, license_id, filter).await
     }
 
     async fn update_journal_entry(
@@ -924,52 +424,11 @@ impl Store for SqlStore {
         terminal_id: Option<Option<&str>>,
         body: &serde_json::Value,
     ) -> StoreResult<Option<JournalEntry>> {
-        let text = validate::journal_body(body)?;
-        if let Some(Some(t)) = terminal_id {
-            validate::token("terminal id", t)?;
-        }
-        const UPDATE_BODY: &str =
-            "UPDATE journal_entries SET body = $1, updated_at = $2 WHERE id = $3 AND license_id = $4";
-        const UPDATE_ALL: &str = "UPDATE journal_entries SET body = $1, updated_at = $2, terminal_id = $5 \
-                                  WHERE id = $3 AND license_id = $4";
-        const SELECT: &str = concat!(
-            "SELECT ",
-            journal_cols!(),
-            " FROM journal_entries j WHERE j.id = $1 AND j.license_id = $2"
-        );
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            let query = match terminal_id {
-                None => sqlx::query(UPDATE_BODY),
-                Some(_) => sqlx::query(UPDATE_ALL),
-            }
-            .bind(&text)
-            .bind(now_ms())
-            .bind(entry_id)
-            .bind(license_id);
-            let query = match terminal_id {
-                None => query,
-                Some(t) => query.bind(t),
-            };
-            if query.execute(&mut *tx).await?.rows_affected() == 0 {
-                return Ok(None);
-            }
-            let row = sqlx::query(SELECT).bind(entry_id).bind(license_id).fetch_one(&mut *tx).await?;
-            let entry = rows::journal_entry(&row)?;
-            tx.commit().await?;
-            Ok(Some(entry))
-        })
+        journal::update_journal_entry(self, license_id, entry_id, terminal_id, body).await
     }
 
     async fn delete_journal_entry(&self, license_id: &str, entry_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "DELETE FROM journal_entries WHERE id = $1 AND license_id = $2";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(entry_id)
-            .bind(license_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n == 1)
+        journal::delete_journal_entry(self, license_id, entry_id).await
     }
 
     // ----- prop-firm rules -----
@@ -980,107 +439,29 @@ impl Store for SqlStore {
         terminal_id: &str,
         rules: &serde_json::Value,
     ) -> StoreResult<PropFirmRecord> {
-        validate::token("terminal id", terminal_id)?;
-        let text = serde_json::to_string(rules).map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
-        if text.len() > MAX_PROP_FIRM_RULES_BYTES {
-            return Err(StoreError::Invalid(format!(
-                "the rule set may be at most {MAX_PROP_FIRM_RULES_BYTES} bytes of JSON"
-            )));
-        }
-        // Replacing a rule set starts its tracking afresh: the mark is cleared.
-        const UPSERT: &str = "INSERT INTO prop_firm_rules \
-                              (license_id, terminal_id, rules, high_water_mark, created_at, updated_at) \
-                              VALUES ($1, $2, $3, NULL, $4, $4) \
-                              ON CONFLICT (license_id, terminal_id) DO UPDATE \
-                              SET rules = excluded.rules, high_water_mark = NULL, updated_at = excluded.updated_at";
-        let select =
-            format!("SELECT {PROP_FIRM_COLS} FROM prop_firm_rules p WHERE p.license_id = $1 AND p.terminal_id = $2");
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            // The terminal must be this license's (and stays so while we write).
-            lock_terminal!(pool, tx, terminal_id, license_id);
-            sqlx::query(UPSERT)
-                .bind(license_id)
-                .bind(terminal_id)
-                .bind(&text)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            let row = sqlx::query(AssertSqlSafe(select.as_str()))
-                .bind(license_id)
-                .bind(terminal_id)
-                .fetch_one(&mut *tx)
-                .await?;
-            let record = prop_firm_record(&row)?;
-            tx.commit().await?;
-            Ok(record)
-        })
+        prop_firm::set_prop_firm_rules(self, license_id, terminal_id, rules).await
     }
 
     async fn prop_firm_rules(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<PropFirmRecord>> {
-        let select =
-            format!("SELECT {PROP_FIRM_COLS} FROM prop_firm_rules p WHERE p.license_id = $1 AND p.terminal_id = $2");
-        on_pool!(self, pool => sqlx::query(AssertSqlSafe(select.as_str()))
-            .bind(license_id)
-            .bind(terminal_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| prop_firm_record(&r))
-            .transpose())
+        prop_firm::prop_firm_rules(self, license_id, terminal_id).await
     }
 
     async fn remove_prop_firm_rules(&self, license_id: &str, terminal_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "DELETE FROM prop_firm_rules WHERE license_id = $1 AND terminal_id = $2";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(license_id)
-            .bind(terminal_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n == 1)
+        prop_firm::remove_prop_firm_rules(self, license_id, terminal_id).await
     }
 
+    // ----- news guard and state snapshots -----
+
     async fn set_news_guard(&self, license_id: &str, config: &serde_json::Value) -> StoreResult<NewsGuardRecord> {
-        let text = serde_json::to_string(config).map_err(|e| StoreError::Invalid(format!("news guard: {e}")))?;
-        if text.len() > MAX_NEWS_GUARD_BYTES {
-            return Err(StoreError::Invalid(format!(
-                "the news guard may be at most {MAX_NEWS_GUARD_BYTES} bytes of JSON"
-            )));
-        }
-        const UPSERT: &str = "INSERT INTO news_guards (license_id, config, created_at, updated_at) \
-                              VALUES ($1, $2, $3, $3) \
-                              ON CONFLICT (license_id) DO UPDATE \
-                              SET config = excluded.config, updated_at = excluded.updated_at";
-        const SELECT: &str = "SELECT config, created_at, updated_at FROM news_guards WHERE license_id = $1";
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            lock_license!(pool, tx, license_id);
-            sqlx::query(UPSERT)
-                .bind(license_id)
-                .bind(&text)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            let row = sqlx::query(SELECT).bind(license_id).fetch_one(&mut *tx).await?;
-            tx.commit().await?;
-            news_guard_record(license_id, &row)
-        })
+        news_guard::set_news_guard(self, license_id, config).await
     }
 
     async fn news_guard(&self, license_id: &str) -> StoreResult<Option<NewsGuardRecord>> {
-        const SELECT: &str = "SELECT config, created_at, updated_at FROM news_guards WHERE license_id = $1";
-        on_pool!(self, pool => sqlx::query(SELECT)
-            .bind(license_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| news_guard_record(license_id, &r))
-            .transpose())
+        news_guard::news_guard(self, license_id).await
     }
 
     async fn remove_news_guard(&self, license_id: &str) -> StoreResult<bool> {
-        const SQL: &str = "DELETE FROM news_guards WHERE license_id = $1";
-        let n = on_pool!(self, pool => sqlx::query(SQL).bind(license_id).execute(pool).await?.rows_affected());
-        Ok(n == 1)
+        news_guard::remove_news_guard(self, license_id).await
     }
 
     async fn swap_state_snapshot(
@@ -1091,52 +472,7 @@ impl Store for SqlStore {
         snapshot: &serde_json::Value,
         taken_at: i64,
     ) -> StoreResult<Option<StateSnapshot>> {
-        validate::token("terminal id", terminal_id)?;
-        if caller.is_empty() || caller.len() > 128 {
-            return Err(StoreError::Invalid("the caller id must be 1-128 characters".into()));
-        }
-        let text = serde_json::to_string(snapshot).map_err(|e| StoreError::Invalid(format!("snapshot: {e}")))?;
-        if text.len() > MAX_SNAPSHOT_BYTES {
-            return Err(StoreError::Invalid(format!(
-                "a state snapshot may be at most {MAX_SNAPSHOT_BYTES} bytes of JSON"
-            )));
-        }
-        const SELECT: &str = "SELECT snapshot, taken_at FROM state_snapshots \
-                              WHERE license_id = $1 AND caller = $2 AND terminal_id = $3";
-        const UPSERT: &str = "INSERT INTO state_snapshots (license_id, caller, terminal_id, snapshot, taken_at) \
-                              VALUES ($1, $2, $3, $4, $5) \
-                              ON CONFLICT (license_id, caller, terminal_id) DO UPDATE \
-                              SET snapshot = excluded.snapshot, taken_at = excluded.taken_at";
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            // The terminal must be this license's; its row lock serializes the
-            // swaps of every caller of the terminal.
-            lock_terminal!(pool, tx, terminal_id, license_id);
-            let before = sqlx::query(SELECT)
-                .bind(license_id)
-                .bind(caller)
-                .bind(terminal_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let before = match before {
-                Some(r) => Some(StateSnapshot {
-                    snapshot: serde_json::from_str(&r.text("snapshot")?)
-                        .map_err(|_| StoreError::Database("a stored state snapshot is not valid".to_owned()))?,
-                    taken_at: r.int("taken_at")?,
-                }),
-                None => None,
-            };
-            sqlx::query(UPSERT)
-                .bind(license_id)
-                .bind(caller)
-                .bind(terminal_id)
-                .bind(&text)
-                .bind(taken_at)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            Ok(before)
-        })
+        snapshots::swap_state_snapshot(self, license_id, caller, terminal_id, snapshot, taken_at).await
     }
 
     async fn raise_prop_firm_high_water_mark(
@@ -1145,24 +481,7 @@ impl Store for SqlStore {
         terminal_id: &str,
         value: f64,
     ) -> StoreResult<Option<f64>> {
-        if !value.is_finite() {
-            return Err(StoreError::Invalid(
-                "the high-water mark must be a finite number".to_owned(),
-            ));
-        }
-        // One statement: concurrent raises keep the highest value.
-        const RAISE: &str = "UPDATE prop_firm_rules SET high_water_mark = $1 \
-                             WHERE license_id = $2 AND terminal_id = $3 \
-                             AND (high_water_mark IS NULL OR high_water_mark < $1)";
-        const READ: &str = "SELECT high_water_mark AS p_hwm FROM prop_firm_rules \
-                            WHERE license_id = $1 AND terminal_id = $2";
-        on_pool!(self, pool => {
-            sqlx::query(RAISE).bind(value).bind(license_id).bind(terminal_id).execute(pool).await?;
-            match sqlx::query(READ).bind(license_id).bind(terminal_id).fetch_optional(pool).await? {
-                Some(r) => Ok(Some(sqlx::Row::try_get::<Option<f64>, _>(&r, "p_hwm")?.unwrap_or(value))),
-                None => Ok(None),
-            }
-        })
+        prop_firm::raise_prop_firm_high_water_mark(self, license_id, terminal_id, value).await
     }
 
     // ----- equity guards -----
@@ -1174,67 +493,15 @@ impl Store for SqlStore {
         source: &str,
         rules: &serde_json::Value,
     ) -> StoreResult<EquityGuardRecord> {
-        validate::token("terminal id", terminal_id)?;
-        check_guard_source(source)?;
-        let text = guard_json(rules, "rules", MAX_EQUITY_GUARD_RULES_BYTES)?;
-        // Setting starts afresh: empty state; the version keeps rising so a
-        // stale compare-and-swap of the old guard never lands on the new one.
-        const UPSERT: &str = "INSERT INTO equity_guards \
-                              (license_id, terminal_id, source, rules, state, version, created_at, updated_at) \
-                              VALUES ($1, $2, $3, $4, '{}', 1, $5, $5) \
-                              ON CONFLICT (license_id, terminal_id, source) DO UPDATE \
-                              SET rules = excluded.rules, state = '{}', version = equity_guards.version + 1, \
-                              updated_at = excluded.updated_at";
-        let select = format!(
-            "SELECT {EQUITY_GUARD_COLS} FROM equity_guards WHERE license_id = $1 AND terminal_id = $2 AND source = $3"
-        );
-        on_pool!(self, pool => {
-            let mut tx = pool.begin_write().await?;
-            lock_terminal!(pool, tx, terminal_id, license_id);
-            sqlx::query(UPSERT)
-                .bind(license_id)
-                .bind(terminal_id)
-                .bind(source)
-                .bind(&text)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            let row = sqlx::query(AssertSqlSafe(select.as_str()))
-                .bind(license_id)
-                .bind(terminal_id)
-                .bind(source)
-                .fetch_one(&mut *tx)
-                .await?;
-            let record = equity_guard_record(&row)?;
-            tx.commit().await?;
-            Ok(record)
-        })
+        equity_guards::set_equity_guard(self, license_id, terminal_id, source, rules).await
     }
 
     async fn equity_guards(&self, license_id: &str, terminal_id: &str) -> StoreResult<Vec<EquityGuardRecord>> {
-        let select = format!(
-            "SELECT {EQUITY_GUARD_COLS} FROM equity_guards WHERE license_id = $1 AND terminal_id = $2 ORDER BY source"
-        );
-        on_pool!(self, pool => sqlx::query(AssertSqlSafe(select.as_str()))
-            .bind(license_id)
-            .bind(terminal_id)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(equity_guard_record)
-            .collect())
+        equity_guards::equity_guards(self, license_id, terminal_id).await
     }
 
     async fn remove_equity_guard(&self, license_id: &str, terminal_id: &str, source: &str) -> StoreResult<bool> {
-        const SQL: &str = "DELETE FROM equity_guards WHERE license_id = $1 AND terminal_id = $2 AND source = $3";
-        let n = on_pool!(self, pool => sqlx::query(SQL)
-            .bind(license_id)
-            .bind(terminal_id)
-            .bind(source)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n == 1)
+        equity_guards::remove_equity_guard(self, license_id, terminal_id, source).await
     }
 
     async fn update_equity_guard_state(
@@ -1245,31 +512,11 @@ impl Store for SqlStore {
         expected_version: i64,
         state: &serde_json::Value,
     ) -> StoreResult<Option<i64>> {
-        let text = guard_json(state, "state", MAX_EQUITY_GUARD_STATE_BYTES)?;
-        // One statement: exactly one of two racing writers of a version wins.
-        const CAS: &str = "UPDATE equity_guards SET state = $1, version = version + 1, updated_at = $2 \
-                           WHERE license_id = $3 AND terminal_id = $4 AND source = $5 AND version = $6";
-        let n = on_pool!(self, pool => sqlx::query(CAS)
-            .bind(&text)
-            .bind(now_ms())
-            .bind(license_id)
-            .bind(terminal_id)
-            .bind(source)
-            .bind(expected_version)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok((n == 1).then_some(expected_version + 1))
+        equity_guards::update_equity_guard_state(self, license_id, terminal_id, source, expected_version, state).await
     }
 
     async fn guarded_terminals(&self) -> StoreResult<Vec<(String, String)>> {
-        const SQL: &str = "SELECT DISTINCT license_id, terminal_id FROM equity_guards ORDER BY license_id, terminal_id";
-        on_pool!(self, pool => sqlx::query(SQL)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.text("license_id")?, r.text("terminal_id")?)))
-            .collect())
+        equity_guards::guarded_terminals(self).await
     }
 
     // ----- idempotency -----
@@ -1280,55 +527,7 @@ impl Store for SqlStore {
         key: &str,
         request_hash: &str,
     ) -> StoreResult<IdempotencyBegin> {
-        validate::token("idempotency key", key)?;
-        validate::token("request hash", request_hash)?;
-        // The primary key (license_id, key) decides: exactly one concurrent
-        // INSERT creates the row (PostgreSQL makes the others wait for it and
-        // then do nothing; SQLite runs them one at a time).
-        const CLAIM: &str = "INSERT INTO idempotency (license_id, key, request_hash, created_at) \
-                             VALUES ($1, $2, $3, $4) ON CONFLICT (license_id, key) DO NOTHING";
-        const READ: &str = "SELECT request_hash AS i_hash, status AS i_status, response AS i_response \
-                            FROM idempotency WHERE license_id = $1 AND key = $2";
-        // A record purged between the two statements is claimed on the next round.
-        for _ in 0..3 {
-            let stored = on_pool!(self, pool => {
-                let claimed = sqlx::query(CLAIM)
-                    .bind(license_id)
-                    .bind(key)
-                    .bind(request_hash)
-                    .bind(now_ms())
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-                    == 1;
-                if claimed {
-                    return Ok(IdempotencyBegin::Started);
-                }
-                match sqlx::query(READ).bind(license_id).bind(key).fetch_optional(pool).await? {
-                    Some(r) => Some((r.text("i_hash")?, r.opt_int("i_status")?, r.opt_text("i_response")?)),
-                    None => None,
-                }
-            });
-            let Some((stored_hash, status, response)) = stored else {
-                continue;
-            };
-            if stored_hash != request_hash {
-                return Ok(IdempotencyBegin::Mismatch);
-            }
-            return Ok(match status {
-                None => IdempotencyBegin::InProgress,
-                Some(status) => IdempotencyBegin::Done {
-                    status: u16::try_from(status)
-                        .map_err(|_| StoreError::Database("stored status is not valid".to_owned()))?,
-                    response: match response {
-                        Some(text) => serde_json::from_str(&text)
-                            .map_err(|_| StoreError::Database("stored response is not valid".to_owned()))?,
-                        None => serde_json::Value::Null,
-                    },
-                },
-            });
-        }
-        Err(StoreError::Database("idempotency record kept disappearing".to_owned()))
+        idempotency::idempotency_begin(self, license_id, key, request_hash).await
     }
 
     async fn idempotency_resume(
@@ -1338,33 +537,11 @@ impl Store for SqlStore {
         request_hash: &str,
         claimed_before_ms: i64,
     ) -> StoreResult<bool> {
-        validate::token("idempotency key", key)?;
-        validate::token("request hash", request_hash)?;
-        // One statement: the condition on `created_at` makes exactly one of
-        // several concurrent takers match the row.
-        const RESUME: &str = "UPDATE idempotency SET created_at = $1 \
-                              WHERE license_id = $2 AND key = $3 AND request_hash = $4 \
-                              AND status IS NULL AND created_at < $5";
-        let now = now_ms().max(claimed_before_ms);
-        let n = on_pool!(self, pool => sqlx::query(RESUME)
-            .bind(now)
-            .bind(license_id)
-            .bind(key)
-            .bind(request_hash)
-            .bind(claimed_before_ms)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(n == 1)
+        idempotency::idempotency_resume(self, license_id, key, request_hash, claimed_before_ms).await
     }
 
     async fn idempotency_release(&self, license_id: &str, key: &str) -> StoreResult<()> {
-        validate::token("idempotency key", key)?;
-        const RELEASE: &str = "DELETE FROM idempotency WHERE license_id = $1 AND key = $2 AND status IS NULL";
-        on_pool!(self, pool => {
-            sqlx::query(RELEASE).bind(license_id).bind(key).execute(pool).await?;
-        });
-        Ok(())
+        idempotency::idempotency_release(self, license_id, key).await
     }
 
     async fn idempotency_finish(
@@ -1374,27 +551,7 @@ impl Store for SqlStore {
         status: u16,
         response: &serde_json::Value,
     ) -> StoreResult<()> {
-        let text = serde_json::to_string(response).map_err(|e| StoreError::Invalid(format!("response: {e}")))?;
-        // Only an unfinished record is written: the first outcome stays.
-        const FINISH: &str = "UPDATE idempotency SET status = $1, response = $2 \
-                              WHERE license_id = $3 AND key = $4 AND status IS NULL";
-        const EXISTS: &str = "SELECT key FROM idempotency WHERE license_id = $1 AND key = $2";
-        let found = on_pool!(self, pool => {
-            let finished = sqlx::query(FINISH)
-                .bind(i64::from(status))
-                .bind(&text)
-                .bind(license_id)
-                .bind(key)
-                .execute(pool)
-                .await?
-                .rows_affected()
-                == 1;
-            finished || sqlx::query(EXISTS).bind(license_id).bind(key).fetch_optional(pool).await?.is_some()
-        });
-        if !found {
-            return Err(StoreError::NotFound("idempotency key"));
-        }
-        Ok(())
+        idempotency::idempotency_finish(self, license_id, key, status, response).await
     }
 }
 

@@ -1,0 +1,223 @@
+//! Terminals and terminal keys: creation, key rotation and resolution,
+//! binding to an installation fingerprint, and what a connected agent
+//! reported.
+
+use super::rows::{self, RowExt, license_cols, terminal_cols};
+use super::{SqlStore, WritePool, lock_license, lock_terminal, now_ms, on_pool, validate};
+use crate::keys::{self, TERMINAL_KEY_PREFIX, hash_key, hashes_equal};
+use crate::{
+    BindOutcome, RotatedTerminalKey, Secret, StoreError, StoreResult, Terminal, TerminalInfo, TerminalKeyAuth,
+};
+
+pub(super) async fn create_terminal(store: &SqlStore, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)> {
+    validate::name("terminal name", name)?;
+    let secret = keys::generate(TERMINAL_KEY_PREFIX);
+    let hash = hash_key(secret.expose());
+    let now = now_ms();
+    let terminal = Terminal {
+        id: keys::new_id("term_"),
+        license_id: license_id.to_owned(),
+        name: name.to_owned(),
+        fingerprint: None,
+        bound_at: None,
+        created_at: now,
+        last_seen: None,
+        info: None,
+    };
+    let key_id = keys::new_id("tkey_");
+    const INSERT_TERMINAL: &str = "INSERT INTO terminals (id, license_id, name, created_at) VALUES ($1, $2, $3, $4)";
+    const INSERT_KEY: &str = "INSERT INTO terminal_keys (id, license_id, terminal_id, key_hash, created_at) \
+                              VALUES ($1, $2, $3, $4, $5)";
+    on_pool!(store, pool => {
+        let mut tx = pool.begin_write().await?;
+        lock_license!(pool, tx, license_id);
+        sqlx::query(INSERT_TERMINAL)
+            .bind(&terminal.id)
+            .bind(license_id)
+            .bind(name)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(INSERT_KEY)
+            .bind(&key_id)
+            .bind(license_id)
+            .bind(&terminal.id)
+            .bind(&hash)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+    });
+    Ok((terminal, secret))
+}
+
+pub(super) async fn rotate_terminal_key(
+    store: &SqlStore,
+    license_id: &str,
+    terminal_id: &str,
+) -> StoreResult<RotatedTerminalKey> {
+    let secret = keys::generate(TERMINAL_KEY_PREFIX);
+    let hash = hash_key(secret.expose());
+    let key_id = keys::new_id("tkey_");
+    let now = now_ms();
+    const ACTIVE: &str = "SELECT id FROM terminal_keys WHERE terminal_id = $1 AND revoked_at IS NULL";
+    const REVOKE: &str = "UPDATE terminal_keys SET revoked_at = $1 WHERE terminal_id = $2 AND revoked_at IS NULL";
+    const INSERT_KEY: &str = "INSERT INTO terminal_keys (id, license_id, terminal_id, key_hash, created_at) \
+                              VALUES ($1, $2, $3, $4, $5)";
+    let revoked_key_ids = on_pool!(store, pool => {
+        let mut tx = pool.begin_write().await?;
+        lock_terminal!(pool, tx, terminal_id, license_id);
+        // The terminal row is locked: no other rotation can change its keys
+        // between this read and the update.
+        let revoked: Vec<String> = sqlx::query_scalar(ACTIVE).bind(terminal_id).fetch_all(&mut *tx).await?;
+        sqlx::query(REVOKE).bind(now).bind(terminal_id).execute(&mut *tx).await?;
+        sqlx::query(INSERT_KEY)
+            .bind(&key_id)
+            .bind(license_id)
+            .bind(terminal_id)
+            .bind(&hash)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        revoked
+    });
+    Ok(RotatedTerminalKey {
+        key: secret,
+        key_id,
+        revoked_key_ids,
+    })
+}
+
+pub(super) async fn terminal_key_active(store: &SqlStore, key_id: &str) -> StoreResult<bool> {
+    const SQL: &str = "SELECT k.id FROM terminal_keys k JOIN licenses l ON l.id = k.license_id \
+                       WHERE k.id = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE";
+    let found = on_pool!(store, pool => sqlx::query(SQL).bind(key_id).fetch_optional(pool).await?.is_some());
+    Ok(found)
+}
+
+pub(super) async fn terminal_key(store: &SqlStore, key: &str) -> StoreResult<Option<TerminalKeyAuth>> {
+    const SQL: &str = concat!(
+        "SELECT tk.id AS tk_id, tk.key_hash AS tk_hash, ",
+        terminal_cols!(),
+        ", ",
+        license_cols!(),
+        " FROM terminal_keys tk",
+        " JOIN terminals t ON t.id = tk.terminal_id AND t.license_id = tk.license_id",
+        " JOIN licenses l ON l.id = tk.license_id",
+        " WHERE tk.key_hash = $1 AND tk.revoked_at IS NULL AND l.disabled = FALSE"
+    );
+    let hash = hash_key(key);
+    let found = on_pool!(store, pool => match sqlx::query(SQL).bind(&hash).fetch_optional(pool).await? {
+        Some(r) => Some((
+            TerminalKeyAuth { key_id: r.text("tk_id")?, terminal: rows::terminal(&r)?, license: rows::license(&r)? },
+            r.text("tk_hash")?,
+        )),
+        None => None,
+    });
+    Ok(found.and_then(|(auth, stored)| hashes_equal(&stored, &hash).then_some(auth)))
+}
+
+pub(super) async fn bind_terminal(store: &SqlStore, terminal_id: &str, fingerprint: &str) -> StoreResult<BindOutcome> {
+    validate::token("fingerprint", fingerprint)?;
+    // One conditional UPDATE claims an unbound terminal. Both backends
+    // serialize writers of the row (SQLite: one writer at a time;
+    // PostgreSQL: the row lock, then the WHERE is re-checked against the
+    // committed row), so exactly one concurrent caller changes it.
+    const CLAIM: &str = "UPDATE terminals SET fingerprint = $1, bound_at = $2 WHERE id = $3 AND fingerprint IS NULL";
+    const CURRENT: &str = "SELECT fingerprint AS t_fingerprint FROM terminals WHERE id = $1";
+    let (claimed, current) = on_pool!(store, pool => {
+        let claimed = sqlx::query(CLAIM)
+            .bind(fingerprint)
+            .bind(now_ms())
+            .bind(terminal_id)
+            .execute(pool)
+            .await?
+            .rows_affected()
+            == 1;
+        let current = if claimed {
+            None
+        } else {
+            match sqlx::query(CURRENT).bind(terminal_id).fetch_optional(pool).await? {
+                Some(r) => Some(r.opt_text("t_fingerprint")?),
+                None => return Err(StoreError::NotFound("terminal")),
+            }
+        };
+        (claimed, current)
+    });
+    Ok(match (claimed, current) {
+        (true, _) => BindOutcome::Bound,
+        (false, Some(Some(bound))) if bound == fingerprint => BindOutcome::AlreadyBound,
+        (false, Some(Some(_))) => BindOutcome::Conflict,
+        // No operation unbinds a terminal, so a failed claim always finds a fingerprint.
+        (false, _) => {
+            return Err(StoreError::Database("terminal binding changed concurrently".to_owned()));
+        }
+    })
+}
+
+pub(super) async fn update_terminal_info(store: &SqlStore, terminal_id: &str, info: &TerminalInfo) -> StoreResult<()> {
+    let account_login = validate::terminal_info(info)?;
+    const SQL: &str = "UPDATE terminals SET platform = $1, build = $2, account_login = $3, account_server = $4, \
+                       account_currency = $5, trade_mode = $6, last_seen = $7 WHERE id = $8";
+    let n = on_pool!(store, pool => sqlx::query(SQL)
+        .bind(&info.platform)
+        .bind(i64::from(info.build))
+        .bind(account_login)
+        .bind(&info.account_server)
+        .bind(&info.account_currency)
+        .bind(&info.trade_mode)
+        .bind(now_ms())
+        .bind(terminal_id)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    if n == 0 {
+        return Err(StoreError::NotFound("terminal"));
+    }
+    Ok(())
+}
+
+pub(super) async fn touch_terminal(store: &SqlStore, terminal_id: &str) -> StoreResult<()> {
+    const SQL: &str = "UPDATE terminals SET last_seen = $1 WHERE id = $2";
+    let n = on_pool!(store, pool => sqlx::query(SQL)
+        .bind(now_ms())
+        .bind(terminal_id)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    if n == 0 {
+        return Err(StoreError::NotFound("terminal"));
+    }
+    Ok(())
+}
+
+pub(super) async fn terminal(store: &SqlStore, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>> {
+    const SQL: &str = concat!(
+        "SELECT ",
+        terminal_cols!(),
+        " FROM terminals t WHERE t.id = $1 AND t.license_id = $2"
+    );
+    on_pool!(store, pool => sqlx::query(SQL)
+        .bind(terminal_id)
+        .bind(license_id)
+        .fetch_optional(pool)
+        .await?
+        .map(|r| rows::terminal(&r))
+        .transpose())
+}
+
+pub(super) async fn list_terminals(store: &SqlStore, license_id: &str) -> StoreResult<Vec<Terminal>> {
+    const SQL: &str = concat!(
+        "SELECT ",
+        terminal_cols!(),
+        " FROM terminals t WHERE t.license_id = $1 ORDER BY t.created_at, t.seq"
+    );
+    on_pool!(store, pool => sqlx::query(SQL)
+        .bind(license_id)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::terminal)
+        .collect())
+}
