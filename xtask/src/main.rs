@@ -169,7 +169,7 @@ pub(crate) fn ensure_services() -> Result<()> {
 }
 
 /// Installs the system packages the MetaTrader agents' harness needs (g++
-/// and OpenSSL's headers, `bins/tradeterm/tests/mql_agents.rs`) from
+/// and OpenSSL's headers, `bins/tradeterm/tests/external/mql_agents.rs`) from
 /// Debian's packages when they are missing; as root only (CI and the
 /// sessions' machines run as root), otherwise the test says what to install.
 fn ensure_build_tools() -> Result<()> {

@@ -614,25 +614,35 @@ fn order_check_leaves_the_state_byte_identical() {
     trade(place(&sim, pending.clone()));
     let before = sim.state_json();
     assert!(before.len() > 100);
-    for o in [
-        order("EURUSD", OrderType::Buy, 1.0),
-        order("EURUSD", OrderType::Sell, 99.0),
-        order("EURUSD", OrderType::Buy, 0.001),
-        pending,
-        order("US500", OrderType::Sell, 1.0),
+    // Valid and refused checks alike: each answers, none changes the state.
+    for (o, want) in [
+        (order("EURUSD", OrderType::Buy, 1.0), "done"),
+        (order("EURUSD", OrderType::Sell, 99.0), "no_money"),
+        (order("EURUSD", OrderType::Buy, 0.001), "invalid_volume"),
+        (pending, "done"),
+        (order("US500", OrderType::Sell, 1.0), "done"),
     ] {
         let mut o = o;
         o.idempotency_key = Some("check-key".into());
-        let _ = check(&sim, o);
+        let what = format!("{} {:?} {}", o.symbol, o.order_type, o.volume);
+        let c = check(&sim, o);
+        assert_eq!((c.retcode.as_str(), c.valid), (want, want == "done"), "{what}: {c:?}");
     }
-    let _ = sim.execute(Command::AccountInfo);
-    let _ = sim.execute(Command::Bars {
+    assert!(matches!(
+        sim.execute(Command::AccountInfo),
+        Ok(CommandResult::AccountInfo(_))
+    ));
+    let bars = sim.execute(Command::Bars {
         symbol: "EURUSD".into(),
         timeframe: Timeframe::H1,
         count: Some(50),
         from: None,
         to: None,
     });
+    assert!(
+        matches!(&bars, Ok(CommandResult::Bars { bars, .. }) if bars.len() == 50),
+        "{bars:?}"
+    );
     assert_eq!(sim.state_json(), before);
 }
 

@@ -1,0 +1,19 @@
+//! Tests that run the built `tradeterm` binary or other programs: the local
+//! commands (`cli`), the agent conformance kit (`agent_check`), the
+//! MetaTrader agents compiled with g++ (`mql_agents`), `tradeterm serve` as a
+//! user starts it (`serve_first_start`) and the stdio MCP connector driven by
+//! the official Python SDK (`connect`).
+//!
+//! Kept apart from `tests/e2e` so that these children (compilers,
+//! interpreters, whole servers) do not compete for the CPU with the
+//! in-process tests' timing, and so that the two test crates build in
+//! parallel. They share the harness of `tests/harness/`.
+
+#[path = "../harness/mod.rs"]
+mod harness;
+
+mod agent_check;
+mod cli;
+mod connect;
+mod mql_agents;
+mod serve_first_start;
