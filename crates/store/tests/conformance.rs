@@ -1065,6 +1065,7 @@ async fn migrations_are_idempotent(fx: Fx) {
         tables,
         [
             "api_keys",
+            "dashboard_sessions",
             "equity_guards",
             "idempotency",
             "journal_entries",

@@ -34,6 +34,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 2, "0002_prop_firm.sql", "prop_firm"),
     embedded!("sqlite", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
     embedded!("sqlite", 4, "0004_equity_guards.sql", "equity_guards"),
+    embedded!("sqlite", 5, "0005_dashboard_sessions.sql", "dashboard_sessions"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -43,6 +44,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 2, "0002_prop_firm.sql", "prop_firm"),
     embedded!("postgres", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
     embedded!("postgres", 4, "0004_equity_guards.sql", "equity_guards"),
+    embedded!("postgres", 5, "0005_dashboard_sessions.sql", "dashboard_sessions"),
 ];
 
 /// A migrator over embedded migrations.

@@ -15,6 +15,7 @@
 //! an error message; the connection URL (which may hold a password) is never
 //! logged either.
 
+mod dashboard;
 mod migrate;
 mod rows;
 mod validate;
