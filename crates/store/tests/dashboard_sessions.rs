@@ -92,12 +92,20 @@ async fn sessions_expire_extend_forward_and_end(fx: Fx) {
     let token = s.create_dashboard_session(&l.id, now + HOUR).await.unwrap();
 
     // Forward only.
-    assert!(!s.extend_dashboard_session(token.expose(), now + HOUR / 2).await.unwrap());
+    assert!(
+        !s.extend_dashboard_session(token.expose(), now + HOUR / 2)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         s.dashboard_session(token.expose()).await.unwrap().unwrap().expires_at,
         now + HOUR
     );
-    assert!(s.extend_dashboard_session(token.expose(), now + 2 * HOUR).await.unwrap());
+    assert!(
+        s.extend_dashboard_session(token.expose(), now + 2 * HOUR)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         s.dashboard_session(token.expose()).await.unwrap().unwrap().expires_at,
         now + 2 * HOUR
@@ -130,7 +138,11 @@ async fn sessions_expire_extend_forward_and_end(fx: Fx) {
     assert!(s.end_dashboard_session(token.expose()).await.unwrap());
     assert!(s.dashboard_session(token.expose()).await.unwrap().is_none());
     assert!(!s.end_dashboard_session(token.expose()).await.unwrap());
-    assert!(!s.extend_dashboard_session(token.expose(), now + 5 * HOUR).await.unwrap());
+    assert!(
+        !s.extend_dashboard_session(token.expose(), now + 5 * HOUR)
+            .await
+            .unwrap()
+    );
     assert!(s.dashboard_session(_third.expose()).await.unwrap().is_some());
 }
 
