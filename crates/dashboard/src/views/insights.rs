@@ -75,6 +75,16 @@ fn rule_name(rule: &str) -> String {
     }
 }
 
+/// An objective's figure: days whole, the consistency share in % (what it
+/// still needs is profit, money), money otherwise.
+fn objective_amount(rule: &str, value: f64, currency: Option<&str>, remaining: bool) -> String {
+    match (rule, remaining) {
+        ("min_trading_days", _) => format!("{value:.0} days"),
+        ("consistency", false) => format!("{value:.1} %"),
+        _ => money(value, currency),
+    }
+}
+
 fn prop_firm(s: &PropFirmView) -> Markup {
     let currency = s.currency.as_deref();
     html! {
@@ -130,8 +140,9 @@ fn prop_firm(s: &PropFirmView) -> Markup {
                     li {
                         (rule_name(&o.rule)) ": "
                         @if o.met { strong { "met" } } @else {
-                            (format!("{:.2}", o.achieved.unwrap_or(0.0))) " of " (format!("{:.2}", o.target))
-                            ", " (format!("{:.2}", o.remaining)) " to go"
+                            (objective_amount(&o.rule, o.achieved.unwrap_or(0.0), currency, false)) " of "
+                            (objective_amount(&o.rule, o.target, currency, false)) ", "
+                            (objective_amount(&o.rule, o.remaining, currency, true)) " to go"
                         }
                     }
                 }

@@ -43,7 +43,7 @@ pub(crate) fn layout(title: &str, owner: Option<&Owner>, nav: Nav, main: Markup)
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="referrer" content="no-referrer";
+                meta name="referrer" content="same-origin";
                 @if let Some(owner) = owner {
                     meta name="csrf-token" content=(owner.csrf);
                 }
@@ -131,6 +131,9 @@ pub(crate) fn fragment_response(fragment: Markup) -> HttpResponse {
     response.body(fragment.into_string())
 }
 
+/// `Referrer-Policy: same-origin`, not `no-referrer`: with the latter a
+/// browser sends `Origin: null` on the pages' own form posts, which the
+/// origin check (rightly) refuses.
 fn harden(response: &mut actix_web::HttpResponseBuilder) {
     response
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
@@ -138,7 +141,7 @@ fn harden(response: &mut actix_web::HttpResponseBuilder) {
         .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"));
+        .insert_header((header::REFERRER_POLICY, "same-origin"));
 }
 
 /// A unix-ms time as `2026-11-18 12:00 UTC`.
