@@ -20,7 +20,10 @@
 //!   connect with `wss://` and every route is HTTPS.
 //!
 //! It also serves the support widget's identity route
-//! (`GET /api/dashboard/support/identity`). The spec's management endpoints
+//! (`GET /api/dashboard/support/identity`). The dashboard web page
+//! (`crates/dashboard`) is mounted on its listener by the binaries, on top of
+//! the same owner operations ([`Gateway::revoke_api_key`],
+//! [`Gateway::rotate_terminal_key`]). The spec's management endpoints
 //! that run tools (`/api/prop-firm-rules`, `/api/news-guard`,
 //! `/api/cb-stance`) are REST routes; the single-node binary mounts them on
 //! this listener with [`Gateway::server_with`].
