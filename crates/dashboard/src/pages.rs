@@ -439,7 +439,9 @@ async fn revoke(
 // ----- fragments -----
 
 async fn list_fragment(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
-    let owner = session::owner(&req, &dash).await.map_err(PageError::for_fragment)?;
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
     let list = terminals_of(&dash, &owner).await?;
     Ok(views::fragment_response(terminals::table(&list)))
 }
@@ -449,7 +451,9 @@ async fn status_fragment(
     path: web::Path<String>,
     dash: web::Data<Dashboard>,
 ) -> Result<HttpResponse, PageError> {
-    let owner = session::owner(&req, &dash).await.map_err(PageError::for_fragment)?;
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
     let t = terminal_of(&dash, &owner, &path).await?;
     Ok(views::fragment_response(terminals::status(&t)))
 }
@@ -459,7 +463,9 @@ async fn insights_fragment(
     path: web::Path<String>,
     dash: web::Data<Dashboard>,
 ) -> Result<HttpResponse, PageError> {
-    let owner = session::owner(&req, &dash).await.map_err(PageError::for_fragment)?;
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
     let t = terminal_of(&dash, &owner, &path).await?;
     let panel = insights::panel(&dash, &owner.license, &t.id).await;
     Ok(views::fragment_response(views::insights::panel(panel.as_ref())))

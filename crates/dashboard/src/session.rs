@@ -9,7 +9,8 @@
 //!   protected by a double-submit token: a random value in the cookie
 //!   [`SIGN_IN_COOKIE`] that the form must repeat.
 //! - **Expiry**: a session ends after [`crate::DashboardSettings::session_idle`]
-//!   without a request (the expiry moves forward at most once a minute) and
+//!   without a page or form request (the expiry moves forward at most once a
+//!   minute; the fragments a page refreshes on its own do not count) and
 //!   [`crate::DashboardSettings::session_max`] after sign-in; sign-out deletes
 //!   it.
 //! - **CSRF**: every state-changing request must carry the session's CSRF
@@ -26,7 +27,7 @@ use aws_lc_rs::hmac;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use subtle::ConstantTimeEq;
-use tradeterm_store::License;
+use tradeterm_store::{DashboardSession, License};
 
 use crate::Dashboard;
 use crate::error::PageError;
@@ -73,9 +74,19 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The signed-in owner of `req`, or [`PageError::SignIn`]. Moves the
-/// session's idle expiry forward.
+/// The signed-in owner of `req`, or [`PageError::SignIn`]. A page or a form
+/// is activity: it moves the session's idle expiry forward.
 pub(crate) async fn owner(req: &HttpRequest, dash: &Dashboard) -> Result<Owner, PageError> {
+    resolve(req, dash, true).await
+}
+
+/// As [`owner`], for the fragments a page's script refreshes on its own:
+/// they are not activity, so a tab left open still lets its session expire.
+pub(crate) async fn owner_passive(req: &HttpRequest, dash: &Dashboard) -> Result<Owner, PageError> {
+    resolve(req, dash, false).await
+}
+
+async fn resolve(req: &HttpRequest, dash: &Dashboard, activity: bool) -> Result<Owner, PageError> {
     let Some(token) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned()) else {
         return Err(PageError::SignIn);
     };
@@ -83,13 +94,9 @@ pub(crate) async fn owner(req: &HttpRequest, dash: &Dashboard) -> Result<Owner, 
     let Some(session) = store.dashboard_session(&token).await.map_err(PageError::internal)? else {
         return Err(PageError::SignIn);
     };
-    let settings = dash.settings();
-    let now = now_ms();
-    let idle = settings.session_idle.as_millis() as i64;
-    let cap = session.created_at + settings.session_max.as_millis() as i64;
-    let wanted = (now + idle).min(cap);
-    if wanted - session.expires_at >= EXTEND_EVERY_MS
-        && let Err(e) = store.extend_dashboard_session(&token, wanted).await
+    if activity
+        && let Some(expires_at) = extended_expiry(&session, dash.settings(), now_ms())
+        && let Err(e) = store.extend_dashboard_session(&token, expires_at).await
     {
         tracing::warn!(error = %e, "could not extend a dashboard session");
     }
@@ -98,6 +105,16 @@ pub(crate) async fn owner(req: &HttpRequest, dash: &Dashboard) -> Result<Owner, 
         csrf: csrf_token(&token),
         token,
     })
+}
+
+/// The new expiry of a session used at `now`: `now` + the idle lifetime,
+/// never past sign-in + the absolute lifetime; `None` when that moves it by
+/// less than a minute (not worth a write).
+fn extended_expiry(session: &DashboardSession, settings: &crate::DashboardSettings, now: i64) -> Option<i64> {
+    let idle = settings.session_idle.as_millis() as i64;
+    let cap = session.created_at + settings.session_max.as_millis() as i64;
+    let wanted = (now + idle).min(cap);
+    (wanted - session.expires_at >= EXTEND_EVERY_MS).then_some(wanted)
 }
 
 /// Refuses a state-changing request that is cross-origin or lacks the
@@ -198,6 +215,42 @@ mod tests {
             hex::encode(hmac::sign(&key, b"what do ya want for nothing?").as_ref()),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    #[test]
+    fn activity_extends_a_session_up_to_its_absolute_lifetime() {
+        let settings = crate::DashboardSettings {
+            session_idle: std::time::Duration::from_secs(30 * 60),
+            session_max: std::time::Duration::from_secs(12 * 3600),
+            ..crate::DashboardSettings::default()
+        };
+        let license = License {
+            id: "lic_1".into(),
+            name: "L".into(),
+            tier: tradeterm_store::Tier::Pro,
+            created_at: 0,
+            disabled: false,
+        };
+        let minute = 60_000;
+        let session = |created_at, expires_at| DashboardSession {
+            license: license.clone(),
+            created_at,
+            expires_at,
+        };
+        // Used 10 minutes after sign-in: now + 30 min.
+        assert_eq!(
+            extended_expiry(&session(0, 30 * minute), &settings, 10 * minute),
+            Some(40 * minute)
+        );
+        // Less than a minute of difference: no write.
+        assert_eq!(extended_expiry(&session(0, 30 * minute), &settings, 30 * 1000), None);
+        // Near the absolute end: capped at sign-in + 12 h, then nothing more.
+        let end = 12 * 60 * minute;
+        assert_eq!(
+            extended_expiry(&session(0, end - 20 * minute), &settings, end - 5 * minute),
+            Some(end)
+        );
+        assert_eq!(extended_expiry(&session(0, end), &settings, end - minute), None);
     }
 
     #[test]

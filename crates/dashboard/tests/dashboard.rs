@@ -549,6 +549,16 @@ async fn an_active_session_is_extended_up_to_its_absolute_lifetime() {
         cookie: token.expose().to_owned(),
         csrf: String::new(),
     };
+    // The fragments a page refreshes by itself are not activity.
+    assert_eq!(s.get("/dashboard/fragments/terminals").await.0, StatusCode::OK);
+    let unchanged = app
+        .store
+        .dashboard_session(token.expose())
+        .await
+        .unwrap()
+        .unwrap()
+        .expires_at;
+    assert_eq!(unchanged, now + 120_000, "a refresh does not extend the session");
     assert_eq!(s.get("/dashboard/terminals").await.0, StatusCode::OK);
     let expires = app
         .store
