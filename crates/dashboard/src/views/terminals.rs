@@ -158,18 +158,17 @@ fn on_off(on: bool) -> &'static str {
 
 fn trading(t: &TerminalStatus) -> Markup {
     let p = t.permissions;
+    // The switches are what the connected agent reports; offline, nothing is known.
     html! {
-        @if t.connected || t.bound {
+        @if t.connected {
             ul.switches {
                 li { "Allow-trading input: " strong { (on_off(p.allow_trading)) } }
                 li { "Algo trading switch: " strong { (on_off(p.automated_trading)) } }
             }
-            @if t.connected {
-                @if p.trading_enabled() {
-                    span.badge.warn { "live trading possible" }
-                } @else {
-                    span.badge.off { "read-only" }
-                }
+            @if p.trading_enabled() {
+                span.badge.warn { "live trading possible" }
+            } @else {
+                span.badge.off { "read-only" }
             }
         } @else {
             span.muted { "—" }
