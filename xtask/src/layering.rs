@@ -11,6 +11,9 @@
 //!   computes tools); the MCP connector (`tradeterm-mcp-connect`) depends on
 //!   no other workspace crate and no database driver; the start-up crate
 //!   (`tradeterm-boot`) knows no adapter.
+//! - The dashboard (`tradeterm-dashboard`, the gateway's web page) depends on
+//!   the gateway but never on the tool catalog, the REST or MCP adapters or
+//!   the simulator; nothing but binaries depends on it.
 //!
 //! And per binary package, from `cargo tree -p <package> -e normal` (the
 //! features that package alone enables, i.e. what its binary links):
@@ -70,6 +73,7 @@ pub const BINARIES: &[BinaryRule] = &[
         package: "tradeterm-api",
         forbidden: &[
             "tradeterm-gateway",
+            "tradeterm-dashboard",
             "tradeterm-mcp",
             "tradeterm-mcp-connect",
             "tradeterm-sim",
@@ -87,6 +91,7 @@ pub const BINARIES: &[BinaryRule] = &[
         forbidden: &[
             "tradeterm-rest",
             "tradeterm-gateway",
+            "tradeterm-dashboard",
             "tradeterm-sim",
             "tradeterm-mcp-connect",
             "actix-web",
@@ -123,6 +128,7 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-protocol",
             "tradeterm-tools",
             "tradeterm-gateway",
+            "tradeterm-dashboard",
             "tradeterm-rest",
             "tradeterm-mcp",
             "tradeterm-sim",
@@ -142,6 +148,7 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-store",
             "tradeterm-tools",
             "tradeterm-gateway",
+            "tradeterm-dashboard",
             "tradeterm-rest",
             "tradeterm-mcp",
             "actix-web",
@@ -216,9 +223,27 @@ fn rules() -> Vec<Rule> {
     }
     rules.push(Rule {
         krate: "tradeterm-gateway",
-        forbidden: vec!["tradeterm-tools", "tradeterm-sim"],
-        why: "the gateway dispatches and never computes tools",
+        forbidden: vec!["tradeterm-tools", "tradeterm-sim", "tradeterm-dashboard"],
+        why: "the gateway dispatches and never computes tools (its web page is a crate on top of it)",
     });
+    rules.push(Rule {
+        krate: "tradeterm-dashboard",
+        forbidden: vec![
+            "tradeterm-tools",
+            "tradeterm-rest",
+            "tradeterm-mcp",
+            "tradeterm-mcp-connect",
+            "tradeterm-sim",
+        ],
+        why: "the dashboard is the gateway's page: rules and alerts come through the `Insights` the binary gives it",
+    });
+    for adapter in ["tradeterm-rest", "tradeterm-mcp", "tradeterm-tools"] {
+        rules.push(Rule {
+            krate: adapter,
+            forbidden: vec!["tradeterm-dashboard"],
+            why: "only binaries mount the dashboard",
+        });
+    }
     rules.push(Rule {
         krate: "tradeterm-mcp-connect",
         forbidden: vec![
@@ -239,7 +264,7 @@ fn rules() -> Vec<Rule> {
         forbidden: ADAPTERS
             .iter()
             .copied()
-            .chain(["tradeterm-sim"])
+            .chain(["tradeterm-sim", "tradeterm-dashboard"])
             .chain(CLI_ONLY.iter().copied())
             .collect(),
         why: "start-up glue shared by single-purpose binaries knows no adapter",
@@ -440,6 +465,12 @@ mod tests {
         assert!(binary_violations(rule, &clean).is_empty());
         let bad = meta(&[("tradeterm-gateway", &["tradeterm-tools"])]);
         assert_eq!(violations(&bad).unwrap().len(), 1, "gateway -> tools is refused");
+        let bad = meta(&[("tradeterm-dashboard", &["tradeterm-gateway", "tradeterm-tools"])]);
+        let v = violations(&bad).unwrap();
+        assert_eq!(v.len(), 1, "dashboard -> tools is refused: {v:?}");
+        assert!(v[0].contains("tradeterm-dashboard -> tradeterm-tools"));
+        let good = meta(&[("tradeterm-dashboard", &["tradeterm-gateway", "tradeterm-store"])]);
+        assert!(violations(&good).unwrap().is_empty());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!   is there (PostgreSQL and Redis on loopback are started if down; the
 //!   Python packages of the reference and interoperability tests and of the
 //!   Python agent are installed in the project's virtual environment,
-//!   `.venv`), checks the layering, then runs `cargo test --workspace` with
+//!   `.venv`; Chromium and the npm packages of the dashboard's browser tests,
+//!   `browser`), checks the layering, then runs `cargo test --workspace` with
 //!   that environment first on `PATH`, then the Python agent's pytest suite.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
@@ -13,6 +14,11 @@
 //! - `cargo xtask layering`: only the layering check (crates and binaries).
 //! - `cargo xtask venv`: creates or updates the Python virtual environment
 //!   (`.venv`) the tests use.
+//! - `cargo xtask browser`: installs what the dashboard's browser tests need
+//!   (Debian's Chromium, the pinned npm packages of `crates/dashboard/e2e`);
+//!   `cargo xtask test` does it too.
+//! - `cargo xtask screenshots`: a PNG of every dashboard page, written by the
+//!   browser test into `$CARGO_TARGET_DIR/dashboard-screenshots`.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 
@@ -20,6 +26,7 @@
 
 mod bench;
 mod bench_analytics;
+mod browser;
 mod layering;
 mod python;
 
@@ -39,13 +46,17 @@ fn main() -> ExitCode {
         "layering" => layering::check(),
         "deny" => deny(),
         "venv" => python::ensure_test_packages(),
+        "browser" => browser::ensure(),
+        "screenshots" => browser::screenshots(),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
             _ => Err("usage: cargo xtask bench <rest|analytics>".into()),
         },
         _ => {
-            println!("usage: cargo xtask <test|lint|ci|layering|deny|venv|bench rest|bench analytics>");
+            println!(
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|bench rest|bench analytics>"
+            );
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -198,7 +209,7 @@ fn ensure_build_tools() -> Result<()> {
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
-fn target_dir() -> std::path::PathBuf {
+pub(crate) fn target_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"))
@@ -208,6 +219,7 @@ fn test() -> Result<()> {
     ensure_services()?;
     ensure_build_tools()?;
     python::ensure_test_packages()?;
+    browser::ensure()?;
     layering::check()?;
     let root = workspace_root();
     // The Rust suite first (it builds the binaries the Python suite drives);

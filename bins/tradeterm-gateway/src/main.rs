@@ -1,5 +1,6 @@
-//! `tradeterm-gateway`: the gateway alone (agents, tokens, keys, dispatch),
-//! for deployments that run REST and MCP in other processes.
+//! `tradeterm-gateway`: the gateway alone (agents, tokens, keys, dispatch,
+//! the dashboard web page), for deployments that run REST and MCP in other
+//! processes.
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -63,7 +64,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     );
     let listener = std::net::TcpListener::bind((settings.host.as_str(), settings.gateway_port))
         .with_context(|| format!("binding {}:{}", settings.host, settings.gateway_port))?;
-    let server = gateway.server(listener)?;
+    // The dashboard web page; rules and alerts are the tool catalog's, which
+    // this process does not link (its panel says where to read them).
+    let dashboard = tradeterm_dashboard::Dashboard::new(
+        gateway.clone(),
+        tradeterm_dashboard::DashboardSettings {
+            session_idle: settings.dashboard_session_idle(),
+            ..tradeterm_dashboard::DashboardSettings::default()
+        },
+    );
+    let server = gateway.server_with(listener, move |cfg| dashboard.configure(cfg))?;
     tracing::info!(port = server.port(), tls = server.is_tls(), "gateway listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());

@@ -323,12 +323,16 @@ impl StartNotes {
         );
         println!("  gateway      {}   (agents: {})", c.gateway_url, urls.websocket);
         println!(
+            "  dashboard    {}/dashboard   (sign in with the license key)",
+            c.gateway_url
+        );
+        println!(
             "  MCP          {}   (Bearer: a terminal key; stdio clients: tradeterm-connect)",
             c.mcp_url
         );
         println!("  license id   {}", c.license_id);
         if stack.credentials_created {
-            println!("  license key  {}   (master key: dashboard endpoints)", c.license_key);
+            println!("  license key  {}   (master key: the dashboard)", c.license_key);
             println!("  REST API key {}", c.api_key);
             for t in &c.terminals {
                 println!("  terminal     {}  key {}", t.id, t.key);

@@ -168,14 +168,24 @@ impl Stack {
             gateway_client()?,
         );
         // The gateway's listener also serves the spec's management routes
-        // (REST rows with the master key), so `{gateway_url}/api/...` works.
+        // (REST rows with the master key), so `{gateway_url}/api/...` works,
+        // and the dashboard, whose rules-and-alerts panel runs the same tools.
         let management = rest_state.clone();
-        let server = gateway.server_with(listener, move |cfg| management.configure_management(cfg))?;
+        let rest_listener = TcpListener::bind((settings.host.as_str(), settings.port))
+            .with_context(|| format!("binding the REST API on {}:{}", settings.host, settings.port))?;
+        let rest_url = format!("http://{host}:{}", rest_listener.local_addr()?.port());
+        let dashboard = crate::dashboard::dashboard(
+            &gateway,
+            crate::dashboard::settings(settings, Some(rest_url)),
+            services.clone(),
+        );
+        let server = gateway.server_with(listener, move |cfg| {
+            management.configure_management(cfg);
+            dashboard.configure(cfg);
+        })?;
         let gateway_handle = server.handle();
         let gateway_task = tokio::spawn(server.run_until_stopped());
 
-        let rest_listener = TcpListener::bind((settings.host.as_str(), settings.port))
-            .with_context(|| format!("binding the REST API on {}:{}", settings.host, settings.port))?;
         let rest = tradeterm_rest::RestServer::build(rest_state, rest_listener)?;
         let rest_port = rest.port();
         let rest_handle = rest.handle();

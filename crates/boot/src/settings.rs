@@ -98,6 +98,9 @@ pub struct Settings {
     /// Lets a production gateway run without TLS (`AGENT_ALLOW_PLAIN_WS=true`),
     /// for an operator whose TLS proxy is in front of it. Default false.
     pub agent_allow_plain_ws: bool,
+    /// Minutes without a request after which a dashboard session ends
+    /// (`DASHBOARD_SESSION_MINUTES`, 1-1440, default 30). See `docs/dashboard.md`.
+    pub dashboard_session_minutes: u64,
 }
 
 impl Default for Settings {
@@ -138,6 +141,7 @@ impl Default for Settings {
             gateway_tls_cert: None,
             gateway_tls_key: None,
             agent_allow_plain_ws: false,
+            dashboard_session_minutes: 30,
         }
     }
 }
@@ -190,6 +194,7 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_TLS_CERT",
     "GATEWAY_TLS_KEY",
     "AGENT_ALLOW_PLAIN_WS",
+    "DASHBOARD_SESSION_MINUTES",
 ];
 
 impl Settings {
@@ -233,7 +238,15 @@ impl Settings {
         if self.token_lifetime_secs < 60 {
             bail!("TOKEN_LIFETIME_SECS must be at least 60");
         }
+        if !(1..=1440).contains(&self.dashboard_session_minutes) {
+            bail!("DASHBOARD_SESSION_MINUTES must be between 1 and 1440");
+        }
         Ok(())
+    }
+
+    /// How long a dashboard session lasts without a request (`DASHBOARD_SESSION_MINUTES`).
+    pub fn dashboard_session_idle(&self) -> Duration {
+        Duration::from_secs(self.dashboard_session_minutes * 60)
     }
 
     /// Whether `NODE_ENV=production`.
@@ -385,6 +398,18 @@ mod tests {
         assert_eq!(s.api_rate_limit_free, 3);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
+    }
+
+    #[test]
+    fn dashboard_session_minutes() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert_eq!(s.dashboard_session_idle(), Duration::from_secs(30 * 60));
+        let s = Settings::load_from(None, &env(&[("DASHBOARD_SESSION_MINUTES", "5")])).unwrap();
+        assert_eq!(s.dashboard_session_idle(), Duration::from_secs(5 * 60));
+        for bad in ["0", "1441"] {
+            let e = Settings::load_from(None, &env(&[("DASHBOARD_SESSION_MINUTES", bad)])).unwrap_err();
+            assert!(format!("{e:#}").contains("DASHBOARD_SESSION_MINUTES"), "{bad}");
+        }
     }
 
     #[test]

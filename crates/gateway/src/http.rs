@@ -254,11 +254,7 @@ async fn revoke_api_key(
             "give the key id as `?id=` or in a JSON body `{ \"id\": … }`",
         ));
     };
-    if gateway.store().revoke_api_key(&license.id, &id).await? {
-        tracing::info!(license = %license.id, key_id = %id, "API key revoked");
-        if let Some(pool) = &gateway.settings().redis {
-            mark_revoked(pool, &id).await;
-        }
+    if gateway.revoke_api_key(&license.id, &id).await? {
         Ok(HttpResponse::Ok().json(json!({ "data": { "id": id, "revoked": true } })))
     } else {
         Err(ApiError::not_found("no active API key with this id"))
@@ -299,59 +295,19 @@ async fn rotate_terminal_key(
 ) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
     let terminal_id = path.into_inner();
-    let rotated = match gateway.store().rotate_terminal_key(&license.id, &terminal_id).await {
+    let rotated = match gateway.rotate_terminal_key(&license.id, &terminal_id).await {
         Ok(r) => r,
         Err(tradeterm_store::StoreError::NotFound(_)) => {
             return Err(ApiError::not_found("no terminal with this id on this license"));
         }
         Err(e) => return Err(e.into()),
     };
-    tracing::info!(license = %license.id, terminal = %terminal_id, "terminal key rotated");
-    if let Some(pool) = &gateway.settings().redis {
-        for id in &rotated.revoked_key_ids {
-            mark_revoked(pool, id).await;
-        }
-    }
-    let disconnected = gateway
-        .inner
-        .registry
-        .drop_revoked(&terminal_id, &rotated.revoked_key_ids);
     Ok(HttpResponse::Ok().json(json!({ "data": {
-        "terminal_id": terminal_id,
-        "terminal_key": rotated.key.expose(),
+        "terminal_id": rotated.terminal_id,
+        "terminal_key": rotated.terminal_key.expose(),
         "revoked_key_ids": rotated.revoked_key_ids,
-        "agent_disconnected": disconnected,
+        "agent_disconnected": rotated.agent_disconnected,
     } })))
-}
-
-/// Marks a revoked credential (API key or terminal key) in Redis (three
-/// attempts). The store already holds
-/// the revocation; if Redis cannot be written, instances keep accepting cached
-/// exchanges of the key for at most their cache lifetime, so this is logged as
-/// an error.
-async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
-    use deadpool_redis::redis;
-    for attempt in 1..=3 {
-        let result = async {
-            let mut conn = pool.get().await.map_err(|e| e.to_string())?;
-            redis::cmd("SET")
-                .arg(tradeterm_protocol::dispatch::revocation_key(key_id))
-                .arg(1)
-                .arg("EX")
-                .arg(24 * 3600)
-                .query_async::<()>(&mut conn)
-                .await
-                .map_err(|e| e.to_string())
-        }
-        .await;
-        match result {
-            Ok(()) => return,
-            Err(e) if attempt == 3 => {
-                tracing::error!(key_id, error = %e, "could not publish an API-key revocation to Redis");
-            }
-            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await,
-        }
-    }
 }
 
 fn check_internal(req: &HttpRequest, gateway: &Gateway) -> Result<(), ApiError> {

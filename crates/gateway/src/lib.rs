@@ -20,7 +20,10 @@
 //!   connect with `wss://` and every route is HTTPS.
 //!
 //! It also serves the support widget's identity route
-//! (`GET /api/dashboard/support/identity`). The spec's management endpoints
+//! (`GET /api/dashboard/support/identity`). The dashboard web page
+//! (`crates/dashboard`) is mounted on its listener by the binaries, on top of
+//! the same owner operations ([`Gateway::revoke_api_key`],
+//! [`Gateway::rotate_terminal_key`]). The spec's management endpoints
 //! that run tools (`/api/prop-firm-rules`, `/api/news-guard`,
 //! `/api/cb-stance`) are REST routes; the single-node binary mounts them on
 //! this listener with [`Gateway::server_with`].
@@ -36,6 +39,7 @@ mod error;
 mod executions;
 mod http;
 mod manage;
+mod owner;
 mod poll;
 mod registry;
 pub mod tls;
@@ -47,6 +51,7 @@ use std::time::Duration;
 use actix_web::dev::Server;
 pub use actix_web::dev::ServerHandle;
 pub use error::ApiError;
+pub use owner::KeyRotation;
 pub use registry::TerminalEvent;
 pub use tls::{TlsConfig, TlsError};
 use tradeterm_protocol::token::TokenSigner;

@@ -20,10 +20,12 @@
 
 pub mod keys;
 mod model;
+pub mod session;
 mod sql;
 
 pub use keys::{Secret, hash_key};
 pub use model::*;
+pub use session::{DashboardSession, SessionStore};
 pub use sql::SqlStore;
 
 use async_trait::async_trait;
@@ -58,9 +60,10 @@ impl From<sqlx::Error> for StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence operations. Every method that acts for a license takes its id
-/// and never returns another license's data.
+/// and never returns another license's data. The dashboard's sessions are the
+/// [`SessionStore`] section (`session.rs`).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: SessionStore + Send + Sync + 'static {
     // ----- licenses -----
 
     /// Creates a license and returns it with its master key (shown once).

@@ -1070,6 +1070,7 @@ async fn migrations_are_idempotent(fx: Fx) {
             "alert_events",
             "alert_rules",
             "api_keys",
+            "dashboard_sessions",
             "equity_guards",
             "executions",
             "idempotency",

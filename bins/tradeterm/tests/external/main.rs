@@ -15,5 +15,6 @@ mod harness;
 mod agent_check;
 mod cli;
 mod connect;
+mod dashboard;
 mod mql_agents;
 mod serve_first_start;

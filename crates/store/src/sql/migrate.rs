@@ -35,6 +35,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
     embedded!("sqlite", 4, "0004_equity_guards.sql", "equity_guards"),
     embedded!("sqlite", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
+    embedded!("sqlite", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -45,6 +46,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 3, "0003_guard_and_snapshots.sql", "guard_and_snapshots"),
     embedded!("postgres", 4, "0004_equity_guards.sql", "equity_guards"),
     embedded!("postgres", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
+    embedded!("postgres", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
 ];
 
 /// A migrator over embedded migrations.

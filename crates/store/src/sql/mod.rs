@@ -28,6 +28,7 @@
 
 mod alerts;
 mod api_keys;
+mod dashboard;
 mod equity_guards;
 mod idempotency;
 mod journal;

@@ -1,0 +1,488 @@
+//! The dashboard's routes and their handlers.
+//!
+//! ```text
+//! GET  /dashboard                                   → the terminals page (or sign-in)
+//! GET  /dashboard/sign-in       POST  (master key)  → session cookie
+//! POST /dashboard/sign-out                          → session deleted
+//! GET  /dashboard/terminals     POST  (name)        → new terminal, key shown once
+//! GET  /dashboard/terminals/{id}
+//! GET  /dashboard/terminals/{id}/rotate-key  POST   → new key shown once, old one revoked
+//! GET  /dashboard/api-keys      POST  (label)       → new key shown once
+//! GET  /dashboard/api-keys/{id}/revoke       POST   → revoked
+//! GET  /dashboard/fragments/terminals                 (live table)
+//! GET  /dashboard/fragments/terminals/{id}/status     (live status)
+//! GET  /dashboard/fragments/terminals/{id}/insights   (rules and alerts)
+//! GET  /dashboard/assets/{name}
+//! ```
+//!
+//! Every handler but sign-in starts with [`session::owner`]; every POST
+//! checks the CSRF token ([`session::check_csrf`]) before anything else is
+//! done. Terminals and keys are looked up among the session's license's only.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use tradeterm_protocol::{Dispatch, TerminalStatus};
+use tradeterm_store::StoreError;
+
+use crate::error::PageError;
+use crate::session::{self, Owner, SIGN_IN_COOKIE};
+use crate::snippets::AgentAddress;
+use crate::views::{self, api_keys, page_response, sign_in, terminals};
+use crate::{Dashboard, assets, insights};
+
+pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
+    let forms = web::FormConfig::default()
+        .limit(16 * 1024)
+        .error_handler(|_, _| PageError::Invalid("The form could not be read.".to_owned()).into());
+    cfg.service(
+        web::scope(crate::PATH)
+            .app_data(web::Data::new(dash))
+            .app_data(forms)
+            .route("", web::get().to(home))
+            .route("/", web::get().to(home))
+            .service(
+                web::resource("/sign-in")
+                    .route(web::get().to(sign_in_form))
+                    .route(web::post().to(sign_in)),
+            )
+            .route("/sign-out", web::post().to(sign_out))
+            .service(
+                web::resource("/terminals")
+                    .route(web::get().to(terminal_list))
+                    .route(web::post().to(create_terminal)),
+            )
+            .route("/terminals/{id}", web::get().to(terminal))
+            .service(
+                web::resource("/terminals/{id}/rotate-key")
+                    .route(web::get().to(rotate_confirm))
+                    .route(web::post().to(rotate)),
+            )
+            .service(
+                web::resource("/api-keys")
+                    .route(web::get().to(api_key_list))
+                    .route(web::post().to(create_api_key)),
+            )
+            .service(
+                web::resource("/api-keys/{id}/revoke")
+                    .route(web::get().to(revoke_confirm))
+                    .route(web::post().to(revoke)),
+            )
+            .route("/fragments/terminals", web::get().to(list_fragment))
+            .route("/fragments/terminals/{id}/status", web::get().to(status_fragment))
+            .route("/fragments/terminals/{id}/insights", web::get().to(insights_fragment))
+            .route("/assets/{name}", web::get().to(assets::serve))
+            .default_service(web::to(|| async { Err::<HttpResponse, _>(PageError::NotFound) })),
+    );
+}
+
+/// A form that only carries the CSRF token.
+#[derive(Debug, Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    #[serde(default)]
+    master_key: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+impl std::fmt::Debug for SignInForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInForm").finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct NameForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct LabelForm {
+    #[serde(default)]
+    label: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct DoneQuery {
+    done: Option<String>,
+}
+
+fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+fn refresh_ms(dash: &Dashboard) -> u128 {
+    dash.settings().refresh.as_millis()
+}
+
+fn address(req: &HttpRequest, dash: &Dashboard) -> AgentAddress {
+    AgentAddress::of(req, session::is_https(req, dash))
+}
+
+async fn home(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    session::owner(&req, &dash).await?;
+    Ok(see_other(views::TERMINALS_PATH))
+}
+
+// ----- sign-in and sign-out -----
+
+async fn sign_in_form(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    if session::owner(&req, &dash).await.is_ok() {
+        return Ok(see_other(views::TERMINALS_PATH));
+    }
+    Ok(sign_in_page(&req, &dash, StatusCode::OK, None))
+}
+
+/// The sign-in page with a fresh double-submit token in its cookie.
+fn sign_in_page(req: &HttpRequest, dash: &Dashboard, status: StatusCode, error: Option<&str>) -> HttpResponse {
+    let token = tradeterm_store::keys::generate("").expose().to_owned();
+    let mut response = page_response(status, sign_in::page(&token, error));
+    if let Err(e) = response.add_cookie(&session::sign_in_cookie(&token, session::is_https(req, dash))) {
+        tracing::warn!(error = %e, "dashboard: could not set the sign-in cookie");
+    }
+    response
+}
+
+async fn sign_in(
+    req: HttpRequest,
+    form: web::Form<SignInForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let form = form.into_inner();
+    let expected = req
+        .cookie(SIGN_IN_COOKIE)
+        .map(|c| c.value().to_owned())
+        .unwrap_or_default();
+    if !session::same_origin(&req) || !session::tokens_equal(&form.csrf, &expected) {
+        return Err(PageError::Csrf);
+    }
+    let store = dash.gateway().store();
+    let key = form.master_key.trim();
+    let license = if key.is_empty() {
+        None
+    } else {
+        store.license_by_master_key(key).await.map_err(PageError::internal)?
+    };
+    let Some(license) = license else {
+        tracing::info!("dashboard: sign-in refused (not a master key of an enabled license)");
+        return Ok(sign_in_page(
+            &req,
+            &dash,
+            StatusCode::UNAUTHORIZED,
+            Some("That is not the master key of an enabled license."),
+        ));
+    };
+    let settings = dash.settings();
+    let expires_at =
+        chrono::Utc::now().timestamp_millis() + settings.session_idle.min(settings.session_max).as_millis() as i64;
+    let token = store
+        .create_dashboard_session(&license.id, expires_at)
+        .await
+        .map_err(PageError::internal)?;
+    tracing::info!(license = %license.id, "dashboard: signed in");
+    let secure = session::is_https(&req, &dash);
+    let mut response = see_other(views::TERMINALS_PATH);
+    for cookie in [
+        session::session_cookie(token.expose(), secure),
+        session::removal(SIGN_IN_COOKIE, secure),
+    ] {
+        response.add_cookie(&cookie).map_err(PageError::internal)?;
+    }
+    Ok(response)
+}
+
+async fn sign_out(
+    req: HttpRequest,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    dash.gateway()
+        .store()
+        .end_dashboard_session(owner.token())
+        .await
+        .map_err(PageError::internal)?;
+    tracing::info!(license = %owner.license.id, "dashboard: signed out");
+    let mut response = see_other(views::SIGN_IN_PATH);
+    response
+        .add_cookie(&session::removal(
+            session::SESSION_COOKIE,
+            session::is_https(&req, &dash),
+        ))
+        .map_err(PageError::internal)?;
+    Ok(response)
+}
+
+// ----- terminals -----
+
+async fn terminals_of(dash: &Dashboard, owner: &Owner) -> Result<Vec<TerminalStatus>, PageError> {
+    dash.gateway()
+        .terminals(&owner.license.id)
+        .await
+        .map_err(PageError::internal)
+}
+
+/// A terminal of the owner's license, or 404.
+async fn terminal_of(dash: &Dashboard, owner: &Owner, id: &str) -> Result<TerminalStatus, PageError> {
+    terminals_of(dash, owner)
+        .await?
+        .into_iter()
+        .find(|t| t.id == id)
+        .ok_or(PageError::NotFound)
+}
+
+async fn terminal_list(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let list = terminals_of(&dash, &owner).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        terminals::list_page(&owner, &list, refresh_ms(&dash), None),
+    ))
+}
+
+async fn create_terminal(
+    req: HttpRequest,
+    form: web::Form<NameForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let name = form.name.trim();
+    match dash.gateway().store().create_terminal(&owner.license.id, name).await {
+        Ok((terminal, key)) => {
+            tracing::info!(license = %owner.license.id, terminal = %terminal.id, "dashboard: terminal created");
+            Ok(page_response(
+                StatusCode::OK,
+                terminals::created_page(
+                    &owner,
+                    &terminal.id,
+                    &terminal.name,
+                    key.expose(),
+                    &address(&req, &dash),
+                ),
+            ))
+        }
+        Err(StoreError::Invalid(message)) => {
+            let list = terminals_of(&dash, &owner).await?;
+            Ok(page_response(
+                StatusCode::BAD_REQUEST,
+                terminals::list_page(&owner, &list, refresh_ms(&dash), Some(&capitalized(&message))),
+            ))
+        }
+        Err(e) => Err(PageError::internal(e)),
+    }
+}
+
+async fn terminal(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    let panel = insights::panel(&dash, &owner.license, &t.id).await;
+    Ok(page_response(
+        StatusCode::OK,
+        terminals::terminal_page(&owner, &t, &address(&req, &dash), panel.as_ref(), refresh_ms(&dash)),
+    ))
+}
+
+async fn rotate_confirm(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        terminals::rotate_confirm_page(&owner, &t),
+    ))
+}
+
+async fn rotate(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    let rotation = match dash.gateway().rotate_terminal_key(&owner.license.id, &t.id).await {
+        Ok(r) => r,
+        Err(StoreError::NotFound(_)) => return Err(PageError::NotFound),
+        Err(e) => return Err(PageError::internal(e)),
+    };
+    Ok(page_response(
+        StatusCode::OK,
+        terminals::rotated_page(&owner, &t, &rotation, &address(&req, &dash)),
+    ))
+}
+
+// ----- API keys -----
+
+async fn api_key_list(
+    req: HttpRequest,
+    query: web::Query<DoneQuery>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let keys = list_keys(&dash, &owner).await?;
+    let notice = query.done.as_deref().and_then(api_keys::Notice::parse);
+    Ok(page_response(
+        StatusCode::OK,
+        api_keys::list_page(&owner, &keys, notice, None),
+    ))
+}
+
+async fn list_keys(dash: &Dashboard, owner: &Owner) -> Result<Vec<tradeterm_store::ApiKey>, PageError> {
+    dash.gateway()
+        .store()
+        .list_api_keys(&owner.license.id)
+        .await
+        .map_err(PageError::internal)
+}
+
+async fn create_api_key(
+    req: HttpRequest,
+    form: web::Form<LabelForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    match dash
+        .gateway()
+        .store()
+        .create_api_key(&owner.license.id, form.label.trim())
+        .await
+    {
+        Ok((key, secret)) => {
+            tracing::info!(license = %owner.license.id, key_id = %key.id, "dashboard: API key created");
+            Ok(page_response(
+                StatusCode::OK,
+                api_keys::created_page(&owner, &key, secret.expose(), dash.settings().rest_url.as_deref()),
+            ))
+        }
+        Err(e @ StoreError::ApiKeyLimit) => key_refused(&dash, &owner, StatusCode::CONFLICT, &e.to_string()).await,
+        Err(StoreError::Invalid(message)) => key_refused(&dash, &owner, StatusCode::BAD_REQUEST, &message).await,
+        Err(e) => Err(PageError::internal(e)),
+    }
+}
+
+/// The API keys page again, saying why a key was not created.
+async fn key_refused(
+    dash: &Dashboard,
+    owner: &Owner,
+    status: StatusCode,
+    message: &str,
+) -> Result<HttpResponse, PageError> {
+    let keys = list_keys(dash, owner).await?;
+    Ok(page_response(
+        status,
+        api_keys::list_page(owner, &keys, None, Some(&capitalized(message))),
+    ))
+}
+
+/// An active key of the owner's license, or 404.
+async fn active_key_of(dash: &Dashboard, owner: &Owner, id: &str) -> Result<tradeterm_store::ApiKey, PageError> {
+    list_keys(dash, owner)
+        .await?
+        .into_iter()
+        .find(|k| k.id == id && k.revoked_at.is_none())
+        .ok_or(PageError::NotFound)
+}
+
+async fn revoke_confirm(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let key = active_key_of(&dash, &owner, &path).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        api_keys::revoke_confirm_page(&owner, &key),
+    ))
+}
+
+async fn revoke(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    match dash.gateway().revoke_api_key(&owner.license.id, &path).await {
+        Ok(true) => Ok(see_other(&format!("{}?done=revoked", views::API_KEYS_PATH))),
+        Ok(false) => Err(PageError::NotFound),
+        Err(e) => Err(PageError::internal(e)),
+    }
+}
+
+// ----- fragments -----
+
+async fn list_fragment(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
+    let list = terminals_of(&dash, &owner).await?;
+    Ok(views::fragment_response(terminals::table(&list)))
+}
+
+async fn status_fragment(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    Ok(views::fragment_response(terminals::status(&t)))
+}
+
+async fn insights_fragment(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner_passive(&req, &dash)
+        .await
+        .map_err(PageError::for_fragment)?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    let panel = insights::panel(&dash, &owner.license, &t.id).await;
+    Ok(views::fragment_response(views::insights::panel(panel.as_ref())))
+}
+
+/// A store message as a sentence.
+fn capitalized(message: &str) -> String {
+    let mut chars = message.chars();
+    match chars.next() {
+        Some(first) => {
+            let mut s: String = first.to_uppercase().collect();
+            s.push_str(chars.as_str());
+            if !s.ends_with('.') {
+                s.push('.');
+            }
+            s
+        }
+        None => String::new(),
+    }
+}

@@ -1,0 +1,956 @@
+//! The dashboard over real HTTP, as a browser drives it (cookies, forms,
+//! `Origin`), on a gateway with a SQLite store: sign-in and sign-out, the
+//! session cookie's attributes, CSRF protection (a request without the
+//! session's token changes nothing), license isolation (a session never
+//! reaches another license), the secrets shown once, the five-key limit, the
+//! rules-and-alerts panel, and no master key in any log line.
+//!
+//! The same pages in a real browser: `bins/tradeterm/tests/external/dashboard.rs`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::StatusCode;
+use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use serde_json::{Value, json};
+use tradeterm_dashboard::{Dashboard, DashboardSettings, Insight, InsightError, Insights};
+use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
+use tradeterm_store::{License, SessionStore, SqlStore, Store, Tier};
+
+// ----- a log sink shared by every test of this binary -----
+
+/// Every log line of this test binary (all tests), at TRACE.
+fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("trace")
+            .with_ansi(false)
+            .with_writer(move || LogWriter(sink.clone()))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one subscriber per test binary");
+        buffer
+    })
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn log_text() -> String {
+    String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
+}
+
+// ----- the app -----
+
+/// Records the insights asked for and answers fixed ones.
+#[derive(Default)]
+struct FakeInsights {
+    calls: Mutex<Vec<(String, String, Insight)>>,
+}
+
+#[async_trait]
+impl Insights for FakeInsights {
+    async fn get(&self, license: &License, terminal_id: &str, insight: Insight) -> Result<Value, InsightError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((license.id.clone(), terminal_id.to_owned(), insight));
+        match insight {
+            Insight::PropFirmStatus => Ok(json!({
+                "terminal_id": terminal_id, "verdict": "warning", "reason": "daily loss has 40 % of its room left",
+                "enforcement": "advisory", "max_safe_risk_percent": 1.5, "max_safe_risk_amount": 150.0,
+                "limits": [{ "rule": "daily_loss", "limit": 500.0, "used": 300.0, "headroom": 200.0,
+                             "headroom_percent": 40.0, "floor_equity": 9500.0, "verdict": "warning",
+                             "breached_on_closed_balance": false }],
+                "objectives": [], "passed": false, "currency": "USD", "balance": 10000.0, "equity": 9800.0,
+                "as_of": "2026-11-18T12:00:00Z", "intraday_breaches": [], "rules": {}
+            })),
+            Insight::NewsGuardStatus => Err(InsightError {
+                code: "FORBIDDEN".into(),
+                message: "needs the analytics capability".into(),
+            }),
+            Insight::LatestAlerts => Ok(json!({
+                "alerts": [{ "id": "news:1", "kind": "news", "fired_at": "2026-11-18T11:59:00Z",
+                             "title": "ECB <b>surprise</b>", "currencies": ["EUR"] }],
+                "next_cursor": "1", "more": false, "guard_active": true, "equity_guard_active": false, "notes": []
+            })),
+        }
+    }
+}
+
+struct TestApp {
+    base: String,
+    host: String,
+    store: Arc<SqlStore>,
+    http: reqwest::Client,
+    insights: Arc<FakeInsights>,
+    _dir: tempfile::TempDir,
+}
+
+struct Options {
+    insights: bool,
+    settings: DashboardSettings,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            insights: true,
+            settings: DashboardSettings::default(),
+        }
+    }
+}
+
+async fn spawn_app(opts: Options) -> TestApp {
+    logs();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("dash.db").display());
+    let store = Arc::new(SqlStore::connect(&url).await.unwrap());
+    let (private, _) = generate_rsa_pem_pair().unwrap();
+    let signer = TokenSigner::from_pem(private.as_bytes(), "iss", "aud").unwrap();
+    let gateway = Gateway::new(GatewaySettings::default(), store.clone(), signer);
+    let insights = Arc::new(FakeInsights::default());
+    let mut dashboard = Dashboard::new(gateway.clone(), opts.settings);
+    if opts.insights {
+        dashboard = dashboard.with_insights(insights.clone());
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = gateway
+        .server_with(listener, move |cfg| dashboard.configure(cfg))
+        .unwrap();
+    let host = format!("127.0.0.1:{}", server.port());
+    tokio::spawn(server.run_until_stopped());
+    TestApp {
+        base: format!("http://{host}"),
+        host,
+        store,
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        insights,
+        _dir: dir,
+    }
+}
+
+/// A license with a terminal and an API key.
+struct Tenant {
+    license: License,
+    master: String,
+    terminal_id: String,
+    terminal_key: String,
+    api_key_id: String,
+    api_key: String,
+}
+
+impl TestApp {
+    async fn tenant(&self, name: &str) -> Tenant {
+        let (license, master) = self.store.create_license(name, Tier::Pro).await.unwrap();
+        let (terminal, terminal_key) = self
+            .store
+            .create_terminal(&license.id, &format!("{name} terminal"))
+            .await
+            .unwrap();
+        let (key, api_key) = self
+            .store
+            .create_api_key(&license.id, &format!("{name} key"))
+            .await
+            .unwrap();
+        Tenant {
+            license,
+            master: master.expose().to_owned(),
+            terminal_id: terminal.id,
+            terminal_key: terminal_key.expose().to_owned(),
+            api_key_id: key.id,
+            api_key: api_key.expose().to_owned(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn origin(&self) -> String {
+        self.base.clone()
+    }
+
+    /// Opens the sign-in page: the form's token and its cookie.
+    async fn sign_in_form(&self) -> (String, String) {
+        let r = self.http.get(self.url("/dashboard/sign-in")).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let cookies = set_cookies(&r);
+        let cookie = cookies.get("tt_dash_signin").expect("sign-in cookie").clone();
+        let body = r.text().await.unwrap();
+        (hidden(&body, "csrf"), cookie.value)
+    }
+
+    /// Signs in as a browser would; panics unless it works.
+    async fn sign_in(&self, master: &str) -> Session<'_> {
+        let (token, cookie) = self.sign_in_form().await;
+        let r = self
+            .http
+            .post(self.url("/dashboard/sign-in"))
+            .header(COOKIE, format!("tt_dash_signin={cookie}"))
+            .header(ORIGIN, self.origin())
+            .form(&[("master_key", master), ("csrf", &token)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "sign-in");
+        assert_eq!(r.headers()[LOCATION], "/dashboard/terminals");
+        let session = set_cookies(&r).remove("tt_dash").expect("session cookie");
+        let mut s = Session {
+            app: self,
+            cookie: session.value,
+            csrf: String::new(),
+        };
+        let page = s.get("/dashboard/terminals").await;
+        assert_eq!(page.0, StatusCode::OK);
+        s.csrf = meta(&page.1, "csrf-token");
+        s
+    }
+}
+
+/// A signed-in browser.
+struct Session<'a> {
+    app: &'a TestApp,
+    cookie: String,
+    csrf: String,
+}
+
+impl Session<'_> {
+    async fn get(&self, path: &str) -> (StatusCode, String) {
+        let r = self
+            .app
+            .http
+            .get(self.app.url(path))
+            .header(COOKIE, format!("tt_dash={}", self.cookie))
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.text().await.unwrap())
+    }
+
+    /// A form POST from this origin with the session's CSRF token.
+    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut all = fields.to_vec();
+        all.push(("csrf", &self.csrf));
+        self.post_raw(path, &all, Some(&self.app.origin())).await
+    }
+
+    async fn post_raw(&self, path: &str, fields: &[(&str, &str)], origin: Option<&str>) -> reqwest::Response {
+        let mut request = self
+            .app
+            .http
+            .post(self.app.url(path))
+            .header(COOKIE, format!("tt_dash={}", self.cookie))
+            .form(fields);
+        if let Some(origin) = origin {
+            request = request.header(ORIGIN, origin);
+        }
+        request.send().await.unwrap()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct SetCookie {
+    value: String,
+    attributes: String,
+}
+
+fn set_cookies(r: &reqwest::Response) -> BTreeMap<String, SetCookie> {
+    r.headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| {
+            let (pair, attributes) = v.split_once(';').unwrap_or((v, ""));
+            let (name, value) = pair.split_once('=')?;
+            Some((
+                name.trim().to_owned(),
+                SetCookie {
+                    value: value.trim().to_owned(),
+                    attributes: attributes.to_owned(),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The value of the first hidden input named `name`.
+fn hidden(html: &str, name: &str) -> String {
+    attribute_after(html, &format!("name=\"{name}\" value=\""))
+}
+
+/// The content of `<meta name="{name}">`.
+fn meta(html: &str, name: &str) -> String {
+    attribute_after(html, &format!("<meta name=\"{name}\" content=\""))
+}
+
+fn attribute_after(html: &str, marker: &str) -> String {
+    let start = html.find(marker).unwrap_or_else(|| panic!("{marker} not in the page")) + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}
+
+/// The `value` of the input with this id.
+fn input_value(html: &str, id: &str) -> String {
+    let start = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("#{id} not in the page"));
+    attribute_after(&html[start..], "value=\"")
+}
+
+// ----- sign-in, cookies, sign-out -----
+
+#[tokio::test]
+async fn sign_in_sets_a_strict_http_only_session_cookie_and_never_echoes_the_key() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+
+    // Unauthenticated pages and fragments lead to the sign-in page.
+    for path in ["/dashboard", "/dashboard/terminals", "/dashboard/api-keys"] {
+        let r = app.http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(r.headers()[LOCATION], "/dashboard/sign-in");
+    }
+    let r = app
+        .http
+        .get(app.url("/dashboard/fragments/terminals"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+
+    // The form: a password field, posted in the body.
+    let r = app.http.get(app.url("/dashboard/sign-in")).send().await.unwrap();
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    assert!(
+        r.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'none'")
+    );
+    let form = r.text().await.unwrap();
+    assert!(form.contains("method=\"post\" action=\"/dashboard/sign-in\""));
+    assert!(form.contains("type=\"password\" name=\"master_key\""));
+
+    // A wrong key: 401, the form again, the key not echoed.
+    let (token, cookie) = app.sign_in_form().await;
+    let wrong = "tt_lic_not-the-right-one";
+    let r = app
+        .http
+        .post(app.url("/dashboard/sign-in"))
+        .header(COOKIE, format!("tt_dash_signin={cookie}"))
+        .header(ORIGIN, app.origin())
+        .form(&[("master_key", wrong), ("csrf", &token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert!(!set_cookies(&r).contains_key("tt_dash"));
+    let page = r.text().await.unwrap();
+    assert!(page.contains("That is not the master key of an enabled license."));
+    assert!(!page.contains(wrong));
+
+    // The right key: a session cookie, HttpOnly, SameSite=Strict, path /dashboard, not Secure over plain HTTP.
+    let (token, cookie) = app.sign_in_form().await;
+    let r = app
+        .http
+        .post(app.url("/dashboard/sign-in"))
+        .header(COOKIE, format!("tt_dash_signin={cookie}"))
+        .header(ORIGIN, app.origin())
+        .form(&[("master_key", a.master.as_str()), ("csrf", &token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let location = r.headers()[LOCATION].to_str().unwrap().to_owned();
+    assert_eq!(location, "/dashboard/terminals");
+    let cookies = set_cookies(&r);
+    let session = &cookies["tt_dash"];
+    assert!(session.value.starts_with("tt_dash_"));
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/dashboard"] {
+        assert!(
+            session.attributes.contains(attribute),
+            "{attribute}: {}",
+            session.attributes
+        );
+    }
+    assert!(!session.attributes.contains("Secure"));
+    assert!(
+        cookies["tt_dash_signin"].attributes.contains("Max-Age=0"),
+        "the form's cookie is dropped"
+    );
+    // The session is stored (hashed) for this license.
+    let stored = app.store.dashboard_session(&session.value).await.unwrap().unwrap();
+    assert_eq!(stored.license.id, a.license.id);
+
+    // Signed in: the pages name the license and never carry the master key.
+    let s = Session {
+        app: &app,
+        cookie: session.value.clone(),
+        csrf: String::new(),
+    };
+    for path in [
+        "/dashboard/terminals",
+        "/dashboard/api-keys",
+        &format!("/dashboard/terminals/{}", a.terminal_id),
+    ] {
+        let (status, page) = s.get(path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(page.contains("Alpha"), "{path}");
+        assert!(!page.contains(&a.master), "{path}");
+        assert!(
+            !page.contains(&session.value),
+            "{path}: the session token is not in the page"
+        );
+    }
+    // The sign-in page sends a signed-in owner on.
+    let (status, _) = s.get("/dashboard/sign-in").await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn the_session_cookie_is_secure_over_https() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let r = app
+        .http
+        .get(app.url("/dashboard/sign-in"))
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .unwrap();
+    let cookie = set_cookies(&r).remove("tt_dash_signin").unwrap();
+    assert!(cookie.attributes.contains("Secure"));
+    let token = hidden(&r.text().await.unwrap(), "csrf");
+    let r = app
+        .http
+        .post(app.url("/dashboard/sign-in"))
+        .header("x-forwarded-proto", "https")
+        .header(COOKIE, format!("tt_dash_signin={}", cookie.value))
+        .form(&[("master_key", a.master.as_str()), ("csrf", &token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(set_cookies(&r)["tt_dash"].attributes.contains("Secure"));
+}
+
+#[tokio::test]
+async fn sign_in_needs_its_form_token_and_this_origin() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let (token, cookie) = app.sign_in_form().await;
+    let attempts: [(Option<&str>, &str, Option<String>); 4] = [
+        (None, "", Some(app.origin())),                        // no form token
+        (Some(cookie.as_str()), "forged", Some(app.origin())), // a token that is not the cookie's
+        (None, token.as_str(), Some(app.origin())),            // no cookie
+        (
+            Some(cookie.as_str()),
+            token.as_str(),
+            Some("http://evil.example".into()),
+        ), // another origin
+    ];
+    for (cookie, token, origin) in attempts {
+        let mut request = app
+            .http
+            .post(app.url("/dashboard/sign-in"))
+            .form(&[("master_key", a.master.as_str()), ("csrf", token)]);
+        if let Some(c) = cookie {
+            request = request.header(COOKIE, format!("tt_dash_signin={c}"));
+        }
+        if let Some(o) = origin {
+            request = request.header(ORIGIN, o);
+        }
+        let r = request.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        assert!(!set_cookies(&r).contains_key("tt_dash"), "no session");
+        assert!(!r.text().await.unwrap().contains(&a.master));
+    }
+}
+
+#[tokio::test]
+async fn sign_out_ends_that_session_at_once_and_expired_sessions_are_gone() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let first = app.sign_in(&a.master).await;
+    let second = app.sign_in(&a.master).await;
+    assert_ne!(first.cookie, second.cookie);
+    assert_ne!(first.csrf, second.csrf, "a CSRF token per session");
+
+    // Sign-out without the token does nothing.
+    let r = first.post_raw("/dashboard/sign-out", &[], Some(&app.origin())).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(first.get("/dashboard/terminals").await.0, StatusCode::OK);
+
+    let r = first.post("/dashboard/sign-out", &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/dashboard/sign-in");
+    assert!(set_cookies(&r)["tt_dash"].attributes.contains("Max-Age=0"));
+    assert!(app.store.dashboard_session(&first.cookie).await.unwrap().is_none());
+    assert_eq!(first.get("/dashboard/terminals").await.0, StatusCode::SEE_OTHER);
+    assert_eq!(
+        first.get("/dashboard/fragments/terminals").await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    // The other session lives on.
+    assert_eq!(second.get("/dashboard/terminals").await.0, StatusCode::OK);
+
+    // A session left idle past its expiry is refused (one in use would have
+    // been extended: see the next test).
+    let soon = chrono::Utc::now().timestamp_millis() + 300;
+    let token = app.store.create_dashboard_session(&a.license.id, soon).await.unwrap();
+    let short = Session {
+        app: &app,
+        cookie: token.expose().to_owned(),
+        csrf: String::new(),
+    };
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(short.get("/dashboard/terminals").await.0, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn an_active_session_is_extended_up_to_its_absolute_lifetime() {
+    let app = spawn_app(Options {
+        settings: DashboardSettings {
+            session_idle: Duration::from_secs(30 * 60),
+            session_max: Duration::from_secs(3600),
+            ..DashboardSettings::default()
+        },
+        ..Options::default()
+    })
+    .await;
+    let a = app.tenant("Alpha").await;
+    let now = chrono::Utc::now().timestamp_millis();
+    // A session that expires in 2 minutes: the next request moves it to now + 30 min.
+    let token = app
+        .store
+        .create_dashboard_session(&a.license.id, now + 120_000)
+        .await
+        .unwrap();
+    let s = Session {
+        app: &app,
+        cookie: token.expose().to_owned(),
+        csrf: String::new(),
+    };
+    // The fragments a page refreshes by itself are not activity.
+    assert_eq!(s.get("/dashboard/fragments/terminals").await.0, StatusCode::OK);
+    let unchanged = app
+        .store
+        .dashboard_session(token.expose())
+        .await
+        .unwrap()
+        .unwrap()
+        .expires_at;
+    assert_eq!(unchanged, now + 120_000, "a refresh does not extend the session");
+    assert_eq!(s.get("/dashboard/terminals").await.0, StatusCode::OK);
+    let expires = app
+        .store
+        .dashboard_session(token.expose())
+        .await
+        .unwrap()
+        .unwrap()
+        .expires_at;
+    assert!(
+        expires >= now + 29 * 60_000 && expires <= now + 31 * 60_000,
+        "{}",
+        expires - now
+    );
+}
+
+// ----- CSRF -----
+
+#[tokio::test]
+async fn state_changing_requests_without_a_valid_csrf_token_change_nothing() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let s = app.sign_in(&a.master).await;
+    let other = app.sign_in(&a.master).await; // the same license's other session
+    let rotate = format!("/dashboard/terminals/{}/rotate-key", a.terminal_id);
+    let revoke = format!("/dashboard/api-keys/{}/revoke", a.api_key_id);
+    let actions: [(&str, Vec<(&str, &str)>); 5] = [
+        ("/dashboard/terminals", vec![("name", "sneaky")]),
+        ("/dashboard/api-keys", vec![("label", "sneaky")]),
+        (rotate.as_str(), vec![]),
+        (revoke.as_str(), vec![]),
+        ("/dashboard/sign-out", vec![]),
+    ];
+    let before = app.store.list_terminals(&a.license.id).await.unwrap();
+    for (path, fields) in &actions {
+        let tries: [(Option<&str>, Option<String>, &str); 5] = [
+            (None, Some(app.origin()), "no token"),
+            (Some("not-the-token"), Some(app.origin()), "a wrong token"),
+            (Some(other.csrf.as_str()), Some(app.origin()), "another session's token"),
+            (
+                Some(s.csrf.as_str()),
+                Some("http://evil.example".into()),
+                "the right token from another origin",
+            ),
+            (
+                Some(s.csrf.as_str()),
+                Some("null".into()),
+                "the right token from an opaque origin",
+            ),
+        ];
+        for (token, origin, what) in tries {
+            let mut all = fields.clone();
+            if let Some(t) = token {
+                all.push(("csrf", t));
+            }
+            let r = s.post_raw(path, &all, origin.as_deref()).await;
+            assert_eq!(r.status(), StatusCode::FORBIDDEN, "{path}: {what}");
+            let page = r.text().await.unwrap();
+            assert!(page.contains("Nothing was changed"), "{path}: {what}");
+        }
+        // A browser marking the request cross-site is refused too.
+        let mut all = fields.clone();
+        all.push(("csrf", &s.csrf));
+        let r = app
+            .http
+            .post(app.url(path))
+            .header(COOKIE, format!("tt_dash={}", s.cookie))
+            .header("sec-fetch-site", "cross-site")
+            .form(&all)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{path}: Sec-Fetch-Site cross-site");
+    }
+    // Nothing changed: no terminal or key created, the terminal key and the API key still work, the session lives.
+    assert_eq!(app.store.list_terminals(&a.license.id).await.unwrap(), before);
+    let keys = app.store.list_api_keys(&a.license.id).await.unwrap();
+    assert_eq!(keys.len(), 1);
+    assert!(app.store.api_key(&a.api_key).await.unwrap().is_some());
+    assert!(app.store.terminal_key(&a.terminal_key).await.unwrap().is_some());
+    assert!(app.store.dashboard_session(&s.cookie).await.unwrap().is_some());
+
+    // The token in the header works like the form field (script calls), and the real token works.
+    let r = app
+        .http
+        .post(app.url("/dashboard/terminals"))
+        .header(COOKIE, format!("tt_dash={}", s.cookie))
+        .header(ORIGIN, app.origin())
+        .header("x-csrf-token", &s.csrf)
+        .form(&[("name", "by header")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = s.post("/dashboard/terminals", &[("name", "by form")]).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(app.store.list_terminals(&a.license.id).await.unwrap().len(), 3);
+}
+
+// ----- license isolation -----
+
+#[tokio::test]
+async fn a_session_never_reads_or_changes_anything_of_another_license() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let s = app.sign_in(&a.master).await;
+
+    // Lists show only A's.
+    for path in [
+        "/dashboard/terminals",
+        "/dashboard/fragments/terminals",
+        "/dashboard/api-keys",
+    ] {
+        let (status, page) = s.get(path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(!page.contains(&b.terminal_id) && !page.contains("Bravo"), "{path}");
+    }
+    // B's terminal and key are not found, read or written.
+    let b_terminal = format!("/dashboard/terminals/{}", b.terminal_id);
+    for path in [
+        b_terminal.clone(),
+        format!("{b_terminal}/rotate-key"),
+        format!("/dashboard/fragments/terminals/{}/status", b.terminal_id),
+        format!("/dashboard/fragments/terminals/{}/insights", b.terminal_id),
+        format!("/dashboard/api-keys/{}/revoke", b.api_key_id),
+    ] {
+        let (status, page) = s.get(&path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert!(!page.contains("Bravo"), "{path}");
+    }
+    for path in [
+        format!("{b_terminal}/rotate-key"),
+        format!("/dashboard/api-keys/{}/revoke", b.api_key_id),
+    ] {
+        let r = s.post(&path, &[]).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    assert!(
+        app.store.terminal_key(&b.terminal_key).await.unwrap().is_some(),
+        "B's terminal key still works"
+    );
+    assert!(
+        app.store.api_key(&b.api_key).await.unwrap().is_some(),
+        "B's API key still works"
+    );
+    // The insights source was never asked about B.
+    let calls = app.insights.calls.lock().unwrap().clone();
+    assert!(
+        calls
+            .iter()
+            .all(|(license, terminal, _)| license == &a.license.id && terminal != &b.terminal_id)
+    );
+
+    // A's own are there (the same routes work for the owner).
+    let (status, page) = s.get(&format!("/dashboard/terminals/{}", a.terminal_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Alpha terminal"));
+    // B's session sees B only.
+    let sb = app.sign_in(&b.master).await;
+    let (_, page) = sb.get("/dashboard/api-keys").await;
+    assert!(page.contains("Bravo key") && !page.contains("Alpha key"));
+    // A's CSRF token is worthless with B's session.
+    let mut fields = vec![("name", "x")];
+    fields.push(("csrf", s.csrf.as_str()));
+    let r = sb.post_raw("/dashboard/terminals", &fields, Some(&app.origin())).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.store.list_terminals(&b.license.id).await.unwrap().len(), 1);
+}
+
+// ----- terminals, keys, limits -----
+
+#[tokio::test]
+async fn terminals_are_created_and_rotated_with_their_keys_shown_once() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let s = app.sign_in(&a.master).await;
+
+    let r = s.post("/dashboard/terminals", &[("name", "MT5 <demo>")]).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    let page = r.text().await.unwrap();
+    assert!(page.contains("MT5 &lt;demo&gt;"), "the name is escaped");
+    let key = input_value(&page, "terminal-key");
+    assert!(key.starts_with("tt_term_"));
+    let auth = app
+        .store
+        .terminal_key(&key)
+        .await
+        .unwrap()
+        .expect("the shown key works");
+    assert_eq!(auth.license.id, a.license.id);
+    // The set-up snippets carry this gateway's address and the key.
+    assert!(page.contains(&format!("inp_GatewayUrl   = ws://{}/agent/v1", app.host)));
+    assert!(page.contains(&format!("inp_GatewayUrl   = http://{}/agent/v1/poll", app.host)));
+    assert!(page.contains(&format!("$env:TRADETERM_TERMINAL_KEY = &quot;{key}&quot;")));
+    // Shown once: never again on the list or the terminal's page.
+    let (_, list) = s.get("/dashboard/terminals").await;
+    assert!(list.contains("MT5 &lt;demo&gt;") && !list.contains(&key));
+    let (_, one) = s.get(&format!("/dashboard/terminals/{}", auth.terminal.id)).await;
+    assert!(!one.contains(&key) && one.contains("&lt;TERMINAL_KEY&gt;"));
+    assert!(one.contains("Never connected"));
+
+    // An invalid name is refused with the reason.
+    let r = s.post("/dashboard/terminals", &[("name", "   ")]).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.text().await.unwrap().contains("Terminal name must not be empty."));
+
+    // Rotation: the confirmation says what happens, then the new key once; the old one is dead.
+    let rotate = format!("/dashboard/terminals/{}/rotate-key", auth.terminal.id);
+    let (status, confirm) = s.get(&rotate).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(confirm.contains("No agent is connected now, so nothing is disconnected."));
+    let r = s.post(&rotate, &[]).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let page = r.text().await.unwrap();
+    let new_key = input_value(&page, "terminal-key");
+    assert_ne!(new_key, key);
+    assert!(page.contains("1 old key(s) revoked.") && page.contains("No agent was connected with the old key."));
+    assert!(app.store.terminal_key(&key).await.unwrap().is_none());
+    assert!(app.store.terminal_key(&new_key).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn api_keys_are_created_once_listed_without_secrets_limited_to_five_and_revoked() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await; // holds one key already
+    let s = app.sign_in(&a.master).await;
+
+    let r = s.post("/dashboard/api-keys", &[("label", "backtests")]).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let page = r.text().await.unwrap();
+    let secret = input_value(&page, "api-key");
+    assert!(secret.starts_with("svc_api_"));
+    assert!(app.store.api_key(&secret).await.unwrap().is_some());
+    let (_, list) = s.get("/dashboard/api-keys").await;
+    assert!(list.contains("backtests") && list.contains(&secret[..12]) && !list.contains(&secret));
+    assert!(list.contains("(2 of 5 active)"));
+    assert!(!list.contains("id=\"key-limit\""));
+
+    for i in 0..3 {
+        let r = s.post("/dashboard/api-keys", &[("label", &format!("k{i}"))]).await;
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+    // Five active: the limit is explained and the form is disabled; a sixth is refused.
+    let (_, list) = s.get("/dashboard/api-keys").await;
+    assert!(list.contains("id=\"key-limit\""));
+    assert!(list.contains("This license has 5 active API keys, the most it may hold."));
+    assert!(list.contains("type=\"submit\" disabled"));
+    let r = s.post("/dashboard/api-keys", &[("label", "sixth")]).await;
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    assert!(r.text().await.unwrap().contains("already has 5 active API keys"));
+    assert_eq!(app.store.list_api_keys(&a.license.id).await.unwrap().len(), 5);
+
+    // Revocation: confirmation, then refused at once.
+    let revoke = format!("/dashboard/api-keys/{}/revoke", a.api_key_id);
+    let (status, confirm) = s.get(&revoke).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(confirm.contains("Programs using it are refused at once"));
+    let r = s.post(&revoke, &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/dashboard/api-keys?done=revoked");
+    assert!(app.store.api_key(&a.api_key).await.unwrap().is_none());
+    let (_, list) = s.get("/dashboard/api-keys?done=revoked").await;
+    assert!(list.contains("The key was revoked.") && list.contains("revoked"));
+    // A revoked key is not offered again.
+    assert_eq!(s.get(&revoke).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(s.post(&revoke, &[]).await.status(), StatusCode::NOT_FOUND);
+}
+
+// ----- rules and alerts -----
+
+#[tokio::test]
+async fn the_rules_panel_shows_the_insights_of_the_terminal() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let s = app.sign_in(&a.master).await;
+    for path in [
+        format!("/dashboard/terminals/{}", a.terminal_id),
+        format!("/dashboard/fragments/terminals/{}/insights", a.terminal_id),
+    ] {
+        let (status, page) = s.get(&path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(page.contains("data-verdict=\"warning\""), "{path}");
+        assert!(page.contains("1.50 % of equity (150.00 USD)"), "{path}");
+        assert!(page.contains("Daily loss") && page.contains("200.00 USD"), "{path}");
+        assert!(
+            page.contains("data-code=\"FORBIDDEN\""),
+            "{path}: the news guard's failure"
+        );
+        assert!(
+            page.contains("ECB &lt;b&gt;surprise&lt;/b&gt;"),
+            "{path}: escaped alert title"
+        );
+    }
+    let calls = app.insights.calls.lock().unwrap().clone();
+    assert!(calls.len() >= 6);
+    assert!(calls.iter().all(|(l, t, _)| l == &a.license.id && t == &a.terminal_id));
+
+    // Without an insights source the panel says where they are.
+    let bare = spawn_app(Options {
+        insights: false,
+        ..Options::default()
+    })
+    .await;
+    let b = bare.tenant("Bare").await;
+    let s = bare.sign_in(&b.master).await;
+    let (_, page) = s.get(&format!("/dashboard/terminals/{}", b.terminal_id)).await;
+    assert!(page.contains("id=\"insights-unavailable\""));
+}
+
+// ----- assets, headers, logs -----
+
+#[tokio::test]
+async fn assets_are_embedded_and_pages_are_hardened() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let s = app.sign_in(&a.master).await;
+    let (_, page) = s.get("/dashboard/terminals").await;
+    for (name, content_type) in [("dashboard.css", "text/css"), ("dashboard.js", "text/javascript")] {
+        let marker = format!("/dashboard/assets/{name}?v=");
+        assert!(page.contains(&marker), "{name} linked");
+        let r = app
+            .http
+            .get(app.url(&format!("/dashboard/assets/{name}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with(content_type));
+        assert!(r.headers()["cache-control"].to_str().unwrap().contains("immutable"));
+        assert!(!r.bytes().await.unwrap().is_empty());
+    }
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "nothing from elsewhere"
+    );
+    let r = app
+        .http
+        .get(app.url("/dashboard/assets/other.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = app
+        .http
+        .get(app.url("/dashboard/terminals"))
+        .header(COOKIE, format!("tt_dash={}", s.cookie))
+        .send()
+        .await
+        .unwrap();
+    let csp = r.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("script-src 'self'")
+            && csp.contains("frame-ancestors 'none'")
+            && csp.contains("form-action 'self'")
+    );
+    assert_eq!(r.headers()["x-frame-options"], "DENY");
+    // Unknown dashboard paths answer the dashboard's own 404 page; the gateway's routes are untouched.
+    let (status, page) = s.get("/dashboard/nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("<h1>Not found</h1>"));
+    let r = app.http.get(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_master_key_and_session_tokens_never_reach_a_log() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    // Failed and successful sign-ins, a few pages, a key created and revoked, sign-out.
+    let (token, cookie) = app.sign_in_form().await;
+    let _ = app
+        .http
+        .post(app.url("/dashboard/sign-in"))
+        .header(COOKIE, format!("tt_dash_signin={cookie}"))
+        .header(ORIGIN, app.origin())
+        .form(&[("master_key", format!("{}x", a.master).as_str()), ("csrf", &token)])
+        .send()
+        .await
+        .unwrap();
+    let s = app.sign_in(&a.master).await;
+    let r = s.post("/dashboard/api-keys", &[("label", "logged?")]).await;
+    let secret = input_value(&r.text().await.unwrap(), "api-key");
+    let _ = s.get(&format!("/dashboard/terminals/{}", a.terminal_id)).await;
+    s.post("/dashboard/sign-out", &[]).await;
+    let logs = log_text();
+    assert!(
+        logs.contains(&format!("license={}", a.license.id)),
+        "the sink captures the dashboard's lines"
+    );
+    assert!(logs.contains("dashboard: signed in") && logs.contains("dashboard: sign-in refused"));
+    for secret in [a.master.as_str(), &s.cookie, &s.csrf, &secret, "tt_lic_", "tt_dash_"] {
+        assert!(!logs.contains(secret), "a secret reached the log: {secret}");
+    }
+}
