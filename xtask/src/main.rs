@@ -4,8 +4,9 @@
 //!   is there (PostgreSQL and Redis on loopback are started if down; the
 //!   Python packages of the reference and interoperability tests and of the
 //!   Python agent are installed in the project's virtual environment,
-//!   `.venv`), checks the layering, then runs `cargo test --workspace` with
-//!   that environment first on `PATH`, then the Python agent's pytest suite.
+//!   `.venv`; the pinned MCP Inspector CLI in `tests/mcp-inspector`), checks
+//!   the layering, then runs `cargo test --workspace` with that environment
+//!   first on `PATH`, then the Python agent's pytest suite.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
 //!   `tradeterm-core` built alone, and the layering check.
@@ -13,6 +14,8 @@
 //! - `cargo xtask layering`: only the layering check (crates and binaries).
 //! - `cargo xtask venv`: creates or updates the Python virtual environment
 //!   (`.venv`) the tests use.
+//! - `cargo xtask inspector`: installs the pinned MCP Inspector CLI
+//!   (`npm ci` in `tests/mcp-inspector`) the tests use.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 
@@ -20,6 +23,7 @@
 
 mod bench;
 mod bench_analytics;
+mod inspector;
 mod layering;
 mod python;
 
@@ -39,13 +43,14 @@ fn main() -> ExitCode {
         "layering" => layering::check(),
         "deny" => deny(),
         "venv" => python::ensure_test_packages(),
+        "inspector" => inspector::ensure(),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
             _ => Err("usage: cargo xtask bench <rest|analytics>".into()),
         },
         _ => {
-            println!("usage: cargo xtask <test|lint|ci|layering|deny|venv|bench rest|bench analytics>");
+            println!("usage: cargo xtask <test|lint|ci|layering|deny|venv|inspector|bench rest|bench analytics>");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -208,6 +213,7 @@ fn test() -> Result<()> {
     ensure_services()?;
     ensure_build_tools()?;
     python::ensure_test_packages()?;
+    inspector::ensure()?;
     layering::check()?;
     let root = workspace_root();
     // The Rust suite first (it builds the binaries the Python suite drives);

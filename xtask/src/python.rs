@@ -66,7 +66,7 @@ fn venv_pip_install() -> Command {
 const VENV_PIP_INSTALL: &[&str] = &["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]; // venv only
 
 /// A cheap fingerprint of the files an install depends on.
-fn fingerprint(files: &[PathBuf]) -> String {
+pub(crate) fn fingerprint(files: &[PathBuf]) -> String {
     files
         .iter()
         .map(|f| {
