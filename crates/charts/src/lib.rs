@@ -79,6 +79,14 @@ pub const FALLBACK_SIZES: [Size; 2] = [
     },
 ];
 
+// The bounds promised to AI clients, checked when compiling.
+const _: () = assert!(
+    TOOL_CHART_SIZE.width <= 1200
+        && TOOL_CHART_SIZE.height <= 800
+        && FALLBACK_SIZES[0].width < TOOL_CHART_SIZE.width
+        && FALLBACK_SIZES[1].width < FALLBACK_SIZES[0].width
+);
+
 /// The chart kinds [`render_tool_chart`] draws, by name.
 pub const KINDS: [&str; 5] = ["candles", "structure", "backtest", "equity_curve", "correlation"];
 
@@ -296,13 +304,5 @@ mod tests {
         let e = render_tool_chart("pie", &serde_json::json!({}), None).unwrap_err();
         assert_eq!(e, ChartError::UnknownKind("pie".into()));
         assert!(e.to_string().contains("candles, structure"));
-    }
-
-    #[test]
-    fn tool_charts_fit_their_bounds() {
-        assert!(TOOL_CHART_SIZE.width <= 1200 && TOOL_CHART_SIZE.height <= 800);
-        for s in FALLBACK_SIZES {
-            assert!(s.width < TOOL_CHART_SIZE.width && s.height < TOOL_CHART_SIZE.height);
-        }
     }
 }

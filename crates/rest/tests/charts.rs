@@ -20,12 +20,15 @@ use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, Termin
 use tradeterm_rest::{AppState, RestServer, RestSettings, ServerHandle};
 use tradeterm_store::{SqlStore, Store};
 
+/// One bar request: `count`, `from`, `to`.
+type BarsRequest = (Option<u32>, Option<i64>, Option<i64>);
+
 /// A terminal with hourly EURUSD bars (and `USDEUR`, their inverse); it
 /// records the bar requests it gets.
 #[derive(Debug)]
 struct BarsTerminal {
     bars: Vec<Bar>,
-    requests: Mutex<Vec<(Option<u32>, Option<i64>, Option<i64>)>>,
+    requests: Mutex<Vec<BarsRequest>>,
 }
 
 #[async_trait]
