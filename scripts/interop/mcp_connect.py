@@ -3,7 +3,8 @@
 
 The SDK starts `tradeterm-connect` as a stdio MCP server (as a desktop AI
 client would); the connector forwards to a hosted tradeterm `/mcp/v1`, which
-runs the tools on a (simulated) terminal. The script asserts real results and
+runs the tools on a (simulated) terminal. It also asks `get_bars` for a chart
+(`"chart": true`) and decodes the PNG image content it gets. The script asserts real results and
 prints one JSON summary line on stdout; any failure exits non-zero.
 
 Usage:
@@ -18,14 +19,37 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
+import struct
 import sys
+import zlib
 
 
 def fail(message: str) -> None:
     print(f"interop failure: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height of an 8-bit RGB PNG, after decoding its pixels (every row present)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("the chart is not a PNG")
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            if (depth, colour) != (8, 2):
+                fail(f"the chart is not 8-bit RGB (depth {depth}, colour type {colour})")
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    if len(zlib.decompress(idat)) != height * (1 + 3 * width):
+        fail("the chart's pixel data does not decode to its stated size")
+    return width, height
 
 
 async def check(connector: str, url: str, key: str, expect_tools: int | None, symbol: str) -> dict:
@@ -63,6 +87,20 @@ async def check(connector: str, url: str, key: str, expect_tools: int | None, sy
         data = tick.structured_content
         if not (isinstance(data, dict) and data.get("symbol") == symbol and 0 < data["bid"] < data["ask"]):
             fail(f"get_tick returned {data!r}")
+
+        # A chart: the structured bars, and the candles as an image content.
+        charted = await client.call_tool(
+            "get_bars", {"symbol": symbol, "timeframe": "H1", "count": 60, "chart": True}
+        )
+        if charted.is_error or len((charted.structured_content or {}).get("bars", [])) != 60:
+            fail(f"get_bars with chart failed: {charted.content!r:.300}")
+        images = [c for c in charted.content if getattr(c, "type", None) == "image"]
+        mime = getattr(images[0], "mime_type", None) or getattr(images[0], "mimeType", None) if images else None
+        if len(images) != 1 or mime != "image/png":
+            fail(f"get_bars with chart: expected one image/png content, got {[getattr(c, 'type', c) for c in charted.content]}")
+        chart_size = png_size(base64.b64decode(images[0].data))
+        if chart_size != (1200, 800):
+            fail(f"the chart is {chart_size[0]}x{chart_size[1]}, expected 1200x800")
 
         bad = await client.call_tool("get_tick", {"symbol": 42})
         if not bad.is_error or (bad.structured_content or {}).get("code") != "VALIDATION_ERROR":
@@ -117,6 +155,7 @@ async def check(connector: str, url: str, key: str, expect_tools: int | None, sy
         "bid": data["bid"],
         "ask": data["ask"],
         "paper_order_dry_run": order.structured_content["dry_run"],
+        "chart_size": list(chart_size),
     }
 
 

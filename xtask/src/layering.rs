@@ -14,6 +14,11 @@
 //! - The dashboard (`tradeterm-dashboard`, the gateway's web page) depends on
 //!   the gateway but never on the tool catalog, the REST or MCP adapters or
 //!   the simulator; nothing but binaries depends on it.
+//! - The renderer (`tradeterm-charts`) is pure: no I/O crate and no
+//!   workspace crate but core. Plotting and image encoding ([`RENDERING`])
+//!   reach nothing else through core or the tool catalog, and the adapters
+//!   that draw charts (REST, MCP) reach them only through the renderer
+//!   ([`DIRECT_RULES`]: no direct dependency on plotters or png).
 //!
 //! And per binary package, from `cargo tree -p <package> -e normal` (the
 //! features that package alone enables, i.e. what its binary links):
@@ -52,8 +57,12 @@ const IO_CRATES: &[&str] = &[
 
 const ADAPTERS: &[&str] = &["tradeterm-rest", "tradeterm-mcp", "tradeterm-gateway"];
 
-/// Crates only the CLI may link: charts and progress bars.
-const CLI_ONLY: &[&str] = &["plotters", "png", "indicatif"];
+/// Crates only the CLI may link: progress bars.
+const CLI_ONLY: &[&str] = &["indicatif"];
+
+/// The renderer and the plotting and encoding crates it alone uses directly
+/// (the CLI and the REST and MCP servers link them through it).
+const RENDERING: &[&str] = &["tradeterm-charts", "plotters", "png"];
 
 /// What one binary package must not link.
 pub struct BinaryRule {
@@ -79,12 +88,10 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-sim",
             "rmcp",
             "axum",
-            "plotters",
-            "png",
             "indicatif",
         ],
         with_dev: false,
-        why: "the REST API links no gateway, MCP or simulator code, nor the CLI's charts",
+        why: "the REST API links no gateway, MCP or simulator code, nor the CLI's progress bars (charts: through tradeterm-charts only)",
     },
     BinaryRule {
         package: "tradeterm-mcp-server",
@@ -95,12 +102,10 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-sim",
             "tradeterm-mcp-connect",
             "actix-web",
-            "plotters",
-            "png",
             "indicatif",
         ],
         with_dev: false,
-        why: "the MCP server links no REST, gateway or simulator code, nor the CLI's charts",
+        why: "the MCP server links no REST, gateway or simulator code, nor the CLI's progress bars (charts: through tradeterm-charts only)",
     },
     BinaryRule {
         package: "tradeterm-gateway-bin",
@@ -112,12 +117,13 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-sim",
             "rmcp",
             "axum",
+            "tradeterm-charts",
             "plotters",
             "png",
             "indicatif",
         ],
         with_dev: false,
-        why: "the gateway links no tool, adapter or simulator code, nor the CLI's charts",
+        why: "the gateway links no tool, adapter or simulator code, nor charts",
     },
     BinaryRule {
         package: "tradeterm-connect",
@@ -134,6 +140,7 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-sim",
             "actix-web",
             "axum",
+            "tradeterm-charts",
             "plotters",
             "png",
             "indicatif",
@@ -152,13 +159,29 @@ pub const BINARIES: &[BinaryRule] = &[
             "tradeterm-rest",
             "tradeterm-mcp",
             "actix-web",
+            "tradeterm-charts",
             "plotters",
             "png",
             "indicatif",
         ],
         with_dev: false,
-        why: "the simulator speaks the agent protocol and links no server or database",
+        why: "the simulator speaks the agent protocol and links no server, database or charts",
     },
+];
+
+/// Crates that must not depend *directly* on some crates they may reach
+/// through another: `(crate, forbidden direct dependencies, why)`.
+pub const DIRECT_RULES: &[(&str, &[&str], &str)] = &[
+    (
+        "tradeterm-rest",
+        &["plotters", "png"],
+        "the REST API draws charts through tradeterm-charts only",
+    ),
+    (
+        "tradeterm-mcp",
+        &["plotters", "png"],
+        "the MCP server draws charts through tradeterm-charts only",
+    ),
 ];
 
 /// A rule: `krate` must not depend (transitively, normal deps) on any of `forbidden`.
@@ -184,13 +207,34 @@ fn rules() -> Vec<Rule> {
                     "tradeterm-mcp",
                     "tradeterm-sim",
                 ])
+                .chain(RENDERING.iter().copied())
                 .collect(),
-            why: "core is pure: no I/O, no runtime, no other workspace crate",
+            why: "core is pure: no I/O, no runtime, no other workspace crate, no plotting",
         },
         Rule {
             krate: "tradeterm-tools",
-            forbidden: ADAPTERS.to_vec(),
-            why: "the tool catalog knows no adapter",
+            forbidden: ADAPTERS.iter().chain(RENDERING).copied().collect(),
+            why: "the tool catalog knows no adapter and draws nothing (it says which tools have a chart)",
+        },
+        Rule {
+            krate: "tradeterm-charts",
+            forbidden: IO_CRATES
+                .iter()
+                .copied()
+                .chain([
+                    "tradeterm-protocol",
+                    "tradeterm-store",
+                    "tradeterm-tools",
+                    "tradeterm-gateway",
+                    "tradeterm-rest",
+                    "tradeterm-mcp",
+                    "tradeterm-mcp-connect",
+                    "tradeterm-boot",
+                    "tradeterm-sim",
+                ])
+                .chain(CLI_ONLY.iter().copied())
+                .collect(),
+            why: "the renderer is pure: data in, image bytes out; no I/O, no runtime, no workspace crate but core",
         },
         Rule {
             krate: "tradeterm-sim",
@@ -266,8 +310,9 @@ fn rules() -> Vec<Rule> {
             .copied()
             .chain(["tradeterm-sim", "tradeterm-dashboard"])
             .chain(CLI_ONLY.iter().copied())
+            .chain(RENDERING.iter().copied())
             .collect(),
-        why: "start-up glue shared by single-purpose binaries knows no adapter",
+        why: "start-up glue shared by single-purpose binaries knows no adapter and draws nothing",
     });
     rules
 }
@@ -409,6 +454,17 @@ fn violations(meta: &Value) -> Result<Vec<String>> {
             }
         }
     }
+    for (krate, forbidden, why) in DIRECT_RULES {
+        let Some((start, _)) = names.iter().find(|(_, n)| n.as_str() == *krate) else {
+            continue;
+        };
+        for dep in edges.get(start).into_iter().flatten() {
+            let name = names.get(dep).map(String::as_str).unwrap_or_default();
+            if forbidden.contains(&name) {
+                found.push(format!("{krate} ({why}): depends directly on {name}"));
+            }
+        }
+    }
     Ok(found)
 }
 
@@ -471,6 +527,30 @@ mod tests {
         assert!(v[0].contains("tradeterm-dashboard -> tradeterm-tools"));
         let good = meta(&[("tradeterm-dashboard", &["tradeterm-gateway", "tradeterm-store"])]);
         assert!(violations(&good).unwrap().is_empty());
+    }
+
+    #[test]
+    fn charts_are_drawn_by_the_renderer_only() {
+        let good = meta(&[
+            ("tradeterm-rest", &["tradeterm-charts", "tradeterm-tools"]),
+            ("tradeterm-charts", &["plotters", "png", "tradeterm-core"]),
+        ]);
+        assert!(violations(&good).unwrap().is_empty());
+        let direct = meta(&[("tradeterm-mcp", &["tradeterm-charts", "plotters"])]);
+        let v = violations(&direct).unwrap();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("depends directly on plotters"), "{v:?}");
+        let impure = meta(&[
+            ("tradeterm-charts", &["tradeterm-tools"]),
+            ("tradeterm-tools", &["tokio"]),
+        ]);
+        assert_eq!(
+            violations(&impure).unwrap().len(),
+            2,
+            "charts reaches tools, and tokio through it"
+        );
+        let drawing_catalog = meta(&[("tradeterm-tools", &["tradeterm-charts"])]);
+        assert_eq!(violations(&drawing_catalog).unwrap().len(), 1);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //!   Python packages of the reference and interoperability tests and of the
 //!   Python agent are installed in the project's virtual environment,
 //!   `.venv`; Chromium and the npm packages of the dashboard's browser tests,
-//!   `browser`), checks the layering, then runs `cargo test --workspace` with
-//!   that environment first on `PATH`, then the Python agent's pytest suite.
+//!   `browser`; the pinned MCP Inspector CLI in `tests/mcp-inspector`),
+//!   checks the layering, then runs `cargo test --workspace` with that
+//!   environment first on `PATH`, then the Python agent's pytest suite.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
 //!   `tradeterm-core` built alone, and the layering check.
@@ -19,6 +20,8 @@
 //!   `cargo xtask test` does it too.
 //! - `cargo xtask screenshots`: a PNG of every dashboard page, written by the
 //!   browser test into `$CARGO_TARGET_DIR/dashboard-screenshots`.
+//! - `cargo xtask inspector`: installs the pinned MCP Inspector CLI
+//!   (`npm ci` in `tests/mcp-inspector`) the tests use.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 
@@ -27,6 +30,7 @@
 mod bench;
 mod bench_analytics;
 mod browser;
+mod inspector;
 mod layering;
 mod python;
 
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         "venv" => python::ensure_test_packages(),
         "browser" => browser::ensure(),
         "screenshots" => browser::screenshots(),
+        "inspector" => inspector::ensure(),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
@@ -55,7 +60,7 @@ fn main() -> ExitCode {
         },
         _ => {
             println!(
-                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|bench rest|bench analytics>"
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|bench rest|bench analytics>"
             );
             return if task == "help" {
                 ExitCode::SUCCESS
@@ -220,6 +225,7 @@ fn test() -> Result<()> {
     ensure_build_tools()?;
     python::ensure_test_packages()?;
     browser::ensure()?;
+    inspector::ensure()?;
     layering::check()?;
     let root = workspace_root();
     // The Rust suite first (it builds the binaries the Python suite drives);

@@ -19,11 +19,11 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tradeterm_tools::{Invocation, TerminalChoice};
+use tradeterm_tools::{Invocation, TerminalChoice, ToolError};
 
 use crate::McpState;
 use crate::auth::Caller;
-use crate::tools::{ToolListOptions, annotations, failure, success, tool_error};
+use crate::tools::{ToolListOptions, annotations, charted_success, failure, success, tool_error};
 
 /// Names of the MCP-only session tools.
 pub const SESSION_TOOLS: [&str; 2] = ["set_mode", "get_mode"];
@@ -337,8 +337,14 @@ impl ServerHandler for Session {
         };
         let mut call = Invocation::new("mcp", caller, terminal);
         call.force_dry_run = self.mode() == TradingMode::Paper;
-        let result = match tradeterm_tools::invoke(self.state.services(), tool, call, args).await {
-            Ok(output) => success(output),
+        let result = match tradeterm_tools::invoke_charted(self.state.services(), tool, call, args).await {
+            // Drawing takes tens of milliseconds of CPU: off the async workers.
+            Ok(charted) if charted.chart.is_some() => {
+                tokio::task::spawn_blocking(move || charted_success(charted, production))
+                    .await
+                    .unwrap_or_else(|e| tool_error(&ToolError::Internal(format!("chart task: {e}")), production))
+            }
+            Ok(charted) => success(charted.output),
             Err(e) => tool_error(&e, production),
         };
         Ok(result.into())

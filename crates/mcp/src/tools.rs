@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 use tradeterm_tools::groups::{ToolGroup, group_of};
-use tradeterm_tools::{Tool, ToolError};
+use tradeterm_tools::{Charted, Tool, ToolError};
 
 use crate::compact;
 
@@ -135,6 +135,26 @@ fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
 /// for clients that only read text.
 pub(crate) fn success(output: Value) -> CallToolResult {
     CallToolResult::structured(output)
+}
+
+/// A successful tool result with its chart, when one was asked for: the
+/// structured output and its JSON text as in [`success`], then the chart as
+/// an image content (`image/png`, base64). A chart that cannot be drawn (a
+/// malformed output: a bug, never the caller's input) is a tool error.
+pub(crate) fn charted_success(charted: Charted, production: bool) -> CallToolResult {
+    let Some(chart) = charted.chart else {
+        return success(charted.output);
+    };
+    match tradeterm_charts::render_tool_chart(chart.kind.name(), &charted.output, chart.bars.as_ref()) {
+        Ok(png) => {
+            let mut result = success(charted.output);
+            result
+                .content
+                .push(ContentBlock::image(png.base64(), tradeterm_charts::PNG_MIME));
+            result
+        }
+        Err(e) => tool_error(&ToolError::Internal(format!("chart: {e}")), production),
+    }
 }
 
 /// A tool error: `isError: true`, `{ "code", "message" }` (plus `retcode` for

@@ -12,6 +12,10 @@
 //!   and `$ref`s are rewritten; a name used by two different schemas keeps
 //!   its first owner (catalog order) and the other gets the smallest free
 //!   suffix `_2`, `_3`, … (identical schemas share one component).
+//! - A chartable tool (`tradeterm_tools::ChartKind`) takes `chart` in its
+//!   input (its schema says so); its 200 response also lists `image/png`
+//!   (sent for `Accept: image/png`) and the envelope's optional `chart`
+//!   (schema `Chart`, the PNG in base64).
 //! - Every error response references the `ErrorEnvelope` schema, whose
 //!   `code` enumerates [`ERROR_CODES`]. Every operation also declares the
 //!   shared 405 response `METHOD_NOT_ALLOWED` (header `Allow`): another
@@ -243,7 +247,7 @@ impl Builder {
                 "title": "ToolInfo",
                 "description": "One tool of the catalog, as listed by `GET /api/v1/tools`.",
                 "type": "object",
-                "required": ["name", "title", "description", "capability", "annotations", "terminal", "input_schema", "output_schema", "route"],
+                "required": ["name", "title", "description", "capability", "annotations", "terminal", "input_schema", "output_schema", "route", "chart"],
                 "properties": {
                     "name": { "type": "string" },
                     "title": { "type": "string" },
@@ -262,6 +266,31 @@ impl Builder {
                     "input_schema": { "type": "object", "description": "JSON Schema 2020-12 of the input." },
                     "output_schema": { "type": "object", "description": "JSON Schema 2020-12 of `data`." },
                     "route": { "type": "string", "description": "`POST` path running the tool." },
+                    "chart": {
+                        "type": ["string", "null"],
+                        "enum": tradeterm_tools::ChartKind::ALL.iter().map(|k| json!(k.name())).chain([Value::Null]).collect::<Vec<_>>(),
+                        "description": "What the tool's chart shows (`\"chart\": true` in its input, or `Accept: image/png`); null for a tool without a chart.",
+                    },
+                },
+            }),
+        );
+        self.schemas.register(
+            "Chart",
+            json!({
+                "title": "Chart",
+                "description": "The tool's result drawn as a PNG image, in the success envelope beside `data` when the input said `\"chart\": true` (`Accept: image/png` answers the image itself).",
+                "type": "object",
+                "required": ["mime_type", "width", "height", "data"],
+                "properties": {
+                    "mime_type": { "type": "string", "const": tradeterm_charts::PNG_MIME },
+                    "width": { "type": "integer", "minimum": 1, "maximum": tradeterm_charts::TOOL_CHART_SIZE.width, "description": "Width in pixels." },
+                    "height": { "type": "integer", "minimum": 1, "maximum": tradeterm_charts::TOOL_CHART_SIZE.height, "description": "Height in pixels." },
+                    "data": {
+                        "type": "string",
+                        "contentEncoding": "base64",
+                        "contentMediaType": tradeterm_charts::PNG_MIME,
+                        "description": "The PNG file, base64 (standard alphabet, padded).",
+                    },
                 },
             }),
         );
@@ -512,15 +541,26 @@ impl Builder {
             codes.push("NOT_FOUND");
         }
         let mut responses = self.error_responses(&codes, metered);
-        responses["200"] = success(
-            &format!("{} (`data`: the tool's output).", tool.title),
-            json!({
-                "type": "object",
-                "required": ["data"],
-                "properties": { "data": { "$ref": format!("{SCHEMA_REF}{output}") } },
-            }),
-            metered,
-        );
+        let mut envelope = json!({
+            "type": "object",
+            "required": ["data"],
+            "properties": { "data": { "$ref": format!("{SCHEMA_REF}{output}") } },
+        });
+        let description = if tool.chart.is_some() {
+            envelope["properties"]["chart"] = json!({ "$ref": format!("{SCHEMA_REF}Chart") });
+            format!(
+                "{} (`data`: the tool's output; `chart`: its PNG chart when the input said `\"chart\": true`). With `Accept: image/png`, the body is the chart itself (at most {}×{} pixels).",
+                tool.title,
+                tradeterm_charts::TOOL_CHART_SIZE.width,
+                tradeterm_charts::TOOL_CHART_SIZE.height
+            )
+        } else {
+            format!("{} (`data`: the tool's output).", tool.title)
+        };
+        responses["200"] = success(&description, envelope, metered);
+        if tool.chart.is_some() {
+            responses["200"]["content"][tradeterm_charts::PNG_MIME] = json!({});
+        }
         responses
     }
 

@@ -583,6 +583,7 @@ async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
                     "input_schema": t.input_schema,
                     "output_schema": t.output_schema,
                     "route": format!("/api/v1/tools/{}", t.name),
+                    "chart": t.chart.map(|k| k.name()),
                 })
             })
             .collect();
@@ -800,10 +801,72 @@ async fn run(
         .headers()
         .get("idempotency-key")
         .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
-    match tradeterm_tools::invoke(&state.services, tool, call, input).await {
-        Ok(data) => Ok(data_envelope(&data)),
-        Err(e) => Err(RestError::from_tool(e, state.services.settings.production)),
+    let production = state.services.settings.production;
+    let image = tool.chart.is_some() && accepts_png(req);
+    let mut input = input;
+    if image && let Some(obj) = input.as_object_mut() {
+        obj.insert(tradeterm_tools::chart::CHART_PROPERTY.into(), Value::Bool(true));
     }
+    let charted = tradeterm_tools::invoke_charted(&state.services, tool, call, input)
+        .await
+        .map_err(|e| RestError::from_tool(e, production))?;
+    let Some(chart) = charted.chart else {
+        return Ok(data_envelope(&charted.output));
+    };
+    // Drawing takes tens of milliseconds of CPU: on actix's blocking pool.
+    let (output, png) = web::block(move || {
+        let png = tradeterm_charts::render_tool_chart(chart.kind.name(), &charted.output, chart.bars.as_ref());
+        (charted.output, png)
+    })
+    .await
+    .map_err(|e| RestError::internal(format!("chart task: {e}"), production))?;
+    let png = png.map_err(|e| RestError::internal(format!("chart of `{}`: {e}", tool.name), production))?;
+    if image {
+        return Ok(HttpResponse::Ok()
+            .content_type(tradeterm_charts::PNG_MIME)
+            .insert_header((
+                actix_web::http::header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"{}.png\"", tool.name),
+            ))
+            .body(png.bytes));
+    }
+    Ok(chart_envelope(&output, &png))
+}
+
+/// Whether the request's `Accept` lists `image/png` (or `image/*`) with a
+/// non-zero quality: a chartable tool then answers its chart as the body.
+fn accepts_png(req: &HttpRequest) -> bool {
+    req.headers()
+        .get_all(actix_web::http::header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let media = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let zero = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (media == "image/png" || media == "image/*") && !zero
+        })
+}
+
+/// `{ "data": <data>, "chart": { "mime_type", "width", "height", "data" } }`:
+/// the tool's output and its chart as base64 PNG.
+fn chart_envelope(data: &Value, png: &tradeterm_charts::Png) -> HttpResponse {
+    let body = json!({
+        "data": data,
+        "chart": {
+            "mime_type": tradeterm_charts::PNG_MIME,
+            "width": png.width,
+            "height": png.height,
+            "data": png.base64(),
+        },
+    });
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body.to_string())
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ mod alerts;
 mod analytics;
 mod backtest;
 pub mod calendar_feed;
+pub mod chart;
 mod coaching;
 mod context;
 mod costs;
@@ -67,6 +68,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
+pub use chart::{ChartData, ChartKind, Charted, invoke_charted};
 pub use context::ToolContext;
 pub use error::ToolError;
 use schemars::JsonSchema;
@@ -138,6 +140,10 @@ pub struct Tool {
     pub input_schema: Value,
     /// JSON Schema of the output.
     pub output_schema: Value,
+    /// What the tool's chart shows, for the tools that draw one on request
+    /// (`"chart": true`, see [`chart`]); set by [`catalog`] from
+    /// [`ChartKind::of`].
+    pub chart: Option<ChartKind>,
     handler: Handler,
 }
 
@@ -158,17 +164,20 @@ impl Tool {
     }
 
     /// Runs the tool on a ready context: capability gate, input validation,
-    /// handler. Adapters call [`invoke`], which makes the context.
+    /// handler. Adapters call [`invoke`], which makes the context. The
+    /// `chart` flag of a chartable tool is taken out here, so no handler
+    /// sees it ([`chart::take_chart_flag`]).
     pub async fn call(&self, ctx: ToolContext, input: Value) -> Result<Value, ToolError> {
         services::gate(self, &ctx.caps)?;
         if self.target == Target::Terminal && ctx.terminal_id.is_none() && !self.terminal_optional {
             return Err(ToolError::TerminalRequired);
         }
-        let input = if input.is_null() {
+        let mut input = if input.is_null() {
             Value::Object(Default::default())
         } else {
             input
         };
+        chart::take_chart_flag(self, &mut input)?;
         (self.handler)(ctx, input).await
     }
 }
@@ -234,6 +243,7 @@ impl ToolSpec {
             annotations: self.annotations,
             input_schema: schema_of::<I>(),
             output_schema: output_schema_of::<O>(),
+            chart: None,
             handler,
         }
     }
@@ -270,6 +280,13 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(execution_quality::tools());
         tools.extend(levels::tools());
         tools.extend(patterns::tools());
+        // Chartable tools: marked, and their input takes `chart`, here in one place.
+        for tool in &mut tools {
+            tool.chart = ChartKind::of(tool.name);
+            if let Some(kind) = tool.chart {
+                chart::add_chart_property(&mut tool.input_schema, kind);
+            }
+        }
         tools
     })
 }

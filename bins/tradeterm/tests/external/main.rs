@@ -16,5 +16,6 @@ mod agent_check;
 mod cli;
 mod connect;
 mod dashboard;
+mod inspector;
 mod mql_agents;
 mod serve_first_start;
