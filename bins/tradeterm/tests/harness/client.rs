@@ -129,8 +129,15 @@ impl Reply {
         let status = self.status;
         let body = &self.body;
         let only = |key: &str| body.as_object().is_some_and(|o| o.len() == 1 && o.contains_key(key));
+        // A success may carry a base64 PNG `chart` next to `data` (a
+        // chartable tool asked for `"chart": true`, docs/rest-api.md).
+        let success = body.as_object().is_some_and(|o| {
+            o.contains_key("data")
+                && o.keys().all(|k| k == "data" || k == "chart")
+                && o.get("chart").is_none_or(|c| c["data"].is_string() && c["mime_type"] == "image/png")
+        });
         if (200..300).contains(&status) {
-            assert!(only("data"), "{what}: {status} is not a success envelope: {body}");
+            assert!(success, "{what}: {status} is not a success envelope: {body}");
             return Ok(self.body["data"].clone());
         }
         assert!(only("error"), "{what}: {status} is not an error envelope: {body}");
