@@ -106,13 +106,15 @@ pub struct Position {
     pub ticket: u64,
     /// Instrument.
     pub symbol: String,
-    /// Long or short.
+    /// `buy` (long) or `sell` (short).
     pub side: Side,
     /// Volume in lots.
     pub volume: f64,
     /// Entry price.
     pub open_price: f64,
-    /// Open time, unix ms UTC.
+    /// Open time, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub open_time: UnixMs,
     /// Stop loss price, if any.
     pub stop_loss: Option<f64>,
@@ -183,6 +185,8 @@ pub struct PendingOrder {
     /// Take profit to attach on fill.
     pub take_profit: Option<f64>,
     /// Placement time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time_setup: UnixMs,
     /// Expert magic number.
     pub magic: u64,
@@ -215,13 +219,15 @@ pub struct Deal {
     pub symbol: String,
     /// Direction of the deal itself (a close of a long is a `sell`).
     pub side: Side,
-    /// In, out or balance.
+    /// `in`, `out` or `balance`.
     pub entry: DealEntry,
     /// Volume in lots.
     pub volume: f64,
     /// Fill price.
     pub price: f64,
     /// Execution time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Realised profit, account currency.
     pub profit: f64,

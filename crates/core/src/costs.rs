@@ -54,34 +54,42 @@ pub enum CurvePointKind {
 }
 
 /// One point of the equity curve.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CurvePoint {
-    /// Instant, unix ms UTC.
+    /// Instant, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
-    /// Balance after the deal (for [`CurvePointKind::Equity`]: the equity).
+    /// Balance after the deal, account currency; for the `equity` point, the current equity.
     pub value: f64,
-    /// Change from the previous point (for the equity point: the floating profit).
+    /// Change from the previous point (profit + swap + commission of the deal, or the
+    /// deposit/withdrawal amount); for the `equity` point, the floating profit.
     pub change: f64,
-    /// What the point stands for.
+    /// `start` (reconstructed balance at `from`), `deposit`, `withdrawal`, `trade`,
+    /// `charge` (swap or commission booked as a balance deal) or `equity`.
     pub kind: CurvePointKind,
     /// Deal ticket, for deal points.
     pub deal: Option<u64>,
 }
 
 /// The largest fall of the curve from a running peak, with cash flows taken out.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Drawdown {
     /// Largest fall, account currency (≥ 0; 0 when the curve never fell).
     pub amount: f64,
-    /// `amount` in percent of the running peak; `None` when the peak was not positive.
+    /// `amount` in percent of the running peak; `null` when the peak was not positive.
     pub percent: Option<f64>,
     /// Last time the curve stood at the peak (before the trough).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub peak_time: UnixMs,
     /// Running peak at the trough (the peak value plus deposits minus withdrawals made since).
     pub peak_value: f64,
     /// Time of the trough.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub trough_time: UnixMs,
-    /// Value at the trough.
+    /// Balance (or equity, for the last point) at the trough.
     pub trough_value: f64,
 }
 

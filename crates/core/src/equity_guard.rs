@@ -315,7 +315,9 @@ pub struct OpenRisk {
 /// One reading of the account.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Observation {
-    /// Time of the reading, unix ms UTC ("now").
+    /// Time of the reading ("now").
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Equity.
     pub equity: f64,
@@ -330,9 +332,11 @@ pub struct Observation {
 /// A recorded breach.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Breach {
-    /// Which rule.
+    /// Which rule: `daily_loss`, `max_drawdown`, `equity_floor` or `max_open_risk`.
     pub rule: GuardRule,
-    /// When it was seen, unix ms.
+    /// When it was seen.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Equity at that moment.
     pub equity: f64,
@@ -348,13 +352,17 @@ pub struct Breach {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct GuardState {
-    /// Start of the trading day of the last observation, unix ms.
+    /// Start of the trading day of the last observation.
+    #[serde(with = "crate::time::iso::option")]
+    #[schemars(with = "Option<crate::time::iso::Schema>")]
     pub day_start: Option<UnixMs>,
     /// Equity at the start of that day (first observation, moved by cash flows).
     pub day_anchor_equity: Option<f64>,
     /// Highest equity observed (moved by cash flows).
     pub high_water_mark: Option<f64>,
     /// Time of the last observation evaluated.
+    #[serde(with = "crate::time::iso::option")]
+    #[schemars(with = "Option<crate::time::iso::Schema>")]
     pub last_time: Option<UnixMs>,
     /// Equity of the last observation evaluated.
     pub last_equity: Option<f64>,
@@ -405,11 +413,15 @@ pub struct Verdict {
     pub status: GuardStatus,
     /// Breaches newly recorded by this observation.
     pub breaches: Vec<Breach>,
-    /// While blocked: when the block ends (the next day anchor), unix ms.
+    /// While blocked: when the block ends (the next day anchor).
+    #[serde(default, with = "crate::time::iso::option")]
+    #[schemars(with = "Option<crate::time::iso::Schema>")]
     pub block_until: Option<UnixMs>,
     /// State of every configured rule.
     pub rules: Vec<RuleStatus>,
-    /// Start of the current trading day, unix ms.
+    /// Start of the current trading day.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub day_start: UnixMs,
     /// The day's anchor equity.
     pub day_anchor_equity: f64,

@@ -74,11 +74,13 @@ pub enum Importance {
 }
 
 /// One economic release.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EconomicEvent {
     /// Event id (stable per source).
     pub id: String,
-    /// Release time, unix ms UTC.
+    /// Release time, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Currency affected (ISO 4217 code).
     pub currency: String,
@@ -86,7 +88,7 @@ pub struct EconomicEvent {
     pub country: String,
     /// Event name.
     pub name: String,
-    /// Importance.
+    /// `low`, `medium` or `high`.
     pub importance: Importance,
     /// Category (`inflation`, `employment`, `central_bank`, `growth`, ...).
     pub category: String,

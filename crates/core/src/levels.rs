@@ -216,7 +216,9 @@ impl LevelPeriod {
 /// Open, high, low and close of one period, aggregated from bars.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PeriodOhlc {
-    /// Start of the period, unix ms.
+    /// Start of the period.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub start: UnixMs,
     /// First bar's open.
     pub open: f64,
@@ -244,9 +246,9 @@ impl PeriodOhlc {
 /// The previous and current period of one kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PeriodLevels {
-    /// Day, week or month.
+    /// `day`, `week` or `month` (UTC; weeks start on Monday).
     pub period: LevelPeriod,
-    /// The latest complete period with bars before the current one.
+    /// The latest complete period with bars before the current one: previous high, low and close.
     pub previous: Option<PeriodOhlc>,
     /// The current period so far (bars open before `now`).
     pub current: Option<PeriodOhlc>,
@@ -378,17 +380,21 @@ pub struct Zone {
     pub high: f64,
     /// Mean price of its swings.
     pub level: f64,
-    /// Support, resistance, or containing the price.
+    /// `support` (below the price), `resistance` (above) or `contains_price`.
     pub role: ZoneRole,
-    /// Confirmed swings in the zone.
+    /// Confirmed swings in the zone (touches).
     pub touches: usize,
     /// Of which swing highs.
     pub swing_highs: usize,
-    /// Of which swing lows.
+    /// Of which swing lows (both kinds: a level that changed role).
     pub swing_lows: usize,
-    /// Time of the earliest swing bar, unix ms.
+    /// Time of the earliest swing bar.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub first_touch: UnixMs,
-    /// Time of the latest swing bar, unix ms.
+    /// Time of the latest swing bar (the last touch).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub last_touch: UnixMs,
     /// Distance from the price to the zone's nearest edge (0 inside).
     pub distance: f64,

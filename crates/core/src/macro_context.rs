@@ -450,11 +450,13 @@ pub struct SurpriseComponent {
     pub event_id: String,
     /// Event name.
     pub name: String,
-    /// Release time, unix ms.
+    /// Release time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Category.
     pub category: String,
-    /// Importance.
+    /// Importance (weight: high 1, medium 0.6, low 0.3).
     pub importance: Importance,
     /// Actual.
     pub actual: f64,
@@ -466,7 +468,7 @@ pub struct SurpriseComponent {
     pub scale: f64,
     /// `direction * clamp(surprise / scale, -3, 3)` (0 when the scale is 0); positive = better than expected.
     pub z: f64,
-    /// +1 or -1 (see [`surprise_direction`]).
+    /// +1, or -1 for series where higher is worse (unemployment, jobless claims).
     pub direction: f64,
     /// `importance weight * 0.5^(age days / half-life)`.
     pub weight: f64,
@@ -477,7 +479,8 @@ pub struct SurpriseComponent {
 pub struct SkippedEvent {
     /// Event id.
     pub event_id: String,
-    /// `no_actual`, `no_forecast`, `direction_unclear` or `too_few_releases`.
+    /// `no_actual`, `no_forecast`, `direction_unclear` or `too_few_releases` (fewer than
+    /// `min_releases`, 3 by default, in the window).
     pub reason: String,
 }
 
@@ -500,9 +503,10 @@ pub enum SurpriseLabel {
 pub struct SurpriseIndex {
     /// Currency.
     pub currency: String,
-    /// `Σ wᵢ zᵢ / Σ wᵢ` in [-3, 3] (standard-deviation units); `None` without a usable release.
+    /// Weighted mean of the standardised surprises, `Σ wᵢ zᵢ / Σ wᵢ`, in [-3, 3]
+    /// (standard-deviation units); `null` without a usable release (never 0 by default).
     pub index: Option<f64>,
-    /// Label.
+    /// `above_expectations` (>= 0.25), `in_line`, `below_expectations` (<= -0.25) or `no_data`.
     pub label: SurpriseLabel,
     /// Releases used.
     pub events_used: usize,
@@ -621,9 +625,11 @@ pub struct RateDecision {
     pub event_id: String,
     /// Event name.
     pub name: String,
-    /// Decision time, unix ms.
+    /// Decision time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
-    /// Rate decided (`None` until released).
+    /// Rate decided, percent (`null` until released).
     pub actual: Option<f64>,
     /// Consensus forecast of the calendar (a survey, not a market price).
     pub forecast: Option<f64>,
@@ -799,15 +805,18 @@ impl Default for StanceConfig {
 pub struct ScoredDecision {
     /// Event id.
     pub event_id: String,
-    /// Decision time, unix ms.
+    /// Decision time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
-    /// Rate decided.
+    /// Rate decided, percent.
     pub rate: f64,
     /// `actual - previous`: > 0 hike, < 0 cut, 0 hold.
     pub change: f64,
     /// `actual - forecast`, when a forecast exists.
     pub vs_forecast: Option<f64>,
-    /// `(clamp(change / 0.25, -1, 1) + 0.5 clamp(vs_forecast / 0.25, -1, 1)) / 1.5`, or the first term alone without a forecast.
+    /// Decision score in [-1, 1]: `(clamp(change / 0.25, -1, 1) + 0.5 clamp(vs_forecast / 0.25, -1, 1)) / 1.5`,
+    /// or the first term alone without a forecast.
     pub score: f64,
     /// `0.5^(age days / decision half-life)`.
     pub weight: f64,

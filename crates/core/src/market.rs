@@ -137,7 +137,9 @@ impl FromStr for Timeframe {
 /// One OHLCV bar, labelled by its open time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bar {
-    /// Open time, unix milliseconds UTC.
+    /// Open time, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Open price.
     pub open: f64,
@@ -196,7 +198,9 @@ pub struct Tick {
     pub bid: f64,
     /// Ask price (buy side).
     pub ask: f64,
-    /// Quote time, unix milliseconds UTC.
+    /// Quote time, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
 }
 

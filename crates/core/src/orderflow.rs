@@ -32,7 +32,9 @@ use crate::{CoreError, Tick};
 /// Delta of one time bucket.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FlowBucket {
-    /// Bucket start, unix ms UTC.
+    /// Bucket start, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Ticks in the bucket.
     pub ticks: usize,
@@ -70,8 +72,12 @@ pub struct OrderFlow {
     /// Mid of the last tick.
     pub last_mid: f64,
     /// Time of the first tick.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub from: UnixMs,
     /// Time of the last tick.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub to: UnixMs,
     /// Per-bucket delta, oldest first (buckets without ticks are omitted).
     pub buckets: Vec<FlowBucket>,

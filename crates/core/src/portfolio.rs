@@ -90,8 +90,12 @@ pub struct CorrelationMatrix {
     /// Aligned log returns each correlation was computed from.
     pub returns: usize,
     /// Open time of the first aligned bar (its close is the base of the first return).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub from: UnixMs,
     /// Open time of the last aligned bar.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub to: UnixMs,
 }
 

@@ -135,12 +135,14 @@ pub enum DrawdownMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PropFirmRules {
-    /// The preset it was built from, if any.
+    /// The preset it was built from, or `null` for a custom rule set.
     #[serde(default)]
     pub preset: Option<Preset>,
     /// Account size of the challenge (the base of every percentage), account currency.
     pub initial_balance: f64,
-    /// Start of the challenge, unix ms: deals before it are ignored.
+    /// Start of the challenge: deals before it are ignored.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub start_time: UnixMs,
     /// Maximum loss within one trading day, % of `initial_balance`.
     #[serde(default)]
@@ -148,7 +150,7 @@ pub struct PropFirmRules {
     /// Maximum overall loss, % of `initial_balance`.
     #[serde(default)]
     pub max_loss_percent: Option<f64>,
-    /// Whether the maximum-loss floor is static or trailing.
+    /// `static` or `trailing`: whether the maximum-loss floor is fixed or trails the high-water mark.
     #[serde(default)]
     pub drawdown_mode: DrawdownMode,
     /// Profit target, % of `initial_balance`.
@@ -315,7 +317,9 @@ pub struct Status {
     pub max_safe_risk_percent: Option<f64>,
     /// The same in account currency.
     pub max_safe_risk_amount: Option<f64>,
-    /// Start of the current trading day, unix ms.
+    /// Start of the current trading day.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub day_start: UnixMs,
     /// Balance at the start of the trading day.
     pub day_start_balance: f64,

@@ -371,7 +371,9 @@ pub enum SwingLabel {
 pub struct SwingPoint {
     /// Bar index in the input series.
     pub index: usize,
-    /// Open time of the swing bar, unix ms UTC.
+    /// Open time of the swing bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// The swing's high (for a high) or low (for a low).
     pub price: f64,
@@ -382,15 +384,19 @@ pub struct SwingPoint {
 /// The last break of structure or change of character.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LastBreak {
-    /// BOS or CHoCH.
+    /// `bos` (continuation) or `choch` (reversal).
     pub kind: BreakKind,
-    /// Bullish or bearish.
+    /// `bullish` or `bearish`.
     pub direction: Direction,
-    /// The broken level.
+    /// The broken swing level.
     pub level: f64,
     /// Open time of the swing whose level was broken.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub swing_time: UnixMs,
-    /// Open time of the first bar beyond the level.
+    /// Open time of the first bar that closed beyond the level.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub broken_time: UnixMs,
 }
 

@@ -84,9 +84,9 @@ fn hour_of(t: UnixMs) -> u8 {
 /// Statistics of one session over the days analysed.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionSummary {
-    /// Session name.
+    /// `asia`, `london` or `new_york`.
     pub name: String,
-    /// First hour, UTC.
+    /// First hour, UTC (inclusive).
     pub start_hour: u8,
     /// End hour, UTC (exclusive).
     pub end_hour: u8,
@@ -110,14 +110,20 @@ pub struct SessionSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionDay {
     /// Midnight UTC of the day.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub day: UnixMs,
     /// Session high.
     pub high: f64,
     /// Open time of the bar that made the high (first one on a tie).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub high_time: UnixMs,
     /// Session low.
     pub low: f64,
     /// Open time of the bar that made the low (first one on a tie).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub low_time: UnixMs,
     /// `high − low`.
     pub range: f64,
@@ -129,8 +135,12 @@ pub struct SessionStats {
     /// Days analysed (UTC days with bars), at most the `days` asked for.
     pub days: usize,
     /// First day analysed (midnight UTC).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub from_day: UnixMs,
     /// Last day analysed (midnight UTC).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub to_day: UnixMs,
     /// Mean daily range (high − low of all the day's bars).
     pub average_daily_range: f64,

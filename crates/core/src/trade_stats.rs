@@ -138,8 +138,12 @@ pub struct RoundTrip {
     /// Lots closed in the range.
     pub volume_out: f64,
     /// Time of the first entry deal, `None` when the position was opened before the range.
+    #[serde(default, with = "crate::time::iso::option")]
+    #[schemars(with = "Option<crate::time::iso::Schema>")]
     pub open_time: Option<UnixMs>,
     /// Time of the last closing deal.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub close_time: UnixMs,
     /// Volume-weighted entry price of the entry deals in the range.
     pub entry_price: Option<f64>,
@@ -192,9 +196,11 @@ pub struct TradeRef {
     pub position: u64,
     /// Instrument.
     pub symbol: String,
-    /// Net result.
+    /// Net result (profit + swap + commission), account currency.
     pub net: f64,
     /// Time of its last closing deal.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub close_time: UnixMs,
 }
 
@@ -203,11 +209,15 @@ pub struct TradeRef {
 pub struct BalanceDrawdown {
     /// Largest fall, account currency (≥ 0).
     pub amount: f64,
-    /// In percent of the running peak; `None` without a balance anchor or with a non-positive peak.
+    /// In percent of the running peak; `null` without a balance anchor or with a non-positive peak.
     pub percent: Option<f64>,
-    /// Last time the balance stood at the peak, unix ms.
+    /// Last time the balance stood at the peak.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub peak_time: UnixMs,
-    /// Time of the trough, unix ms.
+    /// Time of the trough.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub trough_time: UnixMs,
 }
 
@@ -237,9 +247,13 @@ pub struct DailyReturns {
 /// Result of [`trade_stats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TradeStats {
-    /// Start of the range, unix ms.
+    /// Start of the range.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub from: UnixMs,
-    /// End of the range, unix ms.
+    /// End of the range.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub to: UnixMs,
     /// Number of trades (positions with a closing deal in the range).
     pub trades: usize,
@@ -737,9 +751,11 @@ pub enum PnlPeriod {
 /// P&L of one period.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PnlRow {
-    /// Label: `2026-11-18`, `2026-W47` (ISO week) or `2026-11`.
+    /// Label: `2026-11-18` (day), `2026-W47` (ISO week) or `2026-11` (month); `total` for the totals.
     pub period: String,
-    /// Start of the period, unix ms.
+    /// Start of the period (the range start for the totals).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub start: UnixMs,
     /// Σ `profit` of the trading deals (before swap and commission).
     pub trading_profit: f64,
@@ -749,13 +765,13 @@ pub struct PnlRow {
     pub commission: f64,
     /// `trading_profit + swap + commission`: the period's P&L, cash flows excluded.
     pub net: f64,
-    /// Deposits.
+    /// Deposits (cash flows, not profit).
     pub deposits: f64,
-    /// Withdrawals (positive).
+    /// Withdrawals, positive (cash flows, not losses).
     pub withdrawals: f64,
     /// Closing (`out`) deals.
     pub closing_deals: usize,
-    /// Balance at the end of the period, when a balance anchor is given.
+    /// Balance after the period's last deal, when a balance anchor is given.
     pub balance_end: Option<f64>,
 }
 

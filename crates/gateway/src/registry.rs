@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio::sync::{Notify, broadcast, oneshot};
 use tradeterm_core::Tick;
-use tradeterm_core::time::to_iso;
 use tradeterm_protocol::agent::{
     AccountIdentity, ErrorBody, Event, GatewayFrame, Permissions, Response, TerminalIdentity, codes,
 };
@@ -332,8 +331,8 @@ impl Dispatch for Gateway {
                         account_currency: Some(c.account.currency.clone()),
                         trade_mode: Some(c.account.trade_mode),
                         permissions: c.permissions.lock().map(|p| *p).unwrap_or_default(),
-                        last_seen: Some(to_iso(c.last_seen.load(Ordering::Relaxed))),
-                        connected_since: Some(to_iso(c.connected_since)),
+                        last_seen: Some(c.last_seen.load(Ordering::Relaxed)),
+                        connected_since: Some(c.connected_since),
                     },
                     None => {
                         let info = t.info.as_ref();
@@ -358,7 +357,7 @@ impl Dispatch for Gateway {
                                 _ => None,
                             }),
                             permissions: Permissions::default(),
-                            last_seen: t.last_seen.map(to_iso),
+                            last_seen: t.last_seen,
                             connected_since: None,
                         }
                     }

@@ -601,16 +601,22 @@ pub enum CommandResult {
     /// For `positions`.
     Positions {
         /// Open positions.
+        #[serde(with = "crate::wire::vec")]
+        #[schemars(with = "Vec<crate::wire::PositionWire>")]
         positions: Vec<Position>,
     },
     /// For `orders`.
     Orders {
         /// Pending orders.
+        #[serde(with = "crate::wire::vec")]
+        #[schemars(with = "Vec<crate::wire::PendingOrderWire>")]
         orders: Vec<PendingOrder>,
     },
     /// For `history_deals`.
     Deals {
         /// Deals, oldest first.
+        #[serde(with = "crate::wire::vec")]
+        #[schemars(with = "Vec<crate::wire::DealWire>")]
         deals: Vec<Deal>,
     },
     /// For `history_orders`.
@@ -626,7 +632,11 @@ pub enum CommandResult {
     /// For `symbol_spec`.
     SymbolSpec(SymbolSpec),
     /// For `tick`.
-    Tick(Tick),
+    Tick(
+        #[serde(with = "crate::wire::one")]
+        #[schemars(with = "crate::wire::TickWire")]
+        Tick,
+    ),
     /// For `bars`.
     Bars {
         /// Instrument.
@@ -634,6 +644,8 @@ pub enum CommandResult {
         /// Timeframe.
         timeframe: Timeframe,
         /// Bars, oldest first.
+        #[serde(with = "crate::wire::vec")]
+        #[schemars(with = "Vec<crate::wire::BarWire>")]
         bars: Vec<Bar>,
     },
     /// For `ticks`.
@@ -641,6 +653,8 @@ pub enum CommandResult {
         /// Instrument.
         symbol: String,
         /// Ticks, oldest first.
+        #[serde(with = "crate::wire::vec")]
+        #[schemars(with = "Vec<crate::wire::TickWire>")]
         ticks: Vec<Tick>,
     },
     /// For `order_check`.
@@ -680,13 +694,18 @@ pub enum TransactionKind {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
     /// New quote.
-    Tick(Tick),
+    Tick(
+        #[serde(with = "crate::wire::one")]
+        #[schemars(with = "crate::wire::TickWire")]
+        Tick,
+    ),
     /// Trade transaction.
     TradeTransaction {
         /// What happened.
         transaction: TransactionKind,
         /// Deal involved, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::wire::option")]
+        #[schemars(with = "Option<crate::wire::DealWire>")]
         deal: Option<Deal>,
         /// Order ticket involved (0 if none).
         #[serde(default)]

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::TradeMode;
+use tradeterm_core::time::{UnixMs, iso};
 
 use crate::agent::{Command, CommandResult, ErrorBody, Permissions, Platform};
 
@@ -40,10 +41,14 @@ pub struct TerminalStatus {
     pub trade_mode: Option<TradeMode>,
     /// Trading permissions last reported.
     pub permissions: Permissions,
-    /// Last frame received, ISO 8601 UTC.
-    pub last_seen: Option<String>,
-    /// When the current connection started, ISO 8601 UTC.
-    pub connected_since: Option<String>,
+    /// Last frame received.
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub last_seen: Option<UnixMs>,
+    /// When the current connection started.
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub connected_since: Option<UnixMs>,
 }
 
 /// Why a dispatch failed.

@@ -24,6 +24,7 @@ pub mod http_client;
 pub mod poll;
 #[cfg(feature = "jwt")]
 pub mod token;
+mod wire;
 
 pub use agent::{AgentFrame, Command, CommandResult, ErrorBody, Event, GatewayFrame, Hello, PROTOCOL_VERSION};
 pub use dispatch::{Dispatch, DispatchError, TerminalStatus};

@@ -234,7 +234,7 @@ impl Builder {
                     "token": { "type": "string", "description": "RS256 session token (JWT); send it as `Authorization: Bearer <token>`." },
                     "token_type": { "type": "string", "const": "Bearer" },
                     "expires_in": { "type": "integer", "minimum": 0, "description": "Lifetime in seconds (default 24 h)." },
-                    "expires_at": { "type": ["string", "null"], "description": "Expiry, ISO 8601 UTC." },
+                    "expires_at": { "type": ["string", "null"], "format": "date-time", "description": "Expiry, ISO 8601 UTC." },
                     "license_id": { "type": "string" },
                     "tier": { "type": "string", "enum": ["free", "pro", "team", "enterprise"] },
                     "terminal_id": { "type": ["string", "null"], "description": "The terminal the key is bound to." },

@@ -2,9 +2,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::account::{DealEntry, OrderType};
-use tradeterm_core::time::{parse_iso, to_iso};
-use tradeterm_core::{AccountInfo, Deal, PendingOrder, Position, Side};
+use tradeterm_core::account::OrderType;
+use tradeterm_core::time::{UnixMs, iso, parse_iso};
+use tradeterm_core::{AccountInfo, Deal, PendingOrder, Position};
 use tradeterm_protocol::agent::{HistoryOrder, OrderState};
 use tradeterm_protocol::{Command, CommandResult, TerminalStatus};
 
@@ -14,156 +14,6 @@ use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolCont
 
 /// Longest history range one call may ask for: 366 days.
 pub const MAX_HISTORY_DAYS: i64 = 366;
-
-/// An open position, with ISO times.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PositionOut {
-    /// Position ticket.
-    pub ticket: u64,
-    /// Instrument.
-    pub symbol: String,
-    /// `buy` (long) or `sell` (short).
-    pub side: Side,
-    /// Volume in lots.
-    pub volume: f64,
-    /// Entry price.
-    pub open_price: f64,
-    /// Open time, ISO 8601 UTC.
-    pub open_time: String,
-    /// Stop loss, if any.
-    pub stop_loss: Option<f64>,
-    /// Take profit, if any.
-    pub take_profit: Option<f64>,
-    /// Current close price.
-    pub current_price: f64,
-    /// Accumulated swap.
-    pub swap: f64,
-    /// Commission.
-    pub commission: f64,
-    /// Floating profit, account currency.
-    pub profit: f64,
-    /// Magic number.
-    pub magic: u64,
-    /// Comment.
-    pub comment: String,
-}
-
-impl From<Position> for PositionOut {
-    fn from(p: Position) -> Self {
-        Self {
-            ticket: p.ticket,
-            symbol: p.symbol,
-            side: p.side,
-            volume: p.volume,
-            open_price: p.open_price,
-            open_time: to_iso(p.open_time),
-            stop_loss: p.stop_loss,
-            take_profit: p.take_profit,
-            current_price: p.current_price,
-            swap: p.swap,
-            commission: p.commission,
-            profit: p.profit,
-            magic: p.magic,
-            comment: p.comment,
-        }
-    }
-}
-
-/// A pending order, with ISO times.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct OrderOut {
-    /// Order ticket.
-    pub ticket: u64,
-    /// Instrument.
-    pub symbol: String,
-    /// Order type.
-    pub order_type: OrderType,
-    /// Volume in lots.
-    pub volume: f64,
-    /// Trigger price.
-    pub price: f64,
-    /// Stop loss to attach.
-    pub stop_loss: Option<f64>,
-    /// Take profit to attach.
-    pub take_profit: Option<f64>,
-    /// Placement time, ISO 8601 UTC.
-    pub time_setup: String,
-    /// Magic number.
-    pub magic: u64,
-    /// Comment.
-    pub comment: String,
-}
-
-impl From<PendingOrder> for OrderOut {
-    fn from(o: PendingOrder) -> Self {
-        Self {
-            ticket: o.ticket,
-            symbol: o.symbol,
-            order_type: o.order_type,
-            volume: o.volume,
-            price: o.price,
-            stop_loss: o.stop_loss,
-            take_profit: o.take_profit,
-            time_setup: to_iso(o.time_setup),
-            magic: o.magic,
-            comment: o.comment,
-        }
-    }
-}
-
-/// A deal of the history, with ISO times.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DealOut {
-    /// Deal ticket.
-    pub ticket: u64,
-    /// Order that caused it.
-    pub order: u64,
-    /// Position it belongs to.
-    pub position: u64,
-    /// Instrument.
-    pub symbol: String,
-    /// Direction of the deal.
-    pub side: Side,
-    /// `in`, `out` or `balance`.
-    pub entry: DealEntry,
-    /// Volume.
-    pub volume: f64,
-    /// Price.
-    pub price: f64,
-    /// Time, ISO 8601 UTC.
-    pub time: String,
-    /// Realised profit.
-    pub profit: f64,
-    /// Swap.
-    pub swap: f64,
-    /// Commission.
-    pub commission: f64,
-    /// Magic number.
-    pub magic: u64,
-    /// Comment (`sl`/`tp` when a stop closed it).
-    pub comment: String,
-}
-
-impl From<Deal> for DealOut {
-    fn from(d: Deal) -> Self {
-        Self {
-            ticket: d.ticket,
-            order: d.order,
-            position: d.position,
-            symbol: d.symbol,
-            side: d.side,
-            entry: d.entry,
-            volume: d.volume,
-            price: d.price,
-            time: to_iso(d.time),
-            profit: d.profit,
-            swap: d.swap,
-            commission: d.commission,
-            magic: d.magic,
-            comment: d.comment,
-        }
-    }
-}
 
 /// A finished order, with ISO times.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -181,9 +31,13 @@ pub struct HistoryOrderOut {
     /// Final state.
     pub state: OrderState,
     /// Placement time, ISO 8601 UTC.
-    pub time_setup: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time_setup: UnixMs,
     /// Completion time, ISO 8601 UTC.
-    pub time_done: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time_done: UnixMs,
     /// Position opened or closed.
     pub position: u64,
     /// Comment.
@@ -201,8 +55,8 @@ impl From<HistoryOrder> for HistoryOrderOut {
             volume: o.volume,
             price: o.price,
             state: o.state,
-            time_setup: to_iso(o.time_setup),
-            time_done: to_iso(o.time_done),
+            time_setup: o.time_setup,
+            time_done: o.time_done,
             position: o.position,
             comment: o.comment,
             magic: o.magic,
@@ -223,7 +77,7 @@ pub struct SymbolFilter {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PositionsOutput {
     /// Positions.
-    pub positions: Vec<PositionOut>,
+    pub positions: Vec<Position>,
 }
 
 /// Input of `get_position`.
@@ -238,7 +92,7 @@ pub struct TicketInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct OrdersOutput {
     /// Orders.
-    pub orders: Vec<OrderOut>,
+    pub orders: Vec<PendingOrder>,
 }
 
 /// Input of the history tools.
@@ -257,20 +111,28 @@ pub struct RangeInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DealsOutput {
     /// Range start, ISO 8601.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end, ISO 8601.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Deals, oldest first.
-    pub deals: Vec<DealOut>,
+    pub deals: Vec<Deal>,
 }
 
 /// Order history.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct HistoryOrdersOutput {
     /// Range start, ISO 8601.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end, ISO 8601.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Orders, oldest first.
     pub orders: Vec<HistoryOrderOut>,
 }
@@ -347,7 +209,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         }
         .build(|ctx: ToolContext, input: SymbolFilter| async move {
             let list = positions(&ctx, input.symbol).await?;
-            Ok(PositionsOutput { positions: list.into_iter().map(PositionOut::from).collect() })
+            Ok(PositionsOutput { positions: list })
         }),
         ToolSpec {
             name: "get_position",
@@ -359,7 +221,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             annotations: READ_TERMINAL,
         }
         .build(|ctx: ToolContext, input: TicketInput| async move {
-            Ok(PositionOut::from(position(&ctx, input.ticket).await?))
+            position(&ctx, input.ticket).await
         }),
         ToolSpec {
             name: "get_orders",
@@ -376,7 +238,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             }
             match ctx.run(Command::Orders { symbol: input.symbol }).await? {
                 CommandResult::Orders { orders } => {
-                    Ok(OrdersOutput { orders: orders.into_iter().map(OrderOut::from).collect() })
+                    Ok(OrdersOutput { orders })
                 }
                 other => Err(unexpected("orders", &other)),
             }
@@ -394,9 +256,9 @@ pub(crate) fn tools() -> Vec<Tool> {
             let (from, to) = range(&ctx, &input)?;
             match ctx.run(Command::HistoryDeals { from, to }).await? {
                 CommandResult::Deals { deals } => Ok(DealsOutput {
-                    from: to_iso(from),
-                    to: to_iso(to),
-                    deals: deals.into_iter().map(DealOut::from).collect(),
+                    from,
+                    to,
+                    deals,
                 }),
                 other => Err(unexpected("history_deals", &other)),
             }
@@ -414,8 +276,8 @@ pub(crate) fn tools() -> Vec<Tool> {
             let (from, to) = range(&ctx, &input)?;
             match ctx.run(Command::HistoryOrders { from, to }).await? {
                 CommandResult::HistoryOrders { orders } => Ok(HistoryOrdersOutput {
-                    from: to_iso(from),
-                    to: to_iso(to),
+                    from,
+                    to,
                     orders: orders.into_iter().map(HistoryOrderOut::from).collect(),
                 }),
                 other => Err(unexpected("history_orders", &other)),

@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::alert_rules::{AlertCondition, AlertState, Feed, on_closed_bars};
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 use tradeterm_store::{AlertEventRecord, AlertRuleRecord, NewAlertRule};
@@ -56,14 +56,18 @@ pub struct AlertRuleOut {
     /// Whether it is still watched (a `once` rule that fired is not).
     pub active: bool,
     /// When it was set (ISO 8601).
-    pub created_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub created_at: UnixMs,
     /// Whether the server has its baseline (its first quote, bar close or
     /// account reading) and is watching for the next crossing.
     pub armed: bool,
     /// Times it fired.
     pub fired: u64,
     /// When it last fired, in market time (ISO 8601).
-    pub last_fired_at: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub last_fired_at: Option<UnixMs>,
     /// Why it could not be evaluated last time (e.g. not enough history), if so.
     pub error: Option<String>,
 }
@@ -79,10 +83,10 @@ pub(crate) fn rule_out(r: AlertRuleRecord) -> Result<AlertRuleOut, ToolError> {
         condition,
         once: r.once,
         active: r.active,
-        created_at: to_iso(r.created_at),
+        created_at: r.created_at,
         armed: state.side.is_some() || state.holds.is_some() || state.last_bar.is_some(),
         fired: state.fired,
-        last_fired_at: state.last_fired_at.map(to_iso),
+        last_fired_at: state.last_fired_at,
         error: state.error,
     })
 }
@@ -220,7 +224,9 @@ pub struct RuleAlert {
     /// Its family: `price`, `indicator`, `structure`, `equity_below`, `drawdown_above`.
     pub condition_kind: String,
     /// When the condition was met, in market time (the quote, the bar close or the account reading; ISO 8601).
-    pub observed_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub observed_at: UnixMs,
     /// The observed value (price, indicator value, bar close, equity, drawdown percent).
     pub value: f64,
     /// The level it was compared with, when there is one.
@@ -236,7 +242,7 @@ pub(crate) fn firing_alert(e: &AlertEventRecord) -> (String, String, RuleAlert) 
         alert_id: e.alert_id.clone(),
         label: text("label"),
         condition_kind: text("condition_kind"),
-        observed_at: to_iso(p["observed_at"].as_i64().unwrap_or(e.fired_at)),
+        observed_at: p["observed_at"].as_i64().unwrap_or(e.fired_at),
         value: p["value"].as_f64().unwrap_or(f64::NAN),
         level: p["level"].as_f64(),
     };
@@ -322,7 +328,11 @@ mod tests {
         let (id, title, alert) = firing_alert(&e);
         assert_eq!(id, "alert:alev_1");
         assert_eq!(title, "EU: EURUSD crossed above 1.09");
-        assert_eq!(alert.observed_at, "1970-01-01T00:00:01Z");
+        assert_eq!(alert.observed_at, 1_000);
+        assert_eq!(
+            serde_json::to_value(&alert).unwrap()["observed_at"],
+            "1970-01-01T00:00:01Z"
+        );
         assert_eq!((alert.value, alert.level), (1.1, Some(1.09)));
     }
 }

@@ -19,13 +19,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::events::{EconomicEvent, Importance};
-use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, to_iso};
 
-use tradeterm_core::equity_guard::{GuardAction, GuardRules, GuardState};
+use tradeterm_core::equity_guard::{Breach, GuardAction, GuardRules, GuardState};
 
 use crate::alert_rules::{RuleAlert, firing_alert};
-use crate::equity_guard::{BreachOut, SOURCE_PROP_FIRM};
-use crate::events::{CalendarSource, EventOut, SourcePreference, fetch_events, is_currency};
+use crate::equity_guard::SOURCE_PROP_FIRM;
+use crate::events::{CalendarSource, SourcePreference, fetch_events, is_currency};
 use crate::news::{relevant_currencies, symbol_currencies};
 use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -85,9 +85,13 @@ pub struct NewsGuardStatus {
     /// The guard, when set.
     pub guard: Option<NewsGuard>,
     /// When it was set first (ISO 8601).
-    pub created_at: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub created_at: Option<UnixMs>,
     /// When it was last changed (ISO 8601).
-    pub updated_at: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub updated_at: Option<UnixMs>,
     /// Whether the server has a news provider (news alerts need one).
     pub news_provider: bool,
     /// Releases that will alert within the next 24 h (status only).
@@ -104,9 +108,11 @@ pub struct NewsGuardStatus {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct UpcomingOut {
     /// When its alert fires (ISO 8601).
-    pub alert_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub alert_at: UnixMs,
     /// The release.
-    pub event: EventOut,
+    pub event: EconomicEvent,
 }
 
 fn status_of(
@@ -128,8 +134,8 @@ fn status_of(
         NewsGuardStatus {
             active: guard.is_some(),
             guard: guard.clone(),
-            created_at: record.as_ref().map(|r| to_iso(r.created_at)),
-            updated_at: record.as_ref().map(|r| to_iso(r.updated_at)),
+            created_at: record.as_ref().map(|r| r.created_at),
+            updated_at: record.as_ref().map(|r| r.updated_at),
             news_provider,
             upcoming: None,
             calendar_source: None,
@@ -220,8 +226,8 @@ async fn news_guard_status(ctx: ToolContext, _input: NoGuardInput) -> Result<New
                 .into_iter()
                 .filter(|e| e.time - lead > ctx.now_ms && e.time - lead <= ctx.now_ms + DAY_MS)
                 .map(|e| UpcomingOut {
-                    alert_at: to_iso(e.time - lead),
-                    event: e.into(),
+                    alert_at: e.time - lead,
+                    event: e,
                 })
                 .collect(),
         );
@@ -260,12 +266,14 @@ pub struct AlertOut {
     /// `set_alert` fired).
     pub kind: &'static str,
     /// When the alert fired (ISO 8601).
-    pub fired_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub fired_at: UnixMs,
     /// One line for a notification.
     pub title: String,
     /// The release, for `release_ahead`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub event: Option<EventOut>,
+    pub event: Option<EconomicEvent>,
     /// Link to the article, for `news`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -286,7 +294,7 @@ pub struct BreachAlert {
     pub terminal_id: String,
     /// The breach (rule, time, equity at that moment, limit, value, message).
     #[serde(flatten)]
-    pub breach: BreachOut,
+    pub breach: Breach,
     /// `alert` or `block` (live orders opening exposure refused until the next day anchor).
     pub action: GuardAction,
 }
@@ -391,7 +399,7 @@ async fn rule_alerts(ctx: &ToolContext, from: UnixMs, to: UnixMs) -> Result<Vec<
                 AlertOut {
                     id,
                     kind: "alert",
-                    fired_at: to_iso(e.fired_at),
+                    fired_at: e.fired_at,
                     title,
                     event: None,
                     url: None,
@@ -422,7 +430,7 @@ async fn breach_alerts(
         };
         let prop = r.source == SOURCE_PROP_FIRM;
         for b in state.breaches.iter().filter(|b| b.time >= from && b.time <= to) {
-            let breach = BreachOut::from(b);
+            let breach = b.clone();
             out.push((
                 b.time,
                 AlertOut {
@@ -432,7 +440,7 @@ async fn breach_alerts(
                     } else {
                         "equity_guard_breach"
                     },
-                    fired_at: to_iso(b.time),
+                    fired_at: b.time,
                     title: format!(
                         "{}: {}",
                         if prop {
@@ -458,7 +466,7 @@ async fn breach_alerts(
     Ok((!records.is_empty(), out))
 }
 
-fn breach_rule(b: &BreachOut) -> String {
+fn breach_rule(b: &Breach) -> String {
     serde_json::to_value(b.rule)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -498,11 +506,11 @@ async fn news_alerts(
                 AlertOut {
                     id: format!("release:{}:{mins}", e.id),
                     kind: "release_ahead",
-                    fired_at: to_iso(at),
+                    fired_at: at,
                     title: format!("{} {} in {mins} min ({})", e.currency, e.name, to_iso(e.time)),
                     currencies: vec![e.currency.clone()],
                     url: None,
-                    event: Some(e.into()),
+                    event: Some(e),
                     breach: None,
                     alert: None,
                 },
@@ -523,7 +531,7 @@ async fn news_alerts(
                     AlertOut {
                         id: format!("news:{}", item.id),
                         kind: "news",
-                        fired_at: to_iso(item.time),
+                        fired_at: item.time,
                         title: item.headline.clone(),
                         event: None,
                         url: Some(item.url.clone()),

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::Timeframe;
 use tradeterm_core::indicators;
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 
 use crate::market::{MAX_BARS, NoInput, fetch_bars};
 use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -55,7 +55,9 @@ pub struct IndicatorResult {
     /// Parameters used (defaults filled in).
     pub params: BTreeMap<String, f64>,
     /// Bar open times (ISO 8601 UTC) of the returned values, oldest first.
-    pub times: Vec<String>,
+    #[serde(with = "iso::vec")]
+    #[schemars(with = "Vec<iso::Schema>")]
+    pub times: Vec<UnixMs>,
     /// Output series aligned with `times`.
     pub series: Vec<SeriesOut>,
     /// Bars of history the values were computed from (recursive indicators
@@ -153,7 +155,7 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
         timeframe: input.timeframe,
         indicator: out.indicator,
         params: out.params,
-        times: bars[start..].iter().map(|b| to_iso(b.time)).collect(),
+        times: bars[start..].iter().map(|b| b.time).collect(),
         series: out
             .series
             .into_iter()

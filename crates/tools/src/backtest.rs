@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use tradeterm_core::backtest::{
     self, Action, BacktestError, Metrics, OrderPlan, PositionSide, RulesReport, RunOptions, Trade,
 };
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Side, Timeframe};
 
 use crate::market::{MAX_BARS, fetch_bars};
@@ -50,7 +50,9 @@ pub struct BacktestInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct EquityPoint {
     /// Bar open time (ISO 8601 UTC).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Equity at that bar's close.
     pub equity: f64,
 }
@@ -65,9 +67,13 @@ pub struct BacktestOutput {
     /// Bars tested.
     pub bars: usize,
     /// First bar open time (ISO 8601 UTC).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Last bar open time (ISO 8601 UTC).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Summary statistics over every trade.
     pub metrics: Metrics,
     /// Closed trades, oldest first (at most 1000).
@@ -107,7 +113,7 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
     let equity_curve = (0..n)
         .filter(|i| i % step == 0 || i + 1 == n)
         .map(|i| EquityPoint {
-            time: to_iso(bars[i].time),
+            time: bars[i].time,
             equity: result.equity[i],
         })
         .collect();
@@ -118,8 +124,8 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         symbol: input.symbol,
         timeframe: input.timeframe,
         bars: bars.len(),
-        from: to_iso(first.time),
-        to: to_iso(last.time),
+        from: first.time,
+        to: last.time,
         metrics: result.metrics,
         trades,
         truncated,
@@ -205,7 +211,9 @@ pub struct AssumedPosition {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DecisionBar {
     /// Open time (ISO 8601 UTC).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Open.
     pub open: f64,
     /// High.
@@ -238,7 +246,9 @@ pub struct SimulateOutput {
     /// Open time (ISO 8601 UTC) of the still-forming bar that was left out,
     /// if the terminal returned one. An order decided on `decided_on` fills
     /// at the open of the bar after it (this one, when present).
-    pub forming_bar_skipped: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub forming_bar_skipped: Option<UnixMs>,
     /// Closed bars evaluated over (the last one is `decided_on`).
     pub bars: usize,
     /// The position assumed.
@@ -304,11 +314,7 @@ async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<Si
         (Some(_), None) => true,
         (None, _) => false,
     };
-    let forming_bar_skipped = if forming {
-        bars.pop().map(|b| to_iso(b.time))
-    } else {
-        None
-    };
+    let forming_bar_skipped = if forming { bars.pop().map(|b| b.time) } else { None };
     if bars.len() > count {
         bars.drain(..bars.len() - count);
     }
@@ -363,7 +369,7 @@ async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<Si
         action: e.action,
         reason: e.reason,
         decided_on: DecisionBar {
-            time: to_iso(last.time),
+            time: last.time,
             open: last.open,
             high: last.high,
             low: last.low,

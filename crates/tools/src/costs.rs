@@ -8,8 +8,8 @@
 use futures_util::future::try_join3;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::costs::{self, CurvePoint, CurvePointKind, FillParams, SwapCalendarParams};
-use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
+use tradeterm_core::costs::{self, CurvePoint, Drawdown, FillParams, SwapCalendarParams};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, parse_iso};
 use tradeterm_core::trading::check_volume;
 use tradeterm_core::{AccountInfo, CoreError, Deal, Side, SwapMode, SymbolSpec, Tick, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
@@ -96,61 +96,21 @@ pub struct EquityCurveInput {
     pub max_points: Option<u32>,
 }
 
-/// One point of the equity curve.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CurvePointOut {
-    /// Time, ISO 8601 UTC.
-    pub time: String,
-    /// Balance after the deal, account currency; for the `equity` point, the current equity.
-    pub value: f64,
-    /// Change from the previous point (profit + swap + commission of the deal, or the deposit/withdrawal amount); for the `equity` point, the floating profit.
-    pub change: f64,
-    /// `start` (reconstructed balance at `from`), `deposit`, `withdrawal`, `trade`, `charge` (swap or commission booked as a balance deal) or `equity`.
-    pub kind: CurvePointKind,
-    /// Ticket of the deal, for deal points.
-    pub deal: Option<u64>,
-}
-
-impl From<CurvePoint> for CurvePointOut {
-    fn from(p: CurvePoint) -> Self {
-        Self {
-            time: to_iso(p.time),
-            value: p.value,
-            change: p.change,
-            kind: p.kind,
-            deal: p.deal,
-        }
-    }
-}
-
-/// Largest drawdown, with deposits and withdrawals taken out.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct DrawdownOut {
-    /// Largest fall from the running peak, account currency (0 when the curve never fell).
-    pub amount: f64,
-    /// The fall in percent of the running peak; null when the peak was not positive.
-    pub percent: Option<f64>,
-    /// Last time the curve stood at that peak, ISO 8601 UTC.
-    pub peak_time: String,
-    /// The running peak (the peak balance plus deposits minus withdrawals made between the peak and the trough).
-    pub peak_value: f64,
-    /// Time of the trough, ISO 8601 UTC.
-    pub trough_time: String,
-    /// Balance (or equity, for the last point) at the trough.
-    pub trough_value: f64,
-}
-
 /// Balance curve and summary statistics.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct EquityCurveOutput {
     /// Range start, ISO 8601.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end, ISO 8601.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Account currency.
     pub currency: String,
     /// Points, oldest first: `start`, one per deal that changed the balance, then `equity` when the range reaches now.
-    pub points: Vec<CurvePointOut>,
+    pub points: Vec<CurvePoint>,
     /// Number of points before thinning.
     pub total_points: usize,
     /// Whether `points` was thinned to `max_points`.
@@ -178,7 +138,7 @@ pub struct EquityCurveOutput {
     /// Closing deals in the range (a partial close counts as one).
     pub trades: usize,
     /// Largest drawdown of the curve, the equity point included.
-    pub max_drawdown: DrawdownOut,
+    pub max_drawdown: Drawdown,
 }
 
 async fn deals(ctx: &ToolContext, from: i64, to: i64) -> Result<Vec<Deal>, ToolError> {
@@ -240,11 +200,11 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
     let s = curve.stats;
     let dd = s.max_drawdown;
     Ok(EquityCurveOutput {
-        from: to_iso(from),
-        to: to_iso(to),
+        from,
+        to,
         currency: account.currency,
         thinned: points.len() < total_points,
-        points: points.into_iter().map(CurvePointOut::from).collect(),
+        points,
         total_points,
         starting_balance: s.starting_balance,
         ending_balance: s.ending_balance,
@@ -257,14 +217,7 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
         deposits: s.deposits,
         withdrawals: s.withdrawals,
         trades: s.trades,
-        max_drawdown: DrawdownOut {
-            amount: dd.amount,
-            percent: dd.percent,
-            peak_time: to_iso(dd.peak_time),
-            peak_value: dd.peak_value,
-            trough_time: to_iso(dd.trough_time),
-            trough_value: dd.trough_value,
-        },
+        max_drawdown: dd,
     })
 }
 
@@ -294,7 +247,9 @@ pub struct SwapCalendarInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RolloverOut {
     /// Time of the rollover, ISO 8601 UTC.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Trading day the rollover closes (`monday` … `sunday`).
     pub day: String,
     /// Nights charged: 0 (Saturday or Sunday), 1, or 3 (triple-swap day, covering the weekend).
@@ -404,7 +359,7 @@ async fn get_swap_calendar(ctx: ToolContext, input: SwapCalendarInput) -> Result
             .rollovers
             .into_iter()
             .map(|r| RolloverOut {
-                time: to_iso(r.time),
+                time: r.time,
                 day: weekday_name(r.weekday),
                 nights: r.nights,
                 triple: r.triple,
@@ -495,7 +450,9 @@ pub struct EstimateFillOutput {
     /// Account currency of the costs.
     pub currency: String,
     /// Time of the quote used, ISO 8601 UTC.
-    pub quote_time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub quote_time: UnixMs,
     /// Bid of the quote.
     pub bid: f64,
     /// Ask of the quote.
@@ -560,7 +517,7 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
         volume: input.volume,
         order_type: input.order_type.unwrap_or_default(),
         currency: account.currency,
-        quote_time: to_iso(tick.time),
+        quote_time: tick.time,
         bid: e.bid,
         ask: e.ask,
         expected_price: e.price,

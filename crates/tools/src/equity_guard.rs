@@ -25,10 +25,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::AccountInfo;
 use tradeterm_core::equity_guard::{
-    self, GuardAction, GuardError, GuardRule, GuardRules, GuardState, GuardStatus, Observation, OpenRisk, RuleStatus,
+    self, Breach, GuardAction, GuardError, GuardRules, GuardState, GuardStatus, Observation, OpenRisk, RuleStatus,
     Verdict,
 };
-use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::time::{UnixMs, iso, to_iso};
 use tradeterm_protocol::{Command, CommandResult};
 use tradeterm_store::{EquityGuardRecord, Store};
 
@@ -345,36 +345,6 @@ pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError>
     Ok(())
 }
 
-/// A recorded breach.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct BreachOut {
-    /// Which rule: `daily_loss`, `max_drawdown`, `equity_floor` or `max_open_risk`.
-    pub rule: GuardRule,
-    /// When it was seen, ISO 8601 UTC.
-    pub time: String,
-    /// Equity at that moment.
-    pub equity: f64,
-    /// The limit in money at that moment (for the floor: the floor).
-    pub limit: f64,
-    /// The measured value (loss, drawdown, equity or open risk; `null` for an unbounded risk).
-    pub value: Option<f64>,
-    /// Plain-language description.
-    pub message: String,
-}
-
-impl From<&equity_guard::Breach> for BreachOut {
-    fn from(b: &equity_guard::Breach) -> Self {
-        Self {
-            rule: b.rule,
-            time: to_iso(b.time),
-            equity: b.equity,
-            limit: b.limit,
-            value: b.value,
-            message: b.message.clone(),
-        }
-    }
-}
-
 /// One guard as the tools show it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GuardOut {
@@ -387,25 +357,33 @@ pub struct GuardOut {
     /// Whether live orders opening exposure are refused now.
     pub blocked: bool,
     /// While blocked: when the block ends (the next day anchor), ISO 8601 UTC.
-    pub block_until: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub block_until: Option<UnixMs>,
     /// State of every rule at this observation (empty when it could not be made).
     pub rule_status: Vec<RuleStatus>,
     /// Start of the current trading day, ISO 8601 UTC.
-    pub day_start: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub day_start: Option<UnixMs>,
     /// Equity at the start of the trading day (its first observation).
     pub day_anchor_equity: Option<f64>,
     /// Highest equity observed since the guard was set.
     pub high_water_mark: Option<f64>,
     /// Time of the latest observation, ISO 8601 UTC.
-    pub last_observed_at: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub last_observed_at: Option<UnixMs>,
     /// Equity of the latest observation.
     pub last_equity: Option<f64>,
     /// Every breach recorded (oldest first, at most 200), with time and equity.
-    pub breaches: Vec<BreachOut>,
+    pub breaches: Vec<Breach>,
     /// Why this reading could not be evaluated, if it could not.
     pub error: Option<String>,
     /// When the guard was set, ISO 8601 UTC.
-    pub created_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub created_at: UnixMs,
 }
 
 fn guard_out(g: &Evaluated, now: UnixMs) -> Option<GuardOut> {
@@ -424,19 +402,19 @@ fn guard_out(g: &Evaluated, now: UnixMs) -> Option<GuardOut> {
         source: g.source(),
         blocked,
         block_until: if blocked {
-            g.state.day_start.map(|d| to_iso(rules.next_day_start(d)))
+            g.state.day_start.map(|d| rules.next_day_start(d))
         } else {
             None
         },
         rule_status: g.verdict.as_ref().map(|v| v.rules.clone()).unwrap_or_default(),
-        day_start: g.state.day_start.map(to_iso),
+        day_start: g.state.day_start,
         day_anchor_equity: g.state.day_anchor_equity,
         high_water_mark: g.state.high_water_mark,
-        last_observed_at: g.state.last_time.map(to_iso),
+        last_observed_at: g.state.last_time,
         last_equity: g.state.last_equity,
-        breaches: g.state.breaches.iter().map(BreachOut::from).collect(),
+        breaches: g.state.breaches.clone(),
         error: g.error.clone(),
-        created_at: to_iso(g.record.created_at),
+        created_at: g.record.created_at,
         status,
         rules,
     })
@@ -650,10 +628,49 @@ mod tests {
         let out = guard_out(&g, obs.time + 1_000).unwrap();
         assert!(out.blocked);
         assert_eq!(out.status, Some(GuardStatus::Blocked));
-        assert_eq!(out.block_until.as_deref(), Some("2026-11-19T00:00:00Z"));
+        let shown = serde_json::to_value(&out).unwrap();
+        assert_eq!(shown["block_until"], "2026-11-19T00:00:00Z");
+        assert_eq!(shown["breaches"][0]["time"], "2026-11-18T12:00:00Z");
         assert_eq!(out.breaches.len(), 1);
         assert_eq!(out.breaches[0].equity, 8_900.0);
         let next_day = guard_out(&g, obs.time + 12 * 3_600_000).unwrap();
         assert!(!next_day.blocked);
+
+        // A state stored before times were written as ISO text (unix ms) reads the same.
+        let mut old = record_with_ms_times(&g.record.state);
+        old.state["breaches"][0]["time"] = serde_json::json!(obs.time);
+        let old = Evaluated {
+            rules: parse_rules(&old),
+            state: parse_state(&old).expect("a state with unix-ms times is readable"),
+            record: old,
+            verdict: None,
+            error: None,
+        };
+        assert_eq!(old.state, g.state);
+    }
+
+    /// The record of `state` as it was stored before the ISO adapter: every
+    /// time of the guard state as unix milliseconds.
+    fn record_with_ms_times(state: &serde_json::Value) -> EquityGuardRecord {
+        let mut state = state.clone();
+        for field in ["day_start", "last_time"] {
+            let ms = tradeterm_core::time::parse_iso(state[field].as_str().expect("an ISO time")).unwrap();
+            state[field] = serde_json::json!(ms);
+        }
+        EquityGuardRecord {
+            license_id: "lic".into(),
+            terminal_id: "term".into(),
+            source: SOURCE_USER.into(),
+            rules: serde_json::to_value(GuardRules {
+                equity_floor: Some(9_000.0),
+                action: GuardAction::Block,
+                ..GuardRules::default()
+            })
+            .unwrap(),
+            state,
+            version: 2,
+            created_at: 1,
+            updated_at: 2,
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
+use tradeterm_core::time::{DAY_MS, parse_iso};
 
 use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -149,8 +149,11 @@ pub struct EtfFlowsOutput {
     pub days_behind: Option<i64>,
 }
 
+/// `YYYY-MM-DD` of the UTC day starting at `day` (a date, not an instant).
 fn date_of(day: i64) -> String {
-    to_iso(day).chars().take(10).collect()
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(day)
+        .map(|t| t.date_naive().to_string())
+        .unwrap_or_default()
 }
 
 async fn get_etf_flows(ctx: ToolContext, input: EtfFlowsInput) -> Result<EtfFlowsOutput, ToolError> {

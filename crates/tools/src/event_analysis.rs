@@ -9,13 +9,11 @@ use serde::{Deserialize, Serialize};
 use tradeterm_core::costs::{self, SwapCalendarParams};
 use tradeterm_core::events::{EconomicEvent, Importance, Verdict};
 use tradeterm_core::holding::{self, RiskLevel};
-use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, to_iso};
 use tradeterm_core::{Side, Timeframe};
 
 use crate::costs::{check_volume_input, core_err, swap_rate};
-use crate::events::{
-    CalendarSource, EventOut, MAX_CALENDAR_DAYS, SourcePreference, currencies_of, fetch_events, is_currency,
-};
+use crate::events::{CalendarSource, MAX_CALENDAR_DAYS, SourcePreference, currencies_of, fetch_events, is_currency};
 use crate::market::{check_symbol, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -81,9 +79,13 @@ pub struct HoldingRiskInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GapOut {
     /// When trading stops (ISO 8601).
-    pub start: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub start: UnixMs,
     /// When trading resumes (ISO 8601).
-    pub end: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub end: UnixMs,
     /// Duration, hours.
     pub hours: f64,
     /// Whether it is a weekend closure (prices can gap at the reopen).
@@ -112,7 +114,9 @@ pub struct HoldFlag {
     /// `event_landing`, `weekend_gap`, `market_break`, `holiday` or `triple_swap`.
     pub kind: &'static str,
     /// When (ISO 8601).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// What it is.
     pub detail: String,
 }
@@ -125,9 +129,13 @@ pub struct HoldingRiskOutput {
     /// Its currencies, checked against the calendar.
     pub currencies: Vec<String>,
     /// Hold window start (now, ISO 8601).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Hold window end (ISO 8601).
-    pub until: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub until: UnixMs,
     /// `proceed`, `caution` or `block`: the spec's verdict of the level (`low`, `medium`, `high`); at least `caution` without a calendar.
     pub verdict: Verdict,
     /// `low`, `medium` or `high`, the finer level behind the verdict (rules in docs/calendar.md).
@@ -135,11 +143,11 @@ pub struct HoldingRiskOutput {
     /// Every flagged exposure, by time.
     pub flags: Vec<HoldFlag>,
     /// Releases of the symbol's currencies (medium or high importance) inside the window.
-    pub events: Vec<EventOut>,
+    pub events: Vec<EconomicEvent>,
     /// Market closures held through (weekends, breaks of 2 h or more), from the symbol's weekly sessions.
     pub gaps: Vec<GapOut>,
     /// Public holidays of the symbol's currencies overlapping the window (calendar events of category `holiday`): thin liquidity, gaps.
-    pub holidays: Vec<EventOut>,
+    pub holidays: Vec<EconomicEvent>,
     /// Swap over the window.
     pub swap: HoldSwapOut,
     /// Where the events come from: `terminal` or `server`.
@@ -213,7 +221,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             e.time,
             HoldFlag {
                 kind: "event_landing",
-                time: to_iso(e.time),
+                time: e.time,
                 detail: format!(
                     "{} {} ({} importance)",
                     e.currency,
@@ -232,7 +240,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             g.start,
             HoldFlag {
                 kind: if g.weekend { "weekend_gap" } else { "market_break" },
-                time: to_iso(g.start),
+                time: g.start,
                 detail: format!(
                     "market closed until {} ({:.1} h): the price can gap at the reopen",
                     to_iso(g.end),
@@ -246,7 +254,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             h.time,
             HoldFlag {
                 kind: "holiday",
-                time: to_iso(h.time),
+                time: h.time,
                 detail: format!(
                     "{} holiday ({}): banks closed, thin liquidity, the price can gap",
                     h.currency, h.name
@@ -259,7 +267,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             *t,
             HoldFlag {
                 kind: "triple_swap",
-                time: to_iso(*t),
+                time: *t,
                 detail: "triple-swap rollover: three nights of swap are charged".into(),
             },
         ));
@@ -273,23 +281,23 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
     Ok(HoldingRiskOutput {
         symbol: input.symbol,
         currencies,
-        from: to_iso(from),
-        until: to_iso(until),
+        from,
+        until,
         verdict: level.verdict(risk.high_release_lands()),
         level,
         flags: flags.into_iter().map(|(_, f)| f).collect(),
-        events: risk.events.into_iter().map(EventOut::from).collect(),
+        events: risk.events,
         gaps: risk
             .gaps
             .iter()
             .map(|g| GapOut {
-                start: to_iso(g.start),
-                end: to_iso(g.end),
+                start: g.start,
+                end: g.end,
                 hours: (g.end - g.start) as f64 / 3_600_000.0,
                 weekend: g.weekend,
             })
             .collect(),
-        holidays: risk.holidays.into_iter().map(EventOut::from).collect(),
+        holidays: risk.holidays,
         swap,
         calendar_source,
         calendar_available: calendar_source.is_available(),
@@ -329,7 +337,7 @@ pub struct EventSensitivityInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReactionOut {
     /// The release.
-    pub event: EventOut,
+    pub event: EconomicEvent,
     /// Close of the last bar closed at or before the release.
     pub price_before: f64,
     /// Close of the last bar closed at or before the end of the window.
@@ -352,7 +360,9 @@ pub struct EventSensitivityOutput {
     /// Reaction window, minutes.
     pub window_minutes: u32,
     /// Start of the look-back (ISO 8601).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Releases that matched the filters (the latest 200 at most).
     pub releases: usize,
     /// Releases skipped: the market was closed or bars were missing around them.
@@ -470,7 +480,7 @@ async fn event_sensitivity(
         symbol: input.symbol,
         timeframe,
         window_minutes: window,
-        from: to_iso(from),
+        from,
         releases: matching.len(),
         skipped: s.skipped,
         reactions: s
@@ -482,7 +492,7 @@ async fn event_sensitivity(
                 change_points: r.change / point,
                 range_points: r.range / point,
                 surprise: r.event.actual.zip(r.event.forecast).map(|(a, f)| a - f),
-                event: r.event.into(),
+                event: r.event,
             })
             .collect(),
         median_abs_change_points: s.median_abs_change.map(|v| v / point),

@@ -15,7 +15,7 @@ use std::sync::{Arc, RwLock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::events::{self, EconomicEvent, EventFilter, EventRiskConfig, Importance, MINUTE_MS, Verdict};
-use tradeterm_core::time::{DAY_MS, UnixMs, parse_iso, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, parse_iso, to_iso};
 use tradeterm_protocol::agent::{self, codes};
 use tradeterm_protocol::{Command, CommandResult, DispatchError};
 
@@ -325,48 +325,6 @@ pub struct CalendarInput {
     pub source: SourcePreference,
 }
 
-/// One calendar event.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EventOut {
-    /// Event id (stable per source).
-    pub id: String,
-    /// Release time (ISO 8601 UTC).
-    pub time: String,
-    /// Currency affected.
-    pub currency: String,
-    /// Country code.
-    pub country: String,
-    /// Event name.
-    pub name: String,
-    /// `low`, `medium` or `high`.
-    pub importance: Importance,
-    /// Category.
-    pub category: String,
-    /// Actual value, once released.
-    pub actual: Option<f64>,
-    /// Consensus forecast.
-    pub forecast: Option<f64>,
-    /// Previous value.
-    pub previous: Option<f64>,
-}
-
-impl From<EconomicEvent> for EventOut {
-    fn from(e: EconomicEvent) -> Self {
-        Self {
-            id: e.id,
-            time: to_iso(e.time),
-            currency: e.currency,
-            country: e.country,
-            name: e.name,
-            importance: e.importance,
-            category: e.category,
-            actual: e.actual,
-            forecast: e.forecast,
-            previous: e.previous,
-        }
-    }
-}
-
 /// Output of `get_economic_calendar`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CalendarOutput {
@@ -376,16 +334,22 @@ pub struct CalendarOutput {
     pub available: bool,
     /// When the server calendar's feed was last fetched (ISO 8601); absent for the terminal's calendar and a calendar file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub as_of: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub as_of: Option<UnixMs>,
     /// Whether the server feed's copy is stale (its last refresh failed, or it is older than two refresh intervals); absent when not a feed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<bool>,
     /// Start of the range (ISO 8601).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// End of the range (ISO 8601, exclusive).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// The events, by time.
-    pub events: Vec<EventOut>,
+    pub events: Vec<EconomicEvent>,
     /// Why the terminal's calendar was not used, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -603,13 +567,17 @@ pub struct EventRiskInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ActiveEventOut {
     /// The event.
-    pub event: EventOut,
+    pub event: EconomicEvent,
     /// `block` or `caution`: which of its windows contains now.
     pub window: Verdict,
     /// Window start (ISO 8601).
-    pub window_start: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub window_start: UnixMs,
     /// Window end (ISO 8601).
-    pub window_end: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub window_end: UnixMs,
 }
 
 /// Output of `get_event_risk`.
@@ -622,13 +590,15 @@ pub struct EventRiskOutput {
     /// `proceed`, `caution` or `block`.
     pub verdict: Verdict,
     /// When the current block or caution windows end (ISO 8601), chained across overlapping events; absent for `proceed`.
-    pub resume_after: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub resume_after: Option<UnixMs>,
     /// Human-readable reasons.
     pub reasons: Vec<String>,
     /// The events whose window contains now.
     pub active_events: Vec<ActiveEventOut>,
     /// The next relevant event (medium or high importance) after now, within 24 h.
-    pub next_event: Option<EventOut>,
+    pub next_event: Option<EconomicEvent>,
     /// Where the events come from: `terminal` or `server`.
     pub source: CalendarSource,
     /// Whether a calendar was read; without one the verdict is `caution` (unknown risk).
@@ -637,7 +607,9 @@ pub struct EventRiskOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// When the verdict was computed (ISO 8601).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
 }
 
 fn minutes(name: &str, v: Option<i64>, default_ms: i64) -> Result<i64, ToolError> {
@@ -689,14 +661,11 @@ pub(crate) fn tools() -> Vec<Tool> {
             Ok(CalendarOutput {
                 source: fetched.source,
                 available: fetched.source.is_available(),
-                as_of: fetched.as_of.map(to_iso),
+                as_of: fetched.as_of,
                 stale: fetched.stale,
-                from: to_iso(from),
-                to: to_iso(to),
-                events: events::select(&fetched.events, from, to, &filter)
-                    .into_iter()
-                    .map(EventOut::from)
-                    .collect(),
+                from,
+                to,
+                events: events::select(&fetched.events, from, to, &filter),
                 note: fetched.note,
             })
         })
@@ -784,23 +753,23 @@ pub(crate) fn tools() -> Vec<Tool> {
                 symbol: input.symbol,
                 currencies,
                 verdict,
-                resume_after: resume_after.map(to_iso),
+                resume_after,
                 reasons,
                 active_events: risk
                     .active
                     .into_iter()
                     .map(|h| ActiveEventOut {
                         window: if h.blocks { Verdict::Block } else { Verdict::Caution },
-                        window_start: to_iso(h.window_start),
-                        window_end: to_iso(h.window_end),
-                        event: h.event.into(),
+                        window_start: h.window_start,
+                        window_end: h.window_end,
+                        event: h.event,
                     })
                     .collect(),
-                next_event: risk.next_event.map(EventOut::from),
+                next_event: risk.next_event,
                 source,
                 calendar_available: source.is_available(),
                 note,
-                as_of: to_iso(now),
+                as_of: now,
             })
         }),
     ]

@@ -15,7 +15,7 @@ use tradeterm_core::account::DealEntry;
 use tradeterm_core::execution::{
     ExecutionOutcome, ExecutionQuality, ExecutionRecord, QualityGroup, QuoteAtRequest, TickValue, quality,
 };
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Deal, Side};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -50,9 +50,13 @@ pub struct ExecutionQualityInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ExecutionQualityOutput {
     /// Range start (ISO 8601 UTC).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end (ISO 8601 UTC).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Account currency of the money figures.
     pub currency: String,
     /// Every request tradeterm sent in the range.
@@ -238,8 +242,8 @@ async fn get_execution_quality(
         ));
     }
     Ok(ExecutionQualityOutput {
-        from: to_iso(from),
-        to: to_iso(to),
+        from,
+        to,
         currency: account.currency,
         overall,
         by_symbol,

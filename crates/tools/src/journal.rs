@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::Side;
-use tradeterm_core::time::{parse_iso, to_iso};
+use tradeterm_core::time::{UnixMs, iso, parse_iso};
 use tradeterm_store::{JournalEntry, JournalFilter, TerminalFilter};
 
 use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -121,9 +121,13 @@ pub struct JournalEntryOut {
     /// Terminal attribution; `null` is "unassigned".
     pub terminal_id: Option<String>,
     /// Creation time, ISO 8601 UTC.
-    pub created_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub created_at: UnixMs,
     /// Last update, ISO 8601 UTC.
-    pub updated_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub updated_at: UnixMs,
     /// Content.
     pub entry: serde_json::Value,
 }
@@ -133,8 +137,8 @@ impl From<JournalEntry> for JournalEntryOut {
         Self {
             id: e.id,
             terminal_id: e.terminal_id,
-            created_at: to_iso(e.created_at),
-            updated_at: to_iso(e.updated_at),
+            created_at: e.created_at,
+            updated_at: e.updated_at,
             entry: e.body,
         }
     }

@@ -11,10 +11,10 @@ use futures_util::future::try_join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::levels::{
-    self, KeyLevelsConfig, KeyLevelsInput, LevelPeriod, PeriodOhlc, PivotLevels, RoundNumbers, ZoneConfig, ZoneRole,
+    self, KeyLevelsConfig, KeyLevelsInput, LevelPeriod, PeriodLevels, PivotLevels, RoundNumbers, Zone, ZoneConfig,
     ZoneWidth,
 };
-use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, Timeframe};
 
 use crate::costs::core_err;
@@ -68,72 +68,6 @@ pub struct KeyLevelsToolInput {
     pub round_step: Option<f64>,
 }
 
-/// Open, high, low and close of one period.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PeriodOhlcOut {
-    /// Start of the period, ISO 8601 UTC.
-    pub start: String,
-    /// First bar's open.
-    pub open: f64,
-    /// Highest high.
-    pub high: f64,
-    /// Lowest low.
-    pub low: f64,
-    /// Last bar's close.
-    pub close: f64,
-    /// H1 bars aggregated.
-    pub bars: usize,
-}
-
-impl From<PeriodOhlc> for PeriodOhlcOut {
-    fn from(p: PeriodOhlc) -> Self {
-        Self {
-            start: to_iso(p.start),
-            open: p.open,
-            high: p.high,
-            low: p.low,
-            close: p.close,
-            bars: p.bars,
-        }
-    }
-}
-
-/// The previous and current period of one kind.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PeriodLevelsOut {
-    /// `day`, `week` or `month` (UTC; weeks start on Monday).
-    pub period: LevelPeriod,
-    /// The latest period with bars before the current one: previous high, low and close.
-    pub previous: Option<PeriodOhlcOut>,
-    /// The current period so far.
-    pub current: Option<PeriodOhlcOut>,
-}
-
-/// A support or resistance zone.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ZoneOut {
-    /// Lower bound.
-    pub low: f64,
-    /// Upper bound.
-    pub high: f64,
-    /// Mean price of its swings.
-    pub level: f64,
-    /// `support` (below the price), `resistance` (above) or `contains_price`.
-    pub role: ZoneRole,
-    /// Confirmed swings in the zone (touches).
-    pub touches: usize,
-    /// Of which swing highs.
-    pub swing_highs: usize,
-    /// Of which swing lows (both kinds: a level that changed role).
-    pub swing_lows: usize,
-    /// Time of the earliest swing bar, ISO 8601 UTC.
-    pub first_touch: String,
-    /// Time of the latest swing bar (the last touch), ISO 8601 UTC.
-    pub last_touch: String,
-    /// Distance from the price to the zone's nearest edge (0 inside).
-    pub distance: f64,
-}
-
 /// Support and resistance zones.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ZonesOut {
@@ -146,7 +80,7 @@ pub struct ZonesOut {
     /// Confirmed swings found.
     pub swings: usize,
     /// Zones, nearest to the price first.
-    pub zones: Vec<ZoneOut>,
+    pub zones: Vec<Zone>,
 }
 
 /// Output of `get_key_levels`.
@@ -157,11 +91,13 @@ pub struct KeyLevelsOutput {
     /// Reference price: the bid of the latest quote.
     pub price: f64,
     /// Time of the latest quote, ISO 8601 UTC: the "now" of the periods.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Decimal digits of the symbol's price.
     pub digits: u32,
     /// Previous and current UTC day, ISO week and month (from H1 bars).
-    pub periods: Vec<PeriodLevelsOut>,
+    pub periods: Vec<PeriodLevels>,
     /// Period of the pivots.
     pub pivot_period: LevelPeriod,
     /// Pivot points of every method (classic, fibonacci, camarilla, woodie) from the previous `pivot_period`; empty when it has no bars.
@@ -265,17 +201,9 @@ async fn get_key_levels(ctx: ToolContext, input: KeyLevelsToolInput) -> Result<K
     Ok(KeyLevelsOutput {
         symbol: spec.name.clone(),
         price: k.price,
-        time: to_iso(now),
+        time: now,
         digits: spec.digits,
-        periods: k
-            .periods
-            .into_iter()
-            .map(|p| PeriodLevelsOut {
-                period: p.period,
-                previous: p.previous.map(PeriodOhlcOut::from),
-                current: p.current.map(PeriodOhlcOut::from),
-            })
-            .collect(),
+        periods: k.periods,
         pivot_period: config.pivot_period,
         pivots: k.pivots,
         zones: k.zones.map(|z| ZonesOut {
@@ -283,22 +211,7 @@ async fn get_key_levels(ctx: ToolContext, input: KeyLevelsToolInput) -> Result<K
             bars: zone_bars.len(),
             width: z.width,
             swings: z.swings,
-            zones: z
-                .zones
-                .into_iter()
-                .map(|z| ZoneOut {
-                    low: z.low,
-                    high: z.high,
-                    level: z.level,
-                    role: z.role,
-                    touches: z.touches,
-                    swing_highs: z.swing_highs,
-                    swing_lows: z.swing_lows,
-                    first_touch: to_iso(z.first_touch),
-                    last_touch: to_iso(z.last_touch),
-                    distance: z.distance,
-                })
-                .collect(),
+            zones: z.zones,
         }),
         round_numbers: k.round_numbers,
         notes: k.notes,

@@ -10,12 +10,12 @@
 use futures_util::future::try_join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::events::{EconomicEvent, Importance};
+use tradeterm_core::events::EconomicEvent;
 use tradeterm_core::macro_context::{
-    self as mc, ContextReading, MomentumScore, RateDecision, RateSource, RiskComponent, RiskTone, Stance, StanceConfig,
-    SurpriseConfig, SurpriseLabel, ToneVote,
+    self as mc, ContextReading, MomentumScore, RateDecision, RateSource, RiskComponent, RiskTone, ScoredDecision,
+    Stance, StanceConfig, SurpriseConfig, SurpriseIndex, ToneVote,
 };
-use tradeterm_core::time::{DAY_MS, UnixMs, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso};
 use tradeterm_core::{Bar, CoreError, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -189,7 +189,9 @@ pub struct ContextInputOut {
     /// Change of the level over `change_bars` daily bars, percent.
     pub change_pct: Option<f64>,
     /// Open time of the latest daily bar (ISO 8601 UTC).
-    pub bar_time: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub bar_time: Option<UnixMs>,
     /// Why it is missing, or why it has no change.
     pub reason: Option<String>,
 }
@@ -198,7 +200,9 @@ pub struct ContextInputOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct MarketContextOutput {
     /// When it was computed (ISO 8601 UTC).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// Daily bars of the change.
     pub change_bars: u32,
     /// DXY, VIX and US10Y, in that order.
@@ -254,7 +258,7 @@ async fn market_context(ctx: ToolContext, input: MarketContextInput) -> Result<M
                     out.available = true;
                     out.level = Some(last.close);
                     out.change_pct = change;
-                    out.bar_time = Some(to_iso(last.time));
+                    out.bar_time = Some(last.time);
                     if change.is_none() {
                         out.reason = Some(format!("only {} daily bars: no change", bars.len()));
                     }
@@ -270,7 +274,7 @@ async fn market_context(ctx: ToolContext, input: MarketContextInput) -> Result<M
     }
     let tone = mc::risk_tone(readings[0], readings[1], readings[2]).map_err(core_err)?;
     Ok(MarketContextOutput {
-        as_of: to_iso(ctx.now_ms),
+        as_of: ctx.now_ms,
         change_bars,
         missing: inputs
             .iter()
@@ -344,9 +348,13 @@ pub struct RegimeComponentOut {
     /// Closed bars used.
     pub bars: usize,
     /// Open time of the first bar used (ISO 8601 UTC).
-    pub from: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub from: Option<UnixMs>,
     /// Open time of the last bar used (ISO 8601 UTC).
-    pub to: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub to: Option<UnixMs>,
     /// Why it is unavailable.
     pub reason: Option<String>,
 }
@@ -355,7 +363,9 @@ pub struct RegimeComponentOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RiskRegimeOutput {
     /// When it was computed (ISO 8601 UTC).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// Timeframe of the momentum bars.
     pub timeframe: Timeframe,
     /// Closed bars of momentum requested per component.
@@ -422,8 +432,8 @@ async fn risk_regime(ctx: ToolContext, input: RiskRegimeInput) -> Result<RiskReg
                             out.score = Some(score);
                             out.level = Some(last.close);
                             out.bars = 1;
-                            out.from = Some(to_iso(last.time));
-                            out.to = Some(to_iso(last.time));
+                            out.from = Some(last.time);
+                            out.to = Some(last.time);
                         }
                         Err(e) => out.reason = Some(e.to_string()),
                     }
@@ -440,8 +450,8 @@ async fn risk_regime(ctx: ToolContext, input: RiskRegimeInput) -> Result<RiskReg
                             out.score = Some(m.score);
                             out.momentum = Some(m);
                             out.bars = used.len();
-                            out.from = used.first().map(|b| to_iso(b.time));
-                            out.to = used.last().map(|b| to_iso(b.time));
+                            out.from = used.first().map(|b| b.time);
+                            out.to = used.last().map(|b| b.time);
                         }
                         Err(e) => {
                             out.reason = Some(format!("{} closed bars of `{sym}`: {e}", used.len()));
@@ -455,7 +465,7 @@ async fn risk_regime(ctx: ToolContext, input: RiskRegimeInput) -> Result<RiskReg
     let parts: Vec<(f64, Option<f64>)> = components.iter().map(|c| (c.weight, c.score)).collect();
     let comp = mc::composite(&parts).map_err(core_err)?;
     Ok(RiskRegimeOutput {
-        as_of: to_iso(ctx.now_ms),
+        as_of: ctx.now_ms,
         timeframe,
         lookback,
         score: comp.score,
@@ -562,70 +572,21 @@ pub struct SurpriseInput {
     pub source: SourcePreference,
 }
 
-/// One release of a surprise index.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SurpriseComponentOut {
-    /// Event id.
-    pub event_id: String,
-    /// Event name.
-    pub name: String,
-    /// Release time (ISO 8601 UTC).
-    pub time: String,
-    /// Category.
-    pub category: String,
-    /// Importance (weight: high 1, medium 0.6, low 0.3).
-    pub importance: Importance,
-    /// Actual.
-    pub actual: f64,
-    /// Forecast.
-    pub forecast: f64,
-    /// `actual - forecast`.
-    pub surprise: f64,
-    /// RMS of `actual - forecast` over the series' releases in the window.
-    pub scale: f64,
-    /// Standardised, signed surprise in [-3, 3]: positive = better than expected.
-    pub z: f64,
-    /// +1, or -1 for series where higher is worse (unemployment, jobless claims).
-    pub direction: f64,
-    /// Importance weight × 0.5^(age in days / half-life).
-    pub weight: f64,
-}
-
-/// An event left out, and why.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SkippedOut {
-    /// Event id.
-    pub event_id: String,
-    /// `no_actual`, `no_forecast`, `direction_unclear` or `too_few_releases` (fewer than 3 in the window).
-    pub reason: String,
-}
-
-/// The surprise index of one currency.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CurrencySurpriseOut {
-    /// Currency.
-    pub currency: String,
-    /// Weighted mean of the standardised surprises, in [-3, 3]; `null` without a usable release (never 0 by default).
-    pub index: Option<f64>,
-    /// `above_expectations` (>= 0.25), `in_line`, `below_expectations` (<= -0.25) or `no_data`.
-    pub label: SurpriseLabel,
-    /// Releases used.
-    pub events_used: usize,
-    /// The releases used, oldest first.
-    pub components: Vec<SurpriseComponentOut>,
-    /// Released events left out.
-    pub skipped: Vec<SkippedOut>,
-}
-
 /// Output of `get_economic_surprise`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SurpriseOutput {
     /// When it was computed (ISO 8601 UTC): releases up to this time count.
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// Start of the window (ISO 8601 UTC, inclusive).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// End of the window (ISO 8601 UTC, exclusive; = `as_of`).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Half-life of the decay, days.
     pub half_life_days: u32,
     /// Where the calendar came from: `terminal`, `server` or `none`.
@@ -634,7 +595,7 @@ pub struct SurpriseOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// One index per currency, in the order asked.
-    pub currencies: Vec<CurrencySurpriseOut>,
+    pub currencies: Vec<SurpriseIndex>,
 }
 
 async fn economic_surprise(ctx: ToolContext, input: SurpriseInput) -> Result<SurpriseOutput, ToolError> {
@@ -650,44 +611,12 @@ async fn economic_surprise(ctx: ToolContext, input: SurpriseInput) -> Result<Sur
     };
     let mut out = Vec::new();
     for c in &currencies {
-        let s = mc::surprise_index(&events, c, to, &cfg).map_err(core_err)?;
-        out.push(CurrencySurpriseOut {
-            currency: s.currency,
-            index: s.index,
-            label: s.label,
-            events_used: s.events_used,
-            components: s
-                .components
-                .into_iter()
-                .map(|k| SurpriseComponentOut {
-                    event_id: k.event_id,
-                    name: k.name,
-                    time: to_iso(k.time),
-                    category: k.category,
-                    importance: k.importance,
-                    actual: k.actual,
-                    forecast: k.forecast,
-                    surprise: k.surprise,
-                    scale: k.scale,
-                    z: k.z,
-                    direction: k.direction,
-                    weight: k.weight,
-                })
-                .collect(),
-            skipped: s
-                .skipped
-                .into_iter()
-                .map(|k| SkippedOut {
-                    event_id: k.event_id,
-                    reason: k.reason,
-                })
-                .collect(),
-        });
+        out.push(mc::surprise_index(&events, c, to, &cfg).map_err(core_err)?);
     }
     Ok(SurpriseOutput {
-        as_of: to_iso(to),
-        from: to_iso(from),
-        to: to_iso(to),
+        as_of: to,
+        from,
+        to,
         half_life_days: half_life,
         source,
         note,
@@ -726,36 +655,6 @@ pub struct RateExpectationsInput {
     pub source: SourcePreference,
 }
 
-/// A rate decision from the calendar.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct DecisionOut {
-    /// Event id.
-    pub event_id: String,
-    /// Event name.
-    pub name: String,
-    /// Decision time (ISO 8601 UTC).
-    pub time: String,
-    /// Rate decided, percent (`null` until released).
-    pub actual: Option<f64>,
-    /// The calendar's consensus forecast (a survey, not a market price).
-    pub forecast: Option<f64>,
-    /// Rate before the decision.
-    pub previous: Option<f64>,
-}
-
-impl From<RateDecision> for DecisionOut {
-    fn from(d: RateDecision) -> Self {
-        Self {
-            event_id: d.event_id,
-            name: d.name,
-            time: to_iso(d.time),
-            actual: d.actual,
-            forecast: d.forecast,
-            previous: d.previous,
-        }
-    }
-}
-
 /// Rate expectations of one central bank.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BankRatesOut {
@@ -770,11 +669,11 @@ pub struct BankRatesOut {
     /// `last_decision_actual` or `decision_previous`.
     pub current_rate_source: Option<RateSource>,
     /// Last released decision (within the past 366 days).
-    pub last_decision: Option<DecisionOut>,
+    pub last_decision: Option<RateDecision>,
     /// Next scheduled decision within the horizon.
-    pub next_meeting: Option<DecisionOut>,
+    pub next_meeting: Option<RateDecision>,
     /// A decision whose time has passed but whose result the calendar does not have yet: the current rate may be stale.
-    pub pending_decision: Option<DecisionOut>,
+    pub pending_decision: Option<RateDecision>,
     /// Next meeting's consensus forecast minus the current rate: a survey, not a probability.
     pub consensus_change: Option<f64>,
     /// What the calendar could not tell (`current_rate`, `last_decision`, `next_meeting`, `consensus`).
@@ -785,7 +684,9 @@ pub struct BankRatesOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RateExpectationsOutput {
     /// When it was computed (ISO 8601 UTC).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// `calendar_only`: the terminal offers no OIS or rate-futures prices, so no meeting probability is given.
     pub data_quality: RateDataQuality,
     /// Where the calendar came from: `terminal`, `server` or `none`.
@@ -821,15 +722,15 @@ async fn rate_expectations(
             data_quality: RateDataQuality::CalendarOnly,
             current_rate: r.current_rate,
             current_rate_source: r.current_rate_source,
-            last_decision: r.last_decision.map(DecisionOut::from),
-            next_meeting: r.next_meeting.map(DecisionOut::from),
-            pending_decision: r.pending_decision.map(DecisionOut::from),
+            last_decision: r.last_decision,
+            next_meeting: r.next_meeting,
+            pending_decision: r.pending_decision,
             consensus_change: r.consensus_change,
             missing: r.missing,
         });
     }
     Ok(RateExpectationsOutput {
-        as_of: to_iso(now),
+        as_of: now,
         data_quality: RateDataQuality::CalendarOnly,
         source,
         note,
@@ -862,25 +763,6 @@ pub struct CbStanceInput {
     pub source: SourcePreference,
 }
 
-/// One scored decision.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ScoredDecisionOut {
-    /// Event id.
-    pub event_id: String,
-    /// Decision time (ISO 8601 UTC).
-    pub time: String,
-    /// Rate decided, percent.
-    pub rate: f64,
-    /// `actual - previous`: > 0 hike, < 0 cut, 0 hold.
-    pub change: f64,
-    /// `actual - forecast`, when the calendar has a forecast.
-    pub vs_forecast: Option<f64>,
-    /// Decision score in [-1, 1].
-    pub score: f64,
-    /// Decay weight, `0.5^(age days / 90)`.
-    pub weight: f64,
-}
-
 /// The stance of one central bank.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BankStanceOut {
@@ -903,18 +785,24 @@ pub struct BankStanceOut {
     /// Inflation releases used.
     pub inflation_events_used: usize,
     /// Released decisions, oldest first.
-    pub decisions: Vec<ScoredDecisionOut>,
+    pub decisions: Vec<ScoredDecision>,
 }
 
 /// Output of `get_cb_stance`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CbStanceOutput {
     /// When it was computed (ISO 8601 UTC).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// Start of the window (ISO 8601 UTC).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// End of the window (= `as_of`).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// `calendar_derived`.
     pub data_quality: StanceDataQuality,
     /// Where the calendar came from: `terminal`, `server` or `none`.
@@ -945,25 +833,13 @@ async fn cb_stance(ctx: ToolContext, input: CbStanceInput) -> Result<CbStanceOut
             inflation_component: s.inflation_component,
             inflation_surprise_index: s.inflation.index,
             inflation_events_used: s.inflation.events_used,
-            decisions: s
-                .decisions
-                .into_iter()
-                .map(|d| ScoredDecisionOut {
-                    event_id: d.event_id,
-                    time: to_iso(d.time),
-                    rate: d.rate,
-                    change: d.change,
-                    vs_forecast: d.vs_forecast,
-                    score: d.score,
-                    weight: d.weight,
-                })
-                .collect(),
+            decisions: s.decisions,
         });
     }
     Ok(CbStanceOutput {
-        as_of: to_iso(to),
-        from: to_iso(from),
-        to: to_iso(to),
+        as_of: to,
+        from,
+        to,
         data_quality: StanceDataQuality::CalendarDerived,
         source,
         note,

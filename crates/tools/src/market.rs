@@ -2,8 +2,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::time::{UnixMs, parse_iso, to_iso};
-use tradeterm_core::{Bar, SymbolSpec, Timeframe};
+use tradeterm_core::time::{UnixMs, parse_iso};
+use tradeterm_core::{Bar, SymbolSpec, Tick, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
 use crate::context::unexpected;
@@ -37,19 +37,6 @@ pub struct TickInput {
     pub symbol: String,
 }
 
-/// A quote (spec §2 Tick).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct TickOutput {
-    /// Instrument name.
-    pub symbol: String,
-    /// Bid price.
-    pub bid: f64,
-    /// Ask price.
-    pub ask: f64,
-    /// Quote time, ISO 8601 UTC.
-    pub time: String,
-}
-
 /// Input of `get_symbols`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -81,23 +68,6 @@ pub struct BarsInput {
     pub to: Option<String>,
 }
 
-/// One bar with an ISO time.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct BarOut {
-    /// Open time, ISO 8601 UTC.
-    pub time: String,
-    /// Open.
-    pub open: f64,
-    /// High.
-    pub high: f64,
-    /// Low.
-    pub low: f64,
-    /// Close.
-    pub close: f64,
-    /// Volume (tick volume for FX).
-    pub volume: f64,
-}
-
 /// Bars, oldest first.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BarsOutput {
@@ -106,7 +76,7 @@ pub struct BarsOutput {
     /// Timeframe.
     pub timeframe: Timeframe,
     /// Bars, oldest first; the last one may still be forming.
-    pub bars: Vec<BarOut>,
+    pub bars: Vec<Bar>,
 }
 
 fn parse_time(field: &str, v: &Option<String>) -> Result<Option<UnixMs>, ToolError> {
@@ -172,8 +142,8 @@ pub(crate) fn tools() -> Vec<Tool> {
         }
         .build(|ctx: ToolContext, input: TickInput| async move {
             check_symbol(&input.symbol)?;
-            let t = ctx.tick(&input.symbol).await?;
-            Ok(TickOutput { symbol: t.symbol, bid: t.bid, ask: t.ask, time: to_iso(t.time) })
+            let tick: Tick = ctx.tick(&input.symbol).await?;
+            Ok(tick)
         }),
         ToolSpec {
             name: "get_symbols",
@@ -217,21 +187,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             let from = parse_time("from", &input.from)?;
             let to = parse_time("to", &input.to)?;
             let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, input.count, from, to).await?;
-            Ok(BarsOutput {
-                symbol: input.symbol,
-                timeframe: input.timeframe,
-                bars: bars
-                    .into_iter()
-                    .map(|b| BarOut {
-                        time: to_iso(b.time),
-                        open: b.open,
-                        high: b.high,
-                        low: b.low,
-                        close: b.close,
-                        volume: b.volume,
-                    })
-                    .collect(),
-            })
+            Ok(BarsOutput { symbol: input.symbol, timeframe: input.timeframe, bars })
         }),
     ]
 }

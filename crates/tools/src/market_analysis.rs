@@ -13,14 +13,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::confluence::{self, Op, Operand, SeriesRef};
 use tradeterm_core::fibonacci::{self, FibLevel, LegDirection};
-use tradeterm_core::orderflow;
+use tradeterm_core::orderflow::{self, FlowBucket};
 use tradeterm_core::regime::{
     self, ADX_TRENDING, ATR_CHANGE_BARS, ATR_RISE_EXPANDING_PCT, BANDWIDTH_COMPRESSED_PCT, BANDWIDTH_EXPANDING_PCT,
-    Bias, ER_TRENDING, Regime, RegimeConfig, RegimeMetrics, Style, SwingLabel, SwingPoint, Trend, TrendReport,
+    Bias, ER_TRENDING, LastBreak, Regime, RegimeConfig, RegimeMetrics, Style, SwingLabel, SwingPoint, Trend,
+    TrendReport,
 };
-use tradeterm_core::sessions;
-use tradeterm_core::structure::{BreakKind, Direction};
-use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::sessions::{self, SessionSummary};
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, CoreError, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -77,8 +77,9 @@ async fn bars_of(ctx: &ToolContext, symbol: &str, timeframe: Timeframe, n: u32) 
     Ok(bars)
 }
 
-fn last_time(bars: &[Bar]) -> String {
-    bars.last().map(|b| to_iso(b.time)).unwrap_or_default()
+/// Open time of the last bar (0 for no bars; the tools only call it with some).
+fn last_time(bars: &[Bar]) -> UnixMs {
+    bars.last().map_or(0, |b| b.time)
 }
 
 /// The thresholds the regime rules use (see `docs/analytics.md`).
@@ -137,7 +138,9 @@ pub struct VolatilityRegimeOutput {
     /// Bars analysed.
     pub bars: usize,
     /// Open time of the last bar (ISO 8601 UTC): the regime is as of this bar's close.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// `compressed`, `expanding`, `trending` or `choppy`.
     pub regime: Regime,
     /// The rule that matched, with its numbers.
@@ -176,32 +179,23 @@ pub struct SwingOut {
     /// Price of the swing (the bar's high for a high, low for a low).
     pub price: f64,
     /// Open time of the swing bar (ISO 8601 UTC).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Open time of the bar at whose close the swing was confirmed.
-    pub confirmed_time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub confirmed_time: UnixMs,
 }
 
-fn swing_out(p: &SwingPoint, bars: &[Bar]) -> SwingOut {
-    SwingOut {
+/// `None` if the swing's confirmation bar is not in `bars` (it always is for
+/// swings detected on them).
+fn swing_out(p: &SwingPoint, bars: &[Bar]) -> Option<SwingOut> {
+    Some(SwingOut {
         price: p.price,
-        time: to_iso(p.time),
-        confirmed_time: bars.get(p.confirmed_at).map(|b| to_iso(b.time)).unwrap_or_default(),
-    }
-}
-
-/// The last break of structure / change of character.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct BreakOut {
-    /// `bos` (continuation) or `choch` (reversal).
-    pub kind: BreakKind,
-    /// `bullish` or `bearish`.
-    pub direction: Direction,
-    /// The broken swing level.
-    pub level: f64,
-    /// Open time of the swing whose level was broken.
-    pub swing_time: String,
-    /// Open time of the first bar that closed beyond the level.
-    pub broken_time: String,
+        time: p.time,
+        confirmed_time: bars.get(p.confirmed_at)?.time,
+    })
 }
 
 /// Market structure of one timeframe.
@@ -212,7 +206,9 @@ pub struct TimeframeStructure {
     /// Bars analysed.
     pub bars: usize,
     /// Open time of the last bar analysed.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// `bullish`, `bearish` or `ranging`.
     pub trend: Trend,
     /// The rule that decided the trend.
@@ -226,7 +222,7 @@ pub struct TimeframeStructure {
     /// Last confirmed swing low.
     pub last_swing_low: Option<SwingOut>,
     /// Last BOS / CHoCH.
-    pub last_break: Option<BreakOut>,
+    pub last_break: Option<LastBreak>,
 }
 
 fn structure_out(timeframe: Timeframe, bars: &[Bar], t: TrendReport) -> TimeframeStructure {
@@ -238,15 +234,9 @@ fn structure_out(timeframe: Timeframe, bars: &[Bar], t: TrendReport) -> Timefram
         rule: t.rule,
         high_label: t.high_label,
         low_label: t.low_label,
-        last_swing_high: t.last_swing_high.as_ref().map(|p| swing_out(p, bars)),
-        last_swing_low: t.last_swing_low.as_ref().map(|p| swing_out(p, bars)),
-        last_break: t.last_break.map(|b| BreakOut {
-            kind: b.kind,
-            direction: b.direction,
-            level: b.level,
-            swing_time: to_iso(b.swing_time),
-            broken_time: to_iso(b.broken_time),
-        }),
+        last_swing_high: t.last_swing_high.as_ref().and_then(|p| swing_out(p, bars)),
+        last_swing_low: t.last_swing_low.as_ref().and_then(|p| swing_out(p, bars)),
+        last_break: t.last_break,
     }
 }
 
@@ -338,7 +328,9 @@ pub struct StrategyStyleOutput {
     /// Timeframe.
     pub timeframe: Timeframe,
     /// Open time of the last bar analysed.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// `trend-follow`, `mean-revert`, `breakout` or `stand-aside`.
     pub style: Style,
     /// Favoured direction: `long`, `short` or `neutral`.
@@ -423,7 +415,9 @@ pub struct ConditionResult {
     /// Whether it holds at the last bar.
     pub passed: bool,
     /// Open time of the last bar of the timeframe.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Left series (`indicator.output`).
     pub left_name: String,
     /// Left value at the last bar.
@@ -549,7 +543,9 @@ pub struct FibonacciOutput {
     /// Close of the last bar, to place price among the levels.
     pub last_close: f64,
     /// Open time of the last bar.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
 }
 
 async fn get_fibonacci_levels(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutput, ToolError> {
@@ -563,12 +559,15 @@ async fn get_fibonacci_levels(ctx: ToolContext, input: FibonacciInput) -> Result
     }
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, n).await?;
     let f = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
+    let swing = |p: &SwingPoint| {
+        swing_out(p, &bars).ok_or_else(|| ToolError::Internal("a swing was confirmed outside the bars".into()))
+    };
     Ok(FibonacciOutput {
         symbol: input.symbol,
         timeframe: input.timeframe,
         direction: f.direction,
-        swing_high: swing_out(&f.high, &bars),
-        swing_low: swing_out(&f.low, &bars),
+        swing_high: swing(&f.high)?,
+        swing_low: swing(&f.low)?,
         range: f.range,
         retracements: f.retracements,
         extensions: f.extensions,
@@ -605,48 +604,6 @@ async fn session_bars(ctx: &ToolContext, symbol: &str, days: usize) -> Result<Ve
     bars_of(ctx, symbol, Timeframe::H1, want).await
 }
 
-/// One session on its most recent day.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SessionDayOut {
-    /// The day (ISO date at midnight UTC).
-    pub day: String,
-    /// Session high.
-    pub high: f64,
-    /// Open time of the H1 bar that made the high.
-    pub high_time: String,
-    /// Session low.
-    pub low: f64,
-    /// Open time of the H1 bar that made the low.
-    pub low_time: String,
-    /// `high − low`.
-    pub range: f64,
-}
-
-/// Statistics of one session.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SessionOut {
-    /// `asia`, `london` or `new_york`.
-    pub name: String,
-    /// Start hour, UTC (inclusive).
-    pub start_hour: u8,
-    /// End hour, UTC (exclusive).
-    pub end_hour: u8,
-    /// Days with bars in the session.
-    pub days: usize,
-    /// Mean session range (price units).
-    pub average_range: f64,
-    /// Median session range.
-    pub median_range: f64,
-    /// Mean share of the day's range covered by the session (0-1).
-    pub average_share_of_daily_range: f64,
-    /// UTC hour in which the session high was most often set.
-    pub typical_high_hour: Option<u8>,
-    /// UTC hour in which the session low was most often set.
-    pub typical_low_hour: Option<u8>,
-    /// The most recent day's session.
-    pub last: Option<SessionDayOut>,
-}
-
 /// Output of `get_session_stats`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionStatsOutput {
@@ -657,17 +614,17 @@ pub struct SessionStatsOutput {
     /// Days analysed.
     pub days: usize,
     /// First day analysed (midnight UTC).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Last day analysed (midnight UTC).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Mean daily range.
     pub average_daily_range: f64,
     /// Asia 00:00-08:00, London 07:00-16:00, New York 12:00-21:00 UTC (fixed, no daylight-saving shift).
-    pub sessions: Vec<SessionOut>,
-}
-
-fn day_iso(t: UnixMs) -> String {
-    to_iso(t)
+    pub sessions: Vec<SessionSummary>,
 }
 
 async fn get_session_stats(ctx: ToolContext, input: SessionInput) -> Result<SessionStatsOutput, ToolError> {
@@ -678,32 +635,10 @@ async fn get_session_stats(ctx: ToolContext, input: SessionInput) -> Result<Sess
         symbol: input.symbol,
         timeframe: Timeframe::H1,
         days: s.days,
-        from: day_iso(s.from_day),
-        to: day_iso(s.to_day),
+        from: s.from_day,
+        to: s.to_day,
         average_daily_range: s.average_daily_range,
-        sessions: s
-            .sessions
-            .into_iter()
-            .map(|x| SessionOut {
-                name: x.name,
-                start_hour: x.start_hour,
-                end_hour: x.end_hour,
-                days: x.days,
-                average_range: x.average_range,
-                median_range: x.median_range,
-                average_share_of_daily_range: x.average_share_of_daily_range,
-                typical_high_hour: x.typical_high_hour,
-                typical_low_hour: x.typical_low_hour,
-                last: x.last.map(|d| SessionDayOut {
-                    day: day_iso(d.day),
-                    high: d.high,
-                    high_time: to_iso(d.high_time),
-                    low: d.low,
-                    low_time: to_iso(d.low_time),
-                    range: d.range,
-                }),
-            })
-            .collect(),
+        sessions: s.sessions,
     })
 }
 
@@ -754,21 +689,6 @@ pub struct OrderFlowInput {
     pub bucket_minutes: Option<u32>,
 }
 
-/// One bucket of the delta series.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct FlowBucketOut {
-    /// Bucket start (ISO 8601 UTC).
-    pub time: String,
-    /// Ticks in the bucket.
-    pub ticks: usize,
-    /// Signed tick count of the bucket.
-    pub delta: i64,
-    /// Cumulative delta at the end of the bucket.
-    pub cumulative_delta: i64,
-    /// Mid price of the bucket's last tick.
-    pub close_mid: f64,
-}
-
 /// Output of `get_order_flow`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct OrderFlowOutput {
@@ -777,9 +697,13 @@ pub struct OrderFlowOutput {
     /// Always `tick_rule_tick_count`: FX has no real volume, so buy/sell pressure is counted in ticks.
     pub method: String,
     /// Start of the window (ISO 8601 UTC).
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// End of the window: the latest quote's time.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Ticks analysed.
     pub ticks: usize,
     /// Whether the tick limit (20000) was reached: then only the most recent ticks were analysed.
@@ -801,7 +725,7 @@ pub struct OrderFlowOutput {
     /// Bucket size, minutes.
     pub bucket_minutes: u32,
     /// Delta per bucket with the cumulative delta, oldest first (empty buckets omitted).
-    pub buckets: Vec<FlowBucketOut>,
+    pub buckets: Vec<FlowBucket>,
 }
 
 async fn get_order_flow(ctx: ToolContext, input: OrderFlowInput) -> Result<OrderFlowOutput, ToolError> {
@@ -841,8 +765,8 @@ async fn get_order_flow(ctx: ToolContext, input: OrderFlowInput) -> Result<Order
     Ok(OrderFlowOutput {
         symbol: input.symbol,
         method: "tick_rule_tick_count".into(),
-        from: to_iso(from),
-        to: to_iso(latest.time),
+        from,
+        to: latest.time,
         ticks: f.ticks,
         truncated: ticks.len() >= MAX_FLOW_TICKS as usize,
         buy_ticks: f.buy_ticks,
@@ -853,17 +777,7 @@ async fn get_order_flow(ctx: ToolContext, input: OrderFlowInput) -> Result<Order
         first_mid: f.first_mid,
         last_mid: f.last_mid,
         bucket_minutes: bucket,
-        buckets: f
-            .buckets
-            .into_iter()
-            .map(|b| FlowBucketOut {
-                time: to_iso(b.time),
-                ticks: b.ticks,
-                delta: b.delta,
-                cumulative_delta: b.cumulative_delta,
-                close_mid: b.close_mid,
-            })
-            .collect(),
+        buckets: f.buckets,
     })
 }
 

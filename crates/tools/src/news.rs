@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::time::{UnixMs, parse_iso, to_iso};
+use tradeterm_core::time::{UnixMs, iso, parse_iso};
 
 use crate::events::is_currency;
 use crate::market::check_symbol;
@@ -290,7 +290,9 @@ pub struct NewsItemOut {
     /// Provider id.
     pub id: String,
     /// Publication time (ISO 8601).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Headline.
     pub headline: String,
     /// Summary.
@@ -381,7 +383,7 @@ async fn get_news(ctx: ToolContext, input: NewsInput) -> Result<NewsOutput, Tool
             };
             Some(NewsItemOut {
                 id: i.id.clone(),
-                time: to_iso(i.time),
+                time: i.time,
                 headline: i.headline.clone(),
                 summary: i.summary.clone(),
                 source: i.source.clone(),

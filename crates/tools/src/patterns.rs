@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::patterns::{self, Direction, Pattern};
-use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, Timeframe};
 
 use crate::costs::core_err;
@@ -84,7 +84,9 @@ pub struct DetectPatternsInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PatternHitOut {
     /// Open time of the bar where the pattern completes (its last candle), ISO 8601 UTC.
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// The pattern (snake-case name).
     pub pattern: Pattern,
     /// The TA-Lib function it equals, e.g. `CDLENGULFING`.
@@ -119,11 +121,17 @@ pub struct DetectPatternsOutput {
     /// Closed bars scanned, warm-up included.
     pub bars_scanned: usize,
     /// Open time of the first bar of the lookback window, ISO 8601 UTC; null without bars.
-    pub from: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub from: Option<UnixMs>,
     /// Open time of the last closed bar, ISO 8601 UTC; null without bars.
-    pub to: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub to: Option<UnixMs>,
     /// Open time of the still-forming bar that was left out, ISO 8601 UTC; null when the last bar had closed.
-    pub forming_bar_skipped: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub forming_bar_skipped: Option<UnixMs>,
     /// Hits in the lookback window, oldest first (bars in time order, then the order of the pattern list above).
     pub hits: Vec<PatternHitOut>,
     /// Bullish hits.
@@ -186,9 +194,9 @@ async fn detect_patterns(ctx: ToolContext, input: DetectPatternsInput) -> Result
         patterns: wanted.clone(),
         lookback: bars.len() - window_start,
         bars_scanned: bars.len(),
-        from: bars.get(window_start).map(|b| to_iso(b.time)),
-        to: bars.last().map(|b| to_iso(b.time)),
-        forming_bar_skipped: skipped.map(to_iso),
+        from: bars.get(window_start).map(|b| b.time),
+        to: bars.last().map(|b| b.time),
+        forming_bar_skipped: skipped,
         hits: Vec::new(),
         bullish: 0,
         bearish: 0,
@@ -209,7 +217,7 @@ async fn detect_patterns(ctx: ToolContext, input: DetectPatternsInput) -> Result
             out.latest_bar_hits += 1;
         }
         out.hits.push(PatternHitOut {
-            time: to_iso(h.time),
+            time: h.time,
             pattern: h.pattern,
             talib_name: h.pattern.talib_name(),
             direction: h.direction,

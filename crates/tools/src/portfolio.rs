@@ -13,7 +13,7 @@ use tradeterm_core::portfolio::{
     self, CorrelatedPair, CorrelationMethod, ExposureLeg, ExposureLimits, ExposureReport, ExposureRequest, MAX_SYMBOLS,
     MIN_SYMBOLS, SymbolCorrelations,
 };
-use tradeterm_core::time::{UnixMs, to_iso};
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::trading::{Quote, conversion_rate};
 use tradeterm_core::{CoreError, Side, SymbolSpec, Tick, Timeframe};
 
@@ -62,9 +62,13 @@ pub struct CorrelationOutput {
     /// Aligned log returns every correlation was computed from (common bar times minus one).
     pub returns: usize,
     /// Open time of the first aligned bar, ISO 8601 UTC.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Open time of the last aligned bar, ISO 8601 UTC (it may still be forming).
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// N×N correlations of log returns in [-1, 1]: `matrix[i][j]` pairs `symbols[i]` with `symbols[j]`; symmetric,
     /// 1 on the diagonal; `null` for a symbol whose price did not move over the window (undefined correlation).
     pub matrix: Vec<Vec<Option<f64>>>,
@@ -169,8 +173,8 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
         method,
         bars,
         returns: m.returns,
-        from: to_iso(m.from),
-        to: to_iso(m.to),
+        from: m.from,
+        to: m.to,
         matrix: m.matrix,
         most_correlated,
         least_correlated,

@@ -16,16 +16,16 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::Deal;
-use tradeterm_core::equity_guard::GuardRules;
+use tradeterm_core::equity_guard::{Breach, GuardRules};
 use tradeterm_core::prop_firm::{
     self, AccountState, DrawdownMode, LimitStatus, ObjectiveStatus, Preset, PropFirmRules, Verdict,
 };
-use tradeterm_core::time::{DAY_MS, parse_iso, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, parse_iso, to_iso};
 use tradeterm_protocol::{Command, CommandResult};
 use tradeterm_store::PropFirmRecord;
 
 use crate::context::unexpected;
-use crate::equity_guard::{self, BreachOut, SOURCE_PROP_FIRM};
+use crate::equity_guard::{self, SOURCE_PROP_FIRM};
 use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Oldest accepted start of a challenge (the deal history is read from it).
@@ -81,64 +81,23 @@ pub struct SetPropFirmRulesInput {
     pub link_equity_guard: Option<bool>,
 }
 
-/// A stored rule set, as the tools show it.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RulesOut {
-    /// Preset it was built from, or `null` for a custom rule set.
-    pub preset: Option<Preset>,
-    /// Account size, the base of every percentage.
-    pub initial_balance: f64,
-    /// Start of the challenge, ISO 8601 UTC.
-    pub start_time: String,
-    /// Maximum daily loss, % of the initial balance.
-    pub max_daily_loss_percent: Option<f64>,
-    /// Maximum overall loss, % of the initial balance.
-    pub max_loss_percent: Option<f64>,
-    /// `static` or `trailing`.
-    pub drawdown_mode: DrawdownMode,
-    /// Profit target, % of the initial balance.
-    pub profit_target_percent: Option<f64>,
-    /// Minimum trading days.
-    pub min_trading_days: Option<u32>,
-    /// Largest share of total profit one day may hold, %.
-    pub consistency_percent: Option<f64>,
-    /// Hour (UTC) at which the trading day changes.
-    pub day_start_hour_utc: u8,
-    /// Whether live orders are refused while breached (otherwise advisory).
-    pub link_equity_guard: bool,
-}
-
-impl From<&PropFirmRules> for RulesOut {
-    fn from(r: &PropFirmRules) -> Self {
-        Self {
-            preset: r.preset,
-            initial_balance: r.initial_balance,
-            start_time: to_iso(r.start_time),
-            max_daily_loss_percent: r.max_daily_loss_percent,
-            max_loss_percent: r.max_loss_percent,
-            drawdown_mode: r.drawdown_mode,
-            profit_target_percent: r.profit_target_percent,
-            min_trading_days: r.min_trading_days,
-            consistency_percent: r.consistency_percent,
-            day_start_hour_utc: r.day_start_hour_utc,
-            link_equity_guard: r.link_equity_guard,
-        }
-    }
-}
-
 /// Result of `set_prop_firm_rules`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SetPropFirmRulesOutput {
     /// Terminal the rules apply to.
     pub terminal_id: String,
     /// The rule set now in force.
-    pub rules: RulesOut,
+    pub rules: PropFirmRules,
     /// `advisory` or `enforced` (`link_equity_guard`).
     pub enforcement: Enforcement,
     /// When the rules were first set, ISO 8601 UTC.
-    pub created_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub created_at: UnixMs,
     /// When they were last replaced, ISO 8601 UTC.
-    pub updated_at: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub updated_at: UnixMs,
 }
 
 /// Whether the tracker only reports or also refuses live orders.
@@ -217,7 +176,9 @@ pub struct PropFirmStatusOutput {
     /// Current equity.
     pub equity: Option<f64>,
     /// Start of the current trading day, ISO 8601 UTC.
-    pub day_start: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub day_start: Option<UnixMs>,
     /// Balance at the start of the trading day.
     pub day_start_balance: Option<f64>,
     /// Profit or loss of the trading day (closed and floating, deposits excluded).
@@ -233,11 +194,13 @@ pub struct PropFirmStatusOutput {
     /// Breaches the live monitor recorded since the rules were set (time and
     /// equity at that moment), oldest first: any makes the verdict `breached`,
     /// even when the account has recovered since.
-    pub intraday_breaches: Vec<BreachOut>,
+    pub intraday_breaches: Vec<Breach>,
     /// Evaluation time, ISO 8601 UTC.
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// The rule set evaluated.
-    pub rules: RulesOut,
+    pub rules: PropFirmRules,
 }
 
 /// Result of `remove_prop_firm_rules`.
@@ -337,9 +300,9 @@ async fn set_prop_firm_rules(
     Ok(SetPropFirmRulesOutput {
         terminal_id: terminal,
         enforcement: enforcement(&rules),
-        rules: RulesOut::from(&rules),
-        created_at: to_iso(record.created_at),
-        updated_at: to_iso(record.updated_at),
+        rules,
+        created_at: record.created_at,
+        updated_at: record.updated_at,
     })
 }
 
@@ -503,7 +466,7 @@ async fn get_prop_firm_status(
     let Some((rules, outcome, breaches)) = evaluate(&ctx).await? else {
         return Err(no_rules(&terminal));
     };
-    let intraday_breaches: Vec<BreachOut> = breaches.iter().map(BreachOut::from).collect();
+    let intraday_breaches: Vec<Breach> = breaches.clone();
     let out = match outcome {
         Err(why) => PropFirmStatusOutput {
             terminal_id: terminal,
@@ -526,8 +489,8 @@ async fn get_prop_firm_status(
             trading_days: None,
             high_water_mark: None,
             intraday_breaches,
-            as_of: to_iso(ctx.now_ms),
-            rules: RulesOut::from(&rules),
+            as_of: ctx.now_ms,
+            rules,
         },
         Ok((account, s)) => PropFirmStatusOutput {
             terminal_id: terminal,
@@ -557,15 +520,15 @@ async fn get_prop_firm_status(
             currency: Some(account.currency),
             balance: Some(account.balance),
             equity: Some(account.equity),
-            day_start: Some(to_iso(s.day_start)),
+            day_start: Some(s.day_start),
             day_start_balance: Some(s.day_start_balance),
             daily_pnl: Some(s.daily_pnl),
             closed_profit: Some(s.closed_profit),
             net_cash_flow: Some(s.net_cash_flow),
             trading_days: Some(s.trading_days),
             high_water_mark: Some(s.high_water_mark),
-            as_of: to_iso(ctx.now_ms),
-            rules: RulesOut::from(&rules),
+            as_of: ctx.now_ms,
+            rules,
             limits: s.limits,
             objectives: s.objectives,
         },
@@ -700,6 +663,30 @@ mod tests {
             (None, None)
         );
         assert_eq!(custom.drawdown_mode, DrawdownMode::Trailing);
+    }
+
+    #[test]
+    fn stored_rules_read_iso_and_unix_ms_start_times() {
+        let rules = build_rules(
+            &input(serde_json::json!({ "preset": "generic", "initial_balance": 10000.0 })),
+            NOW,
+        )
+        .unwrap();
+        let record = |rules: serde_json::Value| PropFirmRecord {
+            license_id: "lic".into(),
+            terminal_id: "term".into(),
+            rules,
+            high_water_mark: None,
+            created_at: 1,
+            updated_at: 2,
+        };
+        let now = serde_json::to_value(&rules).unwrap();
+        assert_eq!(now["start_time"], "2026-11-18T12:00:00Z");
+        assert_eq!(stored_rules(&record(now.clone())).unwrap(), rules);
+        // Rules stored before times were written as ISO text.
+        let mut old = now;
+        old["start_time"] = serde_json::json!(NOW);
+        assert_eq!(stored_rules(&record(old)).unwrap(), rules);
     }
 
     #[test]

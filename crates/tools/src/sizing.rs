@@ -18,7 +18,7 @@ use tradeterm_core::sizing::{
     self, AccountSnapshot, ConversionRates, PortfolioInput, PortfolioSummary, RiskSpec, SizingError, SizingRequest,
     SizingResult, StopSpec, TickValueSource,
 };
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::trading::Quote;
 use tradeterm_core::{Side, SymbolSpec, Tick, Timeframe};
 
@@ -177,7 +177,9 @@ pub struct AtrUsed {
     /// ATR period.
     pub period: usize,
     /// Open time of the last closed bar the ATR is taken at, ISO 8601 UTC.
-    pub bar_time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub bar_time: UnixMs,
     /// Closed bars the ATR was computed over.
     pub bars: usize,
 }
@@ -198,7 +200,9 @@ pub struct PositionSizeOutput {
     /// Ask of the quote used.
     pub ask: f64,
     /// Time of the quote, ISO 8601 UTC.
-    pub quote_time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub quote_time: UnixMs,
     /// The ATR of an ATR stop; null for other stops.
     pub atr: Option<AtrUsed>,
     /// The sizing: volume, clamp, money at risk, margin, tick value self-check, warnings.
@@ -222,14 +226,14 @@ async fn atr_of(
     symbol: &str,
     timeframe: Timeframe,
     period: usize,
-    quote_time: tradeterm_core::time::UnixMs,
-) -> Result<(f64, String, usize), ToolError> {
+    quote_time: UnixMs,
+) -> Result<(f64, UnixMs, usize), ToolError> {
     let count = (period * ATR_BARS_PER_PERIOD + 1).min(crate::market::MAX_BARS as usize) as u32;
     let (bars, _) = closed_bars(ctx, symbol, timeframe, count, Some(quote_time)).await?;
     let atr = AverageTrueRange::new(period).map_err(core_err)?;
     let series = atr.over(&bars).map_err(core_err)?;
     match (series.last().copied().flatten(), bars.last()) {
-        (Some(v), Some(last)) if v.is_finite() && v > 0.0 => Ok((v, to_iso(last.time), bars.len())),
+        (Some(v), Some(last)) if v.is_finite() && v > 0.0 => Ok((v, last.time, bars.len())),
         (Some(_), Some(_)) => Err(ToolError::InvalidInput(format!(
             "the ATR({period}) of {symbol} {timeframe} is 0 (the price did not move): use another stop"
         ))),
@@ -306,7 +310,7 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
         entry_price: entry,
         bid: tick.bid,
         ask: tick.ask,
-        quote_time: to_iso(tick.time),
+        quote_time: tick.time,
         atr,
         result,
     })

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{AccountInfo, PendingOrder, Position};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -76,9 +76,13 @@ pub struct StateDeltaOutput {
     /// True on the caller's first call for this terminal: everything is reported as opened or placed.
     pub initial: bool,
     /// When the caller's previous call saw the state (ISO 8601); absent on the first call.
-    pub since: Option<String>,
+    #[serde(with = "iso::option")]
+    #[schemars(with = "Option<iso::Schema>")]
+    pub since: Option<UnixMs>,
     /// When this state was read (ISO 8601).
-    pub as_of: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub as_of: UnixMs,
     /// Positions that appeared.
     pub positions_opened: Vec<Position>,
     /// Positions that are gone (closed), as last seen.
@@ -220,7 +224,7 @@ async fn state_delta(ctx: ToolContext, _input: StateDeltaInput) -> Result<StateD
     };
     let initial = previous.is_none();
     let (prev, since) = match previous {
-        Some((s, at)) => (s, Some(to_iso(at))),
+        Some((s, at)) => (s, Some(at)),
         None => (
             Snapshot {
                 account: now.account,
@@ -249,7 +253,7 @@ async fn state_delta(ctx: ToolContext, _input: StateDeltaInput) -> Result<StateD
     Ok(StateDeltaOutput {
         initial,
         since,
-        as_of: to_iso(ctx.now_ms),
+        as_of: ctx.now_ms,
         positions_opened,
         positions_closed,
         positions_modified,
@@ -282,4 +286,37 @@ pub(crate) fn tools() -> Vec<Tool> {
         }
         .build(state_delta),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn snapshots_stored_with_unix_ms_times_still_read() {
+        let position = json!({
+            "ticket": 7, "symbol": "EURUSD", "side": "buy", "volume": 0.1, "open_price": 1.1,
+            "open_time": 1_795_003_200_000_i64, "stop_loss": null, "take_profit": null,
+            "current_price": 1.1, "swap": 0.0, "commission": 0.0, "profit": 0.0, "magic": 0, "comment": ""
+        });
+        let order = json!({
+            "ticket": 8, "symbol": "EURUSD", "order_type": "BUY_LIMIT", "volume": 0.1, "price": 1.0,
+            "stop_loss": null, "take_profit": null, "time_setup": 1_795_003_200_000_i64, "magic": 0, "comment": ""
+        });
+        let account = json!({
+            "balance": 1.0, "equity": 1.0, "margin": 0.0, "free_margin": 1.0, "margin_level": null, "profit": 0.0
+        });
+        let old = json!({ "account": account, "positions": { "7": position }, "orders": { "8": order } });
+        let snapshot: Snapshot = serde_json::from_value(old).expect("an old snapshot reads");
+        assert_eq!(snapshot.positions[&7].open_time, 1_795_003_200_000);
+        assert_eq!(snapshot.orders[&8].time_setup, 1_795_003_200_000);
+        // Written again, the times are ISO text, and read back the same.
+        let new = serde_json::to_value(&snapshot).unwrap();
+        assert_eq!(new["positions"]["7"]["open_time"], "2026-11-18T12:00:00Z");
+        let again: Snapshot = serde_json::from_value(new).unwrap();
+        assert_eq!(again.positions, snapshot.positions);
+        assert_eq!(again.orders, snapshot.orders);
+    }
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::Timeframe;
 use tradeterm_core::structure::{self, StructureConfig, StructureEvent};
-use tradeterm_core::time::to_iso;
+use tradeterm_core::time::{UnixMs, iso};
 
 use crate::market::{MAX_BARS, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -32,10 +32,14 @@ pub struct DetectStructureInput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TimedEvent {
     /// Open time of the bar the event refers to (ISO 8601 UTC).
-    pub time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
     /// Open time of the bar at whose close the event became known: nothing is
     /// ever reported before this bar closed, and reported events never change.
-    pub confirmed_time: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub confirmed_time: UnixMs,
     /// The event (`type` names it: `swing`, `fair_value_gap`, `order_block`, `liquidity_pool`, ...).
     pub event: StructureEvent,
 }
@@ -50,9 +54,13 @@ pub struct DetectStructureOutput {
     /// Bars analysed.
     pub bars: usize,
     /// Open time of the first bar analysed.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Open time of the last bar analysed.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Events in the order they became known.
     pub events: Vec<TimedEvent>,
 }
@@ -78,20 +86,23 @@ async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Resu
         .last_bars
         .map(|k| bars.len().saturating_sub(k as usize))
         .unwrap_or(0);
-    let time_of = |i: usize| bars.get(i).map(|b| to_iso(b.time)).unwrap_or_default();
+    // Event indices always lie in the series they were detected on.
+    let time_of = |i: usize| bars.get(i).map(|b| b.time);
     Ok(DetectStructureOutput {
         symbol: input.symbol,
         timeframe: input.timeframe,
         bars: bars.len(),
-        from: to_iso(first.time),
-        to: to_iso(last.time),
+        from: first.time,
+        to: last.time,
         events: events
             .into_iter()
             .filter(|e| e.confirmed_at() >= since)
-            .map(|e| TimedEvent {
-                time: time_of(e.index()),
-                confirmed_time: time_of(e.confirmed_at()),
-                event: e,
+            .filter_map(|e| {
+                Some(TimedEvent {
+                    time: time_of(e.index())?,
+                    confirmed_time: time_of(e.confirmed_at())?,
+                    event: e,
+                })
             })
             .collect(),
     })

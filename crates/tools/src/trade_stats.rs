@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::costs;
-use tradeterm_core::time::{DAY_MS, UnixMs, parse_iso, to_iso};
+use tradeterm_core::time::{DAY_MS, UnixMs, iso, parse_iso};
 use tradeterm_core::trade_stats::{
     self, BalanceAnchor, BalanceDrawdown, Bucket, DailyReturns, PnlPeriod, PnlRow, StatsRequest, TradeRef, TradeStats,
 };
@@ -51,61 +51,17 @@ pub struct PnlInput {
     pub period: Option<PnlPeriod>,
 }
 
-/// A trade named in the statistics.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct TradeRefOut {
-    /// Position id.
-    pub position: u64,
-    /// Instrument.
-    pub symbol: String,
-    /// Net result (profit + swap + commission), account currency.
-    pub net: f64,
-    /// Time of its last closing deal, ISO 8601 UTC.
-    pub close_time: String,
-}
-
-impl From<TradeRef> for TradeRefOut {
-    fn from(t: TradeRef) -> Self {
-        Self {
-            position: t.position,
-            symbol: t.symbol,
-            net: t.net,
-            close_time: to_iso(t.close_time),
-        }
-    }
-}
-
-/// Largest fall of the balance curve.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct BalanceDrawdownOut {
-    /// Largest fall, account currency (≥ 0).
-    pub amount: f64,
-    /// In percent of the running peak; null with a non-positive peak.
-    pub percent: Option<f64>,
-    /// Last time the balance stood at the peak, ISO 8601 UTC.
-    pub peak_time: String,
-    /// Time of the trough, ISO 8601 UTC.
-    pub trough_time: String,
-}
-
-impl From<BalanceDrawdown> for BalanceDrawdownOut {
-    fn from(d: BalanceDrawdown) -> Self {
-        Self {
-            amount: d.amount,
-            percent: d.percent,
-            peak_time: to_iso(d.peak_time),
-            trough_time: to_iso(d.trough_time),
-        }
-    }
-}
-
 /// Output of `get_trade_stats`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TradeStatsOutput {
     /// Range start, ISO 8601 UTC.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end, ISO 8601 UTC.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Account currency of the amounts.
     pub currency: String,
     /// Number of trades (positions with a closing deal in the range; partial closes are parts of one trade).
@@ -135,9 +91,9 @@ pub struct TradeStatsOutput {
     /// Σ net results of the trades.
     pub net_trade_profit: f64,
     /// Best trade.
-    pub best_trade: Option<TradeRefOut>,
+    pub best_trade: Option<TradeRef>,
     /// Worst trade.
-    pub worst_trade: Option<TradeRefOut>,
+    pub worst_trade: Option<TradeRef>,
     /// Longest run of consecutive winning trades (in close order; a break-even trade ends a run).
     pub longest_win_streak: usize,
     /// Longest run of consecutive losing trades.
@@ -165,7 +121,7 @@ pub struct TradeStatsOutput {
     /// Balance at `to`: the current balance minus the balance changes of the deals after `to`.
     pub ending_balance: Option<f64>,
     /// Largest drawdown of the balance curve (deposits and withdrawals taken out).
-    pub max_drawdown: BalanceDrawdownOut,
+    pub max_drawdown: BalanceDrawdown,
     /// Daily returns (UTC weekdays), annualised Sharpe and Sortino (risk-free rate and target 0, √252), drawdown of the daily-return index.
     pub daily: Option<DailyReturns>,
     /// By symbol, in name order; `trades` is each group's sample size.
@@ -181,8 +137,8 @@ pub struct TradeStatsOutput {
 impl TradeStatsOutput {
     fn new(s: TradeStats, currency: String) -> Self {
         Self {
-            from: to_iso(s.from),
-            to: to_iso(s.to),
+            from: s.from,
+            to: s.to,
             currency,
             trades: s.trades,
             wins: s.wins,
@@ -197,8 +153,8 @@ impl TradeStatsOutput {
             gross_profit: s.gross_profit,
             gross_loss: s.gross_loss,
             net_trade_profit: s.net_trade_profit,
-            best_trade: s.best_trade.map(TradeRefOut::from),
-            worst_trade: s.worst_trade.map(TradeRefOut::from),
+            best_trade: s.best_trade,
+            worst_trade: s.worst_trade,
             longest_win_streak: s.longest_win_streak,
             longest_loss_streak: s.longest_loss_streak,
             average_holding_seconds: s.average_holding_seconds,
@@ -212,7 +168,7 @@ impl TradeStatsOutput {
             withdrawals: s.withdrawals,
             starting_balance: s.starting_balance,
             ending_balance: s.ending_balance,
-            max_drawdown: s.max_drawdown.into(),
+            max_drawdown: s.max_drawdown,
             daily: s.daily,
             by_symbol: s.by_symbol,
             by_side: s.by_side,
@@ -222,63 +178,25 @@ impl TradeStatsOutput {
     }
 }
 
-/// P&L of one period.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PnlRowOut {
-    /// Label: `2026-11-18` (day), `2026-W47` (ISO week) or `2026-11` (month); `total` for the totals.
-    pub period: String,
-    /// Start of the period, ISO 8601 UTC (the range start for the totals).
-    pub start: String,
-    /// Σ `profit` of the trading deals (before swap and commission).
-    pub trading_profit: f64,
-    /// Σ swap of all deals (negative when charged).
-    pub swap: f64,
-    /// Σ commission of all deals (negative when charged).
-    pub commission: f64,
-    /// `trading_profit + swap + commission`: the period's P&L, cash flows excluded.
-    pub net: f64,
-    /// Deposits (cash flows, not profit).
-    pub deposits: f64,
-    /// Withdrawals, positive (cash flows, not losses).
-    pub withdrawals: f64,
-    /// Closing (`out`) deals.
-    pub closing_deals: usize,
-    /// Balance after the period's last deal.
-    pub balance_end: Option<f64>,
-}
-
-impl From<PnlRow> for PnlRowOut {
-    fn from(r: PnlRow) -> Self {
-        Self {
-            period: r.period,
-            start: to_iso(r.start),
-            trading_profit: r.trading_profit,
-            swap: r.swap,
-            commission: r.commission,
-            net: r.net,
-            deposits: r.deposits,
-            withdrawals: r.withdrawals,
-            closing_deals: r.closing_deals,
-            balance_end: r.balance_end,
-        }
-    }
-}
-
 /// Output of `get_pnl`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PnlOutput {
     /// Range start, ISO 8601 UTC.
-    pub from: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub from: UnixMs,
     /// Range end, ISO 8601 UTC.
-    pub to: String,
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Account currency of the amounts.
     pub currency: String,
     /// `day`, `week` or `month`.
     pub period: PnlPeriod,
     /// One row per period with at least one deal, oldest first.
-    pub rows: Vec<PnlRowOut>,
+    pub rows: Vec<PnlRow>,
     /// Totals over the range.
-    pub total: PnlRowOut,
+    pub total: PnlRow,
 }
 
 /// The range `[from, to)` of the input: defaults, ISO parsing, the cap.
@@ -355,12 +273,12 @@ async fn get_pnl(ctx: ToolContext, input: PnlInput) -> Result<PnlOutput, ToolErr
     let (deals, account, balance) = history(&ctx, from, to).await?;
     let report = trade_stats::pnl(&deals, from, to, period, Some(BalanceAnchor::End { balance })).map_err(core_err)?;
     Ok(PnlOutput {
-        from: to_iso(from),
-        to: to_iso(to),
+        from,
+        to,
         currency: account.currency,
         period: report.period,
-        rows: report.rows.into_iter().map(PnlRowOut::from).collect(),
-        total: report.total.into(),
+        rows: report.rows,
+        total: report.total,
     })
 }
 

@@ -134,7 +134,8 @@ impl Reply {
         let success = body.as_object().is_some_and(|o| {
             o.contains_key("data")
                 && o.keys().all(|k| k == "data" || k == "chart")
-                && o.get("chart").is_none_or(|c| c["data"].is_string() && c["mime_type"] == "image/png")
+                && o.get("chart")
+                    .is_none_or(|c| c["data"].is_string() && c["mime_type"] == "image/png")
         });
         if (200..300).contains(&status) {
             assert!(success, "{what}: {status} is not a success envelope: {body}");

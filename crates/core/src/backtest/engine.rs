@@ -80,13 +80,17 @@ pub struct Trade {
     pub direction: Direction,
     /// Index of the entry bar.
     pub entry_index: usize,
-    /// Entry bar open time (unix ms).
+    /// Entry bar open time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub entry_time: i64,
     /// Fill price including spread and slippage.
     pub entry_price: f64,
     /// Index of the exit bar.
     pub exit_index: usize,
-    /// Exit bar open time (unix ms).
+    /// Exit bar open time.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub exit_time: i64,
     /// Fill price including spread and slippage.
     pub exit_price: f64,

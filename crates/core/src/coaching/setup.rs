@@ -33,13 +33,14 @@ use serde::{Deserialize, Serialize};
 use crate::fibonacci::{self, FibLevel, FibLevels, LegDirection};
 use crate::regime::{
     self, ADX_TRENDING, ATR_CHANGE_BARS, ATR_RISE_EXPANDING_PCT, BANDWIDTH_COMPRESSED_PCT, BANDWIDTH_EXPANDING_PCT,
-    ER_TRENDING, Regime, RegimeConfig, RegimeMetrics, RegimeReport, SwingLabel, SwingPoint, Trend, TrendReport,
+    ER_TRENDING, LastBreak, Regime, RegimeConfig, RegimeMetrics, RegimeReport, SwingLabel, SwingPoint, Trend,
+    TrendReport,
 };
 use crate::structure::{
     self, BosChochConfig, BreakKind, Direction, FvgConfig, LiquidityConfig, OrderBlockConfig, StructureConfig,
     StructureEvent, SwingKind,
 };
-use crate::time::to_iso;
+use crate::time::{UnixMs, to_iso};
 use crate::{Bar, CoreError, Side};
 
 /// Default swing window of [`SetupParams`].
@@ -102,25 +103,14 @@ pub struct Observation {
 pub struct SwingView {
     /// Price of the swing.
     pub price: f64,
-    /// Open time of the swing bar (ISO 8601 UTC).
-    pub time: String,
+    /// Open time of the swing bar.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub time: UnixMs,
     /// Open time of the bar at whose close the swing was confirmed.
-    pub confirmed_time: String,
-}
-
-/// The last break of structure / change of character.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct BreakView {
-    /// `bos` or `choch`.
-    pub kind: BreakKind,
-    /// `bullish` or `bearish`.
-    pub direction: Direction,
-    /// The broken swing level.
-    pub level: f64,
-    /// Open time of the broken swing (ISO 8601 UTC).
-    pub swing_time: String,
-    /// Open time of the first bar that closed beyond the level.
-    pub broken_time: String,
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub confirmed_time: UnixMs,
 }
 
 /// Swing structure.
@@ -141,7 +131,7 @@ pub struct StructureView {
     /// Last confirmed swing low.
     pub last_swing_low: Option<SwingView>,
     /// Last BOS / CHoCH.
-    pub last_break: Option<BreakView>,
+    pub last_break: Option<LastBreak>,
     /// Confirmed swings (after supersession).
     pub swings: usize,
 }
@@ -217,10 +207,14 @@ pub struct Zone {
     pub top: f64,
     /// Lower bound (a pool's level).
     pub bottom: f64,
-    /// Open time of the bar the zone is about (gap middle bar, block candle, pool anchor), ISO 8601 UTC.
-    pub time: String,
+    /// Open time of the bar the zone is about (gap middle bar, block candle, pool anchor).
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub time: UnixMs,
     /// Open time of the bar at whose close the zone became known.
-    pub confirmed_time: String,
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub confirmed_time: UnixMs,
     /// Swings in a pool (null for gaps and blocks).
     pub members: Option<usize>,
     /// Above, below or at the close.
@@ -326,10 +320,14 @@ pub struct Caveat {
 pub struct SetupReport {
     /// Bars analysed.
     pub bars: usize,
-    /// Open time of the first bar (ISO 8601 UTC).
-    pub from: String,
+    /// Open time of the first bar.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub from: UnixMs,
     /// Open time of the last bar: everything is as of its close.
-    pub to: String,
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
+    pub to: UnixMs,
     /// Close of the last bar: the price all distances are measured from.
     pub price: f64,
     /// Decimals the prices are written with in the sentences (from the bars).
@@ -445,15 +443,17 @@ fn price_decimals(bars: &[Bar]) -> usize {
         .unwrap_or(0)
 }
 
-fn iso_at(bars: &[Bar], index: usize) -> String {
-    bars.get(index).map(|b| to_iso(b.time)).unwrap_or_default()
+/// Open time of bar `index`. The indices come from detection on `bars`, so
+/// they are always inside; one outside reads as the last bar.
+fn time_at(bars: &[Bar], index: usize) -> UnixMs {
+    bars.get(index).or(bars.last()).map_or(0, |b| b.time)
 }
 
 fn swing_view(p: &SwingPoint, bars: &[Bar]) -> SwingView {
     SwingView {
         price: p.price,
-        time: to_iso(p.time),
-        confirmed_time: iso_at(bars, p.confirmed_at),
+        time: p.time,
+        confirmed_time: time_at(bars, p.confirmed_at),
     }
 }
 
@@ -485,8 +485,8 @@ fn open_zones(events: &[StructureEvent], bars: &[Bar], price: f64, atr: f64) -> 
             direction,
             top,
             bottom,
-            time: iso_at(bars, index),
-            confirmed_time: iso_at(bars, confirmed),
+            time: time_at(bars, index),
+            confirmed_time: time_at(bars, confirmed),
             members,
             position,
             distance,
@@ -634,7 +634,7 @@ fn zone_family(kind: ZoneKind) -> (&'static str, &'static str) {
 /// Writes a zone into `o` and returns the phrase describing it.
 fn zone_phrase(o: &mut Obs, z: &Zone, c: &Ctx) -> String {
     let (prefix, name) = zone_family(z.kind);
-    let time = o.text(&format!("{prefix}.time"), z.time.clone());
+    let time = o.text(&format!("{prefix}.time"), to_iso(z.time));
     let dir = z.direction.as_str();
     let what = match z.kind {
         ZoneKind::LiquidityPool => {
@@ -774,8 +774,8 @@ pub fn explain(bars: &[Bar], params: &SetupParams) -> Result<SetupReport, CoreEr
 
     Ok(SetupReport {
         bars: bars.len(),
-        from: to_iso(first.time),
-        to: to_iso(last.time),
+        from: first.time,
+        to: last.time,
         price,
         price_decimals: pd,
         atr,
@@ -853,13 +853,7 @@ fn structure_view(trend: &TrendReport, swing_length: usize, bars: &[Bar]) -> Str
         low_label: trend.low_label,
         last_swing_high: trend.last_swing_high.as_ref().map(|point| swing_view(point, bars)),
         last_swing_low: trend.last_swing_low.as_ref().map(|point| swing_view(point, bars)),
-        last_break: trend.last_break.map(|last| BreakView {
-            kind: last.kind,
-            direction: last.direction,
-            level: last.level,
-            swing_time: to_iso(last.swing_time),
-            broken_time: to_iso(last.broken_time),
-        }),
+        last_break: trend.last_break,
         swings: trend.swings,
     }
 }
@@ -926,7 +920,7 @@ fn structure_trend_observation(
         (Some(label), Some(swing)) => {
             obs.text(&format!("structure.{kind}_label"), label_code(label));
             let swing_price = obs.num(&format!("structure.last_swing_{kind}"), swing.price, pd);
-            let time = obs.text(&format!("structure.last_swing_{kind}_time"), swing.time.clone());
+            let time = obs.text(&format!("structure.last_swing_{kind}_time"), to_iso(swing.time));
             format!(
                 "the last swing {kind} {swing_price} ({time}) is a {}",
                 label_name(label)
@@ -934,7 +928,7 @@ fn structure_trend_observation(
         }
         (None, Some(swing)) => {
             let swing_price = obs.num(&format!("structure.last_swing_{kind}"), swing.price, pd);
-            let time = obs.text(&format!("structure.last_swing_{kind}_time"), swing.time.clone());
+            let time = obs.text(&format!("structure.last_swing_{kind}_time"), to_iso(swing.time));
             format!("the only confirmed swing {kind} is {swing_price} ({time})")
         }
         (_, None) => format!("no swing {kind} is confirmed"),
@@ -958,8 +952,8 @@ fn last_break_observation(view: &StructureView, bar_count: usize, pd: usize) -> 
                 if last.kind == BreakKind::Bos { "bos" } else { "choch" },
             );
             let level = obs.num("structure.last_break.level", last.level, pd);
-            let swing_time = obs.text("structure.last_break.swing_time", last.swing_time.clone());
-            let broken_time = obs.text("structure.last_break.broken_time", last.broken_time.clone());
+            let swing_time = obs.text("structure.last_break.swing_time", to_iso(last.swing_time));
+            let broken_time = obs.text("structure.last_break.broken_time", to_iso(last.broken_time));
             format!(
                 "The last structure break is a {dir} {kind} through {level}, the swing of {swing_time}; the first close beyond it was the bar of {broken_time}."
             )
@@ -1064,9 +1058,9 @@ fn fibonacci_observation(leg: Option<(&FibLevels, &FibView)>, swing_length: usiz
             };
             let dir = obs.text("fibonacci.direction", dir);
             let start = obs.num("fibonacci.leg_start", from, ctx.pd);
-            let start_time = obs.text("fibonacci.leg_start_time", from_time.clone());
+            let start_time = obs.text("fibonacci.leg_start_time", to_iso(*from_time));
             let end = obs.num("fibonacci.leg_end", to, ctx.pd);
-            let end_time = obs.text("fibonacci.leg_end_time", to_time.clone());
+            let end_time = obs.text("fibonacci.leg_end_time", to_iso(*to_time));
             let head = format!("The last swing leg went {dir} from {start} ({start_time}) to {end} ({end_time})");
             match view.retracement_pct {
                 Some(pct) => retracement_sentence(&mut obs, &head, pct, &fib.retracements, ctx),

@@ -367,7 +367,9 @@ pub struct PatternHit {
     /// 0-based position of the bar where the pattern completes (its last
     /// candle) in the slice passed in.
     pub index: usize,
-    /// Open time of that bar, unix milliseconds UTC.
+    /// Open time of that bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// The pattern.
     pub pattern: Pattern,

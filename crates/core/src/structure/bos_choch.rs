@@ -78,7 +78,9 @@ pub struct StructureBreak {
     pub direction: Direction,
     /// Index of the swing whose level was broken (smc's row).
     pub index: usize,
-    /// Open time of that swing bar, unix milliseconds UTC.
+    /// Open time of that swing bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// The broken level (that swing's high or low).
     pub level: f64,

@@ -48,7 +48,9 @@ pub struct FairValueGap {
     pub direction: Direction,
     /// Index of the middle bar of the three.
     pub index: usize,
-    /// Open time of the middle bar, unix milliseconds UTC.
+    /// Open time of the middle bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Upper bound of the gap.
     pub top: f64,

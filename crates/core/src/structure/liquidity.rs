@@ -101,7 +101,9 @@ pub struct LiquidityPool {
     pub kind: SwingKind,
     /// Index of the anchor swing (the first swing of the pool).
     pub index: usize,
-    /// Open time of the anchor swing bar, unix milliseconds UTC.
+    /// Open time of the anchor swing bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// Mean level of the pool's swings.
     pub level: f64,

@@ -61,7 +61,9 @@ pub struct OrderBlock {
     pub direction: Direction,
     /// Index of the order-block candle.
     pub index: usize,
-    /// Open time of the order-block candle, unix milliseconds UTC.
+    /// Open time of the order-block candle, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// High of the order-block candle.
     pub top: f64,

@@ -62,7 +62,9 @@ pub struct Swing {
     pub kind: SwingKind,
     /// Index of the swing bar.
     pub index: usize,
-    /// Open time of the swing bar, unix milliseconds UTC.
+    /// Open time of the swing bar, UTC.
+    #[serde(with = "crate::time::iso")]
+    #[schemars(with = "crate::time::iso::Schema")]
     pub time: UnixMs,
     /// The swing bar's high (for a high) or low (for a low).
     pub level: f64,

@@ -179,7 +179,10 @@ fn trading(t: &TerminalStatus) -> Markup {
 fn last_seen(t: &TerminalStatus) -> Markup {
     html! {
         @match &t.last_seen {
-            Some(iso) => time datetime=(iso) { (time_iso(iso)) },
+            Some(ms) => {
+                @let iso = tradeterm_core::time::to_iso(*ms);
+                time datetime=(iso) { (time_iso(&iso)) }
+            },
             None => span.muted { "never" },
         }
     }
@@ -195,8 +198,9 @@ pub(crate) fn status(t: &TerminalStatus) -> Markup {
             dt { "Mode" } dd { (trade_mode(t)) }
             dt { "Trading" } dd { (trading(t)) }
             dt { "Last seen" } dd { (last_seen(t)) }
-            @if let Some(since) = &t.connected_since {
-                dt { "Connected since" } dd { time datetime=(since) { (time_iso(since)) } }
+            @if let Some(since) = t.connected_since {
+                @let since = tradeterm_core::time::to_iso(since);
+                dt { "Connected since" } dd { time datetime=(since) { (time_iso(&since)) } }
             }
         }
     }

@@ -150,7 +150,7 @@ fn check_against_core(w: &[Bar], r: &SetupReport, file: &str) {
     }
     let close = w[w.len() - 1].close;
     assert_eq!(r.price, close);
-    let index_of = |iso: &str| w.iter().position(|b| to_iso(b.time) == iso).unwrap();
+    let index_of = |time: &i64| w.iter().position(|b| b.time == *time).unwrap();
     for n in [
         &r.levels.fair_value_gaps,
         &r.levels.order_blocks,
