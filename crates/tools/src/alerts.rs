@@ -147,21 +147,21 @@ fn status_of(
 
 async fn set_news_guard(ctx: ToolContext, input: SetNewsGuardInput) -> Result<NewsGuardStatus, ToolError> {
     let mut currencies = Vec::new();
-    for c in &input.currencies {
-        if !is_currency(c) {
+    for currency in &input.currencies {
+        if !is_currency(currency) {
             return Err(ToolError::InvalidInput(format!(
                 "invalid currency `{}`: use a 3-letter ISO code such as USD",
-                c.chars().take(40).collect::<String>()
+                currency.chars().take(40).collect::<String>()
             )));
         }
-        currencies.push(c.to_ascii_uppercase());
+        currencies.push(currency.to_ascii_uppercase());
     }
-    for s in &input.symbols {
-        crate::market::check_symbol(s)?;
-        let own = symbol_currencies(s);
+    for symbol in &input.symbols {
+        crate::market::check_symbol(symbol)?;
+        let own = symbol_currencies(symbol);
         if own.is_empty() {
             return Err(ToolError::InvalidInput(format!(
-                "`{s}` is not a currency pair such as EURUSD: list its currencies in `currencies`"
+                "`{symbol}` is not a currency pair such as EURUSD: list its currencies in `currencies`"
             )));
         }
         currencies.extend(own);
@@ -217,12 +217,13 @@ pub struct NoGuardInput {}
 async fn news_guard_status(ctx: ToolContext, _input: NoGuardInput) -> Result<NewsGuardStatus, ToolError> {
     let record = ctx.services.store.news_guard(&ctx.license_id).await?;
     let (mut status, guard) = status_of(record, ctx.services.news.is_enabled())?;
-    if let Some(g) = guard {
-        let lead = i64::from(g.lead_minutes) * 60_000;
+    if let Some(configured) = guard {
+        let lead = i64::from(configured.lead_minutes) * 60_000;
         let (from, to) = (ctx.now_ms, ctx.now_ms + DAY_MS + lead);
-        let (source, events, note) = fetch_events(&ctx, from, to, &g.currencies, SourcePreference::Auto).await?;
+        let (source, events, note) =
+            fetch_events(&ctx, from, to, &configured.currencies, SourcePreference::Auto).await?;
         status.upcoming = Some(
-            watched(events, &g)
+            watched(events, &configured)
                 .into_iter()
                 .filter(|e| e.time - lead > ctx.now_ms && e.time - lead <= ctx.now_ms + DAY_MS)
                 .map(|e| UpcomingOut {
@@ -421,26 +422,36 @@ async fn breach_alerts(
     let terminal = ctx.terminal()?;
     let records = ctx.services.store.equity_guards(&ctx.license_id, terminal).await?;
     let mut out = Vec::new();
-    for r in &records {
+    for record in &records {
         let (Ok(rules), Ok(state)) = (
-            serde_json::from_value::<GuardRules>(r.rules.clone()),
-            serde_json::from_value::<GuardState>(r.state.clone()),
+            serde_json::from_value::<GuardRules>(record.rules.clone()),
+            serde_json::from_value::<GuardState>(record.state.clone()),
         ) else {
             continue;
         };
-        let prop = r.source == SOURCE_PROP_FIRM;
-        for b in state.breaches.iter().filter(|b| b.time >= from && b.time <= to) {
-            let breach = b.clone();
+        let prop = record.source == SOURCE_PROP_FIRM;
+        for recorded in state
+            .breaches
+            .iter()
+            .filter(|recorded| recorded.time >= from && recorded.time <= to)
+        {
+            let breach = recorded.clone();
             out.push((
-                b.time,
+                recorded.time,
                 AlertOut {
-                    id: format!("breach:{}:{}:{}:{}", r.source, terminal, breach_rule(&breach), b.time),
+                    id: format!(
+                        "breach:{}:{}:{}:{}",
+                        record.source,
+                        terminal,
+                        breach_rule(&breach),
+                        recorded.time
+                    ),
                     kind: if prop {
                         "prop_firm_breach"
                     } else {
                         "equity_guard_breach"
                     },
-                    fired_at: b.time,
+                    fired_at: recorded.time,
                     title: format!(
                         "{}: {}",
                         if prop {
@@ -448,7 +459,7 @@ async fn breach_alerts(
                         } else {
                             "equity guard breached"
                         },
-                        b.message
+                        recorded.message
                     ),
                     event: None,
                     url: None,

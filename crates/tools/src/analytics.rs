@@ -123,10 +123,10 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
             names.join(", ")
         ))
     })?;
-    for (k, v) in &input.params {
-        if !v.is_finite() {
+    for (param, value) in &input.params {
+        if !value.is_finite() {
             return Err(ToolError::InvalidInput(format!(
-                "parameter `{k}` must be a finite number"
+                "parameter `{param}` must be a finite number"
             )));
         }
     }
@@ -135,7 +135,7 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
         .params
         .iter()
         .map(|p| input.params.get(p.name).copied().or(p.default).unwrap_or(0.0))
-        .filter(|v| v.is_finite() && *v >= 1.0 && *v <= 10_000.0)
+        .filter(|value| value.is_finite() && *value >= 1.0 && *value <= 10_000.0)
         .fold(0.0f64, f64::max);
     let extra = ((longest * 3.0) as u32).max(300);
     let want = count.saturating_add(extra).min(MAX_BARS);
@@ -148,8 +148,8 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
     }
     let out =
         indicators::compute(info.name, &input.params, &bars).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-    let n = bars.len();
-    let start = n.saturating_sub(count as usize);
+    let total = bars.len();
+    let start = total.saturating_sub(count as usize);
     Ok(IndicatorResult {
         symbol: input.symbol,
         timeframe: input.timeframe,
@@ -164,7 +164,7 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
                 values: s.values.get(start..).map(<[_]>::to_vec).unwrap_or_default(),
             })
             .collect(),
-        history_bars: n,
+        history_bars: total,
     })
 }
 

@@ -109,9 +109,9 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
     };
     let result = backtest::run(&strategy, &bars, &opts).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let step = result.equity.len().div_ceil(MAX_EQUITY_POINTS - 1).max(1);
-    let n = result.equity.len();
-    let equity_curve = (0..n)
-        .filter(|i| i % step == 0 || i + 1 == n)
+    let points = result.equity.len();
+    let equity_curve = (0..points)
+        .filter(|i| i % step == 0 || i + 1 == points)
         .map(|i| EquityPoint {
             time: bars[i].time,
             equity: result.equity[i],
@@ -291,16 +291,16 @@ fn net_side(positions: &[tradeterm_core::Position]) -> (PositionSide, f64, f64, 
 async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<SimulateOutput, ToolError> {
     let strategy = backtest::parse_strategy(&input.strategy).map_err(strategy_error)?;
     let count = match input.bars {
-        Some(c) if c == 0 || c > MAX_BARS => {
+        Some(asked) if asked == 0 || asked > MAX_BARS => {
             return Err(ToolError::InvalidInput(format!(
                 "`bars` must be between 1 and {MAX_BARS}"
             )));
         }
-        Some(c) => c as usize,
+        Some(asked) => asked as usize,
         None => backtest::warm_up_bars(&strategy, SIMULATE_DEFAULT_MIN_BARS).min(MAX_BARS as usize),
     };
-    if let Some(e) = input.equity
-        && !(e.is_finite() && e > 0.0)
+    if let Some(asked) = input.equity
+        && !(asked.is_finite() && asked > 0.0)
     {
         return Err(ToolError::InvalidInput("`equity` must be a number > 0".into()));
     }
@@ -359,15 +359,15 @@ async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<Si
             "the account's equity is {equity}; give `equity` (> 0) for sizing"
         )));
     }
-    let e = backtest::explain(&strategy, &bars, position.side, equity).map_err(|e| match e {
+    let explanation = backtest::explain(&strategy, &bars, position.side, equity).map_err(|e| match e {
         BacktestError::Data(d) => ToolError::Dispatch(format!("the terminal's bars are unusable: {d}")),
         other => strategy_error(other),
     })?;
     Ok(SimulateOutput {
         symbol: input.symbol,
         timeframe: input.timeframe,
-        action: e.action,
-        reason: e.reason,
+        action: explanation.action,
+        reason: explanation.reason,
         decided_on: DecisionBar {
             time: last.time,
             open: last.open,
@@ -380,8 +380,8 @@ async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<Si
         bars: bars.len(),
         position,
         equity,
-        rules: e.rules,
-        order: e.order,
+        rules: explanation.rules,
+        order: explanation.order,
     })
 }
 

@@ -67,33 +67,33 @@ struct FeedEntry {
 /// (`None`). Suffixes scale (K = 10³, M = 10⁶, B = 10⁹, T = 10¹²); a percent
 /// sign is dropped (the value stays in percent).
 pub fn parse_value(text: &str) -> Option<f64> {
-    let t = text.split('|').next().unwrap_or("").trim();
-    let t = t.trim_start_matches(['<', '>', '~', '≈']).trim();
-    let t = t.trim_end_matches('%').trim();
-    if t.is_empty() {
+    let trimmed = text.split('|').next().unwrap_or("").trim();
+    let trimmed = trimmed.trim_start_matches(['<', '>', '~', '≈']).trim();
+    let trimmed = trimmed.trim_end_matches('%').trim();
+    if trimmed.is_empty() {
         return None;
     }
-    let (number, scale) = match t.chars().last() {
-        Some(c @ ('K' | 'k' | 'M' | 'm' | 'B' | 'b' | 'T' | 't')) => (
-            &t[..t.len() - c.len_utf8()],
-            match c.to_ascii_uppercase() {
+    let (number, scale) = match trimmed.chars().last() {
+        Some(suffix @ ('K' | 'k' | 'M' | 'm' | 'B' | 'b' | 'T' | 't')) => (
+            &trimmed[..trimmed.len() - suffix.len_utf8()],
+            match suffix.to_ascii_uppercase() {
                 'K' => 1e3,
                 'M' => 1e6,
                 'B' => 1e9,
                 _ => 1e12,
             },
         ),
-        _ => (t, 1.0),
+        _ => (trimmed, 1.0),
     };
-    let v: f64 = number.trim().replace(',', "").parse().ok()?;
-    let v = v * scale;
-    v.is_finite().then_some(v)
+    let value: f64 = number.trim().replace(',', "").parse().ok()?;
+    let value = value * scale;
+    value.is_finite().then_some(value)
 }
 
 /// The category of a release from its title.
 fn category_of(title: &str) -> &'static str {
-    let t = title.to_ascii_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    let lower = title.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
     if has(&[
         "rate decision",
         "rate statement",
@@ -175,16 +175,16 @@ pub fn parse_feed(text: &str) -> Result<Vec<EconomicEvent>, String> {
     Ok(events)
 }
 
-fn to_event(e: FeedEntry) -> Option<EconomicEvent> {
-    let currency = e.country.trim();
-    let title = e.title.trim();
+fn to_event(entry: FeedEntry) -> Option<EconomicEvent> {
+    let currency = entry.country.trim();
+    let title = entry.title.trim();
     // Codes are upper-case; ForexFactory's `All` (global) is not a currency.
     if !is_currency(currency) || !currency.chars().all(|c| c.is_ascii_uppercase()) || title.is_empty() {
         return None;
     }
-    let time = parse_iso(&e.date).ok()?;
+    let time = parse_iso(&entry.date).ok()?;
     let currency = currency.to_ascii_uppercase();
-    let impact = e.impact.trim().to_ascii_lowercase();
+    let impact = entry.impact.trim().to_ascii_lowercase();
     let (importance, category) = match impact.as_str() {
         "high" => (Importance::High, category_of(title)),
         "medium" => (Importance::Medium, category_of(title)),
@@ -200,9 +200,9 @@ fn to_event(e: FeedEntry) -> Option<EconomicEvent> {
         name: title.to_owned(),
         importance,
         category: category.to_owned(),
-        actual: value(&e.actual),
-        forecast: value(&e.forecast),
-        previous: value(&e.previous),
+        actual: value(&entry.actual),
+        forecast: value(&entry.forecast),
+        previous: value(&entry.previous),
     })
 }
 

@@ -61,10 +61,10 @@ pub struct ExplainSetupOutput {
 }
 
 fn setup_args(input: &ExplainSetupInput) -> Result<(u32, usize), ToolError> {
-    let n = input.bars.unwrap_or(DEFAULT_SETUP_BARS);
-    if !(MIN_SETUP_BARS..=MAX_SETUP_BARS).contains(&n) {
+    let bars = input.bars.unwrap_or(DEFAULT_SETUP_BARS);
+    if !(MIN_SETUP_BARS..=MAX_SETUP_BARS).contains(&bars) {
         return Err(ToolError::InvalidInput(format!(
-            "`bars` must be between {MIN_SETUP_BARS} and {MAX_SETUP_BARS}, got {n}"
+            "`bars` must be between {MIN_SETUP_BARS} and {MAX_SETUP_BARS}, got {bars}"
         )));
     }
     let swing = input.swing_length.unwrap_or(setup::DEFAULT_SWING_LENGTH as u32);
@@ -73,18 +73,26 @@ fn setup_args(input: &ExplainSetupInput) -> Result<(u32, usize), ToolError> {
             "`swing_length` must be between 1 and {MAX_SETUP_SWING_LENGTH}, got {swing}"
         )));
     }
-    if n < 3 * swing {
+    if bars < 3 * swing {
         return Err(ToolError::InvalidInput(format!(
-            "`bars` ({n}) must be at least 3 × swing_length ({})",
+            "`bars` ({bars}) must be at least 3 × swing_length ({})",
             3 * swing
         )));
     }
-    Ok((n, swing as usize))
+    Ok((bars, swing as usize))
 }
 
 async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<ExplainSetupOutput, ToolError> {
-    let (n, swing_length) = setup_args(&input)?;
-    let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(n.min(MAX_BARS)), None, None).await?;
+    let (bar_count, swing_length) = setup_args(&input)?;
+    let bars = fetch_bars(
+        &ctx,
+        &input.symbol,
+        input.timeframe,
+        Some(bar_count.min(MAX_BARS)),
+        None,
+        None,
+    )
+    .await?;
     if bars.is_empty() {
         return Err(ToolError::NotFound(format!(
             "no bars for {} {}",

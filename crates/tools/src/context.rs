@@ -102,8 +102,8 @@ impl ToolContext {
     ) -> Option<f64> {
         use tradeterm_core::trading::{Quote, conversion_rate};
         let own = Quote::of(spec, tick);
-        if let Some(r) = conversion_rate(from, account_currency, &[own]) {
-            return Some(r);
+        if let Some(rate) = conversion_rate(from, account_currency, &[own]) {
+            return Some(rate);
         }
         let mut extra = Vec::new();
         for sym in [format!("{from}{account_currency}"), format!("{account_currency}{from}")] {
@@ -171,14 +171,14 @@ impl ToolContext {
                 "live trading needs the `trade` capability (Pro tier and above); dry runs work on every tier".into(),
             ));
         }
-        let p = self.permissions().await?;
-        if !p.allow_trading {
+        let permissions = self.permissions().await?;
+        if !permissions.allow_trading {
             return Err(ToolError::TradingDisabled(
                 "live trading is off on this terminal: the agent's allow-trading input (inp_AllowTrading) is false"
                     .into(),
             ));
         }
-        if !p.automated_trading {
+        if !permissions.automated_trading {
             return Err(ToolError::TradingDisabled(
                 "live trading is off on this terminal: the terminal's automated-trading switch is off".into(),
             ));

@@ -155,7 +155,9 @@ fn same_deals(a: &[Deal], b: &[Deal]) -> bool {
 async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<EquityCurveOutput, ToolError> {
     let parse = |field: &str, v: &Option<String>| {
         v.as_deref()
-            .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time"))))
+            .map(|stats| {
+                parse_iso(stats).map_err(|_| ToolError::InvalidInput(format!("`{field}` must be an ISO 8601 time")))
+            })
             .transpose()
     };
     let to = parse("to", &input.to)?.unwrap_or(ctx.now_ms);
@@ -197,8 +199,8 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
     let curve = costs::equity_curve(&in_range, from, ending_balance, equity).map_err(core_err)?;
     let total_points = curve.points.len();
     let points = costs::thin_curve(&curve.points, max_points as usize).map_err(core_err)?;
-    let s = curve.stats;
-    let dd = s.max_drawdown;
+    let stats = curve.stats;
+    let dd = stats.max_drawdown;
     Ok(EquityCurveOutput {
         from,
         to,
@@ -206,17 +208,17 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
         thinned: points.len() < total_points,
         points,
         total_points,
-        starting_balance: s.starting_balance,
-        ending_balance: s.ending_balance,
-        current_equity: s.current_equity,
-        floating_profit: s.current_equity.map(|e| e - s.ending_balance),
-        net_profit: s.net_profit,
-        gross_profit: s.gross_profit,
-        total_commission: s.total_commission,
-        total_swap: s.total_swap,
-        deposits: s.deposits,
-        withdrawals: s.withdrawals,
-        trades: s.trades,
+        starting_balance: stats.starting_balance,
+        ending_balance: stats.ending_balance,
+        current_equity: stats.current_equity,
+        floating_profit: stats.current_equity.map(|e| e - stats.ending_balance),
+        net_profit: stats.net_profit,
+        gross_profit: stats.gross_profit,
+        total_commission: stats.total_commission,
+        total_swap: stats.total_swap,
+        deposits: stats.deposits,
+        withdrawals: stats.withdrawals,
+        trades: stats.trades,
         max_drawdown: dd,
     })
 }
@@ -491,14 +493,14 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
         volume: input.volume,
         latency_ms,
     };
-    let e = costs::estimate_fill(&spec, &tick, &bars, params, rate).map_err(core_err)?;
+    let estimate = costs::estimate_fill(&spec, &tick, &bars, params, rate).map_err(core_err)?;
     let mut notes = vec![
         "Slippage is a statistical band from the last hour's one-minute volatility, not a guarantee; gaps, news and thin liquidity can slip further.".to_owned(),
     ];
-    if e.sigma_1m.is_none() {
+    if estimate.sigma_1m.is_none() {
         notes.push(format!(
             "Only {} consecutive one-minute changes were available (at least {} are needed): no slippage band.",
-            e.minutes_used,
+            estimate.minutes_used,
             costs::MIN_VOLATILITY_MINUTES
         ));
     }
@@ -508,7 +510,7 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
             spec.currency_profit, account.currency
         ));
     }
-    if !e.market_open {
+    if !estimate.market_open {
         notes.push("The market is closed at the quote's time: a market order would be rejected now.".to_owned());
     }
     Ok(EstimateFillOutput {
@@ -518,26 +520,26 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
         order_type: input.order_type.unwrap_or_default(),
         currency: account.currency,
         quote_time: tick.time,
-        bid: e.bid,
-        ask: e.ask,
-        expected_price: e.price,
+        bid: estimate.bid,
+        ask: estimate.ask,
+        expected_price: estimate.price,
         spread: SpreadOut {
-            price: e.spread,
-            points: e.spread_points,
-            cost: e.spread_cost,
+            price: estimate.spread,
+            points: estimate.spread_points,
+            cost: estimate.spread_cost,
         },
         slippage: SlippageOut {
-            sigma_1m: e.sigma_1m,
-            minutes_used: e.minutes_used,
+            sigma_1m: estimate.sigma_1m,
+            minutes_used: estimate.minutes_used,
             latency_ms,
-            size_factor: e.size_factor,
-            favourable_points: e.slippage_favourable_points,
-            adverse_points: e.slippage_adverse_points,
-            best_case_price: e.best_case_price,
-            worst_case_price: e.worst_case_price,
-            worst_case_cost: e.slippage_cost_worst,
+            size_factor: estimate.size_factor,
+            favourable_points: estimate.slippage_favourable_points,
+            adverse_points: estimate.slippage_adverse_points,
+            best_case_price: estimate.best_case_price,
+            worst_case_price: estimate.worst_case_price,
+            worst_case_cost: estimate.slippage_cost_worst,
         },
-        market_open: e.market_open,
+        market_open: estimate.market_open,
         notes,
     })
 }

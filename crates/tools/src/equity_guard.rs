@@ -135,10 +135,10 @@ async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Opt
                     .await
                 {
                     Ok(Some(version)) => {
-                        for b in &verdict.breaches {
+                        for breach in &verdict.breaches {
                             tracing::warn!(
                                 license = %license, terminal = %terminal, source = %source,
-                                rule = ?b.rule, equity = b.equity, time = %to_iso(b.time),
+                                rule = ?breach.rule, equity = breach.equity, time = %to_iso(breach.time),
                                 "equity guard breached"
                             );
                         }
@@ -217,18 +217,18 @@ pub(crate) async fn open_risk(ctx: &ToolContext, account: &AccountInfo) -> Resul
     };
     let mut specs = BTreeMap::new();
     let mut rates = BTreeMap::new();
-    for p in &positions {
-        if specs.contains_key(&p.symbol) {
+    for position in &positions {
+        if specs.contains_key(&position.symbol) {
             continue;
         }
-        let spec = ctx.spec(&p.symbol).await?;
-        let tick = ctx.tick(&p.symbol).await?;
+        let spec = ctx.spec(&position.symbol).await?;
+        let tick = ctx.tick(&position.symbol).await?;
         for ccy in [&spec.currency_profit, &spec.currency_margin] {
-            if let Some(r) = ctx.rate_to_account(ccy, &account.currency, &spec, &tick).await {
-                rates.insert(ccy.clone(), r);
+            if let Some(rate) = ctx.rate_to_account(ccy, &account.currency, &spec, &tick).await {
+                rates.insert(ccy.clone(), rate);
             }
         }
-        specs.insert(p.symbol.clone(), spec);
+        specs.insert(position.symbol.clone(), spec);
     }
     let snapshot = AccountSnapshot::from(account);
     let summary = portfolio_summary(&PortfolioInput {
@@ -303,9 +303,9 @@ pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError>
         return Ok(());
     }
     let (guards, reading) = observe_now(ctx).await?;
-    for g in &guards {
-        let label = g.source().label();
-        let Some(rules) = &g.rules else {
+    for guard in &guards {
+        let label = guard.source().label();
+        let Some(rules) = &guard.rules else {
             return Err(ToolError::TradingDisabled(format!(
                 "{label}: the guard cannot be evaluated (its stored rules are not valid); live orders are refused"
             )));
@@ -318,23 +318,23 @@ pub(crate) async fn guard_live_order(ctx: &ToolContext) -> Result<(), ToolError>
                 "{label}: the guard cannot be evaluated ({why}); live orders are refused"
             )));
         }
-        if let Some(why) = &g.error {
+        if let Some(why) = &guard.error {
             return Err(ToolError::TradingDisabled(format!(
                 "{label}: the guard cannot be evaluated ({why}); live orders are refused"
             )));
         }
-        if equity_guard::is_blocked(rules, &g.state, ctx.now_ms) {
-            let until = g
+        if equity_guard::is_blocked(rules, &guard.state, ctx.now_ms) {
+            let until = guard
                 .state
                 .day_start
                 .map(|d| to_iso(rules.next_day_start(d)))
                 .unwrap_or_default();
-            let what = g
+            let what = guard
                 .state
                 .breaches
                 .iter()
                 .rev()
-                .find(|b| g.state.latched.contains(&b.rule))
+                .find(|b| guard.state.latched.contains(&b.rule))
                 .map(|b| format!("{} at {}", b.message, to_iso(b.time)))
                 .unwrap_or_else(|| "a rule was breached today".into());
             return Err(ToolError::TradingDisabled(format!(
@@ -386,35 +386,36 @@ pub struct GuardOut {
     pub created_at: UnixMs,
 }
 
-fn guard_out(g: &Evaluated, now: UnixMs) -> Option<GuardOut> {
-    let rules = g.rules.clone()?;
-    let blocked = equity_guard::is_blocked(&rules, &g.state, now);
-    let status = g.verdict.as_ref().map(|v| v.status).or_else(|| {
-        g.state
+fn guard_out(evaluated: &Evaluated, now: UnixMs) -> Option<GuardOut> {
+    let rules = evaluated.rules.clone()?;
+    let blocked = equity_guard::is_blocked(&rules, &evaluated.state, now);
+    let status = evaluated.verdict.as_ref().map(|v| v.status).or_else(|| {
+        evaluated
+            .state
             .last_time
-            .map(|_| match (g.state.latched.is_empty(), rules.action) {
+            .map(|_| match (evaluated.state.latched.is_empty(), rules.action) {
                 (true, _) => GuardStatus::Ok,
                 (false, GuardAction::Block) if blocked => GuardStatus::Blocked,
                 (false, _) => GuardStatus::Breached,
             })
     });
     Some(GuardOut {
-        source: g.source(),
+        source: evaluated.source(),
         blocked,
         block_until: if blocked {
-            g.state.day_start.map(|d| rules.next_day_start(d))
+            evaluated.state.day_start.map(|d| rules.next_day_start(d))
         } else {
             None
         },
-        rule_status: g.verdict.as_ref().map(|v| v.rules.clone()).unwrap_or_default(),
-        day_start: g.state.day_start,
-        day_anchor_equity: g.state.day_anchor_equity,
-        high_water_mark: g.state.high_water_mark,
-        last_observed_at: g.state.last_time,
-        last_equity: g.state.last_equity,
-        breaches: g.state.breaches.clone(),
-        error: g.error.clone(),
-        created_at: g.record.created_at,
+        rule_status: evaluated.verdict.as_ref().map(|v| v.rules.clone()).unwrap_or_default(),
+        day_start: evaluated.state.day_start,
+        day_anchor_equity: evaluated.state.day_anchor_equity,
+        high_water_mark: evaluated.state.high_water_mark,
+        last_observed_at: evaluated.state.last_time,
+        last_equity: evaluated.state.last_equity,
+        breaches: evaluated.state.breaches.clone(),
+        error: evaluated.error.clone(),
+        created_at: evaluated.record.created_at,
         status,
         rules,
     })
@@ -618,14 +619,14 @@ mod tests {
             created_at: 1,
             updated_at: 2,
         };
-        let g = Evaluated {
+        let evaluated = Evaluated {
             rules: parse_rules(&record),
             state: parse_state(&record).unwrap(),
             record,
             verdict: None,
             error: None,
         };
-        let out = guard_out(&g, obs.time + 1_000).unwrap();
+        let out = guard_out(&evaluated, obs.time + 1_000).unwrap();
         assert!(out.blocked);
         assert_eq!(out.status, Some(GuardStatus::Blocked));
         let shown = serde_json::to_value(&out).unwrap();
@@ -633,11 +634,11 @@ mod tests {
         assert_eq!(shown["breaches"][0]["time"], "2026-11-18T12:00:00Z");
         assert_eq!(out.breaches.len(), 1);
         assert_eq!(out.breaches[0].equity, 8_900.0);
-        let next_day = guard_out(&g, obs.time + 12 * 3_600_000).unwrap();
+        let next_day = guard_out(&evaluated, obs.time + 12 * 3_600_000).unwrap();
         assert!(!next_day.blocked);
 
         // A state stored before times were written as ISO text (unix ms) reads the same.
-        let mut old = record_with_ms_times(&g.record.state);
+        let mut old = record_with_ms_times(&evaluated.record.state);
         old.state["breaches"][0]["time"] = serde_json::json!(obs.time);
         let old = Evaluated {
             rules: parse_rules(&old),
@@ -646,7 +647,7 @@ mod tests {
             verdict: None,
             error: None,
         };
-        assert_eq!(old.state, g.state);
+        assert_eq!(old.state, evaluated.state);
     }
 
     /// The record of `state` as it was stored before the ISO adapter: every

@@ -90,8 +90,8 @@ impl ToolError {
 }
 
 impl From<DispatchError> for ToolError {
-    fn from(e: DispatchError) -> Self {
-        match e {
+    fn from(error: DispatchError) -> Self {
+        match error {
             DispatchError::NotFound => Self::NotFound("terminal not found".into()),
             DispatchError::Unreachable => Self::Dispatch("terminal unreachable: no agent is connected".into()),
             DispatchError::Timeout(d) => Self::Dispatch(format!("terminal did not answer within {} ms", d.as_millis())),

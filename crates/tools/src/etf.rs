@@ -60,17 +60,22 @@ impl EtfFlows {
         }
         let mut records = Vec::with_capacity(raw.len());
         let mut seen = std::collections::HashSet::new();
-        for (i, r) in raw.into_iter().enumerate() {
-            let bad = |what: &str| format!("ETF flows file: record {i} ({} {}): {what}", r.fund, r.date);
-            let day = parse_iso(&format!("{}T00:00:00Z", r.date)).map_err(|_| bad("`date` must be YYYY-MM-DD"))?;
+        for (index, record) in raw.into_iter().enumerate() {
+            let bad = |what: &str| {
+                format!(
+                    "ETF flows file: record {index} ({} {}): {what}",
+                    record.fund, record.date
+                )
+            };
+            let day = parse_iso(&format!("{}T00:00:00Z", record.date)).map_err(|_| bad("`date` must be YYYY-MM-DD"))?;
             let ticker = |s: &str| !s.is_empty() && s.len() <= 16 && s.chars().all(|c| c.is_ascii_alphanumeric());
-            if !ticker(&r.fund) || !ticker(&r.asset) {
+            if !ticker(&record.fund) || !ticker(&record.asset) {
                 return Err(bad("`fund` and `asset` must be 1-16 letters or digits"));
             }
-            if !r.flow_usd.is_finite() {
+            if !record.flow_usd.is_finite() {
                 return Err(bad("`flow_usd` must be a finite number"));
             }
-            let (fund, asset) = (r.fund.to_ascii_uppercase(), r.asset.to_ascii_uppercase());
+            let (fund, asset) = (record.fund.to_ascii_uppercase(), record.asset.to_ascii_uppercase());
             if !seen.insert((day, fund.clone())) {
                 return Err(bad("a fund has one record per day"));
             }
@@ -78,7 +83,7 @@ impl EtfFlows {
                 day,
                 fund,
                 asset,
-                flow_usd: r.flow_usd,
+                flow_usd: record.flow_usd,
             });
         }
         records.sort_by(|a, b| a.day.cmp(&b.day).then_with(|| a.fund.cmp(&b.fund)));
@@ -169,31 +174,31 @@ async fn get_etf_flows(ctx: ToolContext, input: EtfFlowsInput) -> Result<EtfFlow
         )));
     }
     let asset = match &input.asset {
-        Some(a) if a.is_empty() || a.len() > 16 || !a.chars().all(|c| c.is_ascii_alphanumeric()) => {
+        Some(only) if only.is_empty() || only.len() > 16 || !only.chars().all(|c| c.is_ascii_alphanumeric()) => {
             return Err(ToolError::InvalidInput("`asset` must be 1-16 letters or digits".into()));
         }
-        Some(a) => Some(a.to_ascii_uppercase()),
+        Some(only) => Some(only.to_ascii_uppercase()),
         None => None,
     };
-    let latest = records.last().map(|r| r.day);
+    let latest = records.last().map(|record| record.day);
     let from = latest.map_or(0, |l| l - (i64::from(days) - 1) * DAY_MS);
     let mut by_asset: BTreeMap<String, BTreeMap<i64, BTreeMap<String, f64>>> = BTreeMap::new();
-    for r in records
+    for record in records
         .iter()
-        .filter(|r| r.day >= from && asset.as_ref().is_none_or(|a| &r.asset == a))
+        .filter(|record| record.day >= from && asset.as_ref().is_none_or(|only| &record.asset == only))
     {
         by_asset
-            .entry(r.asset.clone())
+            .entry(record.asset.clone())
             .or_default()
-            .entry(r.day)
+            .entry(record.day)
             .or_default()
-            .insert(r.fund.clone(), r.flow_usd);
+            .insert(record.fund.clone(), record.flow_usd);
     }
-    if let Some(a) = &asset
-        && !by_asset.contains_key(a)
+    if let Some(only) = &asset
+        && !by_asset.contains_key(only)
     {
         return Err(ToolError::NotFound(format!(
-            "no ETF flows for `{a}` in the last {days} days of the data"
+            "no ETF flows for `{only}` in the last {days} days of the data"
         )));
     }
     let assets = by_asset
@@ -267,10 +272,14 @@ mod tests {
             {"date": "2026-11-20", "fund": "ibit", "asset": "btc", "flow_usd": 120000000},
             {"date": "2026-11-19", "fund": "FBTC", "asset": "BTC", "flow_usd": -5e6}
         ]"#;
-        let f = EtfFlows::from_json(ok).unwrap();
-        assert!(f.is_enabled());
-        let r = f.records.as_ref().unwrap();
-        assert_eq!((r[0].fund.as_str(), r[1].fund.as_str()), ("FBTC", "IBIT"), "by day");
+        let flows = EtfFlows::from_json(ok).unwrap();
+        assert!(flows.is_enabled());
+        let records = flows.records.as_ref().unwrap();
+        assert_eq!(
+            (records[0].fund.as_str(), records[1].fund.as_str()),
+            ("FBTC", "IBIT"),
+            "by day"
+        );
         for (bad, needle) in [
             (
                 r#"[{"date": "20-11-2026", "fund": "A", "asset": "BTC", "flow_usd": 1}]"#,
@@ -290,8 +299,8 @@ mod tests {
                 "one record per day",
             ),
         ] {
-            let e = EtfFlows::from_json(bad).unwrap_err();
-            assert!(e.contains(needle), "{e} should mention {needle}");
+            let error = EtfFlows::from_json(bad).unwrap_err();
+            assert!(error.contains(needle), "{error} should mention {needle}");
         }
         assert!(!EtfFlows::default().is_enabled());
     }

@@ -41,15 +41,15 @@ async fn events_between(
     let mut start = from;
     while start < to {
         let end = (start + MAX_CALENDAR_DAYS * DAY_MS).min(to);
-        let (s, events, n) = fetch_events(ctx, start, end, currencies, SourcePreference::Auto).await?;
+        let (origin, events, chunk_note) = fetch_events(ctx, start, end, currencies, SourcePreference::Auto).await?;
         // The weakest source of the chunks is the answer's.
         if start == from
-            || s == CalendarSource::None
-            || (s == CalendarSource::Server && source == CalendarSource::Terminal)
+            || origin == CalendarSource::None
+            || (origin == CalendarSource::Server && source == CalendarSource::Terminal)
         {
-            source = s;
+            source = origin;
         }
-        note = note.or(n);
+        note = note.or(chunk_note);
         all.extend(events);
         start = end;
     }
@@ -216,17 +216,17 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
         note: calendar.unsupported.clone(),
     };
     let mut flags: Vec<(UnixMs, HoldFlag)> = Vec::new();
-    for e in &risk.events {
+    for event in &risk.events {
         flags.push((
-            e.time,
+            event.time,
             HoldFlag {
                 kind: "event_landing",
-                time: e.time,
+                time: event.time,
                 detail: format!(
                     "{} {} ({} importance)",
-                    e.currency,
-                    e.name,
-                    if e.importance == Importance::High {
+                    event.currency,
+                    event.name,
+                    if event.importance == Importance::High {
                         "high"
                     } else {
                         "medium"
@@ -235,44 +235,44 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
             },
         ));
     }
-    for g in &risk.gaps {
+    for gap in &risk.gaps {
         flags.push((
-            g.start,
+            gap.start,
             HoldFlag {
-                kind: if g.weekend { "weekend_gap" } else { "market_break" },
-                time: g.start,
+                kind: if gap.weekend { "weekend_gap" } else { "market_break" },
+                time: gap.start,
                 detail: format!(
                     "market closed until {} ({:.1} h): the price can gap at the reopen",
-                    to_iso(g.end),
-                    (g.end - g.start) as f64 / 3_600_000.0
+                    to_iso(gap.end),
+                    (gap.end - gap.start) as f64 / 3_600_000.0
                 ),
             },
         ));
     }
-    for h in &risk.holidays {
+    for day_off in &risk.holidays {
         flags.push((
-            h.time,
+            day_off.time,
             HoldFlag {
                 kind: "holiday",
-                time: h.time,
+                time: day_off.time,
                 detail: format!(
                     "{} holiday ({}): banks closed, thin liquidity, the price can gap",
-                    h.currency, h.name
+                    day_off.currency, day_off.name
                 ),
             },
         ));
     }
-    for t in &risk.triple_swaps {
+    for triple in &risk.triple_swaps {
         flags.push((
-            *t,
+            *triple,
             HoldFlag {
                 kind: "triple_swap",
-                time: *t,
+                time: *triple,
                 detail: "triple-swap rollover: three nights of swap are charged".into(),
             },
         ));
     }
-    flags.sort_by_key(|(t, _)| *t);
+    flags.sort_by_key(|(triple, _)| *triple);
     let mut level = risk.level;
     if calendar_source == CalendarSource::None {
         // Unknown events are not no events.
@@ -290,11 +290,11 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
         gaps: risk
             .gaps
             .iter()
-            .map(|g| GapOut {
-                start: g.start,
-                end: g.end,
-                hours: (g.end - g.start) as f64 / 3_600_000.0,
-                weekend: g.weekend,
+            .map(|gap| GapOut {
+                start: gap.start,
+                end: gap.end,
+                hours: (gap.end - gap.start) as f64 / 3_600_000.0,
+                weekend: gap.weekend,
             })
             .collect(),
         holidays: risk.holidays,
@@ -420,8 +420,8 @@ async fn event_sensitivity(
             timeframe.as_str()
         )));
     }
-    if let Some(n) = &input.name_contains
-        && (n.trim().is_empty() || n.len() > 100)
+    if let Some(fragment) = &input.name_contains
+        && (fragment.trim().is_empty() || fragment.len() > 100)
     {
         return Err(ToolError::InvalidInput(
             "`name_contains` must be 1-100 characters".into(),
@@ -434,14 +434,14 @@ async fn event_sensitivity(
         )));
     }
     let mut currencies = Vec::with_capacity(input.currencies.len());
-    for c in &input.currencies {
-        if !is_currency(c) {
+    for currency in &input.currencies {
+        if !is_currency(currency) {
             return Err(ToolError::InvalidInput(format!(
                 "invalid currency `{}`: use a 3-letter ISO code such as USD",
-                c.chars().take(40).collect::<String>()
+                currency.chars().take(40).collect::<String>()
             )));
         }
-        currencies.push(c.to_ascii_uppercase());
+        currencies.push(currency.to_ascii_uppercase());
     }
     let spec = ctx.spec(&input.symbol).await?;
     if currencies.is_empty() {
@@ -461,8 +461,16 @@ async fn event_sensitivity(
     let mut matching: Vec<EconomicEvent> = events
         .into_iter()
         .filter(|e| e.time < now && e.importance >= min_importance)
-        .filter(|e| currencies.iter().any(|c| c.eq_ignore_ascii_case(&e.currency)))
-        .filter(|e| needle.as_ref().is_none_or(|n| e.name.to_lowercase().contains(n)))
+        .filter(|e| {
+            currencies
+                .iter()
+                .any(|currency| currency.eq_ignore_ascii_case(&e.currency))
+        })
+        .filter(|e| {
+            needle
+                .as_ref()
+                .is_none_or(|fragment| e.name.to_lowercase().contains(fragment))
+        })
         .collect();
     matching.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
     matching.dedup_by(|a, b| a.id == b.id);
@@ -470,7 +478,7 @@ async fn event_sensitivity(
         matching.drain(..matching.len() - MAX_RELEASES);
     }
     let bars = fetch_bars(&ctx, &input.symbol, timeframe, None, Some(from - DAY_MS), Some(now)).await?;
-    let s = holding::event_sensitivity(&bars, bar_ms, &matching, window_ms).map_err(core_err)?;
+    let sensitivity = holding::event_sensitivity(&bars, bar_ms, &matching, window_ms).map_err(core_err)?;
     let point = if spec.point.is_finite() && spec.point > 0.0 {
         spec.point
     } else {
@@ -482,8 +490,8 @@ async fn event_sensitivity(
         window_minutes: window,
         from,
         releases: matching.len(),
-        skipped: s.skipped,
-        reactions: s
+        skipped: sensitivity.skipped,
+        reactions: sensitivity
             .reactions
             .into_iter()
             .map(|r| ReactionOut {
@@ -495,10 +503,10 @@ async fn event_sensitivity(
                 event: r.event,
             })
             .collect(),
-        median_abs_change_points: s.median_abs_change.map(|v| v / point),
-        baseline_abs_change_points: s.baseline_abs_change.map(|v| v / point),
-        ratio: s.ratio,
-        baseline_samples: s.baseline_samples,
+        median_abs_change_points: sensitivity.median_abs_change.map(|v| v / point),
+        baseline_abs_change_points: sensitivity.baseline_abs_change.map(|v| v / point),
+        ratio: sensitivity.ratio,
+        baseline_samples: sensitivity.baseline_samples,
         calendar_source,
         calendar_note,
     })

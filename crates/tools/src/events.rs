@@ -115,21 +115,21 @@ impl ServerCalendar {
     /// # Errors
     /// A message naming the first bad event.
     pub fn from_json(text: &str) -> Result<Self, String> {
-        let raw: Vec<FileEvent> = serde_json::from_str(text).map_err(|e| format!("calendar file: {e}"))?;
+        let raw: Vec<FileEvent> = serde_json::from_str(text).map_err(|entry| format!("calendar file: {entry}"))?;
         if raw.len() > MAX_SERVER_EVENTS {
             return Err(format!("calendar file: more than {MAX_SERVER_EVENTS} events"));
         }
         let mut events = Vec::with_capacity(raw.len());
-        for (i, e) in raw.into_iter().enumerate() {
-            let bad = |what: &str| format!("calendar file: event {i} (`{}`): {what}", e.id);
-            let time = parse_iso(&e.time).map_err(|_| bad("`time` must be an ISO 8601 time"))?;
-            if !is_currency(&e.currency) {
+        for (index, entry) in raw.into_iter().enumerate() {
+            let bad = |what: &str| format!("calendar file: event {index} (`{}`): {what}", entry.id);
+            let time = parse_iso(&entry.time).map_err(|_| bad("`time` must be an ISO 8601 time"))?;
+            if !is_currency(&entry.currency) {
                 return Err(bad("`currency` must be a 3-letter ISO code"));
             }
-            if e.id.is_empty() || e.name.is_empty() {
+            if entry.id.is_empty() || entry.name.is_empty() {
                 return Err(bad("`id` and `name` must not be empty"));
             }
-            if [e.actual, e.forecast, e.previous]
+            if [entry.actual, entry.forecast, entry.previous]
                 .iter()
                 .flatten()
                 .any(|v| !v.is_finite())
@@ -137,16 +137,16 @@ impl ServerCalendar {
                 return Err(bad("values must be finite numbers"));
             }
             events.push(EconomicEvent {
-                id: e.id,
+                id: entry.id,
                 time,
-                currency: e.currency.to_ascii_uppercase(),
-                country: e.country,
-                name: e.name,
-                importance: e.importance,
-                category: e.category.to_ascii_lowercase(),
-                actual: e.actual,
-                forecast: e.forecast,
-                previous: e.previous,
+                currency: entry.currency.to_ascii_uppercase(),
+                country: entry.country,
+                name: entry.name,
+                importance: entry.importance,
+                category: entry.category.to_ascii_lowercase(),
+                actual: entry.actual,
+                forecast: entry.forecast,
+                previous: entry.previous,
             });
         }
         sort_events(&mut events);
@@ -926,61 +926,68 @@ mod tests {
         let call = |terminal, calendar, input: serde_json::Value| async move {
             tool.call(context(terminal, calendar).await, input).await
         };
-        let ids = |v: &serde_json::Value| -> Vec<String> {
-            v["events"]
+        let ids = |answer: &serde_json::Value| -> Vec<String> {
+            answer["events"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|e| e["id"].as_str().unwrap().to_owned())
+                .map(|failure| failure["id"].as_str().unwrap().to_owned())
                 .collect()
         };
         // MT5: the terminal's calendar.
-        let v = call("mt5", server_file(), serde_json::json!({})).await.unwrap();
+        let answer = call("mt5", server_file(), serde_json::json!({})).await.unwrap();
         assert_eq!(
-            (v["source"].as_str(), ids(&v)),
+            (answer["source"].as_str(), ids(&answer)),
             (Some("terminal"), vec!["t1".to_owned()])
         );
-        assert!(v.get("note").is_none());
-        assert_eq!(v["available"], true);
-        assert_eq!(v["events"][0]["currency"], "USD");
+        assert!(answer.get("note").is_none());
+        assert_eq!(answer["available"], true);
+        assert_eq!(answer["events"][0]["currency"], "USD");
         // MT4 and offline terminals: the server's, with the reason; filters apply.
         for (terminal, reason) in [("mt4", "no economic calendar"), ("offline", "not connected")] {
-            let v = call(terminal, server_file(), serde_json::json!({ "currencies": ["usd"] }))
+            let answer = call(terminal, server_file(), serde_json::json!({ "currencies": ["usd"] }))
                 .await
                 .unwrap();
             assert_eq!(
-                (v["source"].as_str(), ids(&v)),
+                (answer["source"].as_str(), ids(&answer)),
                 (Some("server"), vec!["s1".to_owned()]),
                 "{terminal}"
             );
-            assert!(v["note"].as_str().unwrap().contains(reason), "{v}");
+            assert!(answer["note"].as_str().unwrap().contains(reason), "{answer}");
             // Without a server calendar: nothing invented.
-            let v = call(terminal, ServerCalendar::default(), serde_json::json!({}))
+            let answer = call(terminal, ServerCalendar::default(), serde_json::json!({}))
                 .await
                 .unwrap();
             assert_eq!(
-                (v["source"].as_str(), v["available"].as_bool(), ids(&v).len()),
+                (
+                    answer["source"].as_str(),
+                    answer["available"].as_bool(),
+                    ids(&answer).len()
+                ),
                 (Some("server"), Some(false), 0)
             );
-            assert!(v["note"].as_str().unwrap().contains("CALENDAR_FILE"), "{v}");
-            assert!(v.get("as_of").is_none() && v.get("stale").is_none(), "{v}");
+            assert!(answer["note"].as_str().unwrap().contains("CALENDAR_FILE"), "{answer}");
+            assert!(
+                answer.get("as_of").is_none() && answer.get("stale").is_none(),
+                "{answer}"
+            );
             // `terminal` insists: an error, not the server's.
-            let e = call(terminal, server_file(), serde_json::json!({ "source": "terminal" }))
+            let failure = call(terminal, server_file(), serde_json::json!({ "source": "terminal" }))
                 .await
                 .unwrap_err();
-            assert_eq!(e.code(), "DISPATCH_ERROR");
+            assert_eq!(failure.code(), "DISPATCH_ERROR");
         }
         // `server` skips the terminal.
-        let v = call("mt5", server_file(), serde_json::json!({ "source": "server" }))
+        let answer = call("mt5", server_file(), serde_json::json!({ "source": "server" }))
             .await
             .unwrap();
         assert_eq!(
-            (v["source"].as_str(), ids(&v)),
+            (answer["source"].as_str(), ids(&answer)),
             (Some("server"), vec!["s1".to_owned(), "s2".to_owned()])
         );
         // Other dispatch errors are not papered over.
-        let e = call("unknown", server_file(), serde_json::json!({})).await.unwrap_err();
-        assert_eq!(e.code(), "NOT_FOUND");
+        let failure = call("unknown", server_file(), serde_json::json!({})).await.unwrap_err();
+        assert_eq!(failure.code(), "NOT_FOUND");
         // Range checks.
         for bad in [
             serde_json::json!({ "from": "2026-11-26T00:00:00Z", "to": "2026-11-25T00:00:00Z" }),
@@ -989,8 +996,8 @@ mod tests {
             serde_json::json!({ "currencies": ["US"] }),
             serde_json::json!({ "source": "cache" }),
         ] {
-            let e = call("mt5", server_file(), bad.clone()).await.unwrap_err();
-            assert_eq!(e.code(), "VALIDATION_ERROR", "{bad}");
+            let failure = call("mt5", server_file(), bad.clone()).await.unwrap_err();
+            assert_eq!(failure.code(), "VALIDATION_ERROR", "{bad}");
         }
     }
 }

@@ -111,38 +111,38 @@ pub struct KeyLevelsOutput {
 }
 
 fn config_of(input: &KeyLevelsToolInput) -> Result<KeyLevelsConfig, ToolError> {
-    let d = KeyLevelsConfig::default();
-    let z = ZoneConfig::default();
-    let max_zones = input.max_zones.unwrap_or(z.max_zones);
+    let defaults = KeyLevelsConfig::default();
+    let zone_defaults = ZoneConfig::default();
+    let max_zones = input.max_zones.unwrap_or(zone_defaults.max_zones);
     if !(1..=MAX_ZONES).contains(&max_zones) {
         return Err(ToolError::InvalidInput(format!(
             "`max_zones` must be between 1 and {MAX_ZONES}, got {max_zones}"
         )));
     }
-    let round_count = input.round_count.unwrap_or(d.round_count);
+    let round_count = input.round_count.unwrap_or(defaults.round_count);
     if round_count > MAX_ROUND_COUNT {
         return Err(ToolError::InvalidInput(format!(
             "`round_count` must be between 0 and {MAX_ROUND_COUNT}, got {round_count}"
         )));
     }
-    if let Some(s) = input.round_step
-        && !(s.is_finite() && s > 0.0)
+    if let Some(step) = input.round_step
+        && !(step.is_finite() && step > 0.0)
     {
         return Err(ToolError::InvalidInput(format!(
-            "`round_step` must be a finite number above 0, got {s}"
+            "`round_step` must be a finite number above 0, got {step}"
         )));
     }
-    let min_touches = input.min_touches.unwrap_or(z.min_touches);
+    let min_touches = input.min_touches.unwrap_or(zone_defaults.min_touches);
     if !(1..=1_000).contains(&min_touches) {
         return Err(ToolError::InvalidInput(format!(
             "`min_touches` must be between 1 and 1000, got {min_touches}"
         )));
     }
     Ok(KeyLevelsConfig {
-        pivot_period: input.pivot_period.unwrap_or(d.pivot_period),
+        pivot_period: input.pivot_period.unwrap_or(defaults.pivot_period),
         zones: ZoneConfig {
-            swing_length: input.swing_length.unwrap_or(z.swing_length),
-            width: input.zone_width.unwrap_or(z.width),
+            swing_length: input.swing_length.unwrap_or(zone_defaults.swing_length),
+            width: input.zone_width.unwrap_or(zone_defaults.width),
             min_touches,
             max_zones,
         },
@@ -189,7 +189,7 @@ async fn get_key_levels(ctx: ToolContext, input: KeyLevelsToolInput) -> Result<K
     )
     .await?;
     // The period bars must be time-ordered; a bar after the quote is ignored by core.
-    let k = levels::key_levels(&KeyLevelsInput {
+    let key = levels::key_levels(&KeyLevelsInput {
         period_bars: &periods_src,
         zone_bars: &zone_bars,
         price: tick.bid,
@@ -200,21 +200,21 @@ async fn get_key_levels(ctx: ToolContext, input: KeyLevelsToolInput) -> Result<K
     .map_err(core_err)?;
     Ok(KeyLevelsOutput {
         symbol: spec.name.clone(),
-        price: k.price,
+        price: key.price,
         time: now,
         digits: spec.digits,
-        periods: k.periods,
+        periods: key.periods,
         pivot_period: config.pivot_period,
-        pivots: k.pivots,
-        zones: k.zones.map(|z| ZonesOut {
+        pivots: key.pivots,
+        zones: key.zones.map(|z| ZonesOut {
             timeframe,
             bars: zone_bars.len(),
             width: z.width,
             swings: z.swings,
             zones: z.zones,
         }),
-        round_numbers: k.round_numbers,
-        notes: k.notes,
+        round_numbers: key.round_numbers,
+        notes: key.notes,
     })
 }
 

@@ -216,19 +216,19 @@ pub fn output_schema_of<T: JsonSchema>() -> Value {
 }
 
 impl ToolSpec {
-    pub fn build<I, O, F, Fut>(self, f: F) -> Tool
+    pub fn build<I, O, F, Fut>(self, handler_fn: F) -> Tool
     where
         I: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + 'static,
         F: Fn(ToolContext, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let f = Arc::new(f);
+        let handler_fn = Arc::new(handler_fn);
         let handler: Handler = Arc::new(move |ctx, raw| {
-            let f = f.clone();
+            let handler_fn = handler_fn.clone();
             Box::pin(async move {
                 let input: I = serde_json::from_value(raw).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-                let out = f(ctx, input).await?;
+                let out = handler_fn(ctx, input).await?;
                 serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))
             })
         });
@@ -303,24 +303,24 @@ mod tests {
     #[test]
     fn catalog_names_are_unique_short_and_snake_case() {
         let mut seen = std::collections::BTreeSet::new();
-        for t in catalog() {
-            assert!(seen.insert(t.name), "duplicate tool {}", t.name);
-            assert!(t.name.len() <= 64);
+        for tool in catalog() {
+            assert!(seen.insert(tool.name), "duplicate tool {}", tool.name);
+            assert!(tool.name.len() <= 64);
             assert!(
-                t.name
+                tool.name
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
                 "{}",
-                t.name
+                tool.name
             );
-            assert!(!t.description.is_empty());
+            assert!(!tool.description.is_empty());
             assert_eq!(
-                t.input_schema["type"], "object",
+                tool.input_schema["type"], "object",
                 "{} input must be an object schema",
-                t.name
+                tool.name
             );
-            if t.annotations.destructive {
-                assert!(!t.annotations.read_only, "{}", t.name);
+            if tool.annotations.destructive {
+                assert!(!tool.annotations.read_only, "{}", tool.name);
             }
         }
         for spec_tool in [

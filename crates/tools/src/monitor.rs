@@ -151,19 +151,22 @@ impl Monitor {
         };
         let obs = observation_of(&ctx, &account, needs_open_risk(&records)).await?;
         let guards = observe(store, license_id, terminal_id, Some(&obs)).await?;
-        for g in guards.iter().filter(|g| g.error.is_some()) {
+        for guard in guards.iter().filter(|guard| guard.error.is_some()) {
             tracing::warn!(
-                license = %license_id, terminal = %terminal_id, source = %g.record.source,
-                error = g.error.as_deref().unwrap_or_default(),
+                license = %license_id, terminal = %terminal_id, source = %guard.record.source,
+                error = guard.error.as_deref().unwrap_or_default(),
                 "equity guard not evaluated"
             );
         }
         Ok(account.margin > 0.0 || account.profit != 0.0)
     }
 
-    async fn on_event(&mut self, u: AccountUpdate) {
-        let key = (u.license_id.clone(), u.terminal_id.clone());
-        match self.evaluate(&u.license_id, &u.terminal_id, Some(u.account)).await {
+    async fn on_event(&mut self, update: AccountUpdate) {
+        let key = (update.license_id.clone(), update.terminal_id.clone());
+        match self
+            .evaluate(&update.license_id, &update.terminal_id, Some(update.account))
+            .await
+        {
             Ok(positions_open) => {
                 self.seen.insert(
                     key,
@@ -174,7 +177,7 @@ impl Monitor {
                 );
             }
             Err(e) => {
-                tracing::warn!(terminal = %u.terminal_id, error = %e, "equity guard monitor: event not evaluated")
+                tracing::warn!(terminal = %update.terminal_id, error = %e, "equity guard monitor: event not evaluated")
             }
         }
     }

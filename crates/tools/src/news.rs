@@ -228,14 +228,14 @@ impl NewsService {
         {
             return (items.clone(), None);
         }
-        let Some(p) = &self.provider else {
+        let Some(provider) = &self.provider else {
             return (Arc::new(Vec::new()), None);
         };
         let fetched = async {
-            let resp = p
+            let resp = provider
                 .client
-                .get(&p.url)
-                .query(&[("category", "forex"), ("token", p.key.as_str())])
+                .get(&provider.url)
+                .query(&[("category", "forex"), ("token", provider.key.as_str())])
                 .send()
                 .await
                 .map_err(|e| format!("the news provider could not be reached: {}", e.without_url()))?;
@@ -343,14 +343,14 @@ async fn get_news(ctx: ToolContext, input: NewsInput) -> Result<NewsOutput, Tool
         }
         currencies.extend(own);
     }
-    for c in &input.currencies {
-        if !is_currency(c) {
+    for code in &input.currencies {
+        if !is_currency(code) {
             return Err(ToolError::InvalidInput(format!(
                 "invalid currency `{}`: use a 3-letter ISO code such as USD",
-                c.chars().take(40).collect::<String>()
+                code.chars().take(40).collect::<String>()
             )));
         }
-        currencies.push(c.to_ascii_uppercase());
+        currencies.push(code.to_ascii_uppercase());
     }
     currencies.sort();
     currencies.dedup();
@@ -375,11 +375,11 @@ async fn get_news(ctx: ToolContext, input: NewsInput) -> Result<NewsOutput, Tool
             let matched = if currencies.is_empty() {
                 Vec::new()
             } else {
-                let m = relevant_currencies(i, &currencies);
-                if m.is_empty() {
+                let relevant = relevant_currencies(i, &currencies);
+                if relevant.is_empty() {
                     return None;
                 }
-                m
+                relevant
             };
             Some(NewsItemOut {
                 id: i.id.clone(),

@@ -161,13 +161,16 @@ fn parse_patterns(names: Option<&[String]>) -> Result<Vec<Pattern>, ToolError> {
         )));
     }
     let mut wanted = BTreeSet::new();
-    for n in names {
-        let p: Pattern = n
+    for name in names {
+        let pattern: Pattern = name
             .parse()
             .map_err(|e: tradeterm_core::CoreError| ToolError::InvalidInput(format!("`patterns`: {e}")))?;
-        wanted.insert(p.name());
+        wanted.insert(pattern.name());
     }
-    Ok(Pattern::ALL.into_iter().filter(|p| wanted.contains(p.name())).collect())
+    Ok(Pattern::ALL
+        .into_iter()
+        .filter(|pattern| wanted.contains(pattern.name()))
+        .collect())
 }
 
 async fn detect_patterns(ctx: ToolContext, input: DetectPatternsInput) -> Result<DetectPatternsOutput, ToolError> {
@@ -203,26 +206,26 @@ async fn detect_patterns(ctx: ToolContext, input: DetectPatternsInput) -> Result
         neutral: 0,
         latest_bar_hits: 0,
     };
-    for h in hits
+    for hit in hits
         .into_iter()
-        .filter(|h| h.index >= window_start && wanted.contains(&h.pattern))
+        .filter(|hit| hit.index >= window_start && wanted.contains(&hit.pattern))
     {
-        let Some(bar) = bars.get(h.index) else { continue };
-        match h.direction {
+        let Some(bar) = bars.get(hit.index) else { continue };
+        match hit.direction {
             Direction::Bullish => out.bullish += 1,
             Direction::Bearish => out.bearish += 1,
             Direction::Neutral => out.neutral += 1,
         }
-        if Some(h.index) == last_index {
+        if Some(hit.index) == last_index {
             out.latest_bar_hits += 1;
         }
         out.hits.push(PatternHitOut {
-            time: h.time,
-            pattern: h.pattern,
-            talib_name: h.pattern.talib_name(),
-            direction: h.direction,
-            value: h.value,
-            candles: h.pattern.candles(),
+            time: hit.time,
+            pattern: hit.pattern,
+            talib_name: hit.pattern.talib_name(),
+            direction: hit.direction,
+            value: hit.value,
+            candles: hit.pattern.candles(),
             open: bar.open,
             high: bar.high,
             low: bar.low,

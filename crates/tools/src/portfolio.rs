@@ -155,14 +155,14 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
     let timeframe = input.timeframe.unwrap_or(Timeframe::H1);
     let method = input.method.unwrap_or_default();
     let series = closes(&ctx, &input.symbols, timeframe, bars).await?;
-    let m = matrix_of(&input.symbols, &series, method)?;
-    let pairs = portfolio::ranked_pairs(&input.symbols, &m.matrix);
+    let correlations = matrix_of(&input.symbols, &series, method)?;
+    let pairs = portfolio::ranked_pairs(&input.symbols, &correlations.matrix);
     let most_correlated = pairs.iter().take(PAIRS_LISTED).cloned().collect();
     let least_correlated = pairs.iter().rev().take(PAIRS_LISTED).cloned().collect();
     let undefined = input
         .symbols
         .iter()
-        .zip(&m.matrix)
+        .zip(&correlations.matrix)
         .enumerate()
         .filter(|(i, (_, row))| row[*i].is_none())
         .map(|(_, (s, _))| s.clone())
@@ -172,10 +172,10 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
         timeframe,
         method,
         bars,
-        returns: m.returns,
-        from: m.from,
-        to: m.to,
-        matrix: m.matrix,
+        returns: correlations.returns,
+        from: correlations.from,
+        to: correlations.to,
+        matrix: correlations.matrix,
         most_correlated,
         least_correlated,
         undefined,
@@ -278,8 +278,8 @@ async fn rates_to_account(
     mut known: Vec<(SymbolSpec, Tick)>,
 ) -> BTreeMap<String, f64> {
     let quotes = |k: &[(SymbolSpec, Tick)], c: &str| {
-        let q: Vec<Quote<'_>> = k.iter().map(|(s, t)| Quote::of(s, t)).collect();
-        conversion_rate(c, account, &q)
+        let pairs: Vec<Quote<'_>> = k.iter().map(|(s, t)| Quote::of(s, t)).collect();
+        conversion_rate(c, account, &pairs)
     };
     let missing: Vec<&String> = currencies
         .iter()
@@ -335,13 +335,13 @@ async fn correlations_of(
     let series = closes(ctx, symbols, timeframe, bars)
         .await
         .map_err(|e| format!("bars unavailable: {e}"))?;
-    let m = matrix_of(symbols, &series, CorrelationMethod::Pearson).map_err(|e| e.to_string())?;
+    let correlations = matrix_of(symbols, &series, CorrelationMethod::Pearson).map_err(|e| e.to_string())?;
     Ok((
         SymbolCorrelations {
             symbols: symbols.to_vec(),
-            matrix: m.matrix,
+            matrix: correlations.matrix,
         },
-        m.returns,
+        correlations.returns,
     ))
 }
 
@@ -349,9 +349,9 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
     let limits = limits_of(&input)?;
     let timeframe = input.correlation_timeframe.unwrap_or(Timeframe::H1);
     let bars = check_bars("correlation_bars", input.correlation_bars)?;
-    if let Some(p) = &input.proposed_trade {
-        check_symbol(&p.symbol)?;
-        if !p.volume.is_finite() || p.volume <= 0.0 {
+    if let Some(proposed) = &input.proposed_trade {
+        check_symbol(&proposed.symbol)?;
+        if !proposed.volume.is_finite() || proposed.volume <= 0.0 {
             return Err(ToolError::InvalidInput(
                 "`proposed_trade.volume` must be a positive number of lots".into(),
             ));
@@ -361,13 +361,13 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
 
     // Every symbol involved, with its specification and quote.
     let mut symbols: Vec<String> = Vec::new();
-    for s in open
+    for symbol in open
         .iter()
         .map(|p| &p.symbol)
         .chain(input.proposed_trade.as_ref().map(|p| &p.symbol))
     {
-        if !symbols.contains(s) {
-            symbols.push(s.clone());
+        if !symbols.contains(symbol) {
+            symbols.push(symbol.clone());
         }
     }
     let market = try_join_all(symbols.iter().map(|s| spec_and_tick(&ctx, s))).await?;
@@ -375,34 +375,36 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
     let of = |s: &str| symbols.iter().position(|x| x == s).and_then(|i| market.get(i));
 
     let mut legs = Vec::with_capacity(open.len() + 1);
-    for p in &open {
-        let (spec, _) = of(&p.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", p.symbol)))?;
+    for position in &open {
+        let (spec, _) =
+            of(&position.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", position.symbol)))?;
         legs.push(ExposureLeg {
-            ticket: Some(p.ticket),
-            symbol: p.symbol.clone(),
-            side: p.side,
-            volume: p.volume,
+            ticket: Some(position.ticket),
+            symbol: position.symbol.clone(),
+            side: position.side,
+            volume: position.volume,
             contract_size: spec.contract_size,
-            price: p.current_price,
+            price: position.current_price,
             base: spec.currency_base.clone(),
             quote: spec.currency_profit.clone(),
         });
     }
-    if let Some(t) = &input.proposed_trade {
-        let (spec, tick) = of(&t.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", t.symbol)))?;
-        if t.volume < spec.volume_min - 1e-9 || t.volume > spec.volume_max + 1e-9 {
+    if let Some(proposed) = &input.proposed_trade {
+        let (spec, tick) =
+            of(&proposed.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", proposed.symbol)))?;
+        if proposed.volume < spec.volume_min - 1e-9 || proposed.volume > spec.volume_max + 1e-9 {
             return Err(ToolError::InvalidInput(format!(
                 "`proposed_trade.volume` must be between {} and {} lots for {}",
-                spec.volume_min, spec.volume_max, t.symbol
+                spec.volume_min, spec.volume_max, proposed.symbol
             )));
         }
         legs.push(ExposureLeg {
             ticket: None,
-            symbol: t.symbol.clone(),
-            side: t.side,
-            volume: t.volume,
+            symbol: proposed.symbol.clone(),
+            side: proposed.side,
+            volume: proposed.volume,
             contract_size: spec.contract_size,
-            price: match t.side {
+            price: match proposed.side {
                 Side::Buy => tick.ask,
                 Side::Sell => tick.bid,
             },
@@ -412,10 +414,10 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
     }
 
     let mut currencies: Vec<String> = Vec::new();
-    for l in &legs {
-        for c in [&l.base, &l.quote] {
-            if !currencies.contains(c) {
-                currencies.push(c.clone());
+    for leg in &legs {
+        for currency in [&leg.base, &leg.quote] {
+            if !currencies.contains(currency) {
+                currencies.push(currency.clone());
             }
         }
     }
@@ -540,23 +542,24 @@ mod tests {
         assert!(check_bars("bars", Some(19)).is_err());
         assert!(check_bars("bars", Some(5001)).is_err());
         assert_eq!(limits_of(&ExposureInput::default()).unwrap(), ExposureLimits::default());
-        let e = limits_of(&ExposureInput {
+        let error = limits_of(&ExposureInput {
             caution_gross_pct: Some(1_200.0),
             ..ExposureInput::default()
         })
         .unwrap_err();
-        assert_eq!(e.code(), "VALIDATION_ERROR");
+        assert_eq!(error.code(), "VALIDATION_ERROR");
         assert!(
-            e.to_string()
+            error
+                .to_string()
                 .contains("`caution_gross_pct` must be below block_gross_pct"),
-            "{e}"
+            "{error}"
         );
-        let e = limits_of(&ExposureInput {
+        let error = limits_of(&ExposureInput {
             correlation_threshold: Some(0.1),
             ..ExposureInput::default()
         })
         .unwrap_err();
-        assert!(e.to_string().contains("correlation_threshold"), "{e}");
+        assert!(error.to_string().contains("correlation_threshold"), "{error}");
     }
 
     #[test]

@@ -235,7 +235,7 @@ fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules,
             "`start_time` must be within the last {MAX_CHALLENGE_DAYS} days (and at most one day ahead)"
         )));
     }
-    let mut r = match input.preset {
+    let mut rules = match input.preset {
         Some(p) => p.rules(input.initial_balance, start_time),
         None => PropFirmRules {
             preset: None,
@@ -254,7 +254,7 @@ fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules,
     macro_rules! over {
         ($($field:ident),*) => {
             $(if input.$field.is_some() {
-                r.$field = input.$field;
+                rules.$field = input.$field;
             })*
         };
     }
@@ -265,17 +265,17 @@ fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules,
         min_trading_days,
         consistency_percent
     );
-    if let Some(m) = input.drawdown_mode {
-        r.drawdown_mode = m;
+    if let Some(mode) = input.drawdown_mode {
+        rules.drawdown_mode = mode;
     }
-    if let Some(h) = input.day_start_hour_utc {
-        r.day_start_hour_utc = h;
+    if let Some(hour) = input.day_start_hour_utc {
+        rules.day_start_hour_utc = hour;
     }
-    if let Some(g) = input.link_equity_guard {
-        r.link_equity_guard = g;
+    if let Some(link) = input.link_equity_guard {
+        rules.link_equity_guard = link;
     }
-    r.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-    Ok(r)
+    rules.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    Ok(rules)
 }
 
 async fn set_prop_firm_rules(
@@ -367,7 +367,7 @@ fn is_unreachable(e: &ToolError) -> bool {
 }
 
 fn reason_of(status: &prop_firm::Status) -> String {
-    let name = |l: &LimitStatus| match l.rule {
+    let name = |limit: &LimitStatus| match limit.rule {
         prop_firm::RuleKind::DailyLoss => "daily loss",
         _ => "maximum loss",
     };
@@ -377,29 +377,29 @@ fn reason_of(status: &prop_firm::Status) -> String {
         .min_by(|a, b| a.headroom_percent.total_cmp(&b.headroom_percent));
     match (status.verdict, tightest) {
         (_, None) => "no loss limit is set; only objectives are tracked".into(),
-        (Verdict::Breached, Some(l)) if l.breached_on_closed_balance || l.headroom <= 0.0 => {
-            let l = status
+        (Verdict::Breached, Some(limit)) if limit.breached_on_closed_balance || limit.headroom <= 0.0 => {
+            let limit = status
                 .limits
                 .iter()
-                .find(|l| l.verdict == Verdict::Breached)
-                .unwrap_or(l);
-            if l.breached_on_closed_balance {
-                format!("{} limit breached by a closed balance since the start", name(l))
+                .find(|limit| limit.verdict == Verdict::Breached)
+                .unwrap_or(limit);
+            if limit.breached_on_closed_balance {
+                format!("{} limit breached by a closed balance since the start", name(limit))
             } else {
                 format!(
                     "{} limit breached: equity is {:.2} below its floor {:.2}",
-                    name(l),
-                    -l.headroom,
-                    l.floor_equity
+                    name(limit),
+                    -limit.headroom,
+                    limit.floor_equity
                 )
             }
         }
-        (_, Some(l)) => format!(
+        (_, Some(limit)) => format!(
             "tightest limit: {}, {:.2} of headroom ({:.1} % of its room) above the equity floor {:.2}",
-            name(l),
-            l.headroom,
-            l.headroom_percent,
-            l.floor_equity
+            name(limit),
+            limit.headroom,
+            limit.headroom_percent,
+            limit.floor_equity
         ),
     }
 }
@@ -637,7 +637,7 @@ mod tests {
 
     #[test]
     fn presets_and_overrides() {
-        let r = build_rules(
+        let rules = build_rules(
             &input(serde_json::json!({
                 "preset": "ftmo_2step_phase1", "initial_balance": 100000.0,
                 "max_daily_loss_percent": 4.0, "link_equity_guard": true
@@ -645,12 +645,12 @@ mod tests {
             NOW,
         )
         .unwrap();
-        assert_eq!(r.preset, Some(Preset::Ftmo2StepPhase1));
-        assert_eq!(r.max_daily_loss_percent, Some(4.0));
-        assert_eq!(r.max_loss_percent, Some(10.0));
-        assert_eq!(r.min_trading_days, Some(4));
-        assert_eq!(r.start_time, NOW);
-        assert!(r.link_equity_guard);
+        assert_eq!(rules.preset, Some(Preset::Ftmo2StepPhase1));
+        assert_eq!(rules.max_daily_loss_percent, Some(4.0));
+        assert_eq!(rules.max_loss_percent, Some(10.0));
+        assert_eq!(rules.min_trading_days, Some(4));
+        assert_eq!(rules.start_time, NOW);
+        assert!(rules.link_equity_guard);
         let custom = build_rules(
             &input(
                 serde_json::json!({ "initial_balance": 5000.0, "max_loss_percent": 6.0, "drawdown_mode": "trailing" }),
@@ -691,7 +691,7 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_validation_errors() {
-        for (v, needle) in [
+        for (value, needle) in [
             (serde_json::json!({ "initial_balance": 1000.0 }), "no rule"),
             (
                 serde_json::json!({ "preset": "generic", "initial_balance": -1.0 }),
@@ -710,9 +710,9 @@ mod tests {
                 "day_start_hour_utc",
             ),
         ] {
-            let e = build_rules(&input(v), NOW).unwrap_err();
-            assert_eq!(e.code(), "VALIDATION_ERROR");
-            assert!(e.to_string().contains(needle), "{e} / {needle}");
+            let error = build_rules(&input(value), NOW).unwrap_err();
+            assert_eq!(error.code(), "VALIDATION_ERROR");
+            assert!(error.to_string().contains(needle), "{error} / {needle}");
         }
     }
 

@@ -278,15 +278,15 @@ impl RateLimiter {
     async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
         let thread = std::thread::current().id();
         let cached = || self.conns.lock().ok().and_then(|c| c.get(&thread).cloned());
-        if let Some(c) = cached() {
-            return Ok(c);
+        if let Some(conn) = cached() {
+            return Ok(conn);
         }
         let _one_at_a_time = self.connecting.lock().await;
         // A task of a multi-threaded runtime may have moved to another thread
         // while waiting: the connection is filed under the thread that opens it.
         let thread = std::thread::current().id();
-        if let Some(c) = self.conns.lock().ok().and_then(|c| c.get(&thread).cloned()) {
-            return Ok(c);
+        if let Some(conn) = self.conns.lock().ok().and_then(|c| c.get(&thread).cloned()) {
+            return Ok(conn);
         }
         let pooled = self.pool.get().await.map_err(|e| e.to_string())?;
         let conn = deadpool_redis::Connection::take(pooled);
@@ -329,7 +329,7 @@ impl RateLimiter {
                 Err(_) => return Err("the rate-limit batch was abandoned".into()),
             },
         };
-        let n = 1 + followers.len();
+        let count = 1 + followers.len();
         let mut lead = Lead {
             limiter: self,
             key: batch_key,
@@ -339,7 +339,7 @@ impl RateLimiter {
         // Only the call is timed: a queued request waits for the call in
         // flight (at most CALL_TIMEOUT), then for its own batch's call (at most
         // CALL_TIMEOUT again), and needs no timer of its own.
-        let result = match tokio::time::timeout(CALL_TIMEOUT, self.incr_by(key, revoke_key, n as i64)).await {
+        let result = match tokio::time::timeout(CALL_TIMEOUT, self.incr_by(key, revoke_key, count as i64)).await {
             Ok(r) => r,
             Err(_) => {
                 // A timed-out call may have left the connection in an unknown state.
@@ -474,19 +474,19 @@ mod tests {
         );
         let license = unique("lic");
         let t0 = 1_000_000 * 60_000 + 5_000; // 5 s into a window
-        for i in 1..=10u64 {
-            let d = limiter.check(&license, Tier::Free, t0).await;
-            assert!(d.allowed, "request {i}");
-            assert_eq!((d.limit, d.remaining), (10, 10 - i));
-            assert_eq!(d.reset, (1_000_001 * 60_000) / 1000);
+        for call in 1..=10u64 {
+            let decision = limiter.check(&license, Tier::Free, t0).await;
+            assert!(decision.allowed, "request {call}");
+            assert_eq!((decision.limit, decision.remaining), (10, 10 - call));
+            assert_eq!(decision.reset, (1_000_001 * 60_000) / 1000);
         }
-        let d = limiter.check(&license, Tier::Free, t0 + 1_000).await;
-        assert!(!d.allowed);
-        assert_eq!(d.retry_after, 54);
+        let decision = limiter.check(&license, Tier::Free, t0 + 1_000).await;
+        assert!(!decision.allowed);
+        assert_eq!(decision.retry_after, 54);
         assert_eq!(limiter.fallbacks(), 0, "Redis was used, not the fallback");
         // Next window: a fresh bucket.
-        let d = limiter.check(&license, Tier::Free, t0 + 60_000).await;
-        assert!(d.allowed && d.remaining == 9);
+        let decision = limiter.check(&license, Tier::Free, t0 + 60_000).await;
+        assert!(decision.allowed && decision.remaining == 9);
         // REST and MCP buckets are separate.
         let mcp = RateLimiter::with_bucket(
             pool("redis://127.0.0.1:6379"),
@@ -508,14 +508,14 @@ mod tests {
         let now = 2_000_000 * 60_000;
         let tasks: Vec<_> = (0..60)
             .map(|_| {
-                let l = limiter.clone();
+                let shared = limiter.clone();
                 let lic = license.clone();
-                tokio::spawn(async move { l.check(&lic, Tier::Pro, now).await.allowed })
+                tokio::spawn(async move { shared.check(&lic, Tier::Pro, now).await.allowed })
             })
             .collect();
         let mut allowed = 0;
-        for t in tasks {
-            allowed += usize::from(t.await.unwrap());
+        for task in tasks {
+            allowed += usize::from(task.await.unwrap());
         }
         assert_eq!(allowed, 60);
         assert!(
@@ -536,18 +536,18 @@ mod tests {
         // 1200 Enterprise requests (limit 1000) at once, then the counter in Redis.
         let tasks: Vec<_> = (0..1200)
             .map(|_| {
-                let l = limiter.clone();
+                let shared = limiter.clone();
                 let lic = license.clone();
-                tokio::spawn(async move { l.check(&lic, Tier::Enterprise, now).await })
+                tokio::spawn(async move { shared.check(&lic, Tier::Enterprise, now).await })
             })
             .collect();
         let mut remaining = Vec::new();
         let mut allowed = 0;
-        for t in tasks {
-            let d = t.await.unwrap();
-            allowed += usize::from(d.allowed);
-            if d.allowed {
-                remaining.push(d.remaining);
+        for task in tasks {
+            let decision = task.await.unwrap();
+            allowed += usize::from(decision.allowed);
+            if decision.allowed {
+                remaining.push(decision.remaining);
             }
         }
         assert_eq!(limiter.fallbacks(), 0);
@@ -596,8 +596,8 @@ mod tests {
         let now = 6_000_000 * 60_000;
         let tasks: Vec<_> = (0..20)
             .map(|_| {
-                let l = limiter.clone();
-                tokio::spawn(async move { l.check("lic-silent", Tier::Pro, now).await })
+                let shared = limiter.clone();
+                tokio::spawn(async move { shared.check("lic-silent", Tier::Pro, now).await })
             })
             .collect();
         // Liveness, not speed: without the hand-over the queued requests would wait forever.

@@ -74,20 +74,20 @@ pub struct StandardFormats;
 
 impl StandardFormats {
     /// Applies the rule to one schema object (not its subschemas).
-    fn fix(o: &mut Map<String, Value>) {
-        let Some(format) = o.get("format").and_then(Value::as_str).map(str::to_owned) else {
+    fn fix(object: &mut Map<String, Value>) {
+        let Some(format) = object.get("format").and_then(Value::as_str).map(str::to_owned) else {
             return;
         };
         if STANDARD_FORMATS.contains(&format.as_str()) {
             return;
         }
-        o.remove("format");
+        object.remove("format");
         if let Some((min, max)) = width(&format) {
             if let Some(min) = min {
-                bound(o, "minimum", min.into(), |old, new| old >= new);
+                bound(object, "minimum", min.into(), |old, new| old >= new);
             }
             if let Some(max) = max {
-                bound(o, "maximum", max.into(), |old, new| old <= new);
+                bound(object, "maximum", max.into(), |old, new| old <= new);
             }
         }
     }
@@ -158,9 +158,9 @@ mod tests {
 
     #[test]
     fn integer_widths_become_bounds_and_other_formats_go() {
-        let s = schema();
-        let p = &s["properties"];
-        let range = |name: &str| (p[name]["minimum"].clone(), p[name]["maximum"].clone());
+        let generated = schema();
+        let props = &generated["properties"];
+        let range = |name: &str| (props[name]["minimum"].clone(), props[name]["maximum"].clone());
         assert_eq!(range("a"), (json!(0), json!(255)));
         assert_eq!(range("b"), (json!(0), json!(65535)));
         assert_eq!(range("c"), (json!(0), json!(4_294_967_295_u64)));
@@ -172,7 +172,7 @@ mod tests {
         for unbounded in ["i", "j", "k"] {
             assert_eq!(range(unbounded), (Value::Null, Value::Null), "{unbounded}");
         }
-        assert_eq!(p["l"]["type"], json!(["integer", "null"]));
+        assert_eq!(props["l"]["type"], json!(["integer", "null"]));
         assert_eq!(range("l"), (json!(0), json!(4_294_967_295_u64)));
         // Tighter bounds stay.
         assert_eq!(range("m").0.as_f64(), Some(1.0));
@@ -181,13 +181,13 @@ mod tests {
         assert_eq!(range("n").1, json!(2_147_483_647));
         // Subschemas in `$defs` too.
         assert_eq!(
-            s["$defs"]["Inner"]["properties"]["x"]["maximum"],
+            generated["$defs"]["Inner"]["properties"]["x"]["maximum"],
             json!(4_294_967_295_u64)
         );
         // Standard formats stay, the rest go.
-        assert_eq!(p["p"]["format"], "date-time");
-        assert!(p["q"].get("format").is_none(), "{}", p["q"]);
-        let text = s.to_string();
+        assert_eq!(props["p"]["format"], "date-time");
+        assert!(props["q"].get("format").is_none(), "{}", props["q"]);
+        let text = generated.to_string();
         for gone in ["uint", "int8", "int16", "int32", "int64", "double", "float"] {
             assert!(!text.contains(&format!("\"format\":\"{gone}")), "{gone}: {text}");
         }

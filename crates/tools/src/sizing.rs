@@ -63,27 +63,28 @@ pub(crate) async fn conversion_quotes(
     for round in 0..2 {
         let missing: Vec<&String> = currencies
             .iter()
-            .filter(|c| rate_in(&known, c, account).is_none())
+            .filter(|currency| rate_in(&known, currency, account).is_none())
             .collect();
         // Crossing through USD adds nothing when the account is in USD.
         if missing.is_empty() || (round == 1 && account.eq_ignore_ascii_case(CROSS_VIA)) {
             break;
         }
         let mut probes: Vec<String> = Vec::new();
-        for c in missing {
+        for currency in missing {
             let pairs = if round == 0 {
-                vec![format!("{c}{account}"), format!("{account}{c}")]
+                vec![format!("{currency}{account}"), format!("{account}{currency}")]
             } else {
                 vec![
-                    format!("{c}{CROSS_VIA}"),
-                    format!("{CROSS_VIA}{c}"),
+                    format!("{currency}{CROSS_VIA}"),
+                    format!("{CROSS_VIA}{currency}"),
                     format!("{CROSS_VIA}{account}"),
                     format!("{account}{CROSS_VIA}"),
                 ]
             };
-            for p in pairs {
-                if check_symbol(&p).is_ok() && !probes.contains(&p) && !known.iter().any(|(k, _)| k.name == p) {
-                    probes.push(p);
+            for pair in pairs {
+                if check_symbol(&pair).is_ok() && !probes.contains(&pair) && !known.iter().any(|(k, _)| k.name == pair)
+                {
+                    probes.push(pair);
                 }
             }
         }
@@ -246,8 +247,8 @@ async fn atr_of(
 
 async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> Result<PositionSizeOutput, ToolError> {
     check_symbol(&input.symbol)?;
-    if let Some(p) = input.entry_price {
-        check_finite_pos("entry_price", p)?;
+    if let Some(asked) = input.entry_price {
+        check_finite_pos("entry_price", asked)?;
     }
     let atr_params = match input.stop {
         StopInput::Atr {
@@ -347,14 +348,14 @@ async fn get_portfolio_summary(
     ctx: ToolContext,
     input: PortfolioSummaryInput,
 ) -> Result<PortfolioSummaryOutput, ToolError> {
-    if let Some(s) = &input.symbol {
-        check_symbol(s)?;
+    if let Some(symbol) = &input.symbol {
+        check_symbol(symbol)?;
     }
     let (account, open) = try_join(ctx.account(), positions(&ctx, input.symbol.clone())).await?;
     let mut symbols: Vec<String> = Vec::new();
-    for p in &open {
-        if !symbols.contains(&p.symbol) {
-            symbols.push(p.symbol.clone());
+    for position in &open {
+        if !symbols.contains(&position.symbol) {
+            symbols.push(position.symbol.clone());
         }
     }
     // A symbol the terminal cannot describe is listed in `unknown_symbols` by core.
@@ -365,10 +366,10 @@ async fn get_portfolio_summary(
         .collect();
     let specs: BTreeMap<String, SymbolSpec> = market.iter().map(|(s, _)| (s.name.clone(), s.clone())).collect();
     let mut currencies: Vec<String> = Vec::new();
-    for s in specs.values() {
-        for c in [&s.currency_base, &s.currency_profit, &s.currency_margin] {
-            if !currencies.contains(c) {
-                currencies.push(c.clone());
+    for spec in specs.values() {
+        for currency in [&spec.currency_base, &spec.currency_profit, &spec.currency_margin] {
+            if !currencies.contains(currency) {
+                currencies.push(currency.clone());
             }
         }
     }
@@ -459,26 +460,26 @@ mod tests {
         ];
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/tools.md")).unwrap();
         let mut used = std::collections::BTreeSet::new();
-        for t in crate::catalog() {
+        for tool in crate::catalog() {
             let row = doc
                 .lines()
-                .find(|l| l.starts_with(&format!("| `{}` |", t.name)))
-                .unwrap_or_else(|| panic!("docs/tools.md has no row for `{}`", t.name));
+                .find(|l| l.starts_with(&format!("| `{}` |", tool.name)))
+                .unwrap_or_else(|| panic!("docs/tools.md has no row for `{}`", tool.name));
             let cells: Vec<&str> = row.split(" | ").collect();
             assert_eq!(
                 cells.len(),
                 6,
                 "`{}`: name, route, capability, status, coverage area, what: {row}",
-                t.name
+                tool.name
             );
             let area = AREAS
                 .iter()
-                .find(|a| cells[4].starts_with(**a))
-                .unwrap_or_else(|| panic!("`{}`: `{}` is not a coverage area of the spec", t.name, cells[4]));
+                .find(|coverage| cells[4].starts_with(**coverage))
+                .unwrap_or_else(|| panic!("`{}`: `{}` is not a coverage area of the spec", tool.name, cells[4]));
             used.insert(*area);
         }
-        for a in AREAS {
-            assert!(used.contains(a), "no catalog tool covers `{a}`");
+        for coverage in AREAS {
+            assert!(used.contains(coverage), "no catalog tool covers `{coverage}`");
         }
     }
 

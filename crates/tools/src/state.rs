@@ -103,35 +103,35 @@ pub struct StateDeltaOutput {
     pub changed: bool,
 }
 
-fn position_fields(a: &Position, b: &Position) -> Vec<&'static str> {
-    let mut f = Vec::new();
-    if a.volume != b.volume {
-        f.push("volume");
+fn position_fields(before: &Position, after: &Position) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    if before.volume != after.volume {
+        changed.push("volume");
     }
-    if a.stop_loss != b.stop_loss {
-        f.push("stop_loss");
+    if before.stop_loss != after.stop_loss {
+        changed.push("stop_loss");
     }
-    if a.take_profit != b.take_profit {
-        f.push("take_profit");
+    if before.take_profit != after.take_profit {
+        changed.push("take_profit");
     }
-    f
+    changed
 }
 
-fn order_fields(a: &PendingOrder, b: &PendingOrder) -> Vec<&'static str> {
-    let mut f = Vec::new();
-    if a.price != b.price {
-        f.push("price");
+fn order_fields(before: &PendingOrder, after: &PendingOrder) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    if before.price != after.price {
+        changed.push("price");
     }
-    if a.volume != b.volume {
-        f.push("volume");
+    if before.volume != after.volume {
+        changed.push("volume");
     }
-    if a.stop_loss != b.stop_loss {
-        f.push("stop_loss");
+    if before.stop_loss != after.stop_loss {
+        changed.push("stop_loss");
     }
-    if a.take_profit != b.take_profit {
-        f.push("take_profit");
+    if before.take_profit != after.take_profit {
+        changed.push("take_profit");
     }
-    f
+    changed
 }
 
 /// What appeared, what is gone (as last seen) and what changed (per `fields`)

@@ -66,15 +66,15 @@ pub struct DetectStructureOutput {
 }
 
 async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Result<DetectStructureOutput, ToolError> {
-    let n = input.bars.unwrap_or(1000);
-    if !(50..=MAX_BARS).contains(&n) {
+    let bar_count = input.bars.unwrap_or(1000);
+    if !(50..=MAX_BARS).contains(&bar_count) {
         return Err(ToolError::InvalidInput(format!(
             "`bars` must be between 50 and {MAX_BARS}"
         )));
     }
     let config = input.config.unwrap_or_default();
     config.validate().map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-    let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(n), None, None).await?;
+    let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(bar_count), None, None).await?;
     let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
         return Err(ToolError::NotFound(format!(
             "no bars for {} {}",

@@ -1,0 +1,214 @@
+//! Journal tools. They depend on the store only: with no terminal connected
+//! or the gateway down they keep working. One file per tool; the entry's
+//! content and its output form are shared here.
+
+mod add_journal_entry;
+mod delete_journal_entry;
+mod get_journal;
+mod get_journal_entry;
+mod update_journal_entry;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::Side;
+use tradeterm_core::time::{UnixMs, iso, parse_iso};
+use tradeterm_store::JournalEntry;
+
+use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
+
+const MAX_TEXT: usize = 10_000;
+const MAX_TAGS: usize = 32;
+
+/// The content of a journal entry. Every field is optional; unknown fields are refused.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JournalBody {
+    /// Instrument traded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// `buy` (long) or `sell` (short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
+    /// Volume in lots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<f64>,
+    /// Entry price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_price: Option<f64>,
+    /// Exit price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_price: Option<f64>,
+    /// Planned stop loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_loss: Option<f64>,
+    /// Planned take profit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_profit: Option<f64>,
+    /// Realised profit, account currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profit: Option<f64>,
+    /// Position ticket this entry is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<u64>,
+    /// When the trade was opened, ISO 8601.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<String>,
+    /// When the trade was closed, ISO 8601.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    /// Name of the setup or strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// The plan before entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// Free notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// Whether the trader followed their rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_followed: Option<bool>,
+    /// Emotion tags (`fomo`, `calm`, `revenge`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emotions: Vec<String>,
+    /// Free tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+impl JournalBody {
+    fn validate(&self) -> Result<(), ToolError> {
+        for (name, value) in [
+            ("volume", self.volume),
+            ("entry_price", self.entry_price),
+            ("exit_price", self.exit_price),
+            ("stop_loss", self.stop_loss),
+            ("take_profit", self.take_profit),
+            ("profit", self.profit),
+        ] {
+            if value.is_some_and(|x| !x.is_finite()) {
+                return Err(ToolError::InvalidInput(format!("`{name}` must be a finite number")));
+            }
+        }
+        for (name, value) in [("opened_at", &self.opened_at), ("closed_at", &self.closed_at)] {
+            if let Some(text) = value
+                && parse_iso(text).is_err()
+            {
+                return Err(ToolError::InvalidInput(format!("`{name}` must be an ISO 8601 time")));
+            }
+        }
+        for (name, value) in [
+            ("setup", &self.setup),
+            ("plan", &self.plan),
+            ("notes", &self.notes),
+            ("symbol", &self.symbol),
+        ] {
+            if value
+                .as_ref()
+                .is_some_and(|text_value| text_value.chars().count() > MAX_TEXT)
+            {
+                return Err(ToolError::InvalidInput(format!(
+                    "`{name}` may have at most {MAX_TEXT} characters"
+                )));
+            }
+        }
+        for (name, list) in [("emotions", &self.emotions), ("tags", &self.tags)] {
+            if list.len() > MAX_TAGS || list.iter().any(|text| text.is_empty() || text.chars().count() > 64) {
+                return Err(ToolError::InvalidInput(format!(
+                    "`{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stored journal entry.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct JournalEntryOut {
+    /// Entry id (`jrn_…`).
+    pub id: String,
+    /// Terminal attribution; `null` is "unassigned".
+    pub terminal_id: Option<String>,
+    /// Creation time, ISO 8601 UTC.
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub created_at: UnixMs,
+    /// Last update, ISO 8601 UTC.
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub updated_at: UnixMs,
+    /// Content.
+    pub entry: serde_json::Value,
+}
+
+impl From<JournalEntry> for JournalEntryOut {
+    fn from(e: JournalEntry) -> Self {
+        Self {
+            id: e.id,
+            terminal_id: e.terminal_id,
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+            entry: e.body,
+        }
+    }
+}
+
+/// Input of `get_journal_entry` and `delete_journal_entry`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JournalIdInput {
+    /// Entry id.
+    pub id: String,
+}
+
+async fn check_terminal(ctx: &ToolContext, terminal_id: &str) -> Result<(), ToolError> {
+    match ctx.services.store.terminal(&ctx.license_id, terminal_id).await? {
+        Some(_) => Ok(()),
+        None => Err(ToolError::NotFound(format!(
+            "no terminal {terminal_id} on this license"
+        ))),
+    }
+}
+
+fn body_value(body: &JournalBody) -> Result<serde_json::Value, ToolError> {
+    body.validate()?;
+    serde_json::to_value(body).map_err(|e| ToolError::Internal(e.to_string()))
+}
+
+const WRITE: Annotations = Annotations {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+const READ: Annotations = Annotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+/// The spec of a journal tool: `read` capability, license-wide.
+fn spec(name: &'static str, title: &'static str, description: &'static str, annotations: Annotations) -> ToolSpec {
+    ToolSpec {
+        name,
+        title,
+        description,
+        capability: Capability::Read,
+        gate: Gate::Always,
+        target: Target::License,
+        annotations,
+    }
+}
+
+/// The tools of this module, in catalog order.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        get_journal::tool(),
+        get_journal_entry::tool(),
+        add_journal_entry::tool(),
+        update_journal_entry::tool(),
+        delete_journal_entry::tool(),
+    ]
+}

@@ -1,0 +1,91 @@
+//! `get_fibonacci_levels`: retracements and extensions of the last confirmed swing leg.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::Timeframe;
+use tradeterm_core::fibonacci::{self, FibLevel, LegDirection};
+use tradeterm_core::regime::SwingPoint;
+use tradeterm_core::time::{UnixMs, iso};
+
+use super::{SwingOut, bars_arg, bars_of, core_err, last_time, spec, swing_arg, swing_out};
+use crate::{Tool, ToolContext, ToolError};
+
+/// Input of `get_fibonacci_levels`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FibonacciInput {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
+    pub timeframe: Timeframe,
+    /// Swing window (1-100, default 10).
+    #[serde(default)]
+    pub swing_length: Option<u32>,
+    /// Bars of history (100-5000, default 500).
+    #[serde(default)]
+    pub bars: Option<u32>,
+}
+
+/// Output of `get_fibonacci_levels`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FibonacciOutput {
+    /// Instrument.
+    pub symbol: String,
+    /// Timeframe.
+    pub timeframe: Timeframe,
+    /// `up` (low then high: retracements below the high) or `down` (high then low: retracements above the low).
+    pub direction: LegDirection,
+    /// Swing high of the leg.
+    pub swing_high: SwingOut,
+    /// Swing low of the leg.
+    pub swing_low: SwingOut,
+    /// `high − low`.
+    pub range: f64,
+    /// Retracements 0.236, 0.382, 0.5, 0.618, 0.786.
+    pub retracements: Vec<FibLevel>,
+    /// Extensions 1.272, 1.618, 2.618 beyond the leg's end.
+    pub extensions: Vec<FibLevel>,
+    /// Close of the last bar, to place price among the levels.
+    pub last_close: f64,
+    /// Open time of the last bar.
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub time: UnixMs,
+}
+
+async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutput, ToolError> {
+    let swing_length = swing_arg(input.swing_length)?;
+    let bar_count = bars_arg(input.bars, 500, 100)?;
+    if (bar_count as usize) < 3 * swing_length {
+        return Err(ToolError::InvalidInput(format!(
+            "`bars` ({bar_count}) must be at least 3 × swing_length ({})",
+            3 * swing_length
+        )));
+    }
+    let bars = bars_of(&ctx, &input.symbol, input.timeframe, bar_count).await?;
+    let fib = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
+    let swing = |p: &SwingPoint| {
+        swing_out(p, &bars).ok_or_else(|| ToolError::Internal("a swing was confirmed outside the bars".into()))
+    };
+    Ok(FibonacciOutput {
+        symbol: input.symbol,
+        timeframe: input.timeframe,
+        direction: fib.direction,
+        swing_high: swing(&fib.high)?,
+        swing_low: swing(&fib.low)?,
+        range: fib.range,
+        retracements: fib.retracements,
+        extensions: fib.extensions,
+        last_close: bars.last().map(|b| b.close).unwrap_or_default(),
+        time: last_time(&bars),
+    })
+}
+
+pub(super) fn tool() -> Tool {
+    spec(
+        "get_fibonacci_levels",
+        "Fibonacci levels",
+        "Fibonacci retracements (0.236, 0.382, 0.5, 0.618, 0.786) and extensions (1.272, 1.618, 2.618) of the last confirmed swing leg (the last swing high and swing low), with the leg's direction and the swings' prices and times.",
+    )
+    .build(handle)
+}

@@ -1,0 +1,225 @@
+//! `place_order`: a market or pending order, a dry run unless `dry_run` is `false`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tradeterm_core::account::OrderType;
+use tradeterm_core::trading::{self, OrderParams, check_free_margin, margin_level, risk_at_stop, validate_order};
+use tradeterm_protocol::agent::{OrderRequest, TradeResult};
+use tradeterm_protocol::{Command, CommandResult};
+
+use super::{LevelInfo, check_comment, fetch_market, finite_positive, idempotent, level_info, rate_to_account, spec};
+use crate::context::unexpected;
+use crate::market::check_symbol;
+use crate::{Tool, ToolContext, ToolError};
+
+/// Input of `place_order`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlaceOrderInput {
+    /// Instrument, e.g. `EURUSD`.
+    pub symbol: String,
+    /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP` (pending).
+    pub order_type: OrderType,
+    /// Volume in lots (must respect the symbol's minimum, maximum and step).
+    pub volume: f64,
+    /// Trigger price, required for pending orders; ignored for market orders.
+    #[serde(default)]
+    pub price: Option<f64>,
+    /// Stop-loss price.
+    #[serde(default)]
+    pub stop_loss: Option<f64>,
+    /// Take-profit price.
+    #[serde(default)]
+    pub take_profit: Option<f64>,
+    /// Maximum slippage for market orders, in points.
+    #[serde(default)]
+    pub deviation_points: Option<u32>,
+    /// Order comment (at most 31 characters; dots allowed).
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Expert magic number.
+    #[serde(default)]
+    pub magic: Option<u64>,
+    /// `true` (the default) validates and reports the would-be outcome without
+    /// touching the account; `false` executes for real.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+}
+
+/// Outcome of `place_order`: the would-be outcome of a dry run, or the execution.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrderOutcome {
+    /// Whether this was a dry run (nothing sent to the account).
+    pub dry_run: bool,
+    /// Whether the order was executed or placed.
+    pub executed: bool,
+    /// Instrument.
+    pub symbol: String,
+    /// Order type.
+    pub order_type: OrderType,
+    /// Volume in lots.
+    pub volume: f64,
+    /// Would-be fill price (ask for buys, bid for sells, the trigger price for
+    /// pending orders), or the actual fill price when executed.
+    pub price: f64,
+    /// Account currency.
+    pub account_currency: String,
+    /// Margin the order requires, account currency.
+    pub margin_required: f64,
+    /// Free margin before the order.
+    pub free_margin: f64,
+    /// Free margin after the order.
+    pub free_margin_after: f64,
+    /// Margin level after the order, percent.
+    pub margin_level_after: Option<f64>,
+    /// Stop loss with its distance and the loss if hit (negative).
+    pub stop_loss: Option<LevelInfo>,
+    /// Take profit with its distance and the gain if hit.
+    pub take_profit: Option<LevelInfo>,
+    /// Gain at take profit divided by loss at stop loss.
+    pub reward_to_risk: Option<f64>,
+    /// The terminal's trade result (live only).
+    pub trade: Option<TradeResult>,
+    /// Remarks (ignored fields, unknown conversions).
+    pub notes: Vec<String>,
+}
+
+async fn handle(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome, ToolError> {
+    check_symbol(&input.symbol)?;
+    if !input.volume.is_finite() || input.volume <= 0.0 {
+        return Err(ToolError::InvalidInput(
+            "`volume` must be a positive number of lots".into(),
+        ));
+    }
+    finite_positive("price", input.price)?;
+    finite_positive("stop_loss", input.stop_loss)?;
+    finite_positive("take_profit", input.take_profit)?;
+    let comment = input.comment.clone().unwrap_or_default();
+    check_comment(&comment)?;
+    let mut notes = Vec::new();
+    if input.order_type.is_market() && input.price.is_some() {
+        notes.push("`price` is ignored for market orders: they fill at the current quote".to_owned());
+    }
+    if !input.order_type.is_market() && input.price.is_none() {
+        return Err(ToolError::InvalidInput(format!(
+            "`price` is required for {:?} orders",
+            input.order_type
+        )));
+    }
+    let live = ctx.is_live(input.dry_run);
+    if input.dry_run == Some(false) && ctx.force_dry_run {
+        notes.push("the session is in paper mode: executed as a dry run".to_owned());
+    }
+
+    let market = fetch_market(&ctx, &input.symbol).await?;
+    let params = OrderParams {
+        order_type: input.order_type,
+        volume: input.volume,
+        price: if input.order_type.is_market() {
+            None
+        } else {
+            input.price
+        },
+        stop_loss: input.stop_loss,
+        take_profit: input.take_profit,
+    };
+    // The terminal's clock decides whether the market is open.
+    validate_order(&market.spec, &market.tick, &params, market.tick.time)?;
+    let request = OrderRequest {
+        symbol: input.symbol.clone(),
+        order_type: input.order_type,
+        volume: input.volume,
+        price: params.price,
+        stop_loss: trading::level(input.stop_loss),
+        take_profit: trading::level(input.take_profit),
+        deviation_points: input.deviation_points,
+        comment,
+        magic: input.magic.unwrap_or(0),
+        idempotency_key: ctx.idempotency_key.clone(),
+    };
+    let check = match ctx.run(Command::OrderCheck { order: request.clone() }).await? {
+        CommandResult::OrderCheck(check) => check,
+        other => return Err(unexpected("order_check", &other)),
+    };
+    if !check.valid {
+        return Err(ToolError::Rejected {
+            retcode: check.retcode,
+            message: check.comment,
+        });
+    }
+    check_free_margin(market.account.free_margin, check.margin, &market.account.currency)?;
+
+    let side = input.order_type.side();
+    let entry = check.price;
+    let rate = rate_to_account(&ctx, &market.spec.currency_profit, &market).await;
+    if rate.is_none() {
+        notes.push(format!(
+            "no quote converts {} to {}: money values at SL/TP are not given",
+            market.spec.currency_profit, market.account.currency
+        ));
+    }
+    let sl = trading::level(input.stop_loss).map(|p| level_info(&market.spec, side, input.volume, entry, p, rate));
+    let tp = trading::level(input.take_profit).map(|p| level_info(&market.spec, side, input.volume, entry, p, rate));
+    let reward_to_risk = match (&sl, &tp, rate) {
+        (Some(_), Some(_), Some(rate)) => {
+            let risk = risk_at_stop(
+                &market.spec,
+                side,
+                input.volume,
+                entry,
+                sl.as_ref().map_or(entry, |l| l.price),
+                rate,
+            );
+            let reward = tp.as_ref().and_then(|l| l.money).unwrap_or(0.0);
+            (risk > 0.0).then(|| reward / risk)
+        }
+        _ => None,
+    };
+    let mut outcome = OrderOutcome {
+        dry_run: !live,
+        executed: false,
+        symbol: input.symbol.clone(),
+        order_type: input.order_type,
+        volume: input.volume,
+        price: entry,
+        account_currency: market.account.currency.clone(),
+        margin_required: check.margin,
+        free_margin: market.account.free_margin,
+        free_margin_after: check.free_margin_after,
+        margin_level_after: check
+            .margin_level_after
+            .or_else(|| margin_level(market.account.equity, market.account.margin + check.margin)),
+        stop_loss: sl,
+        take_profit: tp,
+        reward_to_risk,
+        trade: None,
+        notes,
+    };
+    if !live {
+        return Ok(outcome);
+    }
+    ctx.ensure_live_allowed().await?;
+    // Prop-firm equity guard (`link_equity_guard`): no new exposure while breached.
+    crate::prop_firm::guard_live_order(&ctx).await?;
+    idempotent(&ctx, "place_order", &input, async {
+        let trade = match ctx.run(Command::PlaceOrder { order: request }).await? {
+            CommandResult::Trade(trade) => trade,
+            other => return Err(unexpected("place_order", &other)),
+        };
+        outcome.executed = true;
+        outcome.price = trade.price;
+        outcome.trade = Some(trade);
+        tracing::info!(license = %ctx.license_id, terminal = ?ctx.terminal_id, symbol = %outcome.symbol, "live order executed");
+        Ok(outcome)
+    })
+    .await
+}
+
+pub(super) fn tool() -> Tool {
+    spec(
+        "place_order",
+        "Place an order",
+        "Places a market (BUY/SELL) or pending (BUY_LIMIT, SELL_LIMIT, BUY_STOP, SELL_STOP) order with optional stop loss and take profit. DRY RUN BY DEFAULT: without `\"dry_run\": false` it only validates (volume limits and step, SL/TP side and distance, market open, margin) and reports the would-be fill price, margin, free margin after, and the loss/gain at SL/TP in the account currency. Live execution needs the trade capability and trading enabled on the terminal.",
+    )
+    .build(handle)
+}
