@@ -189,18 +189,22 @@ impl Registry {
 
     /// Registers a connection, returning the one it replaces (if any).
     pub fn insert(&self, conn: Arc<Conn>) -> Option<Arc<Conn>> {
-        self.conns
+        crate::telemetry::agent_connected(&conn);
+        let replaced = self
+            .conns
             .write()
             .ok()
-            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn))
+            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn));
+        replaced.inspect(|old| crate::telemetry::agent_gone(old))
     }
 
     /// Removes the connection if it is still the registered one.
     pub fn remove(&self, terminal_id: &str, conn_id: u64) {
         if let Ok(mut m) = self.conns.write()
             && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
+            && let Some(gone) = m.remove(terminal_id)
         {
-            m.remove(terminal_id);
+            crate::telemetry::agent_gone(&gone);
         }
     }
 
@@ -230,6 +234,26 @@ impl Registry {
 #[async_trait]
 impl Dispatch for Gateway {
     async fn execute(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        crate::telemetry::metered(terminal_id, command, |command| {
+            self.execute_unmetered(license_id, terminal_id, command, timeout)
+        })
+        .await
+    }
+
+    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+        self.terminal_statuses(license_id).await
+    }
+}
+
+impl Gateway {
+    /// [`Dispatch::execute`] without its metrics (`crate::telemetry::metered`).
+    async fn execute_unmetered(
         &self,
         license_id: &str,
         terminal_id: &str,
@@ -266,7 +290,8 @@ impl Dispatch for Gateway {
                 )));
             }
         }
-        let id = uuid::Uuid::new_v4().simple().to_string();
+        // Carries the request id of the HTTP request that asked (docs/observability.md).
+        let id = tradeterm_telemetry::request_id::command_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {
             p.insert(id.clone(), tx);
@@ -307,7 +332,7 @@ impl Dispatch for Gateway {
         result
     }
 
-    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+    async fn terminal_statuses(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
         let stored = self
             .inner
             .store

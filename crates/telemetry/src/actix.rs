@@ -35,7 +35,7 @@ pub fn observe<S, B>(
     service: &'static str,
     req: ServiceRequest,
     srv: &S,
-) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + 'static
+) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
     S::Future: 'static,

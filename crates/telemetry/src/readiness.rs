@@ -1,7 +1,8 @@
 //! `GET /readyz`: whether this process can serve now. Each dependency is a
 //! named check ([`Readiness::add`]): the database, Redis when configured
 //! ([`Readiness::add_redis`]), and for the gateway its listener
-//! ([`Readiness::add_listener`]). The checks run concurrently, each within
+//! ([`Readiness::add_listener`]; in `tradeterm serve` the REST and MCP
+//! listeners check the in-process gateway's listener too, as `gateway`). The checks run concurrently, each within
 //! [`CHECK_TIMEOUT`]; the answer is 200 when all pass and 503 otherwise,
 //! with a JSON body naming what is down:
 //!
@@ -68,15 +69,16 @@ impl Readiness {
             .unwrap_or_default()
     }
 
-    /// Adds `listener`: a TCP connection to `addr` (a listener bound to an
-    /// unspecified address is reached on loopback) must be accepted.
-    pub fn add_listener(&self, addr: SocketAddr) {
+    /// Adds the check `name` (the gateway calls its own `listener`): a TCP
+    /// connection to `addr` (a listener bound to an unspecified address is
+    /// reached on loopback) must be accepted.
+    pub fn add_listener(&self, name: &'static str, addr: SocketAddr) {
         let target = match addr.ip() {
             IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port()),
             IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), addr.port()),
             _ => addr,
         };
-        self.add("listener", move || async move {
+        self.add(name, move || async move {
             tokio::net::TcpStream::connect(target)
                 .await
                 .map(drop)
@@ -206,7 +208,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let r = Readiness::new();
-        r.add_listener(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()));
+        r.add_listener("listener", SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()));
         assert!(r.report().await.ready());
         drop(listener);
         assert_eq!(r.report().await.down(), vec!["listener"]);
