@@ -298,7 +298,7 @@ impl ServerHandler for Session {
         // The tool call runs in the session's task: it takes the HTTP
         // request's id with it, so the gateway and the agent see that id.
         let id = request_id(&context);
-        let span = tracing::info_span!("mcp_tool", request_id = %id, tool = %request.name);
+        let span = tracing::info_span!(target: tradeterm_telemetry::logging::REQUEST_SPAN_TARGET, "mcp_tool", request_id = %id, tool = %request.name);
         tradeterm_telemetry::request_id::scope(id, self.call_tool_in_request(request, context))
             .instrument(span)
             .await

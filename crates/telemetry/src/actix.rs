@@ -45,7 +45,7 @@ where
     let id = RequestId::from_header(req.headers().get(REQUEST_ID_HEADER).map(HeaderValue::as_bytes));
     req.extensions_mut().insert(id.clone());
     let method = req.method().clone();
-    let span = tracing::info_span!("request", request_id = %id, service, method = %method, path = %req.path());
+    let span = tracing::info_span!(target: crate::logging::REQUEST_SPAN_TARGET, "request", request_id = %id, service, method = %method, path = %req.path());
     let fut = request_id::scope(id.clone(), srv.call(req)).instrument(span.clone());
     async move {
         let result = fut.await;

@@ -38,7 +38,7 @@ pub async fn observe(State(service): State<&'static str>, mut req: Request, next
         .get::<MatchedPath>()
         .map_or_else(|| UNMATCHED_ROUTE.to_owned(), |p| p.as_str().to_owned());
     let method = req.method().clone();
-    let span = tracing::info_span!("request", request_id = %id, service, method = %method, path = %req.uri().path());
+    let span = tracing::info_span!(target: crate::logging::REQUEST_SPAN_TARGET, "request", request_id = %id, service, method = %method, path = %req.uri().path());
     let mut res = request_id::scope(id.clone(), next.run(req))
         .instrument(span.clone())
         .await;

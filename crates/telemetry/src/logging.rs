@@ -33,12 +33,22 @@ impl LogFormat {
 /// The filter when `RUST_LOG` is unset.
 pub const DEFAULT_FILTER: &str = "info,actix_server=warn,sqlx=warn,rmcp=warn";
 
+/// Target of the per-request spans (`request`, `mcp_tool`) that carry the
+/// request id. [`init`] always enables it at info level, whatever `RUST_LOG`
+/// says, so that every line logged inside a request carries its id (a span
+/// is filtered like an event: `RUST_LOG=warn` alone would drop it).
+pub const REQUEST_SPAN_TARGET: &str = "tradeterm::request";
+
 /// Installs the process's tracing subscriber (once; later calls do nothing)
 /// writing to stderr in `format`, filtered by `RUST_LOG` (default
-/// [`DEFAULT_FILTER`]).
+/// [`DEFAULT_FILTER`]) with the request spans always on
+/// ([`REQUEST_SPAN_TARGET`]).
 pub fn init(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
+    if let Ok(spans) = format!("{REQUEST_SPAN_TARGET}=info").parse() {
+        filter = filter.add_directive(spans);
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
