@@ -41,7 +41,8 @@ impl ApiError {
     /// 500 `INTERNAL_ERROR`: logs `detail` with a fresh request id and answers
     /// only the id (never the detail).
     pub fn internal(detail: impl std::fmt::Display) -> Self {
-        let request_id = tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
+        let request_id =
+            tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
         tracing::error!(%request_id, error = %detail, "internal error");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -393,7 +393,10 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state, authenticate))
         .route("/healthz", get(healthz))
         .merge(tradeterm_telemetry::axum::routes(readiness))
-        .layer(axum::middleware::from_fn_with_state("mcp", tradeterm_telemetry::axum::observe))
+        .layer(axum::middleware::from_fn_with_state(
+            "mcp",
+            tradeterm_telemetry::axum::observe,
+        ))
 }
 
 /// The status of a session-closing `DELETE /mcp/v1`, as MCP clients expect it.

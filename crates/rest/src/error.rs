@@ -88,7 +88,8 @@ impl RestError {
 
     /// 500 `INTERNAL_ERROR`; `detail` is logged with a request id and shown only outside production.
     pub fn internal(detail: impl std::fmt::Display, production: bool) -> Self {
-        let request_id = tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
+        let request_id =
+            tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
         tracing::error!(%request_id, error = %detail, "internal error");
         let message = if production {
             format!("internal error (request id {request_id})")
@@ -184,6 +185,25 @@ mod tests {
             RestError::from_tool(ToolError::TerminalRequired, true).code(),
             "MISSING_TERMINAL"
         );
+    }
+
+    #[tokio::test]
+    async fn inside_a_request_the_envelope_and_the_internal_message_carry_its_id() {
+        use tradeterm_telemetry::request_id::{RequestId, scope};
+
+        assert!(body(&RestError::invalid("x"))["error"].get("request_id").is_none());
+        let id = RequestId::parse("rid-unit-1").unwrap();
+        let (invalid, internal) = scope(id, async {
+            (
+                body(&RestError::invalid("x")),
+                body(&RestError::internal("db down", true)),
+            )
+        })
+        .await;
+        assert_eq!(invalid["error"]["request_id"], "rid-unit-1");
+        assert_eq!(invalid["error"]["code"], "VALIDATION_ERROR");
+        assert_eq!(internal["error"]["request_id"], "rid-unit-1");
+        assert_eq!(internal["error"]["message"], "internal error (request id rid-unit-1)");
     }
 
     #[test]

@@ -85,14 +85,13 @@ fn route_of(req: &actix_web::HttpRequest) -> String {
 /// `GET /readyz` (`readiness`: 200 or 503 with a JSON body).
 pub fn configure(cfg: &mut web::ServiceConfig, readiness: Readiness) {
     crate::metrics::install();
-    cfg.route("/metrics", web::get().to(metrics))
-        .route(
-            "/readyz",
-            web::get().to(move || {
-                let readiness = readiness.clone();
-                async move { readyz(&readiness).await }
-            }),
-        );
+    cfg.route("/metrics", web::get().to(metrics)).route(
+        "/readyz",
+        web::get().to(move || {
+            let readiness = readiness.clone();
+            async move { readyz(&readiness).await }
+        }),
+    );
 }
 
 async fn metrics() -> HttpResponse {

@@ -73,7 +73,11 @@ pub fn routes<S: Clone + Send + Sync + 'static>(readiness: Readiness) -> Router<
 }
 
 async fn metrics() -> Response {
-    ([(header::CONTENT_TYPE, crate::METRICS_CONTENT_TYPE)], crate::metrics::render()).into_response()
+    (
+        [(header::CONTENT_TYPE, crate::METRICS_CONTENT_TYPE)],
+        crate::metrics::render(),
+    )
+        .into_response()
 }
 
 async fn readyz(readiness: &Readiness) -> Response {

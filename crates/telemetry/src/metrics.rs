@@ -94,7 +94,12 @@ mod tests {
     fn recorded_events_show_in_the_text_with_their_labels() {
         super::install();
         let before = Scrape::parse(&super::render());
-        let rest = [("service", "unit"), ("route", "/x/{id}"), ("method", "GET"), ("status", "200")];
+        let rest = [
+            ("service", "unit"),
+            ("route", "/x/{id}"),
+            ("method", "GET"),
+            ("status", "200"),
+        ];
         record::http_request("unit", "/x/{id}", "GET", 200, Duration::from_millis(3));
         record::http_request("unit", "/x/{id}", "GET", 200, Duration::from_millis(30));
         DispatchTimer::start(DispatchSide::Gateway, "unit_cmd").finish("timeout");
@@ -119,6 +124,9 @@ mod tests {
         assert_eq!(moved(names::RATE_LIMIT_DECISIONS_TOTAL, &rl), 1.0);
         assert!(moved(names::MCP_SESSIONS_TOTAL, &[]) >= 1.0);
         assert!(text.contains("# HELP tradeterm_dispatch_total"), "{text}");
-        assert!(text.contains("# TYPE tradeterm_http_request_duration_seconds histogram"), "{text}");
+        assert!(
+            text.contains("# TYPE tradeterm_http_request_duration_seconds histogram"),
+            "{text}"
+        );
     }
 }

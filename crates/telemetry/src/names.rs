@@ -56,25 +56,53 @@ pub const MCP_SESSIONS_TOTAL: &str = "tradeterm_mcp_sessions_total";
 
 /// Every metric: name, kind and help text (the `# HELP` lines of `/metrics`).
 pub const ALL: &[(&str, Kind, &str)] = &[
-    (HTTP_REQUESTS_TOTAL, Kind::Counter, "HTTP requests answered, by route pattern, method and status."),
+    (
+        HTTP_REQUESTS_TOTAL,
+        Kind::Counter,
+        "HTTP requests answered, by route pattern, method and status.",
+    ),
     (
         HTTP_REQUEST_DURATION_SECONDS,
         Kind::Histogram,
         "Time to answer an HTTP request, by route pattern and method (seconds).",
     ),
-    (DISPATCH_TOTAL, Kind::Counter, "Commands dispatched to terminals, by side, command and outcome."),
+    (
+        DISPATCH_TOTAL,
+        Kind::Counter,
+        "Commands dispatched to terminals, by side, command and outcome.",
+    ),
     (
         DISPATCH_DURATION_SECONDS,
         Kind::Histogram,
         "Time a dispatch to a terminal took, by side, command and outcome (seconds).",
     ),
-    (RATE_LIMIT_DECISIONS_TOTAL, Kind::Counter, "Rate-limit decisions, by bucket, decision and counter."),
-    (AGENTS_CONNECTED, Kind::Gauge, "Agents connected to this gateway now, by transport and platform."),
-    (AGENT_CONNECTIONS_TOTAL, Kind::Counter, "Agent connections accepted by this gateway, by transport and platform."),
+    (
+        RATE_LIMIT_DECISIONS_TOTAL,
+        Kind::Counter,
+        "Rate-limit decisions, by bucket, decision and counter.",
+    ),
+    (
+        AGENTS_CONNECTED,
+        Kind::Gauge,
+        "Agents connected to this gateway now, by transport and platform.",
+    ),
+    (
+        AGENT_CONNECTIONS_TOTAL,
+        Kind::Counter,
+        "Agent connections accepted by this gateway, by transport and platform.",
+    ),
     (REDIS_ERRORS_TOTAL, Kind::Counter, "Failed Redis calls, by component."),
-    (DB_ERRORS_TOTAL, Kind::Counter, "Failed database calls, by kind of error."),
+    (
+        DB_ERRORS_TOTAL,
+        Kind::Counter,
+        "Failed database calls, by kind of error.",
+    ),
     (MCP_SESSIONS_OPEN, Kind::Gauge, "MCP sessions open in this process."),
-    (MCP_SESSIONS_TOTAL, Kind::Counter, "MCP sessions opened by this process."),
+    (
+        MCP_SESSIONS_TOTAL,
+        Kind::Counter,
+        "MCP sessions opened by this process.",
+    ),
 ];
 
 /// The Prometheus type of a metric.

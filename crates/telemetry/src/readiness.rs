@@ -160,7 +160,11 @@ impl Report {
 
     /// The checks that failed.
     pub fn down(&self) -> Vec<&'static str> {
-        self.checks.iter().filter(|(_, r)| r.is_err()).map(|(n, _)| *n).collect()
+        self.checks
+            .iter()
+            .filter(|(_, r)| r.is_err())
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// The JSON body: `status` (`ready` / `not_ready`), `down` (names) and
@@ -196,7 +200,10 @@ mod tests {
         assert_eq!(body["status"], "not_ready");
         assert_eq!(body["checks"]["database"], "ok");
         assert_eq!(body["checks"]["redis"], "down");
-        assert!(!body.to_string().contains("refused"), "reasons are logged, not answered");
+        assert!(
+            !body.to_string().contains("refused"),
+            "reasons are logged, not answered"
+        );
         // Replacing a check by name.
         r.add("redis", || async { Ok(()) });
         assert_eq!(r.names(), vec!["database", "redis"]);
@@ -208,7 +215,10 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let r = Readiness::new();
-        r.add_listener("listener", SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()));
+        r.add_listener(
+            "listener",
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()),
+        );
         assert!(r.report().await.ready());
         drop(listener);
         assert_eq!(r.report().await.down(), vec!["listener"]);
@@ -220,6 +230,9 @@ mod tests {
         let started = std::time::Instant::now();
         let report = slow.report().await;
         assert_eq!(report.down(), vec!["slow"]);
-        assert!(started.elapsed() < CHECK_TIMEOUT * 2, "the check was cut at its timeout");
+        assert!(
+            started.elapsed() < CHECK_TIMEOUT * 2,
+            "the check was cut at its timeout"
+        );
     }
 }

@@ -111,7 +111,15 @@ mod tests {
     #[test]
     fn well_formed_ids_are_kept_and_others_replaced() {
         assert_eq!(RequestId::parse("abc-123_x.y:z").unwrap().as_str(), "abc-123_x.y:z");
-        for bad in ["", "has space", "new\nline", "ünï", &"x".repeat(65), "a/b", "{\"json\":1}"] {
+        for bad in [
+            "",
+            "has space",
+            "new\nline",
+            "ünï",
+            &"x".repeat(65),
+            "a/b",
+            "{\"json\":1}",
+        ] {
             assert!(RequestId::parse(bad).is_none(), "{bad:?}");
         }
         assert!(RequestId::parse(&"x".repeat(64)).is_some());

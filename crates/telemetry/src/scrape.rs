@@ -35,16 +35,24 @@ impl Scrape {
     pub fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         self.samples
             .iter()
-            .filter(|s| s.name == name && labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v)))
+            .filter(|s| {
+                s.name == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+            })
             .map(|s| s.value)
             .sum()
     }
 
     /// Whether a sample named `name` with all of `labels` exists.
     pub fn has(&self, name: &str, labels: &[(&str, &str)]) -> bool {
-        self.samples
-            .iter()
-            .any(|s| s.name == name && labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v)))
+        self.samples.iter().any(|s| {
+            s.name == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
     }
 }
 

@@ -189,10 +189,15 @@ async fn the_request_id_comes_back_in_the_header_and_the_error_envelope() {
         |s| s.gateway_internal_token = Some(token.into()),
     )
     .await;
-    let with_id = |api: &Api, method: Method, path: &str, id: &str| api.request(method, path).header("x-request-id", id);
+    let with_id =
+        |api: &Api, method: Method, path: &str, id: &str| api.request(method, path).header("x-request-id", id);
 
     // An error answered by the REST API: the envelope and the header carry the client's id.
-    let r = Api::send_request("GET account", with_id(&t.anonymous(), Method::GET, "/api/v1/account/info", "rid-e2e-401")).await;
+    let r = Api::send_request(
+        "GET account",
+        with_id(&t.anonymous(), Method::GET, "/api/v1/account/info", "rid-e2e-401"),
+    )
+    .await;
     assert_eq!(r.status, 401);
     assert_eq!(r.headers["x-request-id"], "rid-e2e-401");
     assert_eq!(r.body["error"]["request_id"], "rid-e2e-401");
@@ -212,7 +217,12 @@ async fn the_request_id_comes_back_in_the_header_and_the_error_envelope() {
     // A success carries it in the header only (the data envelope is unchanged).
     let r = Api::send_request(
         "GET account",
-        with_id(&t.api().on(t.terminal(0)), Method::GET, "/api/v1/account/info", "rid-e2e-ok"),
+        with_id(
+            &t.api().on(t.terminal(0)),
+            Method::GET,
+            "/api/v1/account/info",
+            "rid-e2e-ok",
+        ),
     )
     .await;
     assert_eq!(r.headers["x-request-id"], "rid-e2e-ok");
@@ -226,21 +236,35 @@ async fn the_request_id_comes_back_in_the_header_and_the_error_envelope() {
     let api = t.api().at(&split);
     let r = Api::send_request(
         "GET account (split)",
-        with_id(&api.clone().on(t.terminal(0)), Method::GET, "/api/v1/account/info", "rid-split-ok"),
+        with_id(
+            &api.clone().on(t.terminal(0)),
+            Method::GET,
+            "/api/v1/account/info",
+            "rid-split-ok",
+        ),
     )
     .await;
     assert_eq!(r.headers["x-request-id"], "rid-split-ok");
     r.envelope().data();
     let r = Api::send_request(
         "GET account (split, unknown terminal)",
-        with_id(&api.on("term_nope"), Method::GET, "/api/v1/account/info", "rid-split-404"),
+        with_id(
+            &api.on("term_nope"),
+            Method::GET,
+            "/api/v1/account/info",
+            "rid-split-404",
+        ),
     )
     .await;
     assert_eq!(r.headers["x-request-id"], "rid-split-404");
     assert_eq!(r.body["error"]["request_id"], "rid-split-404", "{}", r.body);
     assert!(r.status >= 400, "{}", r.body);
     let after = scrape(&t, &t.gateway).await;
-    let internal = [("service", "gateway"), ("route", "/internal/v1/dispatch"), ("status", "200")];
+    let internal = [
+        ("service", "gateway"),
+        ("route", "/internal/v1/dispatch"),
+        ("status", "200"),
+    ];
     assert!(moved(&before, &after, names::HTTP_REQUESTS_TOTAL, &internal) >= 1.0);
     let client = [("side", "client"), ("command", "account_info"), ("outcome", "ok")];
     assert!(moved(&before, &after, names::DISPATCH_TOTAL, &client) >= 1.0);

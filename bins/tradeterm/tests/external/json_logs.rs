@@ -79,7 +79,9 @@ async fn json_lines_carry_the_request_id_from_rest_through_the_gateway_to_the_ag
     let base = format!("http://127.0.0.1:{rest}");
     let api = Api::new(&reqwest::Client::new(), &base).key(api_key).on(terminal);
     wait_until("the account through REST", Duration::from_secs(20), || async {
-        let req = api.request(reqwest::Method::GET, "/api/v1/account/info").header("x-request-id", RID);
+        let req = api
+            .request(reqwest::Method::GET, "/api/v1/account/info")
+            .header("x-request-id", RID);
         let r = Api::send_request("GET account", req).await;
         assert_eq!(r.headers["x-request-id"], RID);
         (r.status == 200).then_some(())
@@ -98,7 +100,10 @@ async fn json_lines_carry_the_request_id_from_rest_through_the_gateway_to_the_ag
             .text()
             .await
             .unwrap();
-        assert!(Scrape::parse(&text).value(names::HTTP_REQUESTS_TOTAL, &account) >= 1.0, "{port}");
+        assert!(
+            Scrape::parse(&text).value(names::HTTP_REQUESTS_TOTAL, &account) >= 1.0,
+            "{port}"
+        );
     }
 
     let status = Command::new("kill")
