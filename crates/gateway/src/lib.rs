@@ -17,7 +17,11 @@
 //!   through [`Gateway`]'s [`Dispatch`] implementation or over HTTP through
 //!   `/internal/v1/dispatch` for adapters in other processes;
 //! - terminates TLS itself when given a certificate ([`tls`]): agents then
-//!   connect with `wss://` and every route is HTTPS.
+//!   connect with `wss://` and every route is HTTPS;
+//! - serves `GET /metrics` and `GET /readyz` (database, Redis when
+//!   configured, its own listener) and answers every request's id in
+//!   `X-Request-Id`, which also prefixes the agent's request ids
+//!   (`docs/observability.md`).
 //!
 //! It also serves the support widget's identity route
 //! (`GET /api/dashboard/support/identity`). The dashboard web page
@@ -43,6 +47,7 @@ mod manage;
 mod owner;
 mod poll;
 mod registry;
+mod telemetry;
 pub mod tls;
 
 use std::net::TcpListener;
@@ -303,8 +308,11 @@ impl GatewayServer {
         let port = listener.local_addr()?.port();
         let workers = gateway.settings().workers.max(1);
         let tls = gateway.settings().tls.clone();
+        let readiness = telemetry::readiness(&gateway, listener.local_addr()?);
         let server = actix_web::HttpServer::new(move || {
             actix_web::App::new()
+                .wrap_fn(|req, srv| tradeterm_telemetry::actix::observe("gateway", req, srv))
+                .configure(|cfg| tradeterm_telemetry::actix::configure(cfg, readiness.clone()))
                 .configure(extra.clone())
                 .configure(|cfg| http::configure(cfg, gateway.clone()))
         })

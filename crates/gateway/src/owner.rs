@@ -93,6 +93,7 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
         match result {
             Ok(()) => return,
             Err(e) if attempt == 3 => {
+                tradeterm_telemetry::record::redis_error("revocation");
                 tracing::error!(key_id, error = %e, "could not publish an API-key revocation to Redis");
             }
             Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await,

@@ -226,18 +226,22 @@ impl Registry {
 
     /// Registers a connection, returning the one it replaces (if any).
     pub fn insert(&self, conn: Arc<Conn>) -> Option<Arc<Conn>> {
-        self.conns
+        crate::telemetry::agent_connected(&conn);
+        let replaced = self
+            .conns
             .write()
             .ok()
-            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn))
+            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn));
+        replaced.inspect(|old| crate::telemetry::agent_gone(old))
     }
 
     /// Removes the connection if it is still the registered one.
     pub fn remove(&self, terminal_id: &str, conn_id: u64) {
         if let Ok(mut m) = self.conns.write()
             && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
+            && let Some(gone) = m.remove(terminal_id)
         {
-            m.remove(terminal_id);
+            crate::telemetry::agent_gone(&gone);
         }
     }
 
@@ -332,8 +336,24 @@ impl Gateway {
     /// Runs `command` on the terminal's agent if it is connected here;
     /// otherwise, when `relay` is allowed and the route table names another
     /// instance, on that instance; otherwise answers from the store (not
-    /// found, or not connected).
+    /// found, or not connected). Timed and counted
+    /// (`crate::telemetry::metered`).
     pub(crate) async fn execute_here_or_relay(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+        relay: bool,
+    ) -> Result<CommandResult, DispatchError> {
+        crate::telemetry::metered(terminal_id, command, |command| {
+            self.execute_unmetered(license_id, terminal_id, command, timeout, relay)
+        })
+        .await
+    }
+
+    /// [`Gateway::execute_here_or_relay`] without its metrics.
+    async fn execute_unmetered(
         &self,
         license_id: &str,
         terminal_id: &str,
@@ -374,7 +394,8 @@ impl Gateway {
                 )));
             }
         }
-        let id = uuid::Uuid::new_v4().simple().to_string();
+        // Carries the request id of the HTTP request that asked (docs/observability.md).
+        let id = tradeterm_telemetry::request_id::command_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {
             p.insert(id.clone(), tx);

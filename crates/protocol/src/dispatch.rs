@@ -82,6 +82,25 @@ impl DispatchError {
             Self::Gateway(_) => "GATEWAY_ERROR",
         }
     }
+
+    /// The `outcome` label of the dispatch metrics (`docs/observability.md`).
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::Unreachable => "unreachable",
+            Self::Timeout(_) => "timeout",
+            Self::CommandFailed(_) => "command_failed",
+            Self::Gateway(_) => "gateway_error",
+        }
+    }
+
+    /// The `outcome` label of a dispatch result: `ok` or [`DispatchError::outcome`].
+    pub fn outcome_of<T>(result: &Result<T, Self>) -> &'static str {
+        match result {
+            Ok(_) => "ok",
+            Err(e) => e.outcome(),
+        }
+    }
 }
 
 /// Redis key marking a revoked credential (an API key id), set by whoever

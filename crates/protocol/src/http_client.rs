@@ -1,9 +1,13 @@
 //! [`HttpDispatch`]: the one HTTP client of a remote gateway's dispatch route,
 //! used by REST and MCP instances that do not run the gateway in-process.
+//! It passes the current request id on (`X-Request-Id`) and counts each
+//! dispatch in `tradeterm_dispatch_total{side="client"}`.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tradeterm_telemetry::record::{DispatchSide, DispatchTimer};
+use tradeterm_telemetry::request_id;
 
 use crate::agent::{Command, CommandResult};
 use crate::dispatch::{
@@ -85,9 +89,11 @@ impl HttpDispatch {
     }
 }
 
-#[async_trait]
-impl Dispatch for HttpDispatch {
-    async fn execute(
+impl HttpDispatch {
+    /// `POST /internal/v1/dispatch`, with the current request's id in
+    /// `X-Request-Id` so that the gateway logs it and puts it into the
+    /// agent's request id (`tradeterm_telemetry::request_id`).
+    async fn post_dispatch(
         &self,
         license_id: &str,
         terminal_id: &str,
@@ -101,23 +107,24 @@ impl Dispatch for HttpDispatch {
             timeout_ms: timeout.as_millis() as u64,
             relayed: self.holder,
         };
-        let resp = self
+        let mut request = self
             .http
             .post(format!("{}/internal/v1/dispatch", self.base))
             .header(INTERNAL_TOKEN_HEADER, &self.token)
             .timeout(timeout + Duration::from_secs(2))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| {
-                // Nothing was sent: safe to report the terminal as unreachable
-                // (any other failure leaves the outcome unknown).
-                if self.holder && e.is_connect() {
-                    DispatchError::Unreachable
-                } else {
-                    DispatchError::Gateway(format!("dispatch request failed: {e}"))
-                }
-            })?;
+            .json(&body);
+        if let Some(id) = request_id::current() {
+            request = request.header(request_id::REQUEST_ID_HEADER, id.as_str());
+        }
+        let resp = request.send().await.map_err(|e| {
+            // Nothing was sent: safe to report the terminal as unreachable
+            // (any other failure leaves the outcome unknown).
+            if self.holder && e.is_connect() {
+                DispatchError::Unreachable
+            } else {
+                DispatchError::Gateway(format!("dispatch request failed: {e}"))
+            }
+        })?;
         if !resp.status().is_success() {
             return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
         }
@@ -126,6 +133,22 @@ impl Dispatch for HttpDispatch {
             .await
             .map_err(|e| DispatchError::Gateway(format!("bad dispatch reply: {e}")))?;
         reply.into_result()
+    }
+}
+
+#[async_trait]
+impl Dispatch for HttpDispatch {
+    async fn execute(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        let timer = DispatchTimer::start(DispatchSide::Client, command.name());
+        let result = self.post_dispatch(license_id, terminal_id, command, timeout).await;
+        timer.finish(DispatchError::outcome_of(&result));
+        result
     }
 
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {

@@ -28,6 +28,11 @@
 //! limit on its own traffic), logs a warning at most once per window, and
 //! counts the event in [`RateLimiter::fallbacks`]. No 5xx is ever caused by
 //! the rate limiter.
+//!
+//! **Metrics.** Every decision counts in
+//! `tradeterm_rate_limit_decisions_total{bucket, decision, counter}`
+//! (`allowed` / `limited` / `revoked`; `redis` or `local`), and every failed
+//! Redis count in `tradeterm_redis_errors_total{component="ratelimit"}`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -235,8 +240,10 @@ impl RateLimiter {
         let reset_ms = (window + 1) * self.window_ms;
         let key = format!("tt:rl:{}:{license}:{window}", self.bucket);
         let revoke_key = credential.map(revocation_key);
+        let mut redis = true;
         let count = match self.incr(&key, revoke_key.as_deref()).await {
             Ok(c) if c < 0 => {
+                tradeterm_telemetry::record::rate_limit(self.bucket, "revoked", true);
                 return Decision {
                     allowed: false,
                     limit,
@@ -250,9 +257,14 @@ impl RateLimiter {
                 self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
                 c as u64
             }
-            Err(e) => self.local(license, window, &e),
+            Err(e) => {
+                redis = false;
+                self.local(license, window, &e)
+            }
         };
         let allowed = count <= limit;
+        let decision = if allowed { "allowed" } else { "limited" };
+        tradeterm_telemetry::record::rate_limit(self.bucket, decision, redis);
         Decision {
             allowed,
             limit,
@@ -389,6 +401,7 @@ impl RateLimiter {
 
     fn local(&self, license: &str, window: u64, error: &dyn std::fmt::Display) -> u64 {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        tradeterm_telemetry::record::redis_error("ratelimit");
         if self.last_warned_window.swap(window, Ordering::Relaxed) != window {
             tracing::warn!(bucket = self.bucket, %error, "rate-limit store unreachable; counting locally on this instance");
         }

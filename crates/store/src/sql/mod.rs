@@ -316,6 +316,10 @@ impl SqlStore {
 
 #[async_trait]
 impl Store for SqlStore {
+    async fn ping(&self) -> StoreResult<()> {
+        SqlStore::ping(self).await
+    }
+
     // ----- licenses -----
 
     async fn create_license(&self, name: &str, tier: Tier) -> StoreResult<(License, Secret)> {
