@@ -99,7 +99,11 @@ impl IntoResponse for AuthError {
     fn into_response(self) -> Response {
         let status =
             axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-        let body = serde_json::json!({ "error": { "code": self.code, "message": self.message } });
+        let mut body = serde_json::json!({ "error": { "code": self.code, "message": self.message } });
+        // The request's id (also in `X-Request-Id`), as in the REST envelope.
+        if let Some(id) = tradeterm_telemetry::request_id::current() {
+            body["error"]["request_id"] = serde_json::json!(id.as_str());
+        }
         (status, axum::Json(body)).into_response()
     }
 }

@@ -34,9 +34,10 @@ pub const MAX_LEN: usize = 64;
 pub struct RequestId(String);
 
 impl RequestId {
-    /// A new random id (32 hex digits).
+    /// A new random id (32 hex digits, 128 bits from the thread's
+    /// generator: no system call per request).
     pub fn generate() -> Self {
-        Self(uuid::Uuid::new_v4().simple().to_string())
+        Self(format!("{:032x}", rand::random::<u128>()))
     }
 
     /// `value` if it is a well-formed request id.
@@ -87,13 +88,9 @@ pub fn current() -> Option<RequestId> {
 /// inside a request, a random 32-hex-digit id outside one (a background
 /// task). Unique per command either way.
 pub fn command_id() -> String {
-    let random = uuid::Uuid::new_v4();
     match current() {
-        Some(rid) => {
-            let bits = random.as_u64_pair().0;
-            format!("{rid}-{bits:016x}")
-        }
-        None => random.simple().to_string(),
+        Some(rid) => format!("{rid}-{:016x}", rand::random::<u64>()),
+        None => RequestId::generate().0,
     }
 }
 

@@ -201,8 +201,21 @@ async fn the_request_id_comes_back_in_the_header_and_the_error_envelope() {
     assert_eq!(r.status, 401);
     assert_eq!(r.headers["x-request-id"], "rid-e2e-401");
     assert_eq!(r.body["error"]["request_id"], "rid-e2e-401");
-    let f = r.envelope().failure(401, "UNAUTHORIZED");
-    assert_eq!(f.error["request_id"], "rid-e2e-401");
+    r.envelope().failure(401, "UNAUTHORIZED");
+    // The MCP server's authentication errors too.
+    let r = t
+        .http
+        .post(mcp::url(t.stack.mcp_port))
+        .header("x-request-id", "rid-mcp-401")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.headers()["x-request-id"], "rid-mcp-401");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["request_id"], "rid-mcp-401", "{body}");
     // Without an id (or with a malformed one) the server makes one, the same in both places.
     for sent in [None, Some("spaces are not allowed")] {
         let mut req = t.api().request(Method::GET, "/api/v1/tools/no_such_tool");
@@ -268,6 +281,5 @@ async fn the_request_id_comes_back_in_the_header_and_the_error_envelope() {
     assert!(moved(&before, &after, names::HTTP_REQUESTS_TOTAL, &internal) >= 1.0);
     let client = [("side", "client"), ("command", "account_info"), ("outcome", "ok")];
     assert!(moved(&before, &after, names::DISPATCH_TOTAL, &client) >= 1.0);
-    let _: Value = r.body;
     t.stack.stop().await;
 }
