@@ -19,7 +19,7 @@ pub mod services;
 pub mod settings;
 pub mod startup;
 
-pub use settings::Settings;
+pub use settings::{Role, Settings};
 
 /// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to stderr.
 pub fn init_tracing() {
