@@ -257,6 +257,22 @@ fn rules() -> Vec<Rule> {
             ],
             why: "the protocol is types plus one client",
         },
+        Rule {
+            krate: "tradeterm-cluster",
+            forbidden: vec![
+                "tradeterm-store",
+                "tradeterm-gateway",
+                "tradeterm-rest",
+                "tradeterm-mcp",
+                "tradeterm-tools",
+                "tradeterm-sim",
+                "tradeterm-boot",
+                "sqlx",
+                "actix-web",
+                "axum",
+            ],
+            why: "the route table and its dispatch client: Redis and the protocol's client, no server, no store",
+        },
     ];
     for a in ADAPTERS {
         rules.push(Rule {

@@ -61,7 +61,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), gateway = %remote.url, "REST API listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining in-flight requests");
     handle.stop(true).await;
     monitor.stop().await;
     alerts.stop().await;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use tradeterm_boot::{Role, Settings, keys};
-use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_gateway::{ClusterSettings, Gateway, GatewaySettings};
 
 #[derive(Debug, Parser)]
 #[command(name = "tradeterm-gateway", version, about = "tradeterm gateway")]
@@ -29,6 +29,9 @@ struct Cli {
     #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
     data_dir: PathBuf,
 }
+
+/// How long in-flight commands may take to be answered on shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -65,6 +68,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             tls,
+            cluster: settings
+                .gateway_cluster()?
+                .map(|(instance, advertise_url)| ClusterSettings {
+                    instance,
+                    advertise_url,
+                }),
             ..GatewaySettings::default()
         },
         store,
@@ -85,7 +94,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), tls = server.is_tls(), "gateway listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining agents and in-flight commands");
+    gateway.shutdown(SHUTDOWN_GRACE).await;
     handle.stop(true).await;
     task.await??;
     Ok(())

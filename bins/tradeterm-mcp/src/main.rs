@@ -68,8 +68,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), gateway = %remote.url, "MCP server listening at /mcp/v1");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining in-flight requests");
     handle.stop();
-    task.await??;
+    // In-flight requests finish; streams still open after this are cut.
+    match tokio::time::timeout(std::time::Duration::from_secs(30), task).await {
+        Ok(served) => served??,
+        Err(_) => tracing::warn!("connections still open after 30 s: closing them"),
+    }
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod keys;
 #[cfg(feature = "services")]
 pub mod services;
 pub mod settings;
+pub mod signal;
 pub mod startup;
 
 pub use settings::{Role, Settings};

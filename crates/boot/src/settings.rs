@@ -103,6 +103,15 @@ pub struct Settings {
     /// Minutes without a request after which a dashboard session ends
     /// (`DASHBOARD_SESSION_MINUTES`, 1-1440, default 30). See `docs/dashboard.md`.
     pub dashboard_session_minutes: u64,
+    /// Name of this gateway instance in the cluster's route table and logs
+    /// (`GATEWAY_INSTANCE_ID`; default `HOST:GATEWAY_PORT`). Only with
+    /// `KEYVALUE_URL`. See `docs/deploy.md`.
+    pub gateway_instance_id: Option<String>,
+    /// Base URL at which API, MCP and other gateway instances reach this
+    /// gateway's internal routes (`GATEWAY_ADVERTISE_URL`; default
+    /// `http(s)://HOST:GATEWAY_PORT`, required when `HOST` is a wildcard
+    /// address). Only with `KEYVALUE_URL`. See `docs/deploy.md`.
+    pub gateway_advertise_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -144,6 +153,8 @@ impl Default for Settings {
             gateway_tls_key: None,
             agent_allow_plain_ws: false,
             dashboard_session_minutes: 30,
+            gateway_instance_id: None,
+            gateway_advertise_url: None,
         }
     }
 }
@@ -221,6 +232,8 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_TLS_KEY",
     "AGENT_ALLOW_PLAIN_WS",
     "DASHBOARD_SESSION_MINUTES",
+    "GATEWAY_INSTANCE_ID",
+    "GATEWAY_ADVERTISE_URL",
 ];
 
 impl Settings {
@@ -350,6 +363,42 @@ impl Settings {
             );
         }
         problems
+    }
+
+    /// This gateway's membership of a cluster, as `(instance id, advertised
+    /// internal URL)`: `None` without `KEYVALUE_URL` (a lone gateway).
+    ///
+    /// # Errors
+    /// `HOST` is a wildcard address (`0.0.0.0`, `::`) and
+    /// `GATEWAY_ADVERTISE_URL` is unset: other instances could not reach
+    /// this one; or the URL is not `http(s)://`.
+    pub fn gateway_cluster(&self) -> anyhow::Result<Option<(String, String)>> {
+        if self.keyvalue_url.is_none() {
+            return Ok(None);
+        }
+        let url = match &self.gateway_advertise_url {
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("GATEWAY_ADVERTISE_URL must be an http:// or https:// URL, not `{url}`");
+                }
+                url.trim_end_matches('/').to_owned()
+            }
+            None if matches!(self.host.as_str(), "0.0.0.0" | "::" | "[::]") => bail!(
+                "GATEWAY_ADVERTISE_URL is required with KEYVALUE_URL when HOST is {}: the internal URL at which \
+                 the other instances reach this gateway (for example http://10.0.0.5:{})",
+                self.host,
+                self.gateway_port
+            ),
+            None => {
+                let scheme = if self.gateway_tls_enabled() { "https" } else { "http" };
+                format!("{scheme}://{}:{}", self.host, self.gateway_port)
+            }
+        };
+        let instance = self
+            .gateway_instance_id
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}", self.host, self.gateway_port));
+        Ok(Some((instance, url)))
     }
 
     /// How long a dashboard session lasts without a request (`DASHBOARD_SESSION_MINUTES`).

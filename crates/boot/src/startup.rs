@@ -95,6 +95,10 @@ impl std::fmt::Debug for RemoteGateway {
 
 /// Clients of the gateway at `GATEWAY_URL` (default the local one on
 /// `GATEWAY_PORT`), authenticated with `GATEWAY_INTERNAL_TOKEN` (required).
+/// With `KEYVALUE_URL`, dispatch follows the gateways' route table
+/// (`tradeterm_cluster::RoutedDispatch`) and `GATEWAY_URL` is the entry for
+/// terminals no instance holds, terminal lists and token exchange: in a
+/// scaled-out deployment, the load balancer's address of the gateways.
 pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
     let url = settings
         .gateway_url
@@ -106,11 +110,16 @@ pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
              same value on the gateway (docs/deploy.md)"
         );
     };
-    let dispatch = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let entry = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RemoteGateway {
-        url,
-        dispatch: Arc::new(dispatch),
-        client,
-    })
+    // Scaled out (KEYVALUE_URL): each command goes to the gateway instance
+    // holding its terminal, found in the route table the gateways keep.
+    let dispatch: Arc<dyn Dispatch> = match settings.keyvalue_pool()? {
+        Some(pool) => Arc::new(tradeterm_cluster::RoutedDispatch::new(
+            tradeterm_cluster::RouteTable::new(pool, settings.heartbeat_timeout()),
+            entry,
+        )),
+        None => Arc::new(entry),
+    };
+    Ok(RemoteGateway { url, dispatch, client })
 }

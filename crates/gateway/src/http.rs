@@ -338,11 +338,12 @@ async fn internal_dispatch(
     check_internal(&req, &gateway)?;
     let body = body.into_inner();
     let result = gateway
-        .execute(
+        .execute_here_or_relay(
             &body.license_id,
             &body.terminal_id,
             body.command,
             Duration::from_millis(body.timeout_ms),
+            !body.relayed,
         )
         .await;
     Ok(HttpResponse::Ok().json(DispatchReply::from(result)))

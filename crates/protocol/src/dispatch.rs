@@ -124,6 +124,12 @@ pub struct DispatchRequest {
     pub command: Command,
     /// Timeout in ms (capped by the gateway at 120 000).
     pub timeout_ms: u64,
+    /// Sent by a client that already followed the route table to the
+    /// gateway holding the terminal (or by a gateway relaying to it): the
+    /// receiving gateway answers from its own connections only and never
+    /// relays again, so a stale route cannot bounce a command around.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relayed: bool,
 }
 
 /// Body of the answer of the dispatch route (HTTP 200 in both cases).

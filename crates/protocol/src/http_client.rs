@@ -14,6 +14,8 @@ pub struct HttpDispatch {
     base: String,
     token: String,
     http: reqwest::Client,
+    /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
+    holder: bool,
 }
 
 impl HttpDispatch {
@@ -22,14 +24,37 @@ impl HttpDispatch {
     pub fn new(base_url: &str, internal_token: &str) -> Result<Self, DispatchError> {
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
-            .connect_timeout(Duration::from_secs(5))
+            .connect_timeout(Duration::from_secs(2))
             .build()
             .map_err(|e| DispatchError::Gateway(e.to_string()))?;
         Ok(Self {
             base: base_url.trim_end_matches('/').to_owned(),
             token: internal_token.to_owned(),
             http,
+            holder: false,
         })
+    }
+
+    /// Client of the gateway instance that the route table says holds the
+    /// terminals it is asked about (a scaled-out deployment). Its requests
+    /// are marked relayed (that gateway answers from its own connections and
+    /// never relays further), and a refused connection, which means the
+    /// request never reached the instance (it is down, its agents are
+    /// reconnecting elsewhere), is reported as [`DispatchError::Unreachable`]
+    /// rather than a gateway failure. Shares `self`'s connection pool.
+    #[must_use]
+    pub fn holder(&self, base_url: &str) -> Self {
+        Self {
+            base: base_url.trim_end_matches('/').to_owned(),
+            token: self.token.clone(),
+            http: self.http.clone(),
+            holder: true,
+        }
+    }
+
+    /// The gateway's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
     }
 }
 
@@ -47,6 +72,7 @@ impl Dispatch for HttpDispatch {
             terminal_id: terminal_id.to_owned(),
             command,
             timeout_ms: timeout.as_millis() as u64,
+            relayed: self.holder,
         };
         let resp = self
             .http
@@ -56,7 +82,15 @@ impl Dispatch for HttpDispatch {
             .json(&body)
             .send()
             .await
-            .map_err(|e| DispatchError::Gateway(format!("dispatch request failed: {e}")))?;
+            .map_err(|e| {
+                // Nothing was sent: safe to report the terminal as unreachable
+                // (any other failure leaves the outcome unknown).
+                if self.holder && e.is_connect() {
+                    DispatchError::Unreachable
+                } else {
+                    DispatchError::Gateway(format!("dispatch request failed: {e}"))
+                }
+            })?;
         if !resp.status().is_success() {
             return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
         }
