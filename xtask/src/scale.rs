@@ -97,9 +97,7 @@ pub fn scale(args: &[String]) -> Result<()> {
     // Whatever happens, the machine's Redis and PostgreSQL stay up.
     let _services = ServicesGuard;
     let result = Cluster::new(&dir).and_then(|mut cluster| {
-        let r = cluster
-            .launch(plan)
-            .and_then(|()| cluster.checks(plan, &mut report));
+        let r = cluster.launch(plan).and_then(|()| cluster.checks(plan, &mut report));
         if r.is_err() || !report.failed.is_empty() {
             cluster.procs.dump_logs();
         }
@@ -115,7 +113,12 @@ pub fn scale(args: &[String]) -> Result<()> {
     report.print();
     match result {
         Ok(()) if report.failed.is_empty() => {
-            let _ = std::fs::remove_dir_all(&dir);
+            // TT_SCALE_KEEP_LOGS=1 keeps the processes' logs of a passing run.
+            if std::env::var_os("TT_SCALE_KEEP_LOGS").is_none() {
+                let _ = std::fs::remove_dir_all(&dir);
+            } else {
+                println!("logs kept in {}", dir.display());
+            }
             Ok(())
         }
         Ok(()) => Err(format!(
@@ -414,7 +417,14 @@ impl Cluster {
         }
         cluster.start_lb()?;
         let mut listeners: Vec<String> = Vec::new();
-        listeners.extend(cluster.gw.iter().chain(&cluster.api).chain(&cluster.mcp).map(|p| addr(*p)));
+        listeners.extend(
+            cluster
+                .gw
+                .iter()
+                .chain(&cluster.api)
+                .chain(&cluster.mcp)
+                .map(|p| addr(*p)),
+        );
         listeners.extend([cluster.lb_rest, cluster.lb_gateway, cluster.lb_gateway_internal].map(addr));
         for a in &listeners {
             wait_until(Duration::from_secs(60), || healthy(a)).ok_or_else(|| format!("{a} did not come up"))?;
@@ -571,7 +581,10 @@ impl Cluster {
         get(
             &addr(api),
             "/api/v1/market/tick/EURUSD",
-            &[("Authorization", &format!("Bearer {}", self.load.api_key)), ("X-Terminal-Id", &t.id)],
+            &[
+                ("Authorization", &format!("Bearer {}", self.load.api_key)),
+                ("X-Terminal-Id", &t.id),
+            ],
         )
     }
 
@@ -582,7 +595,12 @@ impl Cluster {
             for (n, port) in self.api.iter().enumerate() {
                 match self.tick(*port, t) {
                     Some(r) if r.status == 200 => ok += 1,
-                    r => bad.push(format!("{} via api{}: {:?}", t.id, n + 1, r.map(|r| (r.status, r.code())))),
+                    r => bad.push(format!(
+                        "{} via api{}: {:?}",
+                        t.id,
+                        n + 1,
+                        r.map(|r| (r.status, r.code()))
+                    )),
                 }
             }
             for (n, port) in self.mcp.iter().enumerate() {
@@ -596,7 +614,10 @@ impl Cluster {
         report.check(
             bad.is_empty(),
             what,
-            format!("{ok}/{total} (terminal, instance) pairs answered get_tick {}", bad.join(", ")),
+            format!(
+                "{ok}/{total} (terminal, instance) pairs answered get_tick {}",
+                bad.join(", ")
+            ),
         );
         Ok(())
     }
@@ -656,8 +677,14 @@ impl Cluster {
             Some(r#"{"label":"to revoke"}"#),
             Duration::from_secs(10),
         )?;
-        let key_id = created.json()["data"]["key"]["id"].as_str().unwrap_or_default().to_owned();
-        let key = created.json()["data"]["api_key"].as_str().unwrap_or_default().to_owned();
+        let key_id = created.json()["data"]["key"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let key = created.json()["data"]["api_key"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let bearer = format!("Bearer {key}");
         let tools = |port: u16, auth: &str| {
             get(&addr(port), "/api/v1/tools", &[("Authorization", auth)]).map_or(0, |r| r.status)
@@ -700,7 +727,14 @@ impl Cluster {
             .map(|p| mcp_open(&addr(*p), &self.rotated.key))
             .collect::<Result<_>>()?;
         let mcp_list = |i: usize| {
-            mcp_rpc(&addr(self.mcp[i]), &self.rotated.key, &sessions[i], "tools/list", json!({})).map_or(0, |r| r.status)
+            mcp_rpc(
+                &addr(self.mcp[i]),
+                &self.rotated.key,
+                &sessions[i],
+                "tools/list",
+                json!({}),
+            )
+            .map_or(0, |r| r.status)
         };
         let warm_rest: Vec<u16> = self.api.iter().map(|p| tools(*p, &jwt)).collect();
         let warm_mcp: Vec<u16> = (0..2).map(mcp_list).collect();
@@ -756,7 +790,9 @@ impl Cluster {
             let t = &self.terminals[*i];
             back.push(
                 wait_until(Duration::from_secs(30), || {
-                    self.api.iter().all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200))
+                    self.api
+                        .iter()
+                        .all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200))
                 })
                 .map(|_| t0.elapsed()),
             );
@@ -764,7 +800,10 @@ impl Cluster {
         let moved = affected
             .iter()
             .all(|i| route(&self.terminals[*i].id).as_deref() == Some(survivor));
-        let worst = back.iter().map(|t| t.map_or(f64::INFINITY, |d| d.as_secs_f64())).fold(0.0, f64::max);
+        let worst = back
+            .iter()
+            .map(|t| t.map_or(f64::INFINITY, |d| d.as_secs_f64()))
+            .fold(0.0, f64::max);
         report.check(
             moved && back.iter().all(|t| within(*t, 15.0)),
             "kill -9 of a gateway: its agents reconnect to the other and are reachable within 15 s",
@@ -809,7 +848,10 @@ impl Cluster {
         report.check(
             joined.is_some(),
             "the killed gateway restarts and rejoins",
-            format!("{victim} healthy again after {:.2} s", joined.map_or(f64::NAN, |d| d.as_secs_f64())),
+            format!(
+                "{victim} healthy again after {:.2} s",
+                joined.map_or(f64::NAN, |d| d.as_secs_f64())
+            ),
         );
         Ok(())
     }
@@ -821,9 +863,11 @@ impl Cluster {
         let up_at = load.now();
         start_redis()?;
         let recovered = wait_until(Duration::from_secs(30), || {
-            self.terminals
-                .iter()
-                .all(|t| self.api.iter().all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200)))
+            self.terminals.iter().all(|t| {
+                self.api
+                    .iter()
+                    .all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200))
+            })
         });
         let samples = load.samples();
         let during = Summary::of(&samples, down_at, up_at);
@@ -912,15 +956,19 @@ impl Cluster {
             ) else {
                 return false;
             };
-            let bearer = format!("Bearer {}", created.json()["data"]["api_key"].as_str().unwrap_or_default());
+            let bearer = format!(
+                "Bearer {}",
+                created.json()["data"]["api_key"].as_str().unwrap_or_default()
+            );
             created.status == 201
                 && self.api.iter().all(|p| {
                     get(&addr(*p), "/api/v1/journal", &[("Authorization", &bearer)]).is_some_and(|r| r.status == 200)
                 })
-                && self
-                    .terminals
-                    .iter()
-                    .all(|t| self.api.iter().all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200)))
+                && self.terminals.iter().all(|t| {
+                    self.api
+                        .iter()
+                        .all(|p| self.tick(*p, t).is_some_and(|r| r.status == 200))
+                })
         });
         report.check(
             recovered.is_some() && during.slowest < DISPATCH_TIMEOUT.as_secs_f64(),
@@ -938,7 +986,10 @@ impl Cluster {
 
     /// Every acknowledged live order exactly once in its simulator's deal history; no order twice.
     fn orders(&self, report: &mut Report, samples: &[Sample]) -> Result<()> {
-        let acked: Vec<&Sample> = samples.iter().filter(|s| s.kind == Kind::Order && s.status == 200).collect();
+        let acked: Vec<&Sample> = samples
+            .iter()
+            .filter(|s| s.kind == Kind::Order && s.status == 200)
+            .collect();
         let given_up = samples
             .iter()
             .filter(|s| s.kind == Kind::Order && s.status != 200)
@@ -948,7 +999,10 @@ impl Cluster {
             let r = get(
                 &addr(self.lb_rest),
                 "/api/v1/history/deals",
-                &[("Authorization", &format!("Bearer {}", self.load.api_key)), ("X-Terminal-Id", &t.id)],
+                &[
+                    ("Authorization", &format!("Bearer {}", self.load.api_key)),
+                    ("X-Terminal-Id", &t.id),
+                ],
             )
             .ok_or("deal history did not answer")?;
             if r.status != 200 {
@@ -1026,9 +1080,11 @@ fn start_redis() -> Result<()> {
         "--logfile",
         "/var/log/redis/ci.log",
     ]))?;
-    wait_until(Duration::from_secs(10), || redis_cli(&["PING"]).is_ok_and(|p| p == "PONG"))
-        .map(|_| ())
-        .ok_or_else(|| "Redis did not come back".into())
+    wait_until(Duration::from_secs(10), || {
+        redis_cli(&["PING"]).is_ok_and(|p| p == "PONG")
+    })
+    .map(|_| ())
+    .ok_or_else(|| "Redis did not come back".into())
 }
 
 /// MCP: `initialize` and `notifications/initialized`; the session id.
@@ -1042,7 +1098,14 @@ fn mcp_open(addr: &str, key: &str) -> Result<String> {
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": MCP_PROTOCOL, "capabilities": {}, "clientInfo": { "name": "xtask-scale", "version": "1" } },
     });
-    let r = request("POST", addr, "/mcp/v1", &headers, Some(&init.to_string()), Duration::from_secs(10))?;
+    let r = request(
+        "POST",
+        addr,
+        "/mcp/v1",
+        &headers,
+        Some(&init.to_string()),
+        Duration::from_secs(10),
+    )?;
     let session = r
         .header("mcp-session-id")
         .ok_or_else(|| format!("initialize at {addr}: {} {}", r.status, r.body))?
@@ -1051,7 +1114,14 @@ fn mcp_open(addr: &str, key: &str) -> Result<String> {
     h.push(("mcp-session-id", &session));
     h.push(("mcp-protocol-version", MCP_PROTOCOL));
     let done = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    request("POST", addr, "/mcp/v1", &h, Some(&done.to_string()), Duration::from_secs(10))?;
+    request(
+        "POST",
+        addr,
+        "/mcp/v1",
+        &h,
+        Some(&done.to_string()),
+        Duration::from_secs(10),
+    )?;
     Ok(session)
 }
 
@@ -1066,7 +1136,14 @@ fn mcp_rpc(addr: &str, key: &str, session: &str, method: &str, params: Value) ->
         ("mcp-protocol-version", MCP_PROTOCOL),
     ];
     let body = json!({ "jsonrpc": "2.0", "id": 2, "method": method, "params": params });
-    request("POST", addr, "/mcp/v1", &headers, Some(&body.to_string()), Duration::from_secs(15))
+    request(
+        "POST",
+        addr,
+        "/mcp/v1",
+        &headers,
+        Some(&body.to_string()),
+        Duration::from_secs(15),
+    )
 }
 
 /// `get_tick` through an MCP instance with the terminal's key.
@@ -1110,6 +1187,8 @@ struct Sample {
     status: u16,
     /// The error code (ticks), or the idempotency key (orders).
     code: String,
+    /// The error message (ticks that failed).
+    message: String,
     /// Attempts (orders: retries with the same key).
     attempts: u32,
 }
@@ -1154,7 +1233,11 @@ impl Load {
                         at,
                         secs: start.elapsed().as_secs_f64() - at,
                         status: r.as_ref().map_or(0, |r| r.status),
-                        code: r.map_or_else(|e| e, |r| r.code()),
+                        code: r.as_ref().map_or_else(|e| e.clone(), Resp::code),
+                        message: r.map_or_else(
+                            |e| e,
+                            |r| r.json()["error"]["message"].as_str().unwrap_or_default().to_owned(),
+                        ),
                         attempts: 1,
                     };
                     if let Ok(mut v) = samples.lock() {
@@ -1181,6 +1264,7 @@ impl Load {
                     secs: start.elapsed().as_secs_f64() - at,
                     status,
                     code: key,
+                    message: String::new(),
                     attempts,
                 };
                 if let Ok(mut v) = samples2.lock() {
@@ -1230,7 +1314,11 @@ fn place_order(lb: &str, auth: &str, terminal: &str, key: &str, stop: &AtomicBoo
             "POST",
             lb,
             "/api/v1/orders",
-            &[("Authorization", auth), ("X-Terminal-Id", terminal), ("Idempotency-Key", key)],
+            &[
+                ("Authorization", auth),
+                ("X-Terminal-Id", terminal),
+                ("Idempotency-Key", key),
+            ],
             Some(&body),
             Duration::from_secs(30),
         );
@@ -1251,6 +1339,8 @@ fn place_order(lb: &str, auth: &str, terminal: &str, key: &str, stop: &AtomicBoo
 struct Summary {
     total: usize,
     by_status: BTreeMap<String, usize>,
+    /// One message per failing status and code.
+    messages: BTreeMap<String, String>,
     slowest: f64,
 }
 
@@ -1261,10 +1351,14 @@ impl Summary {
             .filter(|s| s.kind == Kind::Tick && s.at >= from && s.at <= to)
             .collect();
         let mut by_status = BTreeMap::new();
+        let mut messages = BTreeMap::new();
         for s in &inside {
             let key = if s.status == 200 {
                 "200".to_owned()
             } else {
+                messages
+                    .entry(format!("{} {}", s.status, s.code))
+                    .or_insert_with(|| s.message.clone());
                 format!("{} {}", s.status, s.code)
             };
             *by_status.entry(key).or_default() += 1;
@@ -1272,14 +1366,22 @@ impl Summary {
         Summary {
             total: inside.len(),
             by_status,
+            messages,
             slowest: inside.iter().map(|s| s.secs).fold(0.0, f64::max),
         }
     }
 
     fn describe(&self) -> String {
         format!(
-            "{} tick requests through the load balancer: {:?}, slowest {:.3} s",
-            self.total, self.by_status, self.slowest
+            "{} tick requests through the load balancer: {:?}, slowest {:.3} s{}",
+            self.total,
+            self.by_status,
+            self.slowest,
+            if self.messages.is_empty() {
+                String::new()
+            } else {
+                format!(" ({:?})", self.messages)
+            }
         )
     }
 }
@@ -1289,7 +1391,15 @@ fn keys(dir: &Path) -> Result<(String, String)> {
     let private = dir.join("jwt-private.pem");
     let public = dir.join("jwt-public.pem");
     run(Command::new("openssl")
-        .args(["genpkey", "-quiet", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out"])
+        .args([
+            "genpkey",
+            "-quiet",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ])
         .arg(&private))?;
     run(Command::new("openssl")
         .args(["pkey", "-pubout", "-in"])

@@ -22,11 +22,19 @@ fn production_without_settings_is_refused_naming_them_all() {
             "docs/deploy.md",
         ],
     );
-    assert!(!stderr.contains("JWT_PRIVATE_KEY_PATH"), "the API signs nothing: {stderr}");
+    assert!(
+        !stderr.contains("JWT_PRIVATE_KEY_PATH"),
+        "the API signs nothing: {stderr}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let complete = start::production_env(dir.path());
-    for name in ["DATABASE_URL", "KEYVALUE_URL", "GATEWAY_INTERNAL_TOKEN", "JWT_PUBLIC_KEY_PATH"] {
+    for name in [
+        "DATABASE_URL",
+        "KEYVALUE_URL",
+        "GATEWAY_INTERNAL_TOKEN",
+        "JWT_PUBLIC_KEY_PATH",
+    ] {
         let stderr = start::refused(BIN, &start::without(&complete, name));
         assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
     }
@@ -37,7 +45,10 @@ fn development_opens_no_private_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
     let stderr = start::refused(BIN, &[("TRADETERM_DATA_DIR", dir.path().display().to_string())]);
     assert!(stderr.contains("DATABASE_URL is missing"), "{stderr}");
-    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "nothing was written");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing was written"
+    );
 }
 
 #[test]

@@ -28,13 +28,21 @@ fn production_without_settings_is_refused_naming_them_all() {
     let dir = tempfile::tempdir().unwrap();
     let complete = start::production_env(dir.path());
     // Each required setting alone is named when it is the one missing.
-    for name in ["DATABASE_URL", "KEYVALUE_URL", "GATEWAY_INTERNAL_TOKEN", "JWT_PRIVATE_KEY_PATH"] {
+    for name in [
+        "DATABASE_URL",
+        "KEYVALUE_URL",
+        "GATEWAY_INTERNAL_TOKEN",
+        "JWT_PRIVATE_KEY_PATH",
+    ] {
         let stderr = start::refused(BIN, &start::without(&complete, name));
         assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
     }
     // A SQLite file is refused in production.
     let mut sqlite = start::without(&complete, "DATABASE_URL");
-    sqlite.push(("DATABASE_URL", format!("sqlite://{}/tt.db?mode=rwc", dir.path().display())));
+    sqlite.push((
+        "DATABASE_URL",
+        format!("sqlite://{}/tt.db?mode=rwc", dir.path().display()),
+    ));
     let stderr = start::refused(BIN, &sqlite);
     assert!(stderr.contains("DATABASE_URL must be a postgres:// URL"), "{stderr}");
 }

@@ -307,7 +307,11 @@ impl Settings {
         if problems.is_empty() {
             return Ok(());
         }
-        let mode = if self.production() { "NODE_ENV=production" } else { "development" };
+        let mode = if self.production() {
+            "NODE_ENV=production"
+        } else {
+            "development"
+        };
         bail!(
             "{} refuses to start ({mode}): {}. Every setting is listed in docs/deploy.md",
             role.binary(),
@@ -343,10 +347,12 @@ impl Settings {
         }
         let needs_keys_and_token = role != Role::Gateway || self.production();
         if role == Role::Gateway && self.production() && self.jwt_private_key_path.is_none() {
-            problems.push("JWT_PRIVATE_KEY_PATH is missing (the RS256 private key PEM that signs session tokens)".into());
+            problems
+                .push("JWT_PRIVATE_KEY_PATH is missing (the RS256 private key PEM that signs session tokens)".into());
         }
         if needs_keys_and_token && self.jwt_public_key_path.is_none() {
-            problems.push("JWT_PUBLIC_KEY_PATH is missing (the RS256 public key PEM that verifies session tokens)".into());
+            problems
+                .push("JWT_PUBLIC_KEY_PATH is missing (the RS256 public key PEM that verifies session tokens)".into());
         }
         if needs_keys_and_token && !set(&self.gateway_internal_token) {
             problems.push(
@@ -610,14 +616,19 @@ mod tests {
         let dev = Settings::load_from(None, &[]).unwrap();
         for role in [Role::Gateway, Role::Api, Role::Mcp] {
             let err = dev.check_split_start(role).unwrap_err().to_string();
-            assert!(err.contains("DATABASE_URL is missing") && err.contains("sqlite://"), "{err}");
+            assert!(
+                err.contains("DATABASE_URL is missing") && err.contains("sqlite://"),
+                "{err}"
+            );
             assert!(!err.contains("KEYVALUE_URL"), "{err}");
         }
         let dev = Settings::load_from(None, &env(&[("DATABASE_URL", "sqlite:///tmp/shared.db?mode=rwc")])).unwrap();
         dev.check_split_start(Role::Gateway).unwrap();
         let err = dev.check_split_start(Role::Mcp).unwrap_err().to_string();
         assert!(
-            err.contains("JWT_PUBLIC_KEY_PATH") && err.contains("GATEWAY_INTERNAL_TOKEN") && !err.contains("DATABASE_URL"),
+            err.contains("JWT_PUBLIC_KEY_PATH")
+                && err.contains("GATEWAY_INTERNAL_TOKEN")
+                && !err.contains("DATABASE_URL"),
             "{err}"
         );
     }

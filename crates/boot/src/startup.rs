@@ -38,7 +38,11 @@ pub async fn open_shared_store(settings: &Settings) -> anyhow::Result<Arc<dyn St
 }
 
 async fn connect(url: &str) -> anyhow::Result<Arc<dyn Store>> {
-    let store = Arc::new(SqlStore::connect(url).await.context("opening the database (DATABASE_URL)")?);
+    let store = Arc::new(
+        SqlStore::connect(url)
+            .await
+            .context("opening the database (DATABASE_URL)")?,
+    );
     tokio::spawn(purge_idempotency_records(store.clone()));
     Ok(store)
 }

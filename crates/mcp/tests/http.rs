@@ -267,12 +267,18 @@ async fn a_rotated_key_is_refused_at_once_on_every_instance_sharing_redis() {
         let body: Value = refused.json().await.unwrap();
         assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{body}");
         assert!(
-            body["error"]["message"].as_str().unwrap().contains("revoked or rotated"),
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("revoked or rotated"),
             "{body}"
         );
     }
     let after: Vec<u64> = apps.iter().map(|a| a.exchanges()).collect();
-    assert_eq!(after, exchanges, "refused from the cache, by the mark, without a new exchange");
+    assert_eq!(
+        after, exchanges,
+        "refused from the cache, by the mark, without a new exchange"
+    );
     for app in &apps {
         app.handle.stop();
     }

@@ -76,13 +76,16 @@ pub fn request(
     head.push_str("\r\n");
     head.push_str(body);
     s.set_write_timeout(Some(timeout)).ok();
-    s.write_all(head.as_bytes()).map_err(|e| format!("send to {addr}: {e}"))?;
+    s.write_all(head.as_bytes())
+        .map_err(|e| format!("send to {addr}: {e}"))?;
     let mut raw = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(format!("{method} {path} at {addr}: no complete answer within {timeout:?}"));
+            return Err(format!(
+                "{method} {path} at {addr}: no complete answer within {timeout:?}"
+            ));
         }
         s.set_read_timeout(Some(left)).ok();
         match s.read(&mut chunk) {
@@ -94,7 +97,9 @@ pub fn request(
                 }
             }
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(format!("{method} {path} at {addr}: no complete answer within {timeout:?}"));
+                return Err(format!(
+                    "{method} {path} at {addr}: no complete answer within {timeout:?}"
+                ));
             }
             Err(e) => return Err(format!("{method} {path} at {addr}: {e}")),
         }
