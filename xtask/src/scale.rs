@@ -1408,3 +1408,51 @@ fn keys(dir: &Path) -> Result<(String, String)> {
         .arg(&public))?;
     Ok((private.display().to_string(), public.display().to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deploy_guide_shows_the_tested_haproxy_file() {
+        let root = workspace_root();
+        let cfg = std::fs::read_to_string(root.join("deploy/haproxy.cfg")).unwrap();
+        let doc = std::fs::read_to_string(root.join("docs/deploy.md")).unwrap();
+        let open = "<!-- haproxy.cfg:start -->\n```haproxy\n";
+        let start = doc.find(open).expect("docs/deploy.md: haproxy.cfg:start marker") + open.len();
+        let end = doc
+            .find("```\n<!-- haproxy.cfg:end -->")
+            .expect("docs/deploy.md: haproxy.cfg:end marker");
+        assert_eq!(
+            &doc[start..end],
+            cfg,
+            "docs/deploy.md must show deploy/haproxy.cfg as it is"
+        );
+    }
+
+    #[test]
+    fn summaries_count_statuses_in_their_range() {
+        let sample = |at: f64, status: u16, code: &str| Sample {
+            kind: Kind::Tick,
+            terminal: 0,
+            at,
+            secs: 0.01 * at,
+            status,
+            code: code.into(),
+            message: format!("{code} message"),
+            attempts: 1,
+        };
+        let all = [
+            sample(1.0, 200, ""),
+            sample(2.0, 502, "DISPATCH_ERROR"),
+            sample(3.0, 200, ""),
+            sample(9.0, 502, "DISPATCH_ERROR"),
+        ];
+        let s = Summary::of(&all, 1.5, 3.5);
+        assert_eq!(s.total, 2);
+        assert_eq!(s.by_status.get("200"), Some(&1));
+        assert_eq!(s.by_status.get("502 DISPATCH_ERROR"), Some(&1));
+        assert!((s.slowest - 0.03).abs() < 1e-9);
+        assert!(s.describe().contains("DISPATCH_ERROR message"));
+    }
+}
