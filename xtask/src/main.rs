@@ -247,7 +247,7 @@ fn test() -> Result<()> {
     let agents = python::agent_tests(&target_dir().join("debug"));
     // The scaled-out deployment, short form: never skipped (it restarts the
     // machine's Redis and PostgreSQL, so it runs alone, after the rest).
-    let scale = scale::scale(&["--short".to_owned()]);
+    let scale = scale::scale(&["--short".to_owned(), "--after-tests".to_owned()]);
     let failures: Vec<String> = [rust, agents, scale].into_iter().filter_map(|r| r.err()).collect();
     if failures.is_empty() {
         Ok(())

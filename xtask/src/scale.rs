@@ -32,7 +32,8 @@
 //! 6. PostgreSQL restarted under load: full recovery likewise (a new API key
 //!    created through the gateway works on both API instances).
 //!
-//! `--short` (what `cargo xtask test` runs) uses 4 terminals and short load
+//! `--short` (what `cargo xtask test` runs, with `--after-tests`: the
+//! binaries as the test run built them) uses 4 terminals and short load
 //! phases; the full form 8 terminals and longer phases. The machine's Redis
 //! and PostgreSQL are left running whatever happens.
 
@@ -88,7 +89,7 @@ pub fn scale(args: &[String]) -> Result<()> {
     };
     crate::ensure_services()?;
     install_lb()?;
-    build()?;
+    build(args.iter().any(|a| a == "--after-tests"))?;
     let started = Instant::now();
     let mut report = Report::default();
     let dir = std::env::temp_dir().join(format!("tradeterm-scale-{}", std::process::id()));
@@ -142,7 +143,19 @@ fn install_lb() -> Result<()> {
     run(Command::new("sh").arg(workspace_root().join("scripts/install-lb.sh")))
 }
 
-fn build() -> Result<()> {
+/// Builds the binaries. `after_tests` (from `cargo xtask test`): with the
+/// features `cargo test --workspace --all-features` resolved (dev-dependencies
+/// included), so that its artifacts are reused rather than rebuilt.
+fn build(after_tests: bool) -> Result<()> {
+    if after_tests {
+        return run(cargo().current_dir(workspace_root()).args([
+            "build",
+            "--workspace",
+            "--all-features",
+            "--bins",
+            "--tests",
+        ]));
+    }
     run(cargo().current_dir(workspace_root()).args([
         "build",
         "-p",
@@ -666,9 +679,18 @@ impl Cluster {
     }
 
     fn revocation(&mut self, report: &mut Report) -> Result<()> {
+        self.revoked_api_key(report)?;
+        self.rotated_terminal_key(report)?;
+        // Its agent holds the old key: it is refused from now on.
+        let n = self.terminals.len();
+        self.procs.kill(&format!("sim{n}"))
+    }
+
+    /// An API key, warmed (cached exchange) on both API instances, revoked
+    /// through the gateway: refused by both within 1 s.
+    fn revoked_api_key(&self, report: &mut Report) -> Result<()> {
         let lb = addr(self.lb_gateway);
         let master = format!("Bearer {}", self.load.master);
-        // An API key, warmed (cached exchange) on both API instances.
         let created = request(
             "POST",
             &lb,
@@ -711,7 +733,18 @@ impl Cluster {
             format!("before {warm:?}; refused after {}", times(&api_times, "api")),
         );
 
-        // A terminal key: its session token on both API instances, MCP sessions on both MCP instances.
+        Ok(())
+    }
+
+    /// A terminal key rotated through the gateway: its session token (both
+    /// API instances) and the MCP sessions opened with it (both MCP
+    /// instances) refused within 1 s.
+    fn rotated_terminal_key(&self, report: &mut Report) -> Result<()> {
+        let lb = addr(self.lb_gateway);
+        let master = format!("Bearer {}", self.load.master);
+        let tools = |port: u16, auth: &str| {
+            get(&addr(port), "/api/v1/tools", &[("Authorization", auth)]).map_or(0, |r| r.status)
+        };
         let token = request(
             "POST",
             &lb,
@@ -766,9 +799,6 @@ impl Cluster {
                 times(&all[2..], "mcp")
             ),
         );
-        // Its agent holds the old key: it is refused from now on.
-        let n = self.terminals.len();
-        self.procs.kill(&format!("sim{n}"))?;
         Ok(())
     }
 
