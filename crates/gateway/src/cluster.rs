@@ -225,3 +225,28 @@ pub(crate) async fn holder(gateway: &Gateway, license_id: &str, terminal_id: &st
         }
     }
 }
+
+/// Asks the instance holding the terminal's agent, if another one, to
+/// disconnect it when it authenticated with a revoked key. Whether it did.
+pub(crate) async fn drop_revoked_elsewhere(
+    gateway: &Gateway,
+    license_id: &str,
+    terminal_id: &str,
+    key_ids: &[String],
+) -> bool {
+    let Some(holder) = holder(gateway, license_id, terminal_id).await else {
+        return false;
+    };
+    let revoked = tradeterm_protocol::dispatch::RevokedKeys {
+        terminal_id: terminal_id.to_owned(),
+        key_ids: key_ids.to_vec(),
+    };
+    match holder.drop_revoked(&revoked).await {
+        Ok(done) => done,
+        Err(e) => {
+            // That instance re-checks its agents' keys within `key_recheck`.
+            tracing::warn!(terminal = %terminal_id, error = %e, "could not ask the holding instance to drop a revoked key");
+            false
+        }
+    }
+}

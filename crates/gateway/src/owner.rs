@@ -56,7 +56,12 @@ impl Gateway {
                 mark_revoked(pool, id).await;
             }
         }
-        let agent_disconnected = self.inner.registry.drop_revoked(terminal_id, &rotated.revoked_key_ids);
+        let mut agent_disconnected = self.inner.registry.drop_revoked(terminal_id, &rotated.revoked_key_ids);
+        if !agent_disconnected {
+            // Its agent may be connected to another instance of the cluster.
+            agent_disconnected =
+                crate::cluster::drop_revoked_elsewhere(self, license_id, terminal_id, &rotated.revoked_key_ids).await;
+        }
         Ok(KeyRotation {
             terminal_id: terminal_id.to_owned(),
             terminal_key: rotated.key,

@@ -385,3 +385,27 @@ async fn a_graceful_shutdown_answers_in_flight_commands_then_sends_agents_elsewh
     let _agent = run_agent(ws, "on-b", Duration::ZERO);
     assert_eq!(account_name(api.as_ref(), &c, &t1).await.unwrap(), "on-b");
 }
+
+#[tokio::test]
+async fn rotating_a_key_on_one_instance_disconnects_the_agent_held_by_another_at_once() {
+    let c = cluster().await;
+    let (t1, k1) = c.terminals[0].clone();
+    let (ws, _) = connect(&c.b.ws_url, &k1).await;
+    let agent = run_agent(ws, "on-b", Duration::ZERO);
+    let rotation = c.a.gateway.rotate_terminal_key(&c.license_id, &t1).await.unwrap();
+    assert!(rotation.agent_disconnected, "{rotation:?}");
+    let ending = tokio::time::timeout(Duration::from_secs(3), agent)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ending.errors, vec![codes::AUTH_FAILED.to_owned()]);
+    wait_until("the route to go", Duration::from_secs(3), async || {
+        RouteTable::new(redis(), TTL).lookup(&t1).await.unwrap().is_none()
+    })
+    .await;
+    // The old key no longer connects anywhere; the new one does.
+    let (_ws, first) = connect(&c.b.ws_url, &k1).await;
+    assert!(matches!(&first, GatewayFrame::Error { error, .. } if error.code == codes::AUTH_FAILED));
+    let (_ws, first) = connect(&c.a.ws_url, rotation.terminal_key.expose()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+}

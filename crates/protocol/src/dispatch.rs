@@ -113,6 +113,18 @@ pub trait Dispatch: Send + Sync + 'static {
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError>;
 }
 
+/// Body of `POST /internal/v1/revoked` on a gateway: the terminal's agent
+/// must be disconnected if it authenticated with one of these (now revoked)
+/// terminal keys. Sent by the instance that rotated the key to the instance
+/// holding the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RevokedKeys {
+    /// The terminal.
+    pub terminal_id: String,
+    /// Record ids of the revoked keys.
+    pub key_ids: Vec<String>,
+}
+
 /// Body of `POST /internal/v1/dispatch` on the gateway.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DispatchRequest {

@@ -6,7 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::agent::{Command, CommandResult};
-use crate::dispatch::{Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, TerminalStatus};
+use crate::dispatch::{
+    Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, RevokedKeys, TerminalStatus,
+};
 
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
@@ -55,6 +57,31 @@ impl HttpDispatch {
     /// The gateway's base URL.
     pub fn base_url(&self) -> &str {
         &self.base
+    }
+
+    /// Asks the gateway to disconnect the terminal's agent if it
+    /// authenticated with one of the revoked keys. Whether it did.
+    ///
+    /// # Errors
+    /// The gateway could not be reached or refused.
+    pub async fn drop_revoked(&self, revoked: &RevokedKeys) -> Result<bool, DispatchError> {
+        let resp = self
+            .http
+            .post(format!("{}/internal/v1/revoked", self.base))
+            .header(INTERNAL_TOKEN_HEADER, &self.token)
+            .timeout(Duration::from_secs(5))
+            .json(revoked)
+            .send()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("revocation request failed: {e}")))?;
+        if !resp.status().is_success() {
+            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
+        }
+        let body: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("bad revocation reply: {e}")))?;
+        Ok(body["disconnected"].as_bool().unwrap_or(false))
     }
 }
 
