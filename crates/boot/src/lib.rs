@@ -21,7 +21,7 @@ pub mod settings;
 pub mod signal;
 pub mod startup;
 
-pub use settings::Settings;
+pub use settings::{Role, Settings};
 
 /// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to
 /// stderr as text or, with `LOG_FORMAT=json`, one JSON object per line

@@ -241,14 +241,16 @@ impl std::fmt::Debug for McpState {
 impl McpState {
     /// Builds the shared state over the process's `services`: terminal keys
     /// are exchanged at `gateway` and the tokens verified with `verifier`;
-    /// tool calls count in the `mcp` bucket of the services' rate limits.
+    /// tool calls count in the `mcp` bucket of the services' rate limits, and
+    /// with their Redis every request checks the key's revocation mark.
     pub fn new(
         settings: McpSettings,
         services: Arc<Services>,
         verifier: TokenVerifier,
         gateway: GatewayClient,
     ) -> Self {
-        let auth = auth::Authenticator::new(gateway, verifier, services.store.clone(), settings.key_recheck);
+        let auth = auth::Authenticator::new(gateway, verifier, services.store.clone(), settings.key_recheck)
+            .with_revocation_marks(services.rate_limits.redis.clone());
         let limiter = services.rate_limits.limiter("mcp");
         let readiness = services.readiness();
         Self {
