@@ -585,9 +585,16 @@ pub fn round_numbers(price: f64, digits: u32, count: usize, step: Option<f64>) -
         Some(_) => return Err(CoreError::param("step", "must be a finite number above 0")),
         None => round_step(digits),
     };
-    let half = step / 2.0;
     let scale = 10f64.powi(digits.min(12) as i32);
-    let k0 = (price / half).ceil() as i64; // first level at or above the price
+    // A step below one point (the price's precision) is one point.
+    let step = step.max(1.0 / scale);
+    let half = step / 2.0;
+    let first = (price / half).ceil();
+    // Level indices must stay exact integers, with room for `count` either side.
+    if first > 2f64.powi(52) {
+        return Err(CoreError::param("step", "is too small for the price"));
+    }
+    let k0 = first as i64; // first level at or above the price
     let mut levels = Vec::with_capacity(2 * count);
     for k in (k0 - count as i64)..(k0 + count as i64) {
         if k < 0 {

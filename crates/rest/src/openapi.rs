@@ -785,7 +785,7 @@ impl Builder {
                         "in": "header",
                         "required": false,
                         "description": "Makes a live call safe to retry: a repeat with the same key and request returns the first outcome without executing again; the same key with a different request, or while the first is still running, is 409 `IDEMPOTENCY_CONFLICT`. Ignored by dry runs.",
-                        "schema": { "type": "string", "minLength": 1, "maxLength": 255 },
+                        "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": tradeterm_tools::schema::IDEMPOTENCY_KEY_PATTERN },
                     },
                 },
                 "headers": {

@@ -187,6 +187,7 @@ async fn list_alerts(ctx: ToolContext, input: ListAlertsInput) -> Result<ListAle
 #[serde(deny_unknown_fields)]
 pub struct RemoveAlertInput {
     /// The rule's id (`alr_…`).
+    #[schemars(pattern(ALERT_ID_PATTERN))]
     pub id: String,
 }
 
@@ -198,6 +199,9 @@ pub struct RemoveAlertOutput {
     /// Always true (an unknown id is a `NOT_FOUND` error).
     pub removed: bool,
 }
+
+/// An alert id as `remove_alert` accepts it: 1–64 ASCII letters, digits or `_`.
+const ALERT_ID_PATTERN: &str = "^[A-Za-z0-9_]{1,64}$";
 
 async fn remove_alert(ctx: ToolContext, input: RemoveAlertInput) -> Result<RemoveAlertOutput, ToolError> {
     if input.id.is_empty() || input.id.len() > 64 || !input.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

@@ -62,15 +62,18 @@ pub struct NewsGuard {
 pub struct SetNewsGuardInput {
     /// Currencies to watch (ISO codes such as `USD`; at most 20 with those of `symbols`).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_GUARD_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Currency pairs whose two currencies to watch (`EURUSD`, `XAUUSD`).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::SYMBOL_PATTERN)))]
     pub symbols: Vec<String>,
     /// Releases of at least this importance alert: `medium` or `high` (default `high`).
     #[serde(default)]
     pub min_importance: Option<Importance>,
     /// Minutes before a release its alert fires (1-1440, default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LEAD_MINUTES))]
     pub lead_minutes: Option<u32>,
     /// Whether news items about the watched currencies alert too (default true; needs `NEWS_API_KEY` on the server).
     #[serde(default)]
@@ -249,9 +252,11 @@ async fn remove_news_guard(ctx: ToolContext, _input: NoGuardInput) -> Result<New
 pub struct PollAlertsInput {
     /// The `next_cursor` of the previous poll; omit on the first poll (alerts of the last hour are returned).
     #[serde(default)]
+    #[schemars(pattern(CURSOR_PATTERN))]
     pub cursor: Option<String>,
     /// Most alerts returned (1-500, default 100), oldest first; when more are due, `more` is true and `next_cursor` resumes after the last one returned.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_ALERTS))]
     pub limit: Option<u32>,
 }
 
@@ -318,6 +323,10 @@ pub struct PollAlertsOutput {
 }
 
 /// Cursor: `{fired_at ms}:{last alert id}` (the last alert returned), or `{ms}` (a poll's time).
+/// A cursor as [`parse_cursor`] reads it: unix milliseconds above 0, then
+/// optionally `:` and the id of the last alert delivered.
+const CURSOR_PATTERN: &str = "^0*[1-9][0-9]{0,17}(:[\\s\\S]*)?$";
+
 fn parse_cursor(cursor: &str) -> Option<(UnixMs, Option<String>)> {
     let (ms, id) = match cursor.split_once(':') {
         Some((ms, id)) => (ms, Some(id.to_owned())),
@@ -341,9 +350,8 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
             ToolError::InvalidInput("`cursor` is not one this tool returned; omit it to start over".into())
         })?,
     };
-    if after > now {
-        return Err(ToolError::InvalidInput("`cursor` is in the future".into()));
-    }
+    // A cursor from the future (another clock) delivers from now on.
+    after = after.min(now);
     if after < now - MAX_POLL_LOOKBACK_MS {
         after = now - MAX_POLL_LOOKBACK_MS;
         notes.push("the cursor was older than 24 h: alerts of the last 24 h only".into());

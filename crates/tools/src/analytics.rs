@@ -19,6 +19,7 @@ pub const MAX_VALUES: u32 = 5_000;
 #[serde(deny_unknown_fields)]
 pub struct IndicatorInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
@@ -31,6 +32,7 @@ pub struct IndicatorInput {
     pub params: BTreeMap<String, f64>,
     /// Number of most recent values to return (1-5000, default 100). Extra history is fetched for warm-up.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_VALUES))]
     pub count: Option<u32>,
 }
 

@@ -25,6 +25,8 @@ pub const MAX_LOOKBACK_DAYS: u32 = 366;
 pub const MAX_SENSITIVITY_BARS: i64 = 20_000;
 /// Most releases `get_event_sensitivity` measures (the latest ones).
 pub const MAX_RELEASES: usize = 200;
+/// Longest `name_contains` fragment, in characters.
+pub const MAX_NAME_FRAGMENT: usize = 100;
 /// Default rollover hour, UTC (as `get_swap_calendar`).
 const ROLLOVER_HOUR_UTC: i64 = 22;
 
@@ -63,15 +65,18 @@ async fn events_between(
 #[serde(deny_unknown_fields)]
 pub struct HoldingRiskInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// How long the position would be held from now, hours (1-744, default 24).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_HOLD_HOURS))]
     pub hold_hours: Option<u32>,
     /// `buy` or `sell`, for the swap estimate (default: both are given).
     #[serde(default)]
     pub side: Option<Side>,
     /// Position size, lots, for the swap estimate (default 1; must fit the symbol's volume limits).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
 }
 
@@ -312,18 +317,22 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
 #[serde(deny_unknown_fields)]
 pub struct EventSensitivityInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Only releases whose name contains this text (case-insensitive), e.g. `Payrolls`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_NAME_FRAGMENT), pattern(r"\S"))]
     pub name_contains: Option<String>,
     /// Only releases of these currencies (default: the symbol's currencies; at most 20).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = crate::events::MAX_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Only releases of at least this importance (default `high`).
     #[serde(default)]
     pub min_importance: Option<Importance>,
     /// How far back to look, days (1-366, default 90).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LOOKBACK_DAYS))]
     pub lookback_days: Option<u32>,
     /// Bars to measure on: M1, M5, M15 (default), M30 or H1.
     #[serde(default)]
@@ -421,7 +430,7 @@ async fn event_sensitivity(
         )));
     }
     if let Some(fragment) = &input.name_contains
-        && (fragment.trim().is_empty() || fragment.len() > 100)
+        && (fragment.trim().is_empty() || fragment.chars().count() > MAX_NAME_FRAGMENT)
     {
         return Err(ToolError::InvalidInput(
             "`name_contains` must be 1-100 characters".into(),

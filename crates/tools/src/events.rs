@@ -260,7 +260,7 @@ pub(crate) fn currencies_of(spec: &tradeterm_core::SymbolSpec) -> Vec<String> {
 }
 
 pub(crate) fn is_currency(s: &str) -> bool {
-    s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
+    crate::schema::is_currency(s)
 }
 
 /// Where a calendar answer came from: `terminal` or `server`, the spec's two
@@ -307,18 +307,22 @@ pub enum SourcePreference {
 pub struct CalendarInput {
     /// Start (ISO 8601, inclusive); default now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// End (ISO 8601, exclusive); default `from` + 7 days. At most 31 days after `from`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// Only events of these currencies (ISO codes such as `USD`, at most 20); default all.
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Only events of at least this importance (`low`, `medium`, `high`).
     #[serde(default)]
     pub min_importance: Option<Importance>,
     /// Only these categories (`inflation`, `employment`, `central_bank`, `growth`, ...; at most 10).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CATEGORY_PATTERN)), length(max = MAX_CATEGORIES))]
     pub categories: Vec<String>,
     /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
     #[serde(default)]
@@ -399,7 +403,7 @@ fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Ve
     }
     if let Some(bad) = categories
         .iter()
-        .find(|c| c.is_empty() || c.len() > 32 || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'))
+        .find(|c| !crate::schema::is_category(c))
     {
         return Err(ToolError::InvalidInput(format!(
             "invalid category `{}`: use 1-32 letters, digits or _",
@@ -545,6 +549,7 @@ pub(crate) async fn fetch_events(
 #[serde(deny_unknown_fields)]
 pub struct EventRiskInput {
     /// Instrument whose currencies (base, profit and margin) are checked, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Minutes before a high-importance event when trading is blocked (0-1440, default 15).
     #[serde(default)]

@@ -37,12 +37,15 @@ pub const MAX_EXECUTIONS: u32 = 10_000;
 pub struct ExecutionQualityInput {
     /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// Only this instrument.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 

@@ -44,13 +44,16 @@ pub struct SetPropFirmRulesInput {
     pub preset: Option<Preset>,
     /// Account size of the challenge in account currency (e.g. 100000): the
     /// base of every percentage.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 1e12))]
     pub initial_balance: f64,
     /// Start of the challenge, ISO 8601 (default: now). Deals before it are
     /// ignored; at most 366 days ago, at most one day ahead.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub start_time: Option<String>,
     /// Maximum loss within one trading day, % of `initial_balance` (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_daily_loss_percent: Option<f64>,
     /// Maximum overall loss, % of `initial_balance` (0-100].
     #[serde(default)]
@@ -61,9 +64,11 @@ pub struct SetPropFirmRulesInput {
     pub drawdown_mode: Option<DrawdownMode>,
     /// Profit target, % of `initial_balance` (0-1000].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 1000))]
     pub profit_target_percent: Option<f64>,
     /// Minimum number of trading days (1-365): days with at least one opening or closing deal.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 365))]
     pub min_trading_days: Option<u32>,
     /// Consistency: the best day's realised profit may be at most this % of the total profit (0-100].
     #[serde(default)]
@@ -71,6 +76,7 @@ pub struct SetPropFirmRulesInput {
     /// Hour (UTC, 0-23) at which the trading day changes (default 0, the
     /// FTMO-style preset 23).
     #[serde(default)]
+    #[schemars(range(max = 23))]
     pub day_start_hour_utc: Option<u8>,
     /// `true` installs enforcement: the rule set's equity guard gets the
     /// action `block`, so live orders that open exposure on this terminal are

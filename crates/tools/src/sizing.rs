@@ -123,22 +123,26 @@ pub enum StopInput {
     /// A distance from the entry in points (the symbol's smallest price step, `point`).
     Points {
         /// Distance in points, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         points: f64,
     },
     /// A distance from the entry in pips: 10 points on 3- and 5-digit symbols (EURUSD 0.0001, USDJPY 0.01), 1 point otherwise.
     Pips {
         /// Distance in pips, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         pips: f64,
     },
     /// A multiple of the Average True Range, computed by the server from the symbol's closed bars.
     Atr {
         /// Multiple of the ATR, above 0 (e.g. 1.5).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         multiple: f64,
         /// Timeframe of the bars (default H1).
         #[serde(default)]
         timeframe: Option<Timeframe>,
         /// ATR period in bars (1-1000, default 14).
         #[serde(default)]
+        #[schemars(range(min = 1, max = MAX_ATR_PERIOD))]
         period: Option<usize>,
     },
 }
@@ -148,6 +152,7 @@ pub enum StopInput {
 #[serde(deny_unknown_fields)]
 pub struct PositionSizeInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `buy` or `sell`: the direction of the planned trade.
     pub side: Side,
@@ -325,6 +330,7 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
 pub struct PortfolioSummaryInput {
     /// Only the positions of this instrument (e.g. `EURUSD`). Default: every open position.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 

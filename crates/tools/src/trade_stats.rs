@@ -30,9 +30,11 @@ pub const DEFAULT_RANGE_DAYS: i64 = 30;
 pub struct TradeStatsInput {
     /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 
@@ -42,9 +44,11 @@ pub struct TradeStatsInput {
 pub struct PnlInput {
     /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// `day` (default, UTC days), `week` (ISO weeks, Monday to Sunday UTC) or `month` (calendar months UTC).
     #[serde(default)]

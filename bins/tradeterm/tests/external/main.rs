@@ -2,7 +2,9 @@
 //! commands (`cli`), the agent conformance kit (`agent_check`), the
 //! MetaTrader agents compiled with g++ (`mql_agents`), `tradeterm serve` as a
 //! user starts it (`serve_first_start`) and the stdio MCP connector driven by
-//! the official Python SDK (`connect`).
+//! the official Python SDK (`connect`), schemathesis over the served OpenAPI
+//! document (`schemathesis`) and a Python client generated from it
+//! (`python_client`).
 //!
 //! Kept apart from `tests/e2e` so that these children (compilers,
 //! interpreters, whole servers) do not compete for the CPU with the
@@ -18,4 +20,6 @@ mod connect;
 mod dashboard;
 mod inspector;
 mod mql_agents;
+mod python_client;
+mod schemathesis;
 mod serve_first_start;

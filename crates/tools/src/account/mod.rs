@@ -29,6 +29,7 @@ pub const MAX_HISTORY_DAYS: i64 = 366;
 pub struct SymbolFilter {
     /// Only this symbol.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 
@@ -38,9 +39,11 @@ pub struct SymbolFilter {
 pub struct RangeInput {
     /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 

@@ -18,6 +18,8 @@ use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError,
 
 const MAX_TEXT: usize = 10_000;
 const MAX_TAGS: usize = 32;
+/// Longest tag or emotion, in characters.
+const MAX_TAG_CHARS: usize = 64;
 
 /// The content of a journal entry. Every field is optional; unknown fields are refused.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -25,6 +27,7 @@ const MAX_TAGS: usize = 32;
 pub struct JournalBody {
     /// Instrument traded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
     /// `buy` (long) or `sell` (short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,27 +55,34 @@ pub struct JournalBody {
     pub ticket: Option<u64>,
     /// When the trade was opened, ISO 8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub opened_at: Option<String>,
     /// When the trade was closed, ISO 8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub closed_at: Option<String>,
     /// Name of the setup or strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub setup: Option<String>,
     /// The plan before entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub plan: Option<String>,
     /// Free notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub notes: Option<String>,
     /// Whether the trader followed their rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules_followed: Option<bool>,
     /// Emotion tags (`fomo`, `calm`, `revenge`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(length(min = 1, max = MAX_TAG_CHARS)), length(max = MAX_TAGS))]
     pub emotions: Vec<String>,
     /// Free tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(length(min = 1, max = MAX_TAG_CHARS)), length(max = MAX_TAGS))]
     pub tags: Vec<String>,
 }
 
@@ -113,7 +123,7 @@ impl JournalBody {
             }
         }
         for (name, list) in [("emotions", &self.emotions), ("tags", &self.tags)] {
-            if list.len() > MAX_TAGS || list.iter().any(|text| text.is_empty() || text.chars().count() > 64) {
+            if list.len() > MAX_TAGS || list.iter().any(|text| text.is_empty() || text.chars().count() > MAX_TAG_CHARS) {
                 return Err(ToolError::InvalidInput(format!(
                     "`{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
                 )));

@@ -15,12 +15,18 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
+    { "required": ["price"], "properties": { "price": { "type": "number" } } },
+]))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP` (pending).
     pub order_type: OrderType,
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
     /// Trigger price, required for pending orders; ignored for market orders.
     #[serde(default)]
@@ -36,6 +42,7 @@ pub struct PlaceOrderInput {
     pub deviation_points: Option<u32>,
     /// Order comment (at most 31 characters; dots allowed).
     #[serde(default)]
+    #[schemars(length(max = super::MAX_COMMENT), pattern(super::COMMENT_PATTERN))]
     pub comment: Option<String>,
     /// Expert magic number.
     #[serde(default)]
