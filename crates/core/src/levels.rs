@@ -440,8 +440,8 @@ fn zone_width(bars: &[Bar], width: ZoneWidth, price: f64) -> Result<f64, CoreErr
 /// # Errors
 /// Invalid settings, malformed bars, too few bars for the swing window or the ATR.
 pub fn sr_zones(bars: &[Bar], config: &ZoneConfig, price: Option<f64>) -> Result<Zones, CoreError> {
-    if !(1..=500).contains(&config.swing_length) {
-        return Err(CoreError::param("swing_length", "must be between 1 and 500"));
+    if !(1..=MAX_ZONE_SWING_LENGTH).contains(&config.swing_length) {
+        return Err(CoreError::param("swing_length", format!("must be between 1 and {MAX_ZONE_SWING_LENGTH}")));
     }
     if config.max_zones == 0 {
         return Err(CoreError::param("max_zones", "must be at least 1"));
@@ -562,6 +562,9 @@ pub struct RoundNumbers {
     /// Levels, ascending: `count` below and `count` above the price (a level equal to the price counts as above).
     pub levels: Vec<RoundLevel>,
 }
+
+/// Largest swing window of [`sr_zones`].
+pub const MAX_ZONE_SWING_LENGTH: usize = 500;
 
 /// The default "00" step for a symbol with `digits` decimals: `10^(3 − digits)`.
 pub fn round_step(digits: u32) -> f64 {

@@ -401,10 +401,7 @@ impl Builder {
             }
             InputFrom::Body => {
                 let (schema, needed) = if path_names.is_empty() {
-                    (
-                        json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
-                        !required.is_empty(),
-                    )
+                    (json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }), body_needed(&input))
                 } else {
                     let mut reduced = input.clone();
                     if let Some(p) = reduced.get_mut("properties").and_then(Value::as_object_mut) {
@@ -434,8 +431,9 @@ impl Builder {
                         }
                         o.insert("title".into(), json!(format!("{input_name}Body")));
                     }
+                    let needed = body_needed(&reduced);
                     let name = self.schemas.register(&format!("{input_name}Body"), reduced);
-                    (json!({ "$ref": format!("{SCHEMA_REF}{name}") }), !left.is_empty())
+                    (json!({ "$ref": format!("{SCHEMA_REF}{name}") }), needed)
                 };
                 body = Some(request_body(schema, needed));
             }
@@ -448,10 +446,7 @@ impl Builder {
 
     fn tool_route(&mut self, tool: &'static Tool) {
         let (input_name, input) = self.input(tool);
-        let body = request_body(
-            json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
-            !required_of(&input).is_empty(),
-        );
+        let body = request_body(json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }), body_needed(&input));
         let id = self.operation_id(&format!("tool_{}", tool.name));
         let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body), Auth::Bearer);
         self.add("post", &format!("/api/v1/tools/{}", tool.name), op);
@@ -536,6 +531,7 @@ impl Builder {
         if tool.target == Target::Terminal
             || has("id")
             || has("ticket")
+            || has("entry_id")
             || (has("terminal_id") && !tool.annotations.read_only)
         {
             codes.push("NOT_FOUND");
@@ -831,6 +827,12 @@ fn method_not_allowed_response() -> Value {
     })
 }
 
+/// Whether a request body with this schema must be sent: it names required
+/// properties, or requires a choice among them (`anyOf`/`oneOf` at the top).
+fn body_needed(schema: &Value) -> bool {
+    !required_of(schema).is_empty() || schema.get("anyOf").is_some() || schema.get("oneOf").is_some()
+}
+
 fn required_of(schema: &Value) -> Vec<String> {
     schema
         .get("required")
@@ -869,7 +871,13 @@ fn success(description: &str, schema: Value, rate_limited: bool) -> Value {
 fn parameter(name: &str, location: &str, prop: &Value, required: bool) -> Value {
     let mut schema = non_null(prop.clone());
     let description = schema.as_object_mut().and_then(|o| o.remove("description"));
+    let array = schema.get("type").and_then(Value::as_str) == Some("array");
     let mut p = json!({ "name": name, "in": location, "required": required || location == "path", "schema": schema });
+    if array && location == "query" {
+        // A list is one comma-separated value (`?currencies=USD,EUR`), as the server reads it.
+        p["style"] = json!("form");
+        p["explode"] = json!(false);
+    }
     if let Some(d) = description {
         p["description"] = d;
     }

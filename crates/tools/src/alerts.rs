@@ -59,6 +59,10 @@ pub struct NewsGuard {
 /// Input of `set_news_guard`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "required": ["currencies"], "properties": { "currencies": { "minItems": 1 } } },
+    { "required": ["symbols"], "properties": { "symbols": { "minItems": 1 } } },
+]))]
 pub struct SetNewsGuardInput {
     /// Currencies to watch (ISO codes such as `USD`; at most 20 with those of `symbols`).
     #[serde(default)]
@@ -66,10 +70,11 @@ pub struct SetNewsGuardInput {
     pub currencies: Vec<String>,
     /// Currency pairs whose two currencies to watch (`EURUSD`, `XAUUSD`).
     #[serde(default)]
-    #[schemars(inner(pattern(crate::schema::SYMBOL_PATTERN)))]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PAIR_PATTERN)))]
     pub symbols: Vec<String>,
     /// Releases of at least this importance alert: `medium` or `high` (default `high`).
     #[serde(default)]
+    #[schemars(extend("enum" = ["medium", "high", null]))]
     pub min_importance: Option<Importance>,
     /// Minutes before a release its alert fires (1-1440, default 30).
     #[serde(default)]

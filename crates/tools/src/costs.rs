@@ -14,7 +14,6 @@ use tradeterm_core::trading::check_volume;
 use tradeterm_core::{AccountInfo, CoreError, Deal, Side, SwapMode, SymbolSpec, Tick, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
-use crate::account::MAX_HISTORY_DAYS;
 use crate::context::unexpected;
 use crate::market::{check_symbol, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -87,7 +86,7 @@ pub(crate) fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), T
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EquityCurveInput {
-    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
     #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
@@ -167,14 +166,7 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
     };
     let to = parse("to", &input.to)?.unwrap_or(ctx.now_ms);
     let from = parse("from", &input.from)?.unwrap_or(to - 7 * DAY_MS);
-    if from >= to {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-    }
-    if to - from > MAX_HISTORY_DAYS * DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "the range may span at most {MAX_HISTORY_DAYS} days"
-        )));
-    }
+    let (from, to) = crate::account::history_range(from, to);
     let max_points = input.max_points.unwrap_or(DEFAULT_CURVE_POINTS);
     if !(MIN_CURVE_POINTS..=MAX_CURVE_POINTS).contains(&max_points) {
         return Err(ToolError::InvalidInput(format!(

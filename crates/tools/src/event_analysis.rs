@@ -25,6 +25,20 @@ pub const MAX_LOOKBACK_DAYS: u32 = 366;
 pub const MAX_SENSITIVITY_BARS: i64 = 20_000;
 /// Most releases `get_event_sensitivity` measures (the latest ones).
 pub const MAX_RELEASES: usize = 200;
+/// Longest reaction window of `get_event_sensitivity`, minutes.
+pub const MAX_WINDOW_MINUTES: u32 = 1_440;
+/// The bar timeframes `get_event_sensitivity` measures on.
+pub const SENSITIVITY_TIMEFRAMES: [Timeframe; 5] =
+    [Timeframe::M1, Timeframe::M5, Timeframe::M15, Timeframe::M30, Timeframe::H1];
+
+/// Schema of `get_event_sensitivity`'s `timeframe`: one of
+/// [`SENSITIVITY_TIMEFRAMES`], or null.
+fn sensitivity_timeframe(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut values: Vec<serde_json::Value> =
+        SENSITIVITY_TIMEFRAMES.iter().map(|tf| serde_json::Value::from(tf.as_str())).collect();
+    values.push(serde_json::Value::Null);
+    schemars::json_schema!({ "type": ["string", "null"], "enum": values })
+}
 /// Longest `name_contains` fragment, in characters.
 pub const MAX_NAME_FRAGMENT: usize = 100;
 /// Default rollover hour, UTC (as `get_swap_calendar`).
@@ -336,9 +350,11 @@ pub struct EventSensitivityInput {
     pub lookback_days: Option<u32>,
     /// Bars to measure on: M1, M5, M15 (default), M30 or H1.
     #[serde(default)]
+    #[schemars(schema_with = "sensitivity_timeframe")]
     pub timeframe: Option<Timeframe>,
     /// Reaction window after each release, minutes (at least one bar, at most 1440; default 60).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_WINDOW_MINUTES))]
     pub window_minutes: Option<u32>,
 }
 
@@ -399,10 +415,7 @@ async fn event_sensitivity(
 ) -> Result<EventSensitivityOutput, ToolError> {
     check_symbol(&input.symbol)?;
     let timeframe = input.timeframe.unwrap_or(Timeframe::M15);
-    if !matches!(
-        timeframe,
-        Timeframe::M1 | Timeframe::M5 | Timeframe::M15 | Timeframe::M30 | Timeframe::H1
-    ) {
+    if !SENSITIVITY_TIMEFRAMES.contains(&timeframe) {
         return Err(ToolError::InvalidInput(
             "`timeframe` must be M1, M5, M15, M30 or H1".into(),
         ));
@@ -415,13 +428,13 @@ async fn event_sensitivity(
     }
     let window = input.window_minutes.unwrap_or(60);
     let bar_ms = timeframe.duration_ms();
-    let window_ms = i64::from(window) * 60_000;
-    if window_ms < bar_ms || window > 1440 {
+    if !(1..=MAX_WINDOW_MINUTES).contains(&window) {
         return Err(ToolError::InvalidInput(format!(
-            "`window_minutes` must be between one {} bar and 1440, got {window}",
-            timeframe.as_str()
+            "`window_minutes` must be between 1 and {MAX_WINDOW_MINUTES}, got {window}"
         )));
     }
+    // A window shorter than one bar is one bar.
+    let window_ms = (i64::from(window) * 60_000).max(bar_ms);
     let bars_needed = (i64::from(days) * DAY_MS + DAY_MS) / bar_ms;
     if bars_needed > MAX_SENSITIVITY_BARS {
         return Err(ToolError::InvalidInput(format!(
@@ -496,7 +509,7 @@ async fn event_sensitivity(
     Ok(EventSensitivityOutput {
         symbol: input.symbol,
         timeframe,
-        window_minutes: window,
+        window_minutes: u32::try_from(window_ms / 60_000).unwrap_or(window),
         from,
         releases: matching.len(),
         skipped: sensitivity.skipped,

@@ -553,15 +553,19 @@ pub struct EventRiskInput {
     pub symbol: String,
     /// Minutes before a high-importance event when trading is blocked (0-1440, default 15).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub block_before_minutes: Option<i64>,
     /// Minutes after a high-importance event when trading is blocked (0-1440, default 15).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub block_after_minutes: Option<i64>,
     /// Minutes before a medium- or high-importance event when to be cautious (0-1440, default 120; at least the block window).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub caution_before_minutes: Option<i64>,
     /// Minutes after a medium- or high-importance event when to be cautious (0-1440, default 30; at least the block window).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub caution_after_minutes: Option<i64>,
     /// `auto` (default): the terminal's calendar, else the server's.
     #[serde(default)]
@@ -648,14 +652,8 @@ pub(crate) fn tools() -> Vec<Tool> {
             };
             let from = parse("from", &input.from)?.unwrap_or(ctx.now_ms);
             let to = parse("to", &input.to)?.unwrap_or(from + 7 * DAY_MS);
-            if from >= to {
-                return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-            }
-            if to - from > MAX_CALENDAR_DAYS * DAY_MS {
-                return Err(ToolError::InvalidInput(format!(
-                    "the range may span at most {MAX_CALENDAR_DAYS} days"
-                )));
-            }
+            // Cut to MAX_CALENDAR_DAYS after `from`; `to` at or before `from` is empty.
+            let to = to.min(from.saturating_add(MAX_CALENDAR_DAYS * DAY_MS)).max(from);
             let currencies = check_filter(&input.currencies, &input.categories)?;
             let fetched = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;
             let filter = EventFilter {

@@ -54,6 +54,7 @@ pub struct KeyLevelsToolInput {
     pub pivot_period: Option<LevelPeriod>,
     /// Swing window in bars each side (1-500, default 5): a swing high is the highest high of that many bars before and after it, confirmed that many bars later.
     #[serde(default)]
+    #[schemars(range(min = 1, max = tradeterm_core::levels::MAX_ZONE_SWING_LENGTH))]
     pub swing_length: Option<usize>,
     /// Zone width: `{"type":"atr","period":14,"multiple":0.5}` (default) or `{"type":"percent","percent":0.1}` (of the price, at most 10).
     #[serde(default)]

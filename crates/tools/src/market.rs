@@ -96,10 +96,12 @@ pub(crate) async fn fetch_bars(
     to: Option<UnixMs>,
 ) -> Result<Vec<Bar>, ToolError> {
     check_symbol(symbol)?;
+    // `to` at or before `from` is an empty range (not an error: JSON Schema
+    // cannot state an order between two fields).
     if let (Some(f), Some(t)) = (from, to)
         && f >= t
     {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
+        return Ok(Vec::new());
     }
     let count = match (count, from) {
         (_, Some(_)) => None,

@@ -35,7 +35,7 @@ pub const PAIRS_LISTED: usize = 3;
 #[serde(deny_unknown_fields)]
 pub struct CorrelationInput {
     /// 2 to 12 distinct instruments, e.g. `["EURUSD", "GBPUSD", "XAUUSD"]`. The matrix rows and columns follow this order.
-    #[schemars(inner(pattern(crate::schema::SYMBOL_PATTERN)), length(min = MIN_SYMBOLS, max = MAX_SYMBOLS))]
+    #[schemars(inner(pattern(crate::schema::SYMBOL_PATTERN)), length(min = MIN_SYMBOLS, max = MAX_SYMBOLS), extend("uniqueItems" = true))]
     pub symbols: Vec<String>,
     /// Timeframe of the bars: M1, M5, M15, M30, H1, H4, D1, W1 or MN1 (default H1).
     #[serde(default)]

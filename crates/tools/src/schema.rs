@@ -50,13 +50,7 @@ pub const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// Longest symbol name the tools accept.
-pub const SYMBOL_MAX_LEN: usize = 32;
-/// The characters a symbol name may hold besides ASCII letters and digits.
-pub const SYMBOL_PUNCTUATION: &str = "._#+!-";
-/// A symbol name, as JSON Schema `pattern`: 1–[`SYMBOL_MAX_LEN`] ASCII letters,
-/// digits or [`SYMBOL_PUNCTUATION`] (what `check_symbol` accepts).
-pub const SYMBOL_PATTERN: &str = "^[A-Za-z0-9._#+!-]{1,32}$";
+pub use tradeterm_core::market::{SYMBOL_MAX_LEN, SYMBOL_PATTERN, SYMBOL_PUNCTUATION, is_symbol};
 /// An ISO 4217-style currency code: three ASCII letters, any case.
 pub const CURRENCY_PATTERN: &str = "^[A-Za-z]{3}$";
 /// A symbol of a currency pair (what `symbol_currencies` reads): a symbol
@@ -78,15 +72,6 @@ pub fn is_idempotency_key(key: &str) -> bool {
         && bytes.iter().all(|b| (b' '..=b'~').contains(b))
         && bytes.first() != Some(&b' ')
         && bytes.last() != Some(&b' ')
-}
-
-/// Whether `symbol` is a symbol name ([`SYMBOL_PATTERN`]).
-pub fn is_symbol(symbol: &str) -> bool {
-    !symbol.is_empty()
-        && symbol.len() <= SYMBOL_MAX_LEN
-        && symbol
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || SYMBOL_PUNCTUATION.contains(c))
 }
 
 /// Whether `code` is a currency code ([`CURRENCY_PATTERN`]).

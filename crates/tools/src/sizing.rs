@@ -32,6 +32,8 @@ use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolErro
 pub const DEFAULT_ATR_PERIOD: usize = 14;
 /// Largest ATR period of an ATR stop.
 pub const MAX_ATR_PERIOD: usize = 1_000;
+/// Smallest ATR multiple of an ATR stop.
+pub const MIN_ATR_MULTIPLE: f64 = 0.01;
 /// Bars fetched per unit of ATR period (Wilder's smoothing settles after a few periods).
 const ATR_BARS_PER_PERIOD: usize = 5;
 
@@ -134,8 +136,8 @@ pub enum StopInput {
     },
     /// A multiple of the Average True Range, computed by the server from the symbol's closed bars.
     Atr {
-        /// Multiple of the ATR, above 0 (e.g. 1.5).
-        #[schemars(extend("exclusiveMinimum" = 0))]
+        /// Multiple of the ATR, at least 0.01 (e.g. 1.5).
+        #[schemars(range(min = MIN_ATR_MULTIPLE))]
         multiple: f64,
         /// Timeframe of the bars (default H1).
         #[serde(default)]
@@ -158,6 +160,7 @@ pub struct PositionSizeInput {
     pub side: Side,
     /// Planned entry price. Default: the current ask for a buy, the bid for a sell (a market order).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub entry_price: Option<f64>,
     /// How much to risk: `{"type":"percent_of_balance","percent":1}`, `{"type":"percent_of_equity","percent":0.5}` (above 0, at most 100) or `{"type":"money","amount":100}` (account currency).
     pub risk: RiskSpec,
@@ -165,6 +168,7 @@ pub struct PositionSizeInput {
     pub stop: StopInput,
     /// Round-turn commission per lot in the account currency (a positive cost), counted in the risk. Omit when there is none.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub commission_per_lot: Option<f64>,
     /// Tick value to size with: `reported` (default, the broker's tick value in the profit currency) or `contract` (`tick_size × contract_size`; use it when `tick_value_check` flags the reported value).
     #[serde(default)]
@@ -261,7 +265,11 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
             timeframe,
             period,
         } => {
-            check_finite_pos("stop.multiple", multiple)?;
+            if !(multiple.is_finite() && multiple >= MIN_ATR_MULTIPLE) {
+                return Err(ToolError::InvalidInput(format!(
+                    "`stop.multiple` must be a finite number of at least {MIN_ATR_MULTIPLE}, got {multiple}"
+                )));
+            }
             let period = period.unwrap_or(DEFAULT_ATR_PERIOD);
             if !(1..=MAX_ATR_PERIOD).contains(&period) {
                 return Err(ToolError::InvalidInput(format!(

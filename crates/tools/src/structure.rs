@@ -86,6 +86,17 @@ async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Resu
             input.symbol, input.timeframe
         )));
     };
+    if bars.len() < config.min_bars() {
+        // The terminal has fewer bars than the swing window needs: missing data, not a bad request.
+        return Err(ToolError::NotFound(format!(
+            "{} {} has {} bars; swing_length {} needs at least {}",
+            input.symbol,
+            input.timeframe,
+            bars.len(),
+            config.swing_length,
+            config.min_bars()
+        )));
+    }
     let events = structure::detect(&bars, &config).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let since = input
         .last_bars

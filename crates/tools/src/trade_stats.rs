@@ -16,7 +16,6 @@ use tradeterm_core::trade_stats::{
 use tradeterm_core::{AccountInfo, Deal};
 use tradeterm_protocol::{Command, CommandResult};
 
-use crate::account::MAX_HISTORY_DAYS;
 use crate::context::unexpected;
 use crate::costs::core_err;
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -28,7 +27,7 @@ pub const DEFAULT_RANGE_DAYS: i64 = 30;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TradeStatsInput {
-    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
     #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
@@ -42,7 +41,7 @@ pub struct TradeStatsInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PnlInput {
-    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
     #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
@@ -216,14 +215,7 @@ pub(crate) fn range_of(
     };
     let to = parse("to", to)?.unwrap_or(ctx.now_ms);
     let from = parse("from", from)?.unwrap_or(to.saturating_sub(DEFAULT_RANGE_DAYS * DAY_MS));
-    if from >= to {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-    }
-    if to.saturating_sub(from) > MAX_HISTORY_DAYS * DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "the range may span at most {MAX_HISTORY_DAYS} days"
-        )));
-    }
+    let (from, to) = crate::account::history_range(from, to);
     Ok((from, to))
 }
 

@@ -37,15 +37,19 @@ pub struct JournalBody {
     pub volume: Option<f64>,
     /// Entry price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub entry_price: Option<f64>,
     /// Exit price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub exit_price: Option<f64>,
     /// Planned stop loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub stop_loss: Option<f64>,
     /// Planned take profit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub take_profit: Option<f64>,
     /// Realised profit, account currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +92,9 @@ pub struct JournalBody {
 
 impl JournalBody {
     fn validate(&self) -> Result<(), ToolError> {
+        if let Some(symbol) = &self.symbol {
+            crate::market::check_symbol(symbol)?;
+        }
         for (name, value) in [
             ("volume", self.volume),
             ("entry_price", self.entry_price),
@@ -98,6 +105,17 @@ impl JournalBody {
         ] {
             if value.is_some_and(|x| !x.is_finite()) {
                 return Err(ToolError::InvalidInput(format!("`{name}` must be a finite number")));
+            }
+        }
+        // Prices are above 0 (what the journal rubric reads; the schema says so).
+        for (name, value) in [
+            ("entry_price", self.entry_price),
+            ("exit_price", self.exit_price),
+            ("stop_loss", self.stop_loss),
+            ("take_profit", self.take_profit),
+        ] {
+            if value.is_some_and(|x| x <= 0.0) {
+                return Err(ToolError::InvalidInput(format!("`{name}` must be a price above 0")));
             }
         }
         for (name, value) in [("opened_at", &self.opened_at), ("closed_at", &self.closed_at)] {

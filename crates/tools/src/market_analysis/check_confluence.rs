@@ -18,11 +18,13 @@ const MIN_CONFLUENCE_BARS: u32 = 50;
 /// One condition of `check_confluence`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = tradeterm_core::indicators::choice_schemas(true, true)))]
 pub struct ConditionInput {
     /// Timeframe of the bars the condition is evaluated on.
     pub timeframe: Timeframe,
     /// Indicator name or alias of `list_indicators` (`rsi`, `ema`, `macd`, `bbands`, ...), or `price`
     /// (outputs `close`, `open`, `high`, `low`).
+    #[schemars(schema_with = "crate::analytics::confluence_indicator_name")]
     pub indicator: String,
     /// Indicator parameters (e.g. `{"period": 14}`); missing ones take their defaults.
     #[serde(default)]

@@ -61,13 +61,9 @@ pub struct FibonacciOutput {
 
 async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutput, ToolError> {
     let swing_length = swing_arg(input.swing_length)?;
-    let bar_count = bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?;
-    if (bar_count as usize) < 3 * swing_length {
-        return Err(ToolError::InvalidInput(format!(
-            "`bars` ({bar_count}) must be at least 3 × swing_length ({})",
-            3 * swing_length
-        )));
-    }
+    // At least 3 × swing_length bars are read, whatever `bars` says
+    // (swing_length ≤ 100, so at most 300).
+    let bar_count = bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, bar_count).await?;
     let fib = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
     let swing = |p: &SwingPoint| {

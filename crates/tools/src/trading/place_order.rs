@@ -30,12 +30,15 @@ pub struct PlaceOrderInput {
     pub volume: f64,
     /// Trigger price, required for pending orders; ignored for market orders.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub price: Option<f64>,
     /// Stop-loss price.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub stop_loss: Option<f64>,
     /// Take-profit price.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub take_profit: Option<f64>,
     /// Maximum slippage for market orders, in points.
     #[serde(default)]
