@@ -31,6 +31,11 @@ use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolCont
 
 /// Most currencies a guard watches.
 pub const MAX_GUARD_CURRENCIES: usize = 20;
+/// Most codes in a news guard's `currencies`.
+pub const MAX_GUARD_CODES: usize = 10;
+/// Most symbols in a news guard's `symbols` (two currencies each: with
+/// [`MAX_GUARD_CODES`], never above [`MAX_GUARD_CURRENCIES`]).
+pub const MAX_GUARD_SYMBOLS: usize = 5;
 /// Longest lead time, minutes (24 h).
 pub const MAX_LEAD_MINUTES: u32 = 1440;
 /// How far back a poll looks at most (a first poll, or an old cursor).
@@ -66,11 +71,11 @@ pub struct NewsGuard {
 pub struct SetNewsGuardInput {
     /// Currencies to watch (ISO codes such as `USD`; at most 20 with those of `symbols`).
     #[serde(default)]
-    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_GUARD_CURRENCIES))]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_GUARD_CODES))]
     pub currencies: Vec<String>,
     /// Currency pairs whose two currencies to watch (`EURUSD`, `XAUUSD`).
     #[serde(default)]
-    #[schemars(inner(pattern(crate::schema::CURRENCY_PAIR_PATTERN)))]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PAIR_PATTERN)), length(max = MAX_GUARD_SYMBOLS))]
     pub symbols: Vec<String>,
     /// Releases of at least this importance alert: `medium` or `high` (default `high`).
     #[serde(default)]
@@ -154,6 +159,11 @@ fn status_of(
 }
 
 async fn set_news_guard(ctx: ToolContext, input: SetNewsGuardInput) -> Result<NewsGuardStatus, ToolError> {
+    if input.currencies.len() > MAX_GUARD_CODES || input.symbols.len() > MAX_GUARD_SYMBOLS {
+        return Err(ToolError::InvalidInput(format!(
+            "list at most {MAX_GUARD_CODES} `currencies` and {MAX_GUARD_SYMBOLS} `symbols`"
+        )));
+    }
     let mut currencies = Vec::new();
     for currency in &input.currencies {
         if !is_currency(currency) {

@@ -701,6 +701,13 @@ pub(crate) fn tools() -> Vec<Tool> {
                 )?,
                 ..defaults
             };
+            // A caution window narrower than its block window widens to it
+            // (caution covers blocking; not an error the schema could state).
+            let config = EventRiskConfig {
+                caution_before_ms: config.caution_before_ms.max(config.block_before_ms),
+                caution_after_ms: config.caution_after_ms.max(config.block_after_ms),
+                ..config
+            };
             config
                 .validate()
                 .map_err(|e| ToolError::InvalidInput(e.to_string()))?;

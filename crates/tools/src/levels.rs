@@ -69,7 +69,7 @@ pub struct KeyLevelsToolInput {
     pub max_zones: Option<usize>,
     /// Round numbers each side of the price (0-20, default 2).
     #[serde(default)]
-    #[schemars(range(min = 0, max = MAX_ROUND_COUNT))]
+    #[schemars(range(min = 1, max = MAX_ROUND_COUNT))]
     pub round_count: Option<usize>,
     /// Step of the "00" round numbers, price units (default `10^(3 − digits)`: 0.01 on EURUSD, 1 on USDJPY, 10 on XAUUSD).
     #[serde(default)]
@@ -129,9 +129,9 @@ fn config_of(input: &KeyLevelsToolInput) -> Result<KeyLevelsConfig, ToolError> {
         )));
     }
     let round_count = input.round_count.unwrap_or(defaults.round_count);
-    if round_count > MAX_ROUND_COUNT {
+    if !(1..=MAX_ROUND_COUNT).contains(&round_count) {
         return Err(ToolError::InvalidInput(format!(
-            "`round_count` must be between 0 and {MAX_ROUND_COUNT}, got {round_count}"
+            "`round_count` must be between 1 and {MAX_ROUND_COUNT}, got {round_count}"
         )));
     }
     if let Some(step) = input.round_step

@@ -74,6 +74,10 @@ pub fn is_idempotency_key(key: &str) -> bool {
         && bytes.last() != Some(&b' ')
 }
 
+/// Text without control characters (`char::is_control`: U+0000–U+001F,
+/// U+007F–U+009F), as a JSON Schema `pattern`.
+pub const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
 /// Whether `code` is a currency code ([`CURRENCY_PATTERN`]).
 pub fn is_currency(code: &str) -> bool {
     code.len() == 3 && code.chars().all(|c| c.is_ascii_alphabetic())

@@ -44,8 +44,8 @@ const TRADE_ANNOTATIONS: Annotations = Annotations {
 
 /// Longest order comment MetaTrader keeps.
 pub const MAX_COMMENT: usize = 31;
-/// An order comment holds no control character (`char::is_control`: U+0000–U+001F, U+007F–U+009F).
-pub const COMMENT_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// An order comment holds no control character.
+pub const COMMENT_PATTERN: &str = crate::schema::NO_CONTROL_PATTERN;
 
 fn finite_positive(name: &str, v: Option<f64>) -> Result<(), ToolError> {
     match v {
