@@ -441,7 +441,10 @@ fn zone_width(bars: &[Bar], width: ZoneWidth, price: f64) -> Result<f64, CoreErr
 /// Invalid settings, malformed bars, too few bars for the swing window or the ATR.
 pub fn sr_zones(bars: &[Bar], config: &ZoneConfig, price: Option<f64>) -> Result<Zones, CoreError> {
     if !(1..=MAX_ZONE_SWING_LENGTH).contains(&config.swing_length) {
-        return Err(CoreError::param("swing_length", format!("must be between 1 and {MAX_ZONE_SWING_LENGTH}")));
+        return Err(CoreError::param(
+            "swing_length",
+            format!("must be between 1 and {MAX_ZONE_SWING_LENGTH}"),
+        ));
     }
     if config.max_zones == 0 {
         return Err(CoreError::param("max_zones", "must be at least 1"));

@@ -401,7 +401,10 @@ impl Builder {
             }
             InputFrom::Body => {
                 let (schema, needed) = if path_names.is_empty() {
-                    (json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }), body_needed(&input))
+                    (
+                        json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
+                        body_needed(&input),
+                    )
                 } else {
                     let mut reduced = input.clone();
                     if let Some(p) = reduced.get_mut("properties").and_then(Value::as_object_mut) {
@@ -446,7 +449,10 @@ impl Builder {
 
     fn tool_route(&mut self, tool: &'static Tool) {
         let (input_name, input) = self.input(tool);
-        let body = request_body(json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }), body_needed(&input));
+        let body = request_body(
+            json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
+            body_needed(&input),
+        );
         let id = self.operation_id(&format!("tool_{}", tool.name));
         let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body), Auth::Bearer);
         self.add("post", &format!("/api/v1/tools/{}", tool.name), op);

@@ -28,14 +28,21 @@ pub const MAX_RELEASES: usize = 200;
 /// Longest reaction window of `get_event_sensitivity`, minutes.
 pub const MAX_WINDOW_MINUTES: u32 = 1_440;
 /// The bar timeframes `get_event_sensitivity` measures on.
-pub const SENSITIVITY_TIMEFRAMES: [Timeframe; 5] =
-    [Timeframe::M1, Timeframe::M5, Timeframe::M15, Timeframe::M30, Timeframe::H1];
+pub const SENSITIVITY_TIMEFRAMES: [Timeframe; 5] = [
+    Timeframe::M1,
+    Timeframe::M5,
+    Timeframe::M15,
+    Timeframe::M30,
+    Timeframe::H1,
+];
 
 /// Schema of `get_event_sensitivity`'s `timeframe`: one of
 /// [`SENSITIVITY_TIMEFRAMES`], or null.
 fn sensitivity_timeframe(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let mut values: Vec<serde_json::Value> =
-        SENSITIVITY_TIMEFRAMES.iter().map(|tf| serde_json::Value::from(tf.as_str())).collect();
+    let mut values: Vec<serde_json::Value> = SENSITIVITY_TIMEFRAMES
+        .iter()
+        .map(|tf| serde_json::Value::from(tf.as_str()))
+        .collect();
     values.push(serde_json::Value::Null);
     schemars::json_schema!({ "type": ["string", "null"], "enum": values })
 }

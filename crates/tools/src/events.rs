@@ -401,10 +401,7 @@ fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Ve
             "`categories` may list at most {MAX_CATEGORIES} names"
         )));
     }
-    if let Some(bad) = categories
-        .iter()
-        .find(|c| !crate::schema::is_category(c))
-    {
+    if let Some(bad) = categories.iter().find(|c| !crate::schema::is_category(c)) {
         return Err(ToolError::InvalidInput(format!(
             "invalid category `{}`: use 1-32 letters, digits or _",
             bad.chars().take(40).collect::<String>()

@@ -155,7 +155,10 @@ where
     match Value::deserialize(deserializer)? {
         Value::Null => Ok(None),
         value @ Value::Object(_) => serde_json::from_value(value).map(Some).map_err(D::Error::custom),
-        other => Err(D::Error::custom(format!("expected an object or null, got {}", kind(&other)))),
+        other => Err(D::Error::custom(format!(
+            "expected an object or null, got {}",
+            kind(&other)
+        ))),
     }
 }
 
@@ -339,7 +342,12 @@ mod tests {
         assert!(!is_symbol("") && !is_symbol(&"A".repeat(33)) && !is_symbol("EUR/USD") && !is_symbol("É"));
         assert!(is_currency("usd") && !is_currency("US") && !is_currency("US1"));
         assert!(is_idempotency_key("order-1 retry") && is_idempotency_key("x") && is_idempotency_key(&"k".repeat(255)));
-        assert!(!is_idempotency_key("") && !is_idempotency_key(" x") && !is_idempotency_key("x ") && !is_idempotency_key("é"));
+        assert!(
+            !is_idempotency_key("")
+                && !is_idempotency_key(" x")
+                && !is_idempotency_key("x ")
+                && !is_idempotency_key("é")
+        );
         assert!(!is_idempotency_key("a\tb") && !is_idempotency_key(&"k".repeat(256)));
         let pair = regex_lite_free_pair;
         assert!(pair("EURUSD") && pair("eurusd.m") && pair("GBPJPY#") && pair(&format!("EURUSD.{}", "x".repeat(25))));
@@ -359,7 +367,10 @@ mod tests {
     fn integral_numbers_become_integers_and_the_rest_stays() {
         let mut v = json!({ "a": 48.0, "b": [1.5, -3.0, 1e20, 1e19], "c": { "d": 0.0 }, "e": "1.0", "f": 7 });
         integral_numbers(&mut v);
-        assert_eq!(v, json!({ "a": 48, "b": [1.5, -3, 1e20, 10_000_000_000_000_000_000_u64], "c": { "d": 0 }, "e": "1.0", "f": 7 }));
+        assert_eq!(
+            v,
+            json!({ "a": 48, "b": [1.5, -3, 1e20, 10_000_000_000_000_000_000_u64], "c": { "d": 0 }, "e": "1.0", "f": 7 })
+        );
         assert!(v["a"].is_u64() && v["b"][1].is_i64());
     }
 

@@ -141,7 +141,7 @@ pub enum StopInput {
     /// A multiple of the Average True Range, computed by the server from the symbol's closed bars.
     Atr {
         /// Multiple of the ATR, at least 0.01 (e.g. 1.5).
-        #[schemars(range(min = MIN_ATR_MULTIPLE))]
+        #[schemars(range(min = MIN_ATR_MULTIPLE, max = MAX_SIZING_VALUE))]
         multiple: f64,
         /// Timeframe of the bars (default H1).
         #[serde(default)]
@@ -288,9 +288,9 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
             timeframe,
             period,
         } => {
-            if !(multiple.is_finite() && multiple >= MIN_ATR_MULTIPLE) {
+            if !(MIN_ATR_MULTIPLE..=MAX_SIZING_VALUE).contains(&multiple) {
                 return Err(ToolError::InvalidInput(format!(
-                    "`stop.multiple` must be a finite number of at least {MIN_ATR_MULTIPLE}, got {multiple}"
+                    "`stop.multiple` must be between {MIN_ATR_MULTIPLE} and {MAX_SIZING_VALUE}, got {multiple}"
                 )));
             }
             let period = period.unwrap_or(DEFAULT_ATR_PERIOD);

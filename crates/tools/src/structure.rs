@@ -9,7 +9,6 @@ use tradeterm_core::time::{UnixMs, iso};
 use crate::market::{MAX_BARS, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
 /// Fewest bars `detect_structure` accepts.
 const MIN_STRUCTURE_BARS: u32 = 50;
 /// Input of `detect_structure`.

@@ -505,7 +505,10 @@ pub fn choice_schemas(with_price: bool, with_output: bool) -> Vec<serde_json::Va
                         ParamKind::Real => "number",
                         ParamKind::Integer | ParamKind::Timestamp => "integer",
                     };
-                    (p.name.to_owned(), json!({ "type": kind, "minimum": p.min, "maximum": p.max }))
+                    (
+                        p.name.to_owned(),
+                        json!({ "type": kind, "minimum": p.min, "maximum": p.max }),
+                    )
                 })
                 .collect();
             let names = std::iter::once(info.name).chain(info.aliases.iter().copied()).collect();
@@ -517,7 +520,11 @@ pub fn choice_schemas(with_price: bool, with_output: bool) -> Vec<serde_json::Va
         })
         .collect();
     if with_price {
-        out.push(choice(vec!["price"], json!({ "type": "object", "maxProperties": 0 }), &PRICE_OUTPUTS));
+        out.push(choice(
+            vec!["price"],
+            json!({ "type": "object", "maxProperties": 0 }),
+            &PRICE_OUTPUTS,
+        ));
     }
     out
 }

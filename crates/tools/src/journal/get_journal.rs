@@ -8,7 +8,6 @@ use tradeterm_store::{JournalFilter, TerminalFilter};
 use super::{JournalEntryOut, READ, spec};
 use crate::{Tool, ToolContext, ToolError};
 
-
 /// Most entries one `get_journal` call returns.
 const MAX_JOURNAL_LIMIT: u32 = 1_000;
 /// Input of `get_journal`.
@@ -56,7 +55,9 @@ async fn handle(ctx: ToolContext, query: JournalQuery) -> Result<JournalList, To
     };
     let limit = query.limit.unwrap_or(100);
     if !(1..=MAX_JOURNAL_LIMIT).contains(&limit) {
-        return Err(ToolError::InvalidInput(format!("`limit` must be between 1 and {MAX_JOURNAL_LIMIT}")));
+        return Err(ToolError::InvalidInput(format!(
+            "`limit` must be between 1 and {MAX_JOURNAL_LIMIT}"
+        )));
     }
     let filter = JournalFilter {
         terminal,

@@ -141,7 +141,11 @@ impl JournalBody {
             }
         }
         for (name, list) in [("emotions", &self.emotions), ("tags", &self.tags)] {
-            if list.len() > MAX_TAGS || list.iter().any(|text| text.is_empty() || text.chars().count() > MAX_TAG_CHARS) {
+            if list.len() > MAX_TAGS
+                || list
+                    .iter()
+                    .any(|text| text.is_empty() || text.chars().count() > MAX_TAG_CHARS)
+            {
                 return Err(ToolError::InvalidInput(format!(
                     "`{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
                 )));

@@ -9,7 +9,6 @@ use super::{core_err, fetch_calendar, g10, in_range, parse_currencies};
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
 /// `lookback_days`: (default, minimum, maximum).
 const LOOKBACK_DAYS: (u32, u32, u32) = (365, 30, 366);
 /// How a stance was derived.
@@ -90,7 +89,13 @@ pub struct CbStanceOutput {
 
 async fn handle(ctx: ToolContext, input: CbStanceInput) -> Result<CbStanceOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, &g10(), true)?;
-    let lookback = in_range("lookback_days", input.lookback_days, LOOKBACK_DAYS.0, LOOKBACK_DAYS.1, LOOKBACK_DAYS.2)?;
+    let lookback = in_range(
+        "lookback_days",
+        input.lookback_days,
+        LOOKBACK_DAYS.0,
+        LOOKBACK_DAYS.1,
+        LOOKBACK_DAYS.2,
+    )?;
     let to = ctx.now_ms;
     let from = to - i64::from(lookback) * DAY_MS;
     let (source, events, note) = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;

@@ -9,8 +9,6 @@ use super::{DEFAULT_SURPRISE_CURRENCIES, core_err, fetch_calendar, in_range, par
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
-
 /// `half_life_days`: (default, minimum, maximum).
 const HALF_LIFE_DAYS: (u32, u32, u32) = (30, 1, 365);
 /// `lookback_days`: (default, minimum, maximum).
@@ -64,8 +62,20 @@ pub struct SurpriseOutput {
 
 async fn handle(ctx: ToolContext, input: SurpriseInput) -> Result<SurpriseOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, DEFAULT_SURPRISE_CURRENCIES, false)?;
-    let lookback = in_range("lookback_days", input.lookback_days, LOOKBACK_DAYS.0, LOOKBACK_DAYS.1, LOOKBACK_DAYS.2)?;
-    let half_life = in_range("half_life_days", input.half_life_days, HALF_LIFE_DAYS.0, HALF_LIFE_DAYS.1, HALF_LIFE_DAYS.2)?;
+    let lookback = in_range(
+        "lookback_days",
+        input.lookback_days,
+        LOOKBACK_DAYS.0,
+        LOOKBACK_DAYS.1,
+        LOOKBACK_DAYS.2,
+    )?;
+    let half_life = in_range(
+        "half_life_days",
+        input.half_life_days,
+        HALF_LIFE_DAYS.0,
+        HALF_LIFE_DAYS.1,
+        HALF_LIFE_DAYS.2,
+    )?;
     let to = ctx.now_ms;
     let from = to - i64::from(lookback) * DAY_MS;
     let (source, events, note) = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;

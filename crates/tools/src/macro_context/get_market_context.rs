@@ -12,7 +12,6 @@ use super::{
 };
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
 /// `change_bars`: (default, minimum, maximum).
 const CHANGE_BARS: (u32, u32, u32) = (5, 1, 250);
 /// Input of `get_market_context`.
@@ -87,7 +86,13 @@ async fn handle(ctx: ToolContext, input: MarketContextInput) -> Result<MarketCon
     check_explicit("dxy", &input.dxy)?;
     check_explicit("vix", &input.vix)?;
     check_explicit("us10y", &input.us10y)?;
-    let change_bars = in_range("change_bars", input.change_bars, CHANGE_BARS.0, CHANGE_BARS.1, CHANGE_BARS.2)?;
+    let change_bars = in_range(
+        "change_bars",
+        input.change_bars,
+        CHANGE_BARS.0,
+        CHANGE_BARS.1,
+        CHANGE_BARS.2,
+    )?;
     let symbols = terminal_symbols(&ctx).await?;
     let specs = [
         ("dxy", input.dxy.as_deref(), DXY_CANDIDATES),

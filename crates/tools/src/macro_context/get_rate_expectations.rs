@@ -9,7 +9,6 @@ use super::{core_err, fetch_calendar, g10, in_range, parse_currencies};
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
 /// `horizon_days`: (default, minimum, maximum).
 const HORIZON_DAYS: (u32, u32, u32) = (180, 1, 366);
 /// How rate expectations were derived.
@@ -88,7 +87,13 @@ pub struct RateExpectationsOutput {
 
 async fn handle(ctx: ToolContext, input: RateExpectationsInput) -> Result<RateExpectationsOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, &g10(), true)?;
-    let horizon = in_range("horizon_days", input.horizon_days, HORIZON_DAYS.0, HORIZON_DAYS.1, HORIZON_DAYS.2)?;
+    let horizon = in_range(
+        "horizon_days",
+        input.horizon_days,
+        HORIZON_DAYS.0,
+        HORIZON_DAYS.1,
+        HORIZON_DAYS.2,
+    )?;
     let now = ctx.now_ms;
     let (source, events, note) = fetch_calendar(
         &ctx,

@@ -12,7 +12,6 @@ use super::{
 };
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
-
 /// `lookback`: (default, minimum, maximum).
 const LOOKBACK: (u32, u32, u32) = (20, 5, 500);
 /// Explicit symbols of the risk-regime components.

@@ -12,7 +12,6 @@ use super::{MAX_CONDITIONS, bars_arg, bars_of, last_time, spec};
 use crate::market::check_symbol;
 use crate::{Tool, ToolContext, ToolError};
 
-
 /// Fewest bars the tool accepts (`bars`).
 const MIN_CONFLUENCE_BARS: u32 = 50;
 /// One condition of `check_confluence`.

@@ -10,7 +10,6 @@ use tradeterm_core::time::{UnixMs, iso};
 use super::{SwingOut, bars_arg, bars_of, core_err, last_time, spec, swing_arg, swing_out};
 use crate::{Tool, ToolContext, ToolError};
 
-
 /// Fewest bars the tool accepts (`bars`).
 const MIN_FIBONACCI_BARS: u32 = 100;
 /// Input of `get_fibonacci_levels`.
@@ -63,7 +62,8 @@ async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutp
     let swing_length = swing_arg(input.swing_length)?;
     // At least 3 × swing_length bars are read, whatever `bars` says
     // (swing_length ≤ 100, so at most 300).
-    let bar_count = bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
+    let bar_count =
+        bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, bar_count).await?;
     let fib = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
     let swing = |p: &SwingPoint| {

@@ -10,7 +10,6 @@ use tradeterm_core::regime;
 use super::{MAX_TIMEFRAMES, TimeframeStructure, bars_arg, bars_of, spec, structure_out, swing_arg};
 use crate::{Tool, ToolContext, ToolError};
 
-
 /// Fewest bars the tool accepts (`bars`).
 const MIN_STRUCTURE_BARS: u32 = 100;
 /// Input of `get_market_structure`.
@@ -61,7 +60,8 @@ async fn handle(ctx: ToolContext, input: MarketStructureInput) -> Result<MarketS
     let swing_length = swing_arg(input.swing_length)?;
     // At least 3 × swing_length bars are read, whatever `bars` says
     // (swing_length ≤ 100, so at most 300).
-    let bar_count = bars_arg(input.bars, 500, MIN_STRUCTURE_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
+    let bar_count =
+        bars_arg(input.bars, 500, MIN_STRUCTURE_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let mut out = Vec::with_capacity(input.timeframes.len());
     for tf in &input.timeframes {
         let bars = bars_of(&ctx, &input.symbol, *tf, bar_count).await?;

@@ -9,7 +9,6 @@ use tradeterm_core::time::{UnixMs, iso};
 use super::{RegimeThresholds, bars_arg, bars_of, core_err, last_time, spec, thresholds};
 use crate::{Tool, ToolContext, ToolError};
 
-
 /// Fewest bars the tool accepts (`bars`).
 const MIN_REGIME_BARS: u32 = 150;
 /// Input of `get_volatility_regime`.
