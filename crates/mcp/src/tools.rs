@@ -116,10 +116,15 @@ fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
     } else {
         budgets
     };
+    let input = if full {
+        t.input_schema.clone()
+    } else {
+        compact::without_deep_choices(&t.input_schema)
+    };
     let mut tool = McpTool::new(
         t.name,
         compact::shorten(t.description, budgets.tool),
-        object(&compact::compact_input_schema(&t.input_schema, budgets)),
+        object(&compact::compact_input_schema(&input, budgets)),
     )
     .with_annotations(annotations(a.read_only, a.destructive, a.idempotent, a.open_world));
     if full {

@@ -834,9 +834,13 @@ fn method_not_allowed_response() -> Value {
 }
 
 /// Whether a request body with this schema must be sent: it names required
-/// properties, or requires a choice among them (`anyOf`/`oneOf` at the top).
+/// properties, or requires a choice among them (`anyOf`/`oneOf`, or a `not`
+/// that the empty object matches, such as "not all of these null").
 fn body_needed(schema: &Value) -> bool {
-    !required_of(schema).is_empty() || schema.get("anyOf").is_some() || schema.get("oneOf").is_some()
+    !required_of(schema).is_empty()
+        || schema.get("anyOf").is_some()
+        || schema.get("oneOf").is_some()
+        || schema.get("not").is_some_and(|not| required_of(not).is_empty())
 }
 
 fn required_of(schema: &Value) -> Vec<String> {

@@ -38,7 +38,7 @@ fn strategy_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schem
                     "type": { "const": "ma_cross" },
                     "fast": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
                     "slow": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
-                    "ma": { "type": "string", "enum": ["sma", "ema", "SMA", "EMA"] },
+                    "ma": { "type": "string", "pattern": "^([sS][mM][aA]|[eE][mM][aA])$" },
                 },
             },
             {

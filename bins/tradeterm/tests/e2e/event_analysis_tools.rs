@@ -179,7 +179,7 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
         ),
         (
             "get_event_sensitivity",
-            json!({ "symbol": "EURUSD", "window_minutes": 5 }),
+            json!({ "symbol": "EURUSD", "window_minutes": 0 }),
         ),
         (
             "get_event_sensitivity",
@@ -198,5 +198,15 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
             .await
             .failure_for(400, "VALIDATION_ERROR", format!("{tool} {bad}"));
     }
+    // A reaction window shorter than one bar is one bar (not an error: the
+    // schema cannot tie it to the timeframe).
+    let short = t
+        .tool(
+            "get_event_sensitivity",
+            &json!({ "symbol": "EURUSD", "lookback_days": 20, "timeframe": "M15", "window_minutes": 5 }),
+        )
+        .await
+        .data();
+    assert_eq!(short["window_minutes"], 15, "{short}");
     t.stack.stop().await;
 }

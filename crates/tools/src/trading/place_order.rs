@@ -15,10 +15,14 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("anyOf" = [
-    { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
-    { "required": ["price"], "properties": { "price": { "type": "number" } } },
-]))]
+// A pending order names its price: not a pending type with `price` absent or null.
+#[schemars(extend("not" = {
+    "required": ["order_type"],
+    "properties": {
+        "order_type": { "enum": ["BUY_LIMIT", "SELL_LIMIT", "BUY_STOP", "SELL_STOP"] },
+        "price": { "type": "null" },
+    },
+}))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
