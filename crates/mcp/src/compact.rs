@@ -42,7 +42,7 @@ use serde_json::{Map, Value};
 /// first level whose whole list fits in [`LIST_TARGET_BYTES`], so that tools
 /// added to the catalog shorten descriptions instead of overflowing the
 /// budget.
-pub const BUDGET_LEVELS: [Budgets; 10] = [
+pub const BUDGET_LEVELS: [Budgets; 13] = [
     Budgets {
         tool: 240,
         property: 120,
@@ -91,6 +91,21 @@ pub const BUDGET_LEVELS: [Budgets; 10] = [
     Budgets {
         tool: 72,
         property: 32,
+        nested: 0,
+    },
+    Budgets {
+        tool: 64,
+        property: 24,
+        nested: 0,
+    },
+    Budgets {
+        tool: 60,
+        property: 16,
+        nested: 0,
+    },
+    Budgets {
+        tool: 56,
+        property: 0,
         nested: 0,
     },
 ];
