@@ -162,8 +162,13 @@ pub enum GuardAction {
 /// The guard's rules. At least one rule must be set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
-// At least one rule: not all absent or null.
-#[schemars(extend("not" = { "properties": { "daily_loss": { "type": "null" }, "max_drawdown": { "type": "null" }, "equity_floor": { "type": "null" }, "max_open_risk": { "type": "null" } } }))]
+// At least one rule (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["daily_loss"], "properties": { "daily_loss": { "not": { "type": "null" } } } },
+        { "required": ["max_drawdown"], "properties": { "max_drawdown": { "not": { "type": "null" } } } },
+        { "required": ["equity_floor"], "properties": { "equity_floor": { "not": { "type": "null" } } } },
+        { "required": ["max_open_risk"], "properties": { "max_open_risk": { "not": { "type": "null" } } } },
+] }]))]
 pub struct GuardRules {
     /// Largest loss within one trading day, from the day's anchor equity
     /// (money, or percent of the anchor equity).

@@ -834,13 +834,16 @@ fn method_not_allowed_response() -> Value {
 }
 
 /// Whether a request body with this schema must be sent: it names required
-/// properties, or requires a choice among them (`anyOf`/`oneOf`, or a `not`
-/// that the empty object matches, such as "not all of these null").
+/// properties, or requires a choice among them (`anyOf`/`oneOf`, also
+/// inside `allOf`).
 fn body_needed(schema: &Value) -> bool {
     !required_of(schema).is_empty()
         || schema.get("anyOf").is_some()
         || schema.get("oneOf").is_some()
-        || schema.get("not").is_some_and(|not| required_of(not).is_empty())
+        || schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(body_needed))
 }
 
 fn required_of(schema: &Value) -> Vec<String> {

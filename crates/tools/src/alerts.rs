@@ -64,8 +64,11 @@ pub struct NewsGuard {
 /// Input of `set_news_guard`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// At least one currency or symbol: not both lists empty (absent is empty).
-#[schemars(extend("not" = { "properties": { "currencies": { "maxItems": 0 }, "symbols": { "maxItems": 0 } } }))]
+// At least one currency or symbol (inside `allOf`, which client generators merge).
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["currencies"], "properties": { "currencies": { "minItems": 1 } } },
+        { "required": ["symbols"], "properties": { "symbols": { "minItems": 1 } } },
+] }]))]
 pub struct SetNewsGuardInput {
     /// Currencies to watch (ISO codes such as `USD`; at most 20 with those of `symbols`).
     #[serde(default)]

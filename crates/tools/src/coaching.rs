@@ -119,14 +119,11 @@ async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<Exp
 /// Input of `score_journal_entry`: exactly one of `entry_id` and `entry`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// Exactly one of `entry_id` and `entry`: not both absent or null, not both given.
-#[schemars(extend("not" = { "anyOf": [
-    { "properties": { "entry_id": { "type": "null" }, "entry": { "type": "null" } } },
-    {
-        "required": ["entry_id", "entry"],
-        "properties": { "entry_id": { "not": { "type": "null" } }, "entry": { "not": { "type": "null" } } },
-    },
-] }))]
+// Exactly one of `entry_id` and `entry` (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "oneOf": [
+        { "required": ["entry_id"], "properties": { "entry_id": { "not": { "type": "null" } } } },
+        { "required": ["entry"], "properties": { "entry": { "not": { "type": "null" } } } },
+] }]))]
 pub struct ScoreJournalInput {
     /// Id (`jrn_…`) of a journal entry of this license, as returned by `add_journal_entry`.
     #[serde(default)]

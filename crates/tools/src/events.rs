@@ -995,10 +995,29 @@ mod tests {
         // Other dispatch errors are not papered over.
         let failure = call("unknown", server_file(), serde_json::json!({})).await.unwrap_err();
         assert_eq!(failure.code(), "NOT_FOUND");
-        // Range checks.
-        for bad in [
+        // An inverted range is empty; a long one is cut to 31 days after `from`.
+        let empty = call(
+            "mt5",
+            server_file(),
             serde_json::json!({ "from": "2026-11-26T00:00:00Z", "to": "2026-11-25T00:00:00Z" }),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (empty["from"].as_str(), empty["to"].as_str()),
+            (Some("2026-11-26T00:00:00Z"), Some("2026-11-26T00:00:00Z"))
+        );
+        assert_eq!(empty["events"], serde_json::json!([]));
+        let cut = call(
+            "mt5",
+            server_file(),
             serde_json::json!({ "from": "2026-11-01T00:00:00Z", "to": "2026-12-03T00:00:00Z" }),
+        )
+        .await
+        .unwrap();
+        assert_eq!(cut["to"], "2026-12-02T00:00:00Z");
+        // Input checks.
+        for bad in [
             serde_json::json!({ "from": "yesterday" }),
             serde_json::json!({ "currencies": ["US"] }),
             serde_json::json!({ "source": "cache" }),

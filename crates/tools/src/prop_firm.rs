@@ -34,8 +34,15 @@ const MAX_CHALLENGE_DAYS: i64 = 366;
 /// Input of `set_prop_firm_rules`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// A preset or at least one rule: not all absent or null.
-#[schemars(extend("not" = { "properties": { "preset": { "type": "null" }, "max_daily_loss_percent": { "type": "null" }, "max_loss_percent": { "type": "null" }, "profit_target_percent": { "type": "null" }, "min_trading_days": { "type": "null" }, "consistency_percent": { "type": "null" } } }))]
+// A preset or at least one rule (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["preset"], "properties": { "preset": { "not": { "type": "null" } } } },
+        { "required": ["max_daily_loss_percent"], "properties": { "max_daily_loss_percent": { "not": { "type": "null" } } } },
+        { "required": ["max_loss_percent"], "properties": { "max_loss_percent": { "not": { "type": "null" } } } },
+        { "required": ["profit_target_percent"], "properties": { "profit_target_percent": { "not": { "type": "null" } } } },
+        { "required": ["min_trading_days"], "properties": { "min_trading_days": { "not": { "type": "null" } } } },
+        { "required": ["consistency_percent"], "properties": { "consistency_percent": { "not": { "type": "null" } } } },
+] }]))]
 pub struct SetPropFirmRulesInput {
     /// Starting rule set: `generic` (5 % daily loss, 10 % static max loss, 8 %
     /// target, 3 days) or `ftmo_2step_phase1` (modelled on FTMO's public 2-step

@@ -14,8 +14,11 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `modify_position`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// `stop_loss`, `take_profit` or both: not both absent or null.
-#[schemars(extend("not" = { "properties": { "stop_loss": { "type": "null" }, "take_profit": { "type": "null" } } }))]
+// `stop_loss`, `take_profit` or both (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["stop_loss"], "properties": { "stop_loss": { "not": { "type": "null" } } } },
+        { "required": ["take_profit"], "properties": { "take_profit": { "not": { "type": "null" } } } },
+] }]))]
 pub struct ModifyPositionInput {
     /// Position ticket.
     pub ticket: u64,

@@ -15,14 +15,11 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// A pending order names its price: not a pending type with `price` absent or null.
-#[schemars(extend("not" = {
-    "required": ["order_type"],
-    "properties": {
-        "order_type": { "enum": ["BUY_LIMIT", "SELL_LIMIT", "BUY_STOP", "SELL_STOP"] },
-        "price": { "type": "null" },
-    },
-}))]
+// A pending order names its price (inside `allOf`, which client generators merge).
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
+        { "required": ["price"], "properties": { "price": { "type": "number" } } },
+] }]))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
