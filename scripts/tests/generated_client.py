@@ -88,7 +88,8 @@ def main() -> None:
     bars_in = models.BarsInput.from_dict({"symbol": "EURUSD", "timeframe": "H1", "count": 48})
     bars = ok(api("tools.tool_get_bars").sync_detailed(client=client, body=bars_in), "tool_get_bars")
     assert bars.symbol == "EURUSD" and bars.timeframe == "H1" and len(bars.bars) == 48, (bars.symbol, len(bars.bars))
-    assert all(b.low <= min(b.open, b.close) and b.high >= max(b.open, b.close) for b in bars.bars)
+    # The generator names `open` `open_` (a Python builtin).
+    assert all(b.low <= min(b.open_, b.close) and b.high >= max(b.open_, b.close) for b in bars.bars)
     times = [b.time for b in bars.bars]
     assert times == sorted(times) and len(set(times)) == 48, "oldest first, one bar per hour"
     print(f"tool_get_bars: 48 H1 bars, last close {bars.bars[-1].close}")

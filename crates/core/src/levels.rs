@@ -320,13 +320,16 @@ pub enum ZoneWidth {
     /// A multiple of the Average True Range at the last bar.
     Atr {
         /// ATR period (1–10 000), e.g. 14.
+        #[schemars(range(min = 1, max = 10_000))]
         period: usize,
         /// Multiple of the ATR, above 0, e.g. 0.5.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         multiple: f64,
     },
     /// A percentage of the price.
     Percent {
         /// Percentage, above 0 and at most 10 (e.g. 0.1).
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 10))]
         percent: f64,
     },
 }

@@ -65,6 +65,15 @@ async fn handle(ctx: ToolContext, input: MarketStructureInput) -> Result<MarketS
     let mut out = Vec::with_capacity(input.timeframes.len());
     for tf in &input.timeframes {
         let bars = bars_of(&ctx, &input.symbol, *tf, bar_count).await?;
+        if bars.len() < 3 * swing_length {
+            // The terminal has fewer bars than the swing window needs: missing data, not a bad request.
+            return Err(ToolError::NotFound(format!(
+                "{} {tf} has {} bars; swing_length {swing_length} needs at least {}",
+                input.symbol,
+                bars.len(),
+                3 * swing_length
+            )));
+        }
         let trend =
             regime::trend_state(&bars, swing_length).map_err(|e| ToolError::InvalidInput(format!("{tf}: {e}")))?;
         out.push(structure_out(*tf, &bars, trend));
