@@ -1198,6 +1198,34 @@ fn rewrite(schema: &Value, index: &BTreeMap<String, usize>, names: &[String]) ->
 mod tests {
     use super::*;
 
+    #[test]
+    fn unions_of_string_constants_become_enums_and_tagged_unions_stay() {
+        let mut v = json!({
+            "Timeframe": { "description": "Bar timeframe.", "oneOf": [
+                { "const": "M1", "type": "string", "description": "1 minute." },
+                { "const": "H1", "type": "string", "description": "1 hour." },
+            ] },
+            "Stop": { "oneOf": [
+                { "type": "object", "properties": { "type": { "const": "atr", "type": "string" } } },
+                { "const": "none", "type": "string" },
+            ] },
+        });
+        constant_unions_to_enums(&mut v);
+        assert_eq!(
+            v["Timeframe"],
+            json!({ "type": "string", "enum": ["M1", "H1"], "description": "Bar timeframe. `M1`: 1 minute. `H1`: 1 hour." })
+        );
+        assert!(
+            v["Stop"]["oneOf"].is_array(),
+            "a union with an object branch stays: {}",
+            v["Stop"]
+        );
+        let doc = document();
+        let text = doc.to_string();
+        assert!(!text.contains(r#""oneOf":[{"const""#), "no union of constants is left");
+        assert_eq!(doc["components"]["schemas"]["Timeframe"]["enum"][0], "M1");
+    }
+
     fn root(title: &str, defs: Value, props: Value) -> Value {
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
