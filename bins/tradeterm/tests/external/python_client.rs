@@ -17,6 +17,7 @@ use crate::harness::{Options, spawn};
 /// Name of the generated package.
 const PACKAGE: &str = "tradeterm_client";
 
+#[allow(clippy::print_stdout, reason = "the script's lines are the test's report")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_generated_python_client_quotes_orders_journals_and_calls_tools() {
     let Some(generator) = venv_program("openapi-python-client") else {

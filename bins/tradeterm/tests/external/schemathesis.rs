@@ -25,6 +25,7 @@ const EXAMPLES: u32 = 100;
 /// The fixed seed (with `--generation-deterministic`): the same requests every run.
 const SEED: u32 = 20_261_126;
 
+#[allow(clippy::print_stdout, reason = "schemathesis's summary is the test's report")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemathesis_finds_no_failure_in_the_served_openapi_document() {
     let Some(schemathesis) = venv_program("schemathesis") else {
