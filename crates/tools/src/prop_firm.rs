@@ -56,7 +56,8 @@ pub struct SetPropFirmRulesInput {
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 1e12))]
     pub initial_balance: f64,
     /// Start of the challenge, ISO 8601 (default: now). Deals before it are
-    /// ignored; at most 366 days ago, at most one day ahead.
+    /// ignored; an earlier start is taken as 366 days ago, a later one as one
+    /// day ahead.
     #[serde(default)]
     #[schemars(extend("format" = "date-time"))]
     pub start_time: Option<String>,
@@ -245,11 +246,10 @@ fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules,
         Some(s) => parse_iso(s).map_err(|_| ToolError::InvalidInput("`start_time` must be an ISO 8601 time".into()))?,
         None => now,
     };
-    if start_time < now - MAX_CHALLENGE_DAYS * DAY_MS || start_time > now + DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "`start_time` must be within the last {MAX_CHALLENGE_DAYS} days (and at most one day ahead)"
-        )));
-    }
+    // Earlier starts are taken as 366 days ago (the deal history a challenge
+    // reads), later ones as one day ahead: not errors, since the schema
+    // cannot state a window relative to now.
+    let start_time = start_time.clamp(now - MAX_CHALLENGE_DAYS * DAY_MS, now + DAY_MS);
     let mut rules = match input.preset {
         Some(p) => p.rules(input.initial_balance, start_time),
         None => PropFirmRules {
@@ -705,6 +705,22 @@ mod tests {
     }
 
     #[test]
+    fn a_start_outside_the_window_is_taken_at_its_edge() {
+        let old = build_rules(
+            &input(serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2020-01-01T00:00:00Z" })),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(old.start_time, NOW - MAX_CHALLENGE_DAYS * DAY_MS);
+        let late = build_rules(
+            &input(serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2099-01-01T00:00:00Z" })),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(late.start_time, NOW + DAY_MS);
+    }
+
+    #[test]
     fn bad_inputs_are_validation_errors() {
         for (value, needle) in [
             (serde_json::json!({ "initial_balance": 1000.0 }), "no rule"),
@@ -715,10 +731,6 @@ mod tests {
             (
                 serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "soon" }),
                 "ISO 8601",
-            ),
-            (
-                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2020-01-01T00:00:00Z" }),
-                "366 days",
             ),
             (
                 serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "day_start_hour_utc": 24 }),
