@@ -442,13 +442,11 @@ async fn event_sensitivity(
     }
     // A window shorter than one bar is one bar.
     let window_ms = (i64::from(window) * 60_000).max(bar_ms);
-    let bars_needed = (i64::from(days) * DAY_MS + DAY_MS) / bar_ms;
-    if bars_needed > MAX_SENSITIVITY_BARS {
-        return Err(ToolError::InvalidInput(format!(
-            "{days} days of {} bars is about {bars_needed} bars, above {MAX_SENSITIVITY_BARS}: use a longer timeframe or fewer days",
-            timeframe.as_str()
-        )));
-    }
+    // A look-back needing more than MAX_SENSITIVITY_BARS bars of the
+    // timeframe is cut to the days those bars cover (`from` says where it
+    // starts): not an error, since the schema cannot tie days to timeframes.
+    let max_days = u32::try_from(((MAX_SENSITIVITY_BARS * bar_ms - DAY_MS) / DAY_MS).max(1)).unwrap_or(u32::MAX);
+    let days = days.min(max_days);
     if let Some(fragment) = &input.name_contains
         && (fragment.trim().is_empty() || fragment.chars().count() > MAX_NAME_FRAGMENT)
     {
