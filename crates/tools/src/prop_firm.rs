@@ -67,6 +67,7 @@ pub struct SetPropFirmRulesInput {
     pub max_daily_loss_percent: Option<f64>,
     /// Maximum overall loss, % of `initial_balance` (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_loss_percent: Option<f64>,
     /// `static` (floor fixed below the initial balance, the default) or
     /// `trailing` (floor trails the highest balance/equity seen).
@@ -82,6 +83,7 @@ pub struct SetPropFirmRulesInput {
     pub min_trading_days: Option<u32>,
     /// Consistency: the best day's realised profit may be at most this % of the total profit (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub consistency_percent: Option<f64>,
     /// Hour (UTC, 0-23) at which the trading day changes (default 0, the
     /// FTMO-style preset 23).
