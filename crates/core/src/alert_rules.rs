@@ -111,8 +111,10 @@ pub enum AlertCondition {
     /// A quote crosses a price level.
     Price {
         /// Instrument.
+        #[schemars(pattern(crate::market::SYMBOL_PATTERN))]
         symbol: String,
         /// The price level.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         level: f64,
         /// `above`, `below` or `either` (default).
         #[serde(default)]
@@ -122,8 +124,10 @@ pub enum AlertCondition {
         source: PriceSource,
     },
     /// A `check_confluence` condition becomes true at a bar close.
+    #[schemars(extend("anyOf" = crate::indicators::choice_schemas(true, true)))]
     Indicator {
         /// Instrument.
+        #[schemars(pattern(crate::market::SYMBOL_PATTERN))]
         symbol: String,
         /// Timeframe of the bars.
         timeframe: Timeframe,
@@ -143,6 +147,7 @@ pub enum AlertCondition {
     /// A structure event is confirmed at a bar close.
     Structure {
         /// Instrument.
+        #[schemars(pattern(crate::market::SYMBOL_PATTERN))]
         symbol: String,
         /// Timeframe of the bars.
         timeframe: Timeframe,
@@ -153,11 +158,13 @@ pub enum AlertCondition {
         direction: Option<Direction>,
         /// Swing length of the detector (1-200, default 10).
         #[serde(default)]
+        #[schemars(range(min = 1, max = MAX_ALERT_SWING_LENGTH))]
         swing_length: Option<usize>,
     },
     /// Account equity falls below a level (account currency).
     EquityBelow {
         /// The equity floor.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         level: f64,
     },
     /// Drawdown of equity from its peak rises above a percentage. The peak
@@ -165,6 +172,7 @@ pub enum AlertCondition {
     /// evaluated and follows equity up.
     DrawdownAbove {
         /// Percent of the peak (0-100, exclusive).
+        #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 100))]
         percent: f64,
     },
 }

@@ -110,12 +110,14 @@ pub enum LossLimit {
     /// An amount in the account currency.
     Money {
         /// Amount, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         amount: f64,
     },
     /// A percentage of the rule's reference (daily loss: the day's anchor
     /// equity; drawdown: the equity peak; open risk: the current equity).
     Percent {
         /// Percentage, above 0 and at most 100.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
         percent: f64,
     },
 }
@@ -160,6 +162,13 @@ pub enum GuardAction {
 /// The guard's rules. At least one rule must be set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+// At least one rule (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["daily_loss"], "properties": { "daily_loss": { "not": { "type": "null" } } } },
+        { "required": ["max_drawdown"], "properties": { "max_drawdown": { "not": { "type": "null" } } } },
+        { "required": ["equity_floor"], "properties": { "equity_floor": { "not": { "type": "null" } } } },
+        { "required": ["max_open_risk"], "properties": { "max_open_risk": { "not": { "type": "null" } } } },
+] }]))]
 pub struct GuardRules {
     /// Largest loss within one trading day, from the day's anchor equity
     /// (money, or percent of the anchor equity).
@@ -168,14 +177,17 @@ pub struct GuardRules {
     /// (money, or percent of the peak).
     pub max_drawdown: Option<LossLimit>,
     /// Equity at or below which the guard is breached, account currency.
+    #[schemars(range(min = 0))]
     pub equity_floor: Option<f64>,
     /// Largest money at risk to the stops of the open positions (money, or
     /// percent of equity); a position without a stop breaches it.
     pub max_open_risk: Option<LossLimit>,
     /// Time zone of the trading day, minutes east of UTC (e.g. 120 for
     /// UTC+2, −300 for UTC−5). Fixed: daylight saving time is not followed.
+    #[schemars(range(min = -720, max = 840))]
     pub day_anchor_utc_offset_minutes: i32,
     /// Local hour (0–23, in that time zone) at which the trading day starts.
+    #[schemars(range(max = 23))]
     pub day_anchor_hour: u8,
     /// `alert` (default) or `block`.
     pub action: GuardAction,

@@ -320,13 +320,16 @@ pub enum ZoneWidth {
     /// A multiple of the Average True Range at the last bar.
     Atr {
         /// ATR period (1–10 000), e.g. 14.
+        #[schemars(range(min = 1, max = 10_000))]
         period: usize,
         /// Multiple of the ATR, above 0, e.g. 0.5.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         multiple: f64,
     },
     /// A percentage of the price.
     Percent {
         /// Percentage, above 0 and at most 10 (e.g. 0.1).
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 10))]
         percent: f64,
     },
 }
@@ -440,8 +443,11 @@ fn zone_width(bars: &[Bar], width: ZoneWidth, price: f64) -> Result<f64, CoreErr
 /// # Errors
 /// Invalid settings, malformed bars, too few bars for the swing window or the ATR.
 pub fn sr_zones(bars: &[Bar], config: &ZoneConfig, price: Option<f64>) -> Result<Zones, CoreError> {
-    if !(1..=500).contains(&config.swing_length) {
-        return Err(CoreError::param("swing_length", "must be between 1 and 500"));
+    if !(1..=MAX_ZONE_SWING_LENGTH).contains(&config.swing_length) {
+        return Err(CoreError::param(
+            "swing_length",
+            format!("must be between 1 and {MAX_ZONE_SWING_LENGTH}"),
+        ));
     }
     if config.max_zones == 0 {
         return Err(CoreError::param("max_zones", "must be at least 1"));
@@ -563,6 +569,9 @@ pub struct RoundNumbers {
     pub levels: Vec<RoundLevel>,
 }
 
+/// Largest swing window of [`sr_zones`].
+pub const MAX_ZONE_SWING_LENGTH: usize = 500;
+
 /// The default "00" step for a symbol with `digits` decimals: `10^(3 − digits)`.
 pub fn round_step(digits: u32) -> f64 {
     10f64.powi(3 - digits.min(12) as i32)
@@ -585,9 +594,16 @@ pub fn round_numbers(price: f64, digits: u32, count: usize, step: Option<f64>) -
         Some(_) => return Err(CoreError::param("step", "must be a finite number above 0")),
         None => round_step(digits),
     };
-    let half = step / 2.0;
     let scale = 10f64.powi(digits.min(12) as i32);
-    let k0 = (price / half).ceil() as i64; // first level at or above the price
+    // A step below one point (the price's precision) is one point.
+    let step = step.max(1.0 / scale);
+    let half = step / 2.0;
+    let first = (price / half).ceil();
+    // Level indices must stay exact integers, with room for `count` either side.
+    if first > 2f64.powi(52) {
+        return Err(CoreError::param("step", "is too small for the price"));
+    }
+    let k0 = first as i64; // first level at or above the price
     let mut levels = Vec::with_capacity(2 * count);
     for k in (k0 - count as i64)..(k0 + count as i64) {
         if k < 0 {

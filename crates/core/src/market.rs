@@ -16,6 +16,23 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// Longest symbol name accepted in any input.
+pub const SYMBOL_MAX_LEN: usize = 32;
+/// The characters a symbol name may hold besides ASCII letters and digits.
+pub const SYMBOL_PUNCTUATION: &str = "._#+!-";
+/// A symbol name as a JSON Schema `pattern`: 1–[`SYMBOL_MAX_LEN`] ASCII
+/// letters, digits or [`SYMBOL_PUNCTUATION`] (what [`is_symbol`] accepts).
+pub const SYMBOL_PATTERN: &str = "^[A-Za-z0-9._#+!-]{1,32}$";
+
+/// Whether `symbol` is a symbol name ([`SYMBOL_PATTERN`]).
+pub fn is_symbol(symbol: &str) -> bool {
+    !symbol.is_empty()
+        && symbol.len() <= SYMBOL_MAX_LEN
+        && symbol
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || SYMBOL_PUNCTUATION.contains(c))
+}
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

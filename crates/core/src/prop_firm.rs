@@ -277,7 +277,7 @@ pub struct LimitStatus {
     pub used: f64,
     /// Distance of the equity above the floor, account currency (≤ 0: breached).
     pub headroom: f64,
-    /// `headroom / limit × 100`: share of the limit's room left.
+    /// `headroom / limit × 100`: share of the limit's room left (0 when the limit is 0).
     pub headroom_percent: f64,
     /// Equity at which the limit is breached.
     pub floor_equity: f64,
@@ -383,7 +383,8 @@ fn limit_status(
         limit,
         used: (reference - equity).max(0.0),
         headroom,
-        headroom_percent: headroom / limit * 100.0,
+        // A limit of 0 (a balance so small that the percentage underflows) has no room.
+        headroom_percent: Some(headroom / limit * 100.0).filter(|p| p.is_finite()).unwrap_or(0.0),
         floor_equity: floor,
         verdict,
         breached_on_closed_balance: closed_breach,

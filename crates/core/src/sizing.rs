@@ -136,16 +136,19 @@ pub enum RiskSpec {
     /// A percentage of the account balance (`1.0` = 1 %).
     PercentOfBalance {
         /// Percentage, above 0 and at most 100.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
         percent: f64,
     },
     /// A percentage of the account equity (`1.0` = 1 %).
     PercentOfEquity {
         /// Percentage, above 0 and at most 100.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
         percent: f64,
     },
     /// A fixed amount of money in the account currency.
     Money {
         /// Amount, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         amount: f64,
     },
 }

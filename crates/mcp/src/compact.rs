@@ -23,6 +23,13 @@
 //!   non-null default) is listed without the `null` alternative: leaving it
 //!   out is the way to say "none", and the server still accepts `null`.
 //!
+//! Two choices are stated in the opt-in list only ([`without_deep_choices`]),
+//! as they alone would take the default list past its budget: the
+//! per-indicator parameter schemas of an indicator choice (the `anyOf` of
+//! `get_indicator`, `check_confluence` and `set_alert`; the indicator name
+//! stays an `enum`) and the backtest DSL's schema of `strategy` (an object,
+//! described). The server checks both the same way on every surface.
+//!
 //! Output schemas are left out unless asked for (see the crate
 //! documentation); the OpenAPI document keeps every full schema.
 
@@ -35,7 +42,7 @@ use serde_json::{Map, Value};
 /// first level whose whole list fits in [`LIST_TARGET_BYTES`], so that tools
 /// added to the catalog shorten descriptions instead of overflowing the
 /// budget.
-pub const BUDGET_LEVELS: [Budgets; 10] = [
+pub const BUDGET_LEVELS: [Budgets; 13] = [
     Budgets {
         tool: 240,
         property: 120,
@@ -84,6 +91,21 @@ pub const BUDGET_LEVELS: [Budgets; 10] = [
     Budgets {
         tool: 72,
         property: 32,
+        nested: 0,
+    },
+    Budgets {
+        tool: 64,
+        property: 24,
+        nested: 0,
+    },
+    Budgets {
+        tool: 60,
+        property: 16,
+        nested: 0,
+    },
+    Budgets {
+        tool: 56,
+        property: 0,
         nested: 0,
     },
 ];
@@ -177,6 +199,72 @@ pub fn compact_input_schema(schema: &Value, budgets: Budgets) -> Value {
         && let Some(o) = out.as_object_mut()
     {
         o.insert("$defs".into(), Value::Object(kept));
+    }
+    out
+}
+
+/// An input schema without its deep choices (see the module documentation):
+/// an `anyOf` whose every branch names `indicator`s is removed, a `strategy`
+/// property becomes `{"type": "object"}` with its description, and the
+/// `$defs` no longer referenced go.
+pub fn without_deep_choices(schema: &Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                let indicator_choice = o.get("anyOf").and_then(Value::as_array).is_some_and(|branches| {
+                    !branches.is_empty() && branches.iter().all(|b| b["properties"]["indicator"]["enum"].is_array())
+                });
+                if indicator_choice {
+                    o.remove("anyOf");
+                }
+                if let Some(strategy) = o
+                    .get_mut("properties")
+                    .and_then(Value::as_object_mut)
+                    .and_then(|p| p.get_mut("strategy"))
+                {
+                    let mut lean = Map::new();
+                    lean.insert("type".into(), Value::from("object"));
+                    if let Some(d) = strategy.get("description") {
+                        lean.insert("description".into(), d.clone());
+                    }
+                    *strategy = Value::Object(lean);
+                }
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut out = schema.clone();
+    strip(&mut out);
+    // Keep the definitions still reachable from the schema outside `$defs`.
+    let Some(defs) = out.get("$defs").and_then(Value::as_object).cloned() else {
+        return out;
+    };
+    let mut body = out.clone();
+    if let Some(o) = body.as_object_mut() {
+        o.remove("$defs");
+    }
+    let mut reachable = BTreeSet::new();
+    let mut todo = vec![body];
+    while let Some(v) = todo.pop() {
+        let mut counts = BTreeMap::new();
+        count_refs(&v, &mut counts);
+        for name in counts.into_keys() {
+            if reachable.insert(name.clone())
+                && let Some(d) = defs.get(&name)
+            {
+                todo.push(d.clone());
+            }
+        }
+    }
+    let kept: Map<String, Value> = defs.into_iter().filter(|(name, _)| reachable.contains(name)).collect();
+    if let Some(o) = out.as_object_mut() {
+        if kept.is_empty() {
+            o.remove("$defs");
+        } else {
+            o.insert("$defs".into(), Value::Object(kept));
+        }
     }
     out
 }

@@ -116,12 +116,15 @@ fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
     } else {
         budgets
     };
-    let mut tool = McpTool::new(
-        t.name,
-        compact::shorten(t.description, budgets.tool),
-        object(&compact::compact_input_schema(&t.input_schema, budgets)),
-    )
-    .with_annotations(annotations(a.read_only, a.destructive, a.idempotent, a.open_world));
+    let input = if full {
+        t.input_schema.clone()
+    } else {
+        compact::without_deep_choices(&t.input_schema)
+    };
+    let mut schema = compact::compact_input_schema(&input, budgets);
+    keep_chart_description(t, &mut schema);
+    let mut tool = McpTool::new(t.name, compact::shorten(t.description, budgets.tool), object(&schema))
+        .with_annotations(annotations(a.read_only, a.destructive, a.idempotent, a.open_world));
     if full {
         tool = tool.with_title(t.title);
         if t.output_schema.is_object() {
@@ -129,6 +132,32 @@ fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
         }
     }
     tool
+}
+
+/// Characters of the `chart` flag's description kept at every budget level.
+const CHART_DESCRIPTION_CHARS: usize = 60;
+
+/// The `chart` flag keeps a short description at every budget level (a
+/// model cannot guess that it returns a picture): the catalog's, cut to
+/// [`CHART_DESCRIPTION_CHARS`], where the level dropped or cut it shorter.
+fn keep_chart_description(t: &Tool, lean: &mut Value) {
+    let chart = tradeterm_tools::chart::CHART_PROPERTY;
+    let Some(full) = t.input_schema["properties"][chart]["description"].as_str() else {
+        return;
+    };
+    if let Some(prop) = lean
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(chart))
+        .and_then(Value::as_object_mut)
+    {
+        let kept = prop.get("description").and_then(Value::as_str).map_or(0, str::len);
+        if kept < CHART_DESCRIPTION_CHARS.min(full.len()) {
+            prop.insert(
+                "description".into(),
+                Value::String(compact::shorten(full, CHART_DESCRIPTION_CHARS)),
+            );
+        }
+    }
 }
 
 /// A successful tool result: the output as structured content, and as JSON text

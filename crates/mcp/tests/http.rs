@@ -384,11 +384,16 @@ async fn listed_schemas_use_only_standard_formats_and_state_integer_widths() {
     let bad: Vec<&(String, String)> = found.iter().filter(|(_, f)| !allowed.contains(f.as_str())).collect();
     assert!(bad.is_empty(), "non-standard formats: {bad:?}");
 
-    // `get_bars.count` is a `u32`: its width is stated as bounds.
+    // `get_bars.count` states the range its check enforces; `place_order`'s
+    // `deviation_points`, a `u32` with no other bound, its width.
     let bars = tools.iter().find(|t| t["name"] == "get_bars").expect("get_bars");
     let count = &bars["inputSchema"]["properties"]["count"];
-    assert_eq!(count["minimum"], 0, "{count}");
-    assert_eq!(count["maximum"], 4_294_967_295_u64, "{count}");
+    assert_eq!(count["minimum"], 1, "{count}");
+    assert_eq!(count["maximum"], 10_000, "{count}");
+    let order = tools.iter().find(|t| t["name"] == "place_order").expect("place_order");
+    let deviation = &order["inputSchema"]["properties"]["deviation_points"];
+    assert_eq!(deviation["minimum"], 0, "{deviation}");
+    assert_eq!(deviation["maximum"], 4_294_967_295_u64, "{deviation}");
     app.handle.stop();
 }
 

@@ -140,7 +140,65 @@ pub fn document() -> Value {
         doc.named_route(route);
     }
     doc.fixed_routes();
-    doc.finish()
+    let mut document = doc.finish();
+    constant_unions_to_enums(&mut document);
+    document
+}
+
+/// Rewrites every `oneOf` whose branches are all string constants (how
+/// schemars writes a Rust enum with documented variants) as one `enum`, the
+/// variants' descriptions appended to the schema's own (`` `M1`: 1
+/// minute.``). Same accepted values; client generators read an `enum` well
+/// where a union of constants trips them (openapi-python-client builds a
+/// parser that only accepts the first constant).
+fn constant_unions_to_enums(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let constants: Option<Vec<(Value, Option<String>)>> =
+                o.get("oneOf").and_then(Value::as_array).and_then(|branches| {
+                    branches
+                        .iter()
+                        .map(|b| {
+                            let c = b.get("const").filter(|c| c.is_string())?;
+                            let plain = b
+                                .as_object()?
+                                .keys()
+                                .all(|k| ["const", "type", "description"].contains(&k.as_str()));
+                            plain.then(|| {
+                                (
+                                    c.clone(),
+                                    b.get("description").and_then(Value::as_str).map(str::to_owned),
+                                )
+                            })
+                        })
+                        .collect()
+                });
+            if let Some(constants) = constants.filter(|c| !c.is_empty()) {
+                o.remove("oneOf");
+                let notes: Vec<String> = constants
+                    .iter()
+                    .filter_map(|(c, d)| Some(format!("`{}`: {}", c.as_str()?, d.as_deref()?)))
+                    .collect();
+                if !notes.is_empty() {
+                    let own = o.get("description").and_then(Value::as_str).unwrap_or_default();
+                    let text = if own.is_empty() {
+                        notes.join(" ")
+                    } else {
+                        format!("{own} {}", notes.join(" "))
+                    };
+                    o.insert("description".into(), Value::String(text));
+                }
+                o.insert("type".into(), json!("string"));
+                o.insert(
+                    "enum".into(),
+                    Value::Array(constants.into_iter().map(|(c, _)| c).collect()),
+                );
+            }
+            o.values_mut().for_each(constant_unions_to_enums);
+        }
+        Value::Array(items) => items.iter_mut().for_each(constant_unions_to_enums),
+        _ => {}
+    }
 }
 
 /// The tag of a named route: the master-key routes are `management`, trade
@@ -403,7 +461,7 @@ impl Builder {
                 let (schema, needed) = if path_names.is_empty() {
                     (
                         json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
-                        !required.is_empty(),
+                        body_needed(&input),
                     )
                 } else {
                     let mut reduced = input.clone();
@@ -434,8 +492,9 @@ impl Builder {
                         }
                         o.insert("title".into(), json!(format!("{input_name}Body")));
                     }
+                    let needed = body_needed(&reduced);
                     let name = self.schemas.register(&format!("{input_name}Body"), reduced);
-                    (json!({ "$ref": format!("{SCHEMA_REF}{name}") }), !left.is_empty())
+                    (json!({ "$ref": format!("{SCHEMA_REF}{name}") }), needed)
                 };
                 body = Some(request_body(schema, needed));
             }
@@ -450,7 +509,7 @@ impl Builder {
         let (input_name, input) = self.input(tool);
         let body = request_body(
             json!({ "$ref": format!("{SCHEMA_REF}{input_name}") }),
-            !required_of(&input).is_empty(),
+            body_needed(&input),
         );
         let id = self.operation_id(&format!("tool_{}", tool.name));
         let op = self.tool_operation(tool, id, "tools", Vec::new(), Some(body), Auth::Bearer);
@@ -536,6 +595,7 @@ impl Builder {
         if tool.target == Target::Terminal
             || has("id")
             || has("ticket")
+            || has("entry_id")
             || (has("terminal_id") && !tool.annotations.read_only)
         {
             codes.push("NOT_FOUND");
@@ -785,7 +845,7 @@ impl Builder {
                         "in": "header",
                         "required": false,
                         "description": "Makes a live call safe to retry: a repeat with the same key and request returns the first outcome without executing again; the same key with a different request, or while the first is still running, is 409 `IDEMPOTENCY_CONFLICT`. Ignored by dry runs.",
-                        "schema": { "type": "string", "minLength": 1, "maxLength": 255 },
+                        "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": tradeterm_tools::schema::IDEMPOTENCY_KEY_PATTERN },
                     },
                 },
                 "headers": {
@@ -831,6 +891,19 @@ fn method_not_allowed_response() -> Value {
     })
 }
 
+/// Whether a request body with this schema must be sent: it names required
+/// properties, or requires a choice among them (`anyOf`/`oneOf`, also
+/// inside `allOf`).
+fn body_needed(schema: &Value) -> bool {
+    !required_of(schema).is_empty()
+        || schema.get("anyOf").is_some()
+        || schema.get("oneOf").is_some()
+        || schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(body_needed))
+}
+
 fn required_of(schema: &Value) -> Vec<String> {
     schema
         .get("required")
@@ -869,7 +942,13 @@ fn success(description: &str, schema: Value, rate_limited: bool) -> Value {
 fn parameter(name: &str, location: &str, prop: &Value, required: bool) -> Value {
     let mut schema = non_null(prop.clone());
     let description = schema.as_object_mut().and_then(|o| o.remove("description"));
+    let array = schema.get("type").and_then(Value::as_str) == Some("array");
     let mut p = json!({ "name": name, "in": location, "required": required || location == "path", "schema": schema });
+    if array && location == "query" {
+        // A list is one comma-separated value (`?currencies=USD,EUR`), as the server reads it.
+        p["style"] = json!("form");
+        p["explode"] = json!(false);
+    }
     if let Some(d) = description {
         p["description"] = d;
     }
@@ -1118,6 +1197,34 @@ fn rewrite(schema: &Value, index: &BTreeMap<String, usize>, names: &[String]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unions_of_string_constants_become_enums_and_tagged_unions_stay() {
+        let mut v = json!({
+            "Timeframe": { "description": "Bar timeframe.", "oneOf": [
+                { "const": "M1", "type": "string", "description": "1 minute." },
+                { "const": "H1", "type": "string", "description": "1 hour." },
+            ] },
+            "Stop": { "oneOf": [
+                { "type": "object", "properties": { "type": { "const": "atr", "type": "string" } } },
+                { "const": "none", "type": "string" },
+            ] },
+        });
+        constant_unions_to_enums(&mut v);
+        assert_eq!(
+            v["Timeframe"],
+            json!({ "type": "string", "enum": ["M1", "H1"], "description": "Bar timeframe. `M1`: 1 minute. `H1`: 1 hour." })
+        );
+        assert!(
+            v["Stop"]["oneOf"].is_array(),
+            "a union with an object branch stays: {}",
+            v["Stop"]
+        );
+        let doc = document();
+        let text = doc.to_string();
+        assert!(!text.contains(r#""oneOf":[{"const""#), "no union of constants is left");
+        assert_eq!(doc["components"]["schemas"]["Timeframe"]["enum"][0], "M1");
+    }
 
     fn root(title: &str, defs: Value, props: Value) -> Value {
         json!({

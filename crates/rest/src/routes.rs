@@ -764,6 +764,15 @@ fn coerce(tool: &Tool, name: &str, raw: &str) -> Value {
     {
         return json!(n);
     }
+    // An integral number with a fraction or exponent (`48.0`) is an integer
+    // to JSON Schema; the tool's input reading takes it as one.
+    if types.contains(&"integer")
+        && let Ok(n) = raw.parse::<f64>()
+        && n.is_finite()
+        && n.fract() == 0.0
+    {
+        return json!(n);
+    }
     if types.contains(&"number")
         && let Ok(n) = raw.parse::<f64>()
         && n.is_finite()
@@ -805,10 +814,18 @@ async fn run(
         None => None,
     };
     let mut call = Invocation::new("rest", caller, TerminalChoice::Header(header));
-    call.idempotency_key = req
-        .headers()
-        .get("idempotency-key")
-        .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
+    call.idempotency_key = match req.headers().get("idempotency-key") {
+        // Checked for dry runs too (which ignore it): the document states its shape.
+        Some(v) => match v.to_str() {
+            Ok(key) if tradeterm_tools::schema::is_idempotency_key(key) => Some(key.to_owned()),
+            _ => {
+                return Err(RestError::invalid(
+                    "Idempotency-Key must be 1-255 printable ASCII characters",
+                ));
+            }
+        },
+        None => None,
+    };
     let production = state.services.settings.production;
     let image = tool.chart.is_some() && accepts_png(req);
     let mut input = input;

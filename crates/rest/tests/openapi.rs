@@ -843,15 +843,25 @@ async fn schemas_use_only_standard_formats_and_state_integer_widths() {
     let input = tradeterm_tools::find("get_bars").unwrap();
     let component = input.input_schema["title"].as_str().unwrap();
     let count = &doc["components"]["schemas"][component]["properties"]["count"];
+    // The range its check enforces (1–MAX_BARS), not only the u32 width.
     assert_eq!(
         (&count["minimum"], &count["maximum"]),
-        (&json!(0), &json!(4_294_967_295_u64)),
+        (&json!(1), &json!(10_000)),
         "{count}"
     );
     let params = doc["paths"]["/api/v1/market/bars/{symbol}"]["get"]["parameters"]
         .as_array()
         .unwrap();
     let param = params.iter().find(|p| p["name"] == "count").expect("count parameter");
-    assert_eq!(param["schema"]["minimum"], 0);
-    assert_eq!(param["schema"]["maximum"], 4_294_967_295_u64);
+    assert_eq!(param["schema"]["minimum"], 1);
+    assert_eq!(param["schema"]["maximum"], 10_000);
+    // A u32 without a range of its own states its width.
+    let order = tradeterm_tools::find("place_order").unwrap();
+    let order_component = order.input_schema["title"].as_str().unwrap();
+    let deviation = &doc["components"]["schemas"][order_component]["properties"]["deviation_points"];
+    assert_eq!(
+        (&deviation["minimum"], &deviation["maximum"]),
+        (&json!(0), &json!(4_294_967_295_u64)),
+        "{deviation}"
+    );
 }

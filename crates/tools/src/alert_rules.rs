@@ -34,6 +34,7 @@ pub struct SetAlertInput {
     pub condition: AlertCondition,
     /// A label for the person reading the alert (at most 200 characters).
     #[serde(default)]
+    #[schemars(length(max = MAX_LABEL_CHARS), pattern(crate::schema::NO_CONTROL_PATTERN))]
     pub label: Option<String>,
     /// End the rule after its first firing (default false: it fires once per crossing, every time).
     #[serde(default)]
@@ -120,7 +121,7 @@ async fn set_alert(ctx: ToolContext, input: SetAlertInput) -> Result<AlertRuleOu
     let condition = input.condition;
     condition.validate().map_err(core_err)?;
     let label = input.label.unwrap_or_default();
-    if label.chars().count() > 200 || label.chars().any(char::is_control) {
+    if label.chars().count() > MAX_LABEL_CHARS || label.chars().any(char::is_control) {
         return Err(ToolError::InvalidInput(
             "`label` must be at most 200 characters without control characters".into(),
         ));
@@ -187,6 +188,7 @@ async fn list_alerts(ctx: ToolContext, input: ListAlertsInput) -> Result<ListAle
 #[serde(deny_unknown_fields)]
 pub struct RemoveAlertInput {
     /// The rule's id (`alr_…`).
+    #[schemars(pattern(ALERT_ID_PATTERN))]
     pub id: String,
 }
 
@@ -198,6 +200,12 @@ pub struct RemoveAlertOutput {
     /// Always true (an unknown id is a `NOT_FOUND` error).
     pub removed: bool,
 }
+
+/// Longest alert label, in characters.
+const MAX_LABEL_CHARS: usize = 200;
+
+/// An alert id as `remove_alert` accepts it: 1–64 ASCII letters, digits or `_`.
+const ALERT_ID_PATTERN: &str = "^[A-Za-z0-9_]{1,64}$";
 
 async fn remove_alert(ctx: ToolContext, input: RemoveAlertInput) -> Result<RemoveAlertOutput, ToolError> {
     if input.id.is_empty() || input.id.len() > 64 || !input.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

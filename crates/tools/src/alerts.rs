@@ -31,6 +31,11 @@ use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolCont
 
 /// Most currencies a guard watches.
 pub const MAX_GUARD_CURRENCIES: usize = 20;
+/// Most codes in a news guard's `currencies`.
+pub const MAX_GUARD_CODES: usize = 10;
+/// Most symbols in a news guard's `symbols` (two currencies each: with
+/// [`MAX_GUARD_CODES`], never above [`MAX_GUARD_CURRENCIES`]).
+pub const MAX_GUARD_SYMBOLS: usize = 5;
 /// Longest lead time, minutes (24 h).
 pub const MAX_LEAD_MINUTES: u32 = 1440;
 /// How far back a poll looks at most (a first poll, or an old cursor).
@@ -59,18 +64,27 @@ pub struct NewsGuard {
 /// Input of `set_news_guard`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// At least one currency or symbol (inside `allOf`, which client generators merge).
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["currencies"], "properties": { "currencies": { "minItems": 1 } } },
+        { "required": ["symbols"], "properties": { "symbols": { "minItems": 1 } } },
+] }]))]
 pub struct SetNewsGuardInput {
     /// Currencies to watch (ISO codes such as `USD`; at most 20 with those of `symbols`).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_GUARD_CODES))]
     pub currencies: Vec<String>,
     /// Currency pairs whose two currencies to watch (`EURUSD`, `XAUUSD`).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PAIR_PATTERN)), length(max = MAX_GUARD_SYMBOLS))]
     pub symbols: Vec<String>,
     /// Releases of at least this importance alert: `medium` or `high` (default `high`).
     #[serde(default)]
+    #[schemars(extend("enum" = ["medium", "high", null]))]
     pub min_importance: Option<Importance>,
     /// Minutes before a release its alert fires (1-1440, default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LEAD_MINUTES))]
     pub lead_minutes: Option<u32>,
     /// Whether news items about the watched currencies alert too (default true; needs `NEWS_API_KEY` on the server).
     #[serde(default)]
@@ -146,6 +160,11 @@ fn status_of(
 }
 
 async fn set_news_guard(ctx: ToolContext, input: SetNewsGuardInput) -> Result<NewsGuardStatus, ToolError> {
+    if input.currencies.len() > MAX_GUARD_CODES || input.symbols.len() > MAX_GUARD_SYMBOLS {
+        return Err(ToolError::InvalidInput(format!(
+            "list at most {MAX_GUARD_CODES} `currencies` and {MAX_GUARD_SYMBOLS} `symbols`"
+        )));
+    }
     let mut currencies = Vec::new();
     for currency in &input.currencies {
         if !is_currency(currency) {
@@ -249,9 +268,11 @@ async fn remove_news_guard(ctx: ToolContext, _input: NoGuardInput) -> Result<New
 pub struct PollAlertsInput {
     /// The `next_cursor` of the previous poll; omit on the first poll (alerts of the last hour are returned).
     #[serde(default)]
+    #[schemars(pattern(CURSOR_PATTERN))]
     pub cursor: Option<String>,
     /// Most alerts returned (1-500, default 100), oldest first; when more are due, `more` is true and `next_cursor` resumes after the last one returned.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_ALERTS))]
     pub limit: Option<u32>,
 }
 
@@ -318,6 +339,10 @@ pub struct PollAlertsOutput {
 }
 
 /// Cursor: `{fired_at ms}:{last alert id}` (the last alert returned), or `{ms}` (a poll's time).
+/// A cursor as [`parse_cursor`] reads it: unix milliseconds above 0, then
+/// optionally `:` and the id of the last alert delivered.
+const CURSOR_PATTERN: &str = "^0*[1-9][0-9]{0,17}(:[\\s\\S]*)?$";
+
 fn parse_cursor(cursor: &str) -> Option<(UnixMs, Option<String>)> {
     let (ms, id) = match cursor.split_once(':') {
         Some((ms, id)) => (ms, Some(id.to_owned())),
@@ -341,9 +366,8 @@ async fn poll_alerts(ctx: ToolContext, input: PollAlertsInput) -> Result<PollAle
             ToolError::InvalidInput("`cursor` is not one this tool returned; omit it to start over".into())
         })?,
     };
-    if after > now {
-        return Err(ToolError::InvalidInput("`cursor` is in the future".into()));
-    }
+    // A cursor from the future (another clock) delivers from now on.
+    after = after.min(now);
     if after < now - MAX_POLL_LOOKBACK_MS {
         after = now - MAX_POLL_LOOKBACK_MS;
         notes.push("the cursor was older than 24 h: alerts of the last 24 h only".into());

@@ -14,23 +14,52 @@ use crate::{Annotations, Capability, Gate, READ_TERMINAL, Target, Tool, ToolCont
 /// Largest number of values one indicator call returns.
 pub const MAX_VALUES: u32 = 5_000;
 
+/// Schema of an indicator name: a name or alias of the indicator catalog
+/// (what `indicators::find` reads, which also ignores case and treats `-`
+/// and spaces as `_`).
+pub(crate) fn indicator_name(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": indicator_names(false) })
+}
+
+/// As [`indicator_name`], and `price`.
+pub(crate) fn confluence_indicator_name(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": indicator_names(true) })
+}
+
+/// The catalog's indicator names and aliases, and `price` when `with_price`
+/// (the confluence conditions read price series too).
+pub(crate) fn indicator_names(with_price: bool) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = indicators::catalog()
+        .iter()
+        .flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied()))
+        .collect();
+    if with_price {
+        names.push("price");
+    }
+    names
+}
+
 /// Input of `get_indicator`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = indicators::choice_schemas(false, false)))]
 pub struct IndicatorInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Indicator name or alias (`list_indicators` gives them all): sma, ema, wma, rsi, macd, atr, bbands,
     /// stoch, sar (Parabolic SAR), stddev (Standard Deviation), willr (Williams %R), adx, cci, mom, roc,
     /// obv, mfi, donchian, keltner, ichimoku, vwap, supertrend.
+    #[schemars(schema_with = "indicator_name")]
     pub indicator: String,
     /// Parameters by name (e.g. `{"period": 14}`); missing ones take their defaults.
     #[serde(default)]
     pub params: BTreeMap<String, f64>,
     /// Number of most recent values to return (1-5000, default 100). Extra history is fetched for warm-up.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_VALUES))]
     pub count: Option<u32>,
 }
 

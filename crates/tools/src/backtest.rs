@@ -22,16 +22,53 @@ pub const MAX_TRADES: usize = 1_000;
 /// Most points of the returned equity curve.
 pub const MAX_EQUITY_POINTS: usize = 500;
 
+/// Schema of `strategy` (what `backtest::parse_strategy` reads): a strategy
+/// of the DSL (docs/backtest-dsl.md), or a legacy form tagged by `type`.
+fn strategy_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let dsl = generator.subschema_for::<tradeterm_core::backtest::Strategy>();
+    schemars::json_schema!({
+        "anyOf": [
+            dsl,
+            {
+                "type": "object",
+                "description": "Legacy moving-average cross.",
+                "required": ["type", "fast", "slow"],
+                "additionalProperties": false,
+                "properties": {
+                    "type": { "const": "ma_cross" },
+                    "fast": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
+                    "slow": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
+                    "ma": { "type": "string", "pattern": "^([sS][mM][aA]|[eE][mM][aA])$" },
+                },
+            },
+            {
+                "type": "object",
+                "description": "Legacy RSI reversal.",
+                "required": ["type"],
+                "additionalProperties": false,
+                "properties": {
+                    "type": { "const": "rsi" },
+                    "period": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
+                    "oversold": { "type": "number" },
+                    "overbought": { "type": "number" },
+                },
+            },
+        ],
+    })
+}
+
 /// Input of `backtest_strategy`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BacktestInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Number of most recent bars to test on (1-10000, default 2000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BARS))]
     pub bars: Option<u32>,
     /// The strategy: a condition tree (see docs/backtest-dsl.md), e.g.
     /// `{"entry_long": {"left": {"indicator": "sma", "params": {"period": 10}}, "op": "cross_above",
@@ -40,9 +77,11 @@ pub struct BacktestInput {
     /// "costs": {"spread": 0.0001, "commission": 0, "slippage": 0}}`; or a legacy flat form
     /// `{"type": "ma_cross", "fast": 10, "slow": 20, "ma": "sma"}` /
     /// `{"type": "rsi", "period": 14, "oversold": 30, "overbought": 70}`.
+    #[schemars(schema_with = "strategy_schema")]
     pub strategy: serde_json::Value,
     /// Starting equity (default 10000).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub initial_equity: Option<f64>,
 }
 
@@ -162,6 +201,7 @@ pub enum PositionMode {
 #[serde(deny_unknown_fields)]
 pub struct SimulateInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
@@ -170,11 +210,13 @@ pub struct SimulateInput {
     /// `take_profit`, `sizing`, `costs`; see docs/backtest-dsl.md) or a legacy
     /// form `{"type": "ma_cross", "fast": 10, "slow": 20}` /
     /// `{"type": "rsi", "period": 14, "oversold": 30, "overbought": 70}`.
+    #[schemars(schema_with = "strategy_schema")]
     pub strategy: serde_json::Value,
     /// Closed bars to evaluate over (1-10000). Default: enough for every
     /// indicator's warm-up (three times the periods of the slowest one, plus
     /// its shift), at least 300.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BARS))]
     pub bars: Option<u32>,
     /// Position to assume: `auto` (default: the terminal's open positions on
     /// the symbol; if both long and short positions are open, the net volume
@@ -183,6 +225,7 @@ pub struct SimulateInput {
     pub position: PositionMode,
     /// Equity the sizing uses (> 0). Default: the account's current equity.
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub equity: Option<f64>,
 }
 

@@ -32,15 +32,18 @@ pub const MAX_SETUP_SWING_LENGTH: u32 = 100;
 #[serde(deny_unknown_fields)]
 pub struct ExplainSetupInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Bars of history to analyse (100-5000, default 500). Fewer than 300 adds a `few_bars` caveat.
     #[serde(default)]
+    #[schemars(range(min = MIN_SETUP_BARS, max = MAX_SETUP_BARS))]
     pub bars: Option<u32>,
     /// Swing window (1-100, default 10): a swing is confirmed `swing_length` bars after it forms.
     /// `bars` must be at least 3 × swing_length.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_SETUP_SWING_LENGTH))]
     pub swing_length: Option<u32>,
     /// Side you are considering (`buy` or `sell`): adds whether it is with the bias and the nearest
     /// open levels ahead of and behind such a trade.
@@ -116,6 +119,11 @@ async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<Exp
 /// Input of `score_journal_entry`: exactly one of `entry_id` and `entry`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// Exactly one of `entry_id` and `entry` (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "oneOf": [
+        { "required": ["entry_id"], "properties": { "entry_id": { "not": { "type": "null" } } } },
+        { "required": ["entry"], "properties": { "entry": { "not": { "type": "null" } } } },
+] }]))]
 pub struct ScoreJournalInput {
     /// Id (`jrn_…`) of a journal entry of this license, as returned by `add_journal_entry`.
     #[serde(default)]
@@ -123,11 +131,12 @@ pub struct ScoreJournalInput {
     /// An entry given inline, with the fields of `add_journal_entry` (nothing is stored). The rubric reads
     /// `side`, `entry_price`, `exit_price`, `stop_loss`, `take_profit`, `setup`, `plan`, `rules_followed`,
     /// `emotions` and `tags`; the other fields are accepted and ignored.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::schema::optional_object")]
     pub entry: Option<JournalBody>,
     /// Risk of the trade in percent of account equity (0-100). Journal entries have no such field: give it
     /// here, or tag the entry `risk:1.5%`; this input wins over the tag. Without either, `risk_size` is not scored.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 100))]
     pub risk_percent: Option<f64>,
 }
 

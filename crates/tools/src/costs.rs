@@ -14,7 +14,6 @@ use tradeterm_core::trading::check_volume;
 use tradeterm_core::{AccountInfo, CoreError, Deal, Side, SwapMode, SymbolSpec, Tick, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
 
-use crate::account::MAX_HISTORY_DAYS;
 use crate::context::unexpected;
 use crate::market::{check_symbol, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -33,6 +32,8 @@ pub const DEFAULT_SWAP_DAYS: u32 = 7;
 pub const DEFAULT_ROLLOVER_HOUR_UTC: u8 = 22;
 /// Default assumed execution latency of `estimate_fill`, ms.
 pub const DEFAULT_LATENCY_MS: u32 = 500;
+/// Largest assumed execution latency of `estimate_fill`, ms.
+pub const MAX_LATENCY_MS: u32 = 60_000;
 /// One-minute bars fetched by `estimate_fill` (60 changes).
 const FILL_BARS: u32 = costs::VOLATILITY_MINUTES as u32 + 1;
 
@@ -85,14 +86,17 @@ pub(crate) fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), T
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EquityCurveInput {
-    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now. When the range reaches now, the current equity is the last point.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// Most points returned (10-10000, default 1000). Longer curves are thinned, keeping each stretch's lowest and highest point; the statistics always use every deal.
     #[serde(default)]
+    #[schemars(range(min = MIN_CURVE_POINTS, max = MAX_CURVE_POINTS))]
     pub max_points: Option<u32>,
 }
 
@@ -162,14 +166,7 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
     };
     let to = parse("to", &input.to)?.unwrap_or(ctx.now_ms);
     let from = parse("from", &input.from)?.unwrap_or(to - 7 * DAY_MS);
-    if from >= to {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-    }
-    if to - from > MAX_HISTORY_DAYS * DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "the range may span at most {MAX_HISTORY_DAYS} days"
-        )));
-    }
+    let (from, to) = crate::account::history_range(from, to);
     let max_points = input.max_points.unwrap_or(DEFAULT_CURVE_POINTS);
     if !(MIN_CURVE_POINTS..=MAX_CURVE_POINTS).contains(&max_points) {
         return Err(ToolError::InvalidInput(format!(
@@ -230,18 +227,22 @@ async fn get_equity_curve(ctx: ToolContext, input: EquityCurveInput) -> Result<E
 #[serde(deny_unknown_fields)]
 pub struct SwapCalendarInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `buy` (long) or `sell` (short): only that side's amounts. Default: both.
     #[serde(default)]
     pub side: Option<Side>,
     /// Position size in lots (default 1); must respect the symbol's minimum, maximum and volume step.
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
     /// Upcoming daily rollovers to list, one per calendar day (1-30, default 7).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_SWAP_DAYS))]
     pub days: Option<u32>,
     /// Hour (UTC, 0-23) of the broker's daily rollover. Default 22 (00:00 on the usual GMT+2 server; the simulated terminal's rollover).
     #[serde(default)]
+    #[schemars(range(min = 0, max = 23))]
     pub rollover_hour_utc: Option<u8>,
 }
 
@@ -391,16 +392,19 @@ pub enum FillOrderType {
 #[serde(deny_unknown_fields)]
 pub struct EstimateFillInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `buy` or `sell`.
     pub side: Side,
     /// Volume in lots; must respect the symbol's minimum, maximum and volume step.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
     /// Order type: only `market` (the default) is estimated.
     #[serde(default)]
     pub order_type: Option<FillOrderType>,
     /// Assumed time between the quote and the fill, ms (1-60000, default 500). Longer latency widens the slippage band.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LATENCY_MS))]
     pub latency_ms: Option<u32>,
 }
 
@@ -479,7 +483,7 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
         ));
     }
     let latency_ms = input.latency_ms.unwrap_or(DEFAULT_LATENCY_MS);
-    if !(1..=60_000).contains(&latency_ms) {
+    if !(1..=MAX_LATENCY_MS).contains(&latency_ms) {
         return Err(ToolError::InvalidInput(format!(
             "`latency_ms` must be between 1 and 60000, got {latency_ms}"
         )));

@@ -17,6 +17,8 @@ use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError,
 pub const MAX_FLOW_RECORDS: usize = 500_000;
 /// Longest window of one call, days.
 pub const MAX_FLOW_DAYS: u32 = 366;
+/// An asset filter: 1–16 ASCII letters or digits.
+pub const ASSET_PATTERN: &str = "^[A-Za-z0-9]{1,16}$";
 
 /// One fund's net flow on one day.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -111,9 +113,11 @@ impl EtfFlows {
 pub struct EtfFlowsInput {
     /// Underlying asset, e.g. `BTC` (default: every asset in the data, each summed separately).
     #[serde(default)]
+    #[schemars(pattern(ASSET_PATTERN))]
     pub asset: Option<String>,
     /// Days back from the latest day in the data (1-366, default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_FLOW_DAYS))]
     pub days: Option<u32>,
 }
 

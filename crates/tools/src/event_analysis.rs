@@ -25,6 +25,29 @@ pub const MAX_LOOKBACK_DAYS: u32 = 366;
 pub const MAX_SENSITIVITY_BARS: i64 = 20_000;
 /// Most releases `get_event_sensitivity` measures (the latest ones).
 pub const MAX_RELEASES: usize = 200;
+/// Longest reaction window of `get_event_sensitivity`, minutes.
+pub const MAX_WINDOW_MINUTES: u32 = 1_440;
+/// The bar timeframes `get_event_sensitivity` measures on.
+pub const SENSITIVITY_TIMEFRAMES: [Timeframe; 5] = [
+    Timeframe::M1,
+    Timeframe::M5,
+    Timeframe::M15,
+    Timeframe::M30,
+    Timeframe::H1,
+];
+
+/// Schema of `get_event_sensitivity`'s `timeframe`: one of
+/// [`SENSITIVITY_TIMEFRAMES`], or null.
+fn sensitivity_timeframe(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut values: Vec<serde_json::Value> = SENSITIVITY_TIMEFRAMES
+        .iter()
+        .map(|tf| serde_json::Value::from(tf.as_str()))
+        .collect();
+    values.push(serde_json::Value::Null);
+    schemars::json_schema!({ "type": ["string", "null"], "enum": values })
+}
+/// Longest `name_contains` fragment, in characters.
+pub const MAX_NAME_FRAGMENT: usize = 100;
 /// Default rollover hour, UTC (as `get_swap_calendar`).
 const ROLLOVER_HOUR_UTC: i64 = 22;
 
@@ -63,15 +86,18 @@ async fn events_between(
 #[serde(deny_unknown_fields)]
 pub struct HoldingRiskInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// How long the position would be held from now, hours (1-744, default 24).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_HOLD_HOURS))]
     pub hold_hours: Option<u32>,
     /// `buy` or `sell`, for the swap estimate (default: both are given).
     #[serde(default)]
     pub side: Option<Side>,
     /// Position size, lots, for the swap estimate (default 1; must fit the symbol's volume limits).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
 }
 
@@ -312,24 +338,30 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
 #[serde(deny_unknown_fields)]
 pub struct EventSensitivityInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Only releases whose name contains this text (case-insensitive), e.g. `Payrolls`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_NAME_FRAGMENT), pattern(r"\S"))]
     pub name_contains: Option<String>,
     /// Only releases of these currencies (default: the symbol's currencies; at most 20).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = crate::events::MAX_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Only releases of at least this importance (default `high`).
     #[serde(default)]
     pub min_importance: Option<Importance>,
     /// How far back to look, days (1-366, default 90).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LOOKBACK_DAYS))]
     pub lookback_days: Option<u32>,
     /// Bars to measure on: M1, M5, M15 (default), M30 or H1.
     #[serde(default)]
+    #[schemars(schema_with = "sensitivity_timeframe")]
     pub timeframe: Option<Timeframe>,
     /// Reaction window after each release, minutes (at least one bar, at most 1440; default 60).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_WINDOW_MINUTES))]
     pub window_minutes: Option<u32>,
 }
 
@@ -390,10 +422,7 @@ async fn event_sensitivity(
 ) -> Result<EventSensitivityOutput, ToolError> {
     check_symbol(&input.symbol)?;
     let timeframe = input.timeframe.unwrap_or(Timeframe::M15);
-    if !matches!(
-        timeframe,
-        Timeframe::M1 | Timeframe::M5 | Timeframe::M15 | Timeframe::M30 | Timeframe::H1
-    ) {
+    if !SENSITIVITY_TIMEFRAMES.contains(&timeframe) {
         return Err(ToolError::InvalidInput(
             "`timeframe` must be M1, M5, M15, M30 or H1".into(),
         ));
@@ -406,22 +435,20 @@ async fn event_sensitivity(
     }
     let window = input.window_minutes.unwrap_or(60);
     let bar_ms = timeframe.duration_ms();
-    let window_ms = i64::from(window) * 60_000;
-    if window_ms < bar_ms || window > 1440 {
+    if !(1..=MAX_WINDOW_MINUTES).contains(&window) {
         return Err(ToolError::InvalidInput(format!(
-            "`window_minutes` must be between one {} bar and 1440, got {window}",
-            timeframe.as_str()
+            "`window_minutes` must be between 1 and {MAX_WINDOW_MINUTES}, got {window}"
         )));
     }
-    let bars_needed = (i64::from(days) * DAY_MS + DAY_MS) / bar_ms;
-    if bars_needed > MAX_SENSITIVITY_BARS {
-        return Err(ToolError::InvalidInput(format!(
-            "{days} days of {} bars is about {bars_needed} bars, above {MAX_SENSITIVITY_BARS}: use a longer timeframe or fewer days",
-            timeframe.as_str()
-        )));
-    }
+    // A window shorter than one bar is one bar.
+    let window_ms = (i64::from(window) * 60_000).max(bar_ms);
+    // A look-back needing more than MAX_SENSITIVITY_BARS bars of the
+    // timeframe is cut to the days those bars cover (`from` says where it
+    // starts): not an error, since the schema cannot tie days to timeframes.
+    let max_days = u32::try_from(((MAX_SENSITIVITY_BARS * bar_ms - DAY_MS) / DAY_MS).max(1)).unwrap_or(u32::MAX);
+    let days = days.min(max_days);
     if let Some(fragment) = &input.name_contains
-        && (fragment.trim().is_empty() || fragment.len() > 100)
+        && (fragment.trim().is_empty() || fragment.chars().count() > MAX_NAME_FRAGMENT)
     {
         return Err(ToolError::InvalidInput(
             "`name_contains` must be 1-100 characters".into(),
@@ -487,7 +514,7 @@ async fn event_sensitivity(
     Ok(EventSensitivityOutput {
         symbol: input.symbol,
         timeframe,
-        window_minutes: window,
+        window_minutes: u32::try_from(window_ms / 60_000).unwrap_or(window),
         from,
         releases: matching.len(),
         skipped: sensitivity.skipped,

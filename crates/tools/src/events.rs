@@ -260,7 +260,7 @@ pub(crate) fn currencies_of(spec: &tradeterm_core::SymbolSpec) -> Vec<String> {
 }
 
 pub(crate) fn is_currency(s: &str) -> bool {
-    s.len() == 3 && s.chars().all(|c| c.is_ascii_alphabetic())
+    crate::schema::is_currency(s)
 }
 
 /// Where a calendar answer came from: `terminal` or `server`, the spec's two
@@ -307,18 +307,22 @@ pub enum SourcePreference {
 pub struct CalendarInput {
     /// Start (ISO 8601, inclusive); default now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// End (ISO 8601, exclusive); default `from` + 7 days. At most 31 days after `from`.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// Only events of these currencies (ISO codes such as `USD`, at most 20); default all.
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = MAX_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Only events of at least this importance (`low`, `medium`, `high`).
     #[serde(default)]
     pub min_importance: Option<Importance>,
     /// Only these categories (`inflation`, `employment`, `central_bank`, `growth`, ...; at most 10).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CATEGORY_PATTERN)), length(max = MAX_CATEGORIES))]
     pub categories: Vec<String>,
     /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
     #[serde(default)]
@@ -397,10 +401,7 @@ fn check_filter(input_currencies: &[String], categories: &[String]) -> Result<Ve
             "`categories` may list at most {MAX_CATEGORIES} names"
         )));
     }
-    if let Some(bad) = categories
-        .iter()
-        .find(|c| c.is_empty() || c.len() > 32 || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'))
-    {
+    if let Some(bad) = categories.iter().find(|c| !crate::schema::is_category(c)) {
         return Err(ToolError::InvalidInput(format!(
             "invalid category `{}`: use 1-32 letters, digits or _",
             bad.chars().take(40).collect::<String>()
@@ -545,18 +546,23 @@ pub(crate) async fn fetch_events(
 #[serde(deny_unknown_fields)]
 pub struct EventRiskInput {
     /// Instrument whose currencies (base, profit and margin) are checked, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Minutes before a high-importance event when trading is blocked (0-1440, default 15).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub block_before_minutes: Option<i64>,
     /// Minutes after a high-importance event when trading is blocked (0-1440, default 15).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub block_after_minutes: Option<i64>,
     /// Minutes before a medium- or high-importance event when to be cautious (0-1440, default 120; at least the block window).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub caution_before_minutes: Option<i64>,
     /// Minutes after a medium- or high-importance event when to be cautious (0-1440, default 30; at least the block window).
     #[serde(default)]
+    #[schemars(range(min = 0, max = events::MAX_WINDOW_MS / MINUTE_MS))]
     pub caution_after_minutes: Option<i64>,
     /// `auto` (default): the terminal's calendar, else the server's.
     #[serde(default)]
@@ -643,14 +649,8 @@ pub(crate) fn tools() -> Vec<Tool> {
             };
             let from = parse("from", &input.from)?.unwrap_or(ctx.now_ms);
             let to = parse("to", &input.to)?.unwrap_or(from + 7 * DAY_MS);
-            if from >= to {
-                return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-            }
-            if to - from > MAX_CALENDAR_DAYS * DAY_MS {
-                return Err(ToolError::InvalidInput(format!(
-                    "the range may span at most {MAX_CALENDAR_DAYS} days"
-                )));
-            }
+            // Cut to MAX_CALENDAR_DAYS after `from`; `to` at or before `from` is empty.
+            let to = to.min(from.saturating_add(MAX_CALENDAR_DAYS * DAY_MS)).max(from);
             let currencies = check_filter(&input.currencies, &input.categories)?;
             let fetched = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;
             let filter = EventFilter {
@@ -697,6 +697,13 @@ pub(crate) fn tools() -> Vec<Tool> {
                     defaults.caution_after_ms,
                 )?,
                 ..defaults
+            };
+            // A caution window narrower than its block window widens to it
+            // (caution covers blocking; not an error the schema could state).
+            let config = EventRiskConfig {
+                caution_before_ms: config.caution_before_ms.max(config.block_before_ms),
+                caution_after_ms: config.caution_after_ms.max(config.block_after_ms),
+                ..config
             };
             config
                 .validate()
@@ -988,10 +995,29 @@ mod tests {
         // Other dispatch errors are not papered over.
         let failure = call("unknown", server_file(), serde_json::json!({})).await.unwrap_err();
         assert_eq!(failure.code(), "NOT_FOUND");
-        // Range checks.
-        for bad in [
+        // An inverted range is empty; a long one is cut to 31 days after `from`.
+        let empty = call(
+            "mt5",
+            server_file(),
             serde_json::json!({ "from": "2026-11-26T00:00:00Z", "to": "2026-11-25T00:00:00Z" }),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (empty["from"].as_str(), empty["to"].as_str()),
+            (Some("2026-11-26T00:00:00Z"), Some("2026-11-26T00:00:00Z"))
+        );
+        assert_eq!(empty["events"], serde_json::json!([]));
+        let cut = call(
+            "mt5",
+            server_file(),
             serde_json::json!({ "from": "2026-11-01T00:00:00Z", "to": "2026-12-03T00:00:00Z" }),
+        )
+        .await
+        .unwrap();
+        assert_eq!(cut["to"], "2026-12-02T00:00:00Z");
+        // Input checks.
+        for bad in [
             serde_json::json!({ "from": "yesterday" }),
             serde_json::json!({ "currencies": ["US"] }),
             serde_json::json!({ "source": "cache" }),

@@ -35,14 +35,17 @@ pub const MAX_EXECUTIONS: u32 = 10_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutionQualityInput {
-    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// Only this instrument.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 

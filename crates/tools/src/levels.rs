@@ -32,39 +32,48 @@ pub const MAX_ZONE_BARS: u32 = 5_000;
 pub const MAX_ROUND_COUNT: usize = 20;
 /// Largest `max_zones`.
 pub const MAX_ZONES: usize = 50;
+/// Largest `min_touches` of a zone.
+pub const MAX_MIN_TOUCHES: usize = 1_000;
 
 /// Input of `get_key_levels`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyLevelsToolInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe of the bars the support/resistance zones are clustered from (default H1).
     #[serde(default)]
     pub timeframe: Option<Timeframe>,
     /// Closed bars of `timeframe` searched for swings (20-5000, default 500).
     #[serde(default)]
+    #[schemars(range(min = MIN_ZONE_BARS, max = MAX_ZONE_BARS))]
     pub bars: Option<u32>,
     /// Period whose previous high/low/close gives the pivot points: `day` (default), `week` or `month` (UTC).
     #[serde(default)]
     pub pivot_period: Option<LevelPeriod>,
     /// Swing window in bars each side (1-500, default 5): a swing high is the highest high of that many bars before and after it, confirmed that many bars later.
     #[serde(default)]
+    #[schemars(range(min = 1, max = tradeterm_core::levels::MAX_ZONE_SWING_LENGTH))]
     pub swing_length: Option<usize>,
     /// Zone width: `{"type":"atr","period":14,"multiple":0.5}` (default) or `{"type":"percent","percent":0.1}` (of the price, at most 10).
     #[serde(default)]
     pub zone_width: Option<ZoneWidth>,
     /// Fewest touches (swings) a zone needs (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_MIN_TOUCHES))]
     pub min_touches: Option<usize>,
     /// Most zones returned, nearest to the price first (1-50, default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_ZONES))]
     pub max_zones: Option<usize>,
     /// Round numbers each side of the price (0-20, default 2).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_ROUND_COUNT))]
     pub round_count: Option<usize>,
     /// Step of the "00" round numbers, price units (default `10^(3 − digits)`: 0.01 on EURUSD, 1 on USDJPY, 10 on XAUUSD).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub round_step: Option<f64>,
 }
 
@@ -120,9 +129,9 @@ fn config_of(input: &KeyLevelsToolInput) -> Result<KeyLevelsConfig, ToolError> {
         )));
     }
     let round_count = input.round_count.unwrap_or(defaults.round_count);
-    if round_count > MAX_ROUND_COUNT {
+    if !(1..=MAX_ROUND_COUNT).contains(&round_count) {
         return Err(ToolError::InvalidInput(format!(
-            "`round_count` must be between 0 and {MAX_ROUND_COUNT}, got {round_count}"
+            "`round_count` must be between 1 and {MAX_ROUND_COUNT}, got {round_count}"
         )));
     }
     if let Some(step) = input.round_step
@@ -133,7 +142,7 @@ fn config_of(input: &KeyLevelsToolInput) -> Result<KeyLevelsConfig, ToolError> {
         )));
     }
     let min_touches = input.min_touches.unwrap_or(zone_defaults.min_touches);
-    if !(1..=1_000).contains(&min_touches) {
+    if !(1..=MAX_MIN_TOUCHES).contains(&min_touches) {
         return Err(ToolError::InvalidInput(format!(
             "`min_touches` must be between 1 and 1000, got {min_touches}"
         )));

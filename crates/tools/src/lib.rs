@@ -224,9 +224,10 @@ impl ToolSpec {
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
         let handler_fn = Arc::new(handler_fn);
-        let handler: Handler = Arc::new(move |ctx, raw| {
+        let handler: Handler = Arc::new(move |ctx, mut raw| {
             let handler_fn = handler_fn.clone();
             Box::pin(async move {
+                schema::integral_numbers(&mut raw);
                 let input: I = serde_json::from_value(raw).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
                 let out = handler_fn(ctx, input).await?;
                 serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))

@@ -12,14 +12,10 @@ use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolErro
 /// Largest number of bars one call returns.
 pub const MAX_BARS: u32 = 10_000;
 
-/// Checks a symbol name: 1–32 characters of letters, digits and `._#-+!`.
+/// Checks a symbol name: 1–32 characters of letters, digits and `._#-+!`
+/// ([`crate::schema::SYMBOL_PATTERN`], which the schemas state).
 pub(crate) fn check_symbol(symbol: &str) -> Result<(), ToolError> {
-    let ok = !symbol.is_empty()
-        && symbol.len() <= 32
-        && symbol
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._#-+!".contains(c));
-    if ok {
+    if crate::schema::is_symbol(symbol) {
         Ok(())
     } else {
         Err(ToolError::InvalidInput(format!(
@@ -34,6 +30,7 @@ pub(crate) fn check_symbol(symbol: &str) -> Result<(), ToolError> {
 #[serde(deny_unknown_fields)]
 pub struct TickInput {
     /// Instrument name, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
 }
 
@@ -54,17 +51,21 @@ pub struct SymbolsOutput {
 #[serde(deny_unknown_fields)]
 pub struct BarsInput {
     /// Instrument name.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Number of most recent bars (1–10000, default 100). Ignored when `from` is given.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BARS))]
     pub count: Option<u32>,
     /// Range start, ISO 8601 (inclusive).
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive; default now).
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 
@@ -95,10 +96,12 @@ pub(crate) async fn fetch_bars(
     to: Option<UnixMs>,
 ) -> Result<Vec<Bar>, ToolError> {
     check_symbol(symbol)?;
+    // `to` at or before `from` is an empty range (not an error: JSON Schema
+    // cannot state an order between two fields).
     if let (Some(f), Some(t)) = (from, to)
         && f >= t
     {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
+        return Ok(Vec::new());
     }
     let count = match (count, from) {
         (_, Some(_)) => None,

@@ -272,15 +272,19 @@ impl NewsService {
 pub struct NewsInput {
     /// Only news about this symbol's currencies (a six-letter pair such as `EURUSD`, or `XAUUSD`).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::CURRENCY_PAIR_PATTERN))]
     pub symbol: Option<String>,
     /// Only news about these currencies (ISO codes, at most 20; combined with `symbol`'s).
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = crate::events::MAX_CURRENCIES))]
     pub currencies: Vec<String>,
     /// Only items published at or after this time (ISO 8601).
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub since: Option<String>,
     /// Most items returned (1-100, default 20), newest first.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_NEWS_ITEMS))]
     pub limit: Option<u32>,
 }
 

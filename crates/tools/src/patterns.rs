@@ -63,20 +63,38 @@ pub(crate) async fn closed_bars(
     Ok((bars, skipped))
 }
 
+/// Schema of `patterns`: the names [`Pattern::from_str`] reads (snake case
+/// or TA-Lib), 1 to twice the number of patterns, or null.
+fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<String> = Pattern::ALL
+        .iter()
+        .flat_map(|p| [p.name().to_owned(), p.talib_name().to_owned()])
+        .collect();
+    schemars::json_schema!({
+        "type": ["array", "null"],
+        "items": { "type": "string", "enum": names },
+        "minItems": 1,
+        "maxItems": Pattern::ALL.len() * 2,
+    })
+}
+
 /// Input of `detect_patterns`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DetectPatternsInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe of the bars: M1, M5, M15, M30, H1, H4, D1, W1 or MN1 (default H1).
     #[serde(default)]
     pub timeframe: Option<Timeframe>,
     /// Patterns to look for (default: all 20): engulfing, hammer, inverted_hammer, shooting_star, hanging_man, doji, dragonfly_doji, gravestone_doji, long_legged_doji, doji_star, morning_star, evening_star, morning_doji_star, evening_doji_star, harami, harami_cross, piercing, dark_cloud_cover, three_white_soldiers, three_black_crows. TA-Lib names (`CDLENGULFING`) are accepted too.
     #[serde(default)]
+    #[schemars(schema_with = "pattern_names")]
     pub patterns: Option<Vec<String>>,
     /// Number of most recent closed bars in which completed patterns are reported (1-5000, default 50). 20 earlier bars are scanned as warm-up for TA-Lib's candle averages.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LOOKBACK))]
     pub lookback: Option<u32>,
 }
 

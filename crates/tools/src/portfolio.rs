@@ -35,6 +35,7 @@ pub const PAIRS_LISTED: usize = 3;
 #[serde(deny_unknown_fields)]
 pub struct CorrelationInput {
     /// 2 to 12 distinct instruments, e.g. `["EURUSD", "GBPUSD", "XAUUSD"]`. The matrix rows and columns follow this order.
+    #[schemars(inner(pattern(crate::schema::SYMBOL_PATTERN)), length(min = MIN_SYMBOLS, max = MAX_SYMBOLS), extend("uniqueItems" = true))]
     pub symbols: Vec<String>,
     /// Timeframe of the bars: M1, M5, M15, M30, H1, H4, D1, W1 or MN1 (default H1).
     #[serde(default)]
@@ -42,6 +43,7 @@ pub struct CorrelationInput {
     /// Lookback: most recent bars fetched per symbol (20-5000, default 200). Only bar times present for every
     /// symbol are used, so the number of returns can be lower (see `returns` in the answer).
     #[serde(default)]
+    #[schemars(range(min = MIN_CORRELATION_BARS, max = MAX_CORRELATION_BARS))]
     pub bars: Option<u32>,
     /// `pearson` (default: linear correlation of log returns) or `spearman` (rank correlation, robust to outliers).
     #[serde(default)]
@@ -187,10 +189,12 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
 #[serde(deny_unknown_fields)]
 pub struct ProposedTrade {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `buy` (long) or `sell` (short).
     pub side: Side,
     /// Volume in lots, within the symbol's volume limits.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
 }
 
@@ -200,30 +204,36 @@ pub struct ProposedTrade {
 pub struct ExposureInput {
     /// A trade to add to the open positions before checking (valued at the current ask for a buy, bid for a sell).
     /// Omit it to check the open positions alone.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::schema::optional_object")]
     pub proposed_trade: Option<ProposedTrade>,
     /// `caution` above this gross exposure, in percent of equity (1-10000, default 500, i.e. 5:1 effective leverage).
     #[serde(default)]
+    #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub caution_gross_pct: Option<f64>,
     /// `block` above this gross exposure, in percent of equity (1-10000, default 1000; above the caution level).
     #[serde(default)]
+    #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub block_gross_pct: Option<f64>,
     /// `caution` when one currency's net exposure or one group of correlated positions exceeds this percentage of
     /// equity (1-10000, default 300).
     #[serde(default)]
+    #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub caution_concentration_pct: Option<f64>,
     /// `block` when that concentration exceeds this percentage of equity (1-10000, default 600; above the caution
     /// level).
     #[serde(default)]
+    #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub block_concentration_pct: Option<f64>,
     /// Absolute correlation from which two symbols count as correlated (0.3-0.99, default 0.7).
     #[serde(default)]
+    #[schemars(range(min = portfolio::CORRELATION_THRESHOLD_RANGE.0, max = portfolio::CORRELATION_THRESHOLD_RANGE.1))]
     pub correlation_threshold: Option<f64>,
     /// Timeframe of the bars the correlations are computed on (default H1).
     #[serde(default)]
     pub correlation_timeframe: Option<Timeframe>,
     /// Bars of lookback for the correlations (20-5000, default 200).
     #[serde(default)]
+    #[schemars(range(min = MIN_CORRELATION_BARS, max = MAX_CORRELATION_BARS))]
     pub correlation_bars: Option<u32>,
 }
 

@@ -34,6 +34,15 @@ const MAX_CHALLENGE_DAYS: i64 = 366;
 /// Input of `set_prop_firm_rules`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// A preset or at least one rule (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["preset"], "properties": { "preset": { "not": { "type": "null" } } } },
+        { "required": ["max_daily_loss_percent"], "properties": { "max_daily_loss_percent": { "not": { "type": "null" } } } },
+        { "required": ["max_loss_percent"], "properties": { "max_loss_percent": { "not": { "type": "null" } } } },
+        { "required": ["profit_target_percent"], "properties": { "profit_target_percent": { "not": { "type": "null" } } } },
+        { "required": ["min_trading_days"], "properties": { "min_trading_days": { "not": { "type": "null" } } } },
+        { "required": ["consistency_percent"], "properties": { "consistency_percent": { "not": { "type": "null" } } } },
+] }]))]
 pub struct SetPropFirmRulesInput {
     /// Starting rule set: `generic` (5 % daily loss, 10 % static max loss, 8 %
     /// target, 3 days) or `ftmo_2step_phase1` (modelled on FTMO's public 2-step
@@ -44,16 +53,21 @@ pub struct SetPropFirmRulesInput {
     pub preset: Option<Preset>,
     /// Account size of the challenge in account currency (e.g. 100000): the
     /// base of every percentage.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 1e12))]
     pub initial_balance: f64,
     /// Start of the challenge, ISO 8601 (default: now). Deals before it are
-    /// ignored; at most 366 days ago, at most one day ahead.
+    /// ignored; an earlier start is taken as 366 days ago, a later one as one
+    /// day ahead.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub start_time: Option<String>,
     /// Maximum loss within one trading day, % of `initial_balance` (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_daily_loss_percent: Option<f64>,
     /// Maximum overall loss, % of `initial_balance` (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_loss_percent: Option<f64>,
     /// `static` (floor fixed below the initial balance, the default) or
     /// `trailing` (floor trails the highest balance/equity seen).
@@ -61,16 +75,20 @@ pub struct SetPropFirmRulesInput {
     pub drawdown_mode: Option<DrawdownMode>,
     /// Profit target, % of `initial_balance` (0-1000].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 1000))]
     pub profit_target_percent: Option<f64>,
     /// Minimum number of trading days (1-365): days with at least one opening or closing deal.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 365))]
     pub min_trading_days: Option<u32>,
     /// Consistency: the best day's realised profit may be at most this % of the total profit (0-100].
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub consistency_percent: Option<f64>,
     /// Hour (UTC, 0-23) at which the trading day changes (default 0, the
     /// FTMO-style preset 23).
     #[serde(default)]
+    #[schemars(range(max = 23))]
     pub day_start_hour_utc: Option<u8>,
     /// `true` installs enforcement: the rule set's equity guard gets the
     /// action `block`, so live orders that open exposure on this terminal are
@@ -230,11 +248,10 @@ fn build_rules(input: &SetPropFirmRulesInput, now: i64) -> Result<PropFirmRules,
         Some(s) => parse_iso(s).map_err(|_| ToolError::InvalidInput("`start_time` must be an ISO 8601 time".into()))?,
         None => now,
     };
-    if start_time < now - MAX_CHALLENGE_DAYS * DAY_MS || start_time > now + DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "`start_time` must be within the last {MAX_CHALLENGE_DAYS} days (and at most one day ahead)"
-        )));
-    }
+    // Earlier starts are taken as 366 days ago (the deal history a challenge
+    // reads), later ones as one day ahead: not errors, since the schema
+    // cannot state a window relative to now.
+    let start_time = start_time.clamp(now - MAX_CHALLENGE_DAYS * DAY_MS, now + DAY_MS);
     let mut rules = match input.preset {
         Some(p) => p.rules(input.initial_balance, start_time),
         None => PropFirmRules {
@@ -690,6 +707,22 @@ mod tests {
     }
 
     #[test]
+    fn a_start_outside_the_window_is_taken_at_its_edge() {
+        let old = build_rules(
+            &input(serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2020-01-01T00:00:00Z" })),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(old.start_time, NOW - MAX_CHALLENGE_DAYS * DAY_MS);
+        let late = build_rules(
+            &input(serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2099-01-01T00:00:00Z" })),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(late.start_time, NOW + DAY_MS);
+    }
+
+    #[test]
     fn bad_inputs_are_validation_errors() {
         for (value, needle) in [
             (serde_json::json!({ "initial_balance": 1000.0 }), "no rule"),
@@ -700,10 +733,6 @@ mod tests {
             (
                 serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "soon" }),
                 "ISO 8601",
-            ),
-            (
-                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "start_time": "2020-01-01T00:00:00Z" }),
-                "366 days",
             ),
             (
                 serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "day_start_hour_utc": 24 }),

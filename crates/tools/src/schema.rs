@@ -9,6 +9,17 @@
 //! warn about each. The transform states an integer's width with `minimum`
 //! and `maximum` instead (keeping a tighter bound already there) and drops
 //! every `format` outside [`STANDARD_FORMATS`].
+//!
+//! The constraints the tools enforce on their inputs are stated in the
+//! schemas from the same constants: the shapes of symbols, currencies and
+//! calendar categories ([`SYMBOL_PATTERN`], [`CURRENCY_PATTERN`],
+//! [`CATEGORY_PATTERN`], built from the character sets the checks use, see the
+//! tests), every range and list size as `#[schemars(range(..), length(..))]`
+//! next to the field with the constant its check reads, and times as
+//! `format: date-time` (what [`tradeterm_core::time::parse_iso`] reads).
+//!
+//! JSON Schema counts an integral number (`48.0`) as an integer; so do the
+//! tools: [`integral_numbers`] rewrites them before an input is deserialised.
 
 use schemars::Schema;
 use schemars::generate::SchemaSettings;
@@ -39,6 +50,129 @@ pub const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
+pub use tradeterm_core::market::{SYMBOL_MAX_LEN, SYMBOL_PATTERN, SYMBOL_PUNCTUATION, is_symbol};
+/// An ISO 4217-style currency code: three ASCII letters, any case.
+pub const CURRENCY_PATTERN: &str = "^[A-Za-z]{3}$";
+/// A symbol of a currency pair (what `symbol_currencies` reads): a symbol
+/// ([`SYMBOL_PATTERN`]) whose leading letters are exactly six (`EURUSD`,
+/// `EURUSD.m`, `gbpjpy#`).
+pub const CURRENCY_PAIR_PATTERN: &str = "^[A-Za-z]{6}([0-9._#+!-][A-Za-z0-9._#+!-]{0,25})?$";
+/// Longest calendar category name.
+pub const CATEGORY_MAX_LEN: usize = 32;
+/// A calendar category: 1–[`CATEGORY_MAX_LEN`] ASCII letters, digits or `_`.
+pub const CATEGORY_PATTERN: &str = "^[A-Za-z0-9_]{1,32}$";
+/// An `Idempotency-Key`: 1–255 visible ASCII characters or spaces, neither
+/// first nor last a space (HTTP trims the spaces around a header value).
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]([ -~]{0,253}[!-~])?$";
+
+/// Whether `key` is an `Idempotency-Key` ([`IDEMPOTENCY_KEY_PATTERN`]).
+pub fn is_idempotency_key(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    (1..=255).contains(&bytes.len())
+        && bytes.iter().all(|b| (b' '..=b'~').contains(b))
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+}
+
+/// Text without control characters (`char::is_control`: U+0000–U+001F,
+/// U+007F–U+009F), as a JSON Schema `pattern`.
+pub const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// Whether `code` is a currency code ([`CURRENCY_PATTERN`]).
+pub fn is_currency(code: &str) -> bool {
+    code.len() == 3 && code.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// Whether `category` is a calendar category name ([`CATEGORY_PATTERN`]).
+pub fn is_category(category: &str) -> bool {
+    !category.is_empty()
+        && category.len() <= CATEGORY_MAX_LEN
+        && category.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Rewrites every integral JSON number written with a fraction or an
+/// exponent (`48.0`, `4.8e1`) as an integer, in a value and everything in it,
+/// so that an integer field takes it as JSON Schema says it should. A
+/// floating-point field reads the integer as the same number. Numbers
+/// outside the 64-bit integer range stay as they are.
+pub fn integral_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(int) = n.as_f64().and_then(integral) {
+                *n = int;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
+/// `x` as an integer JSON number when it is integral and fits in `i64` or `u64`.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    reason = "the casts are guarded: x is integral and inside the target range"
+)]
+fn integral(x: f64) -> Option<Number> {
+    if !x.is_finite() || x.fract() != 0.0 {
+        return None;
+    }
+    if x >= i64::MIN as f64 && x < i64::MAX as f64 {
+        Some(Number::from(x as i64))
+    } else if x >= 0.0 && x < u64::MAX as f64 {
+        Some(Number::from(x as u64))
+    } else {
+        None
+    }
+}
+
+/// Reads a struct from a JSON object only: serde would also read a struct
+/// from an array of its fields in order (`[null, null]`), which its schema
+/// (`"type": "object"`) refuses. For `#[serde(deserialize_with = "…")]`.
+pub fn object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    match Value::deserialize(deserializer)? {
+        value @ Value::Object(_) => serde_json::from_value(value).map_err(D::Error::custom),
+        other => Err(D::Error::custom(format!("expected an object, got {}", kind(&other)))),
+    }
+}
+
+/// As [`object`], for an optional struct (`null` is `None`).
+pub fn optional_object<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    match Value::deserialize(deserializer)? {
+        Value::Null => Ok(None),
+        value @ Value::Object(_) => serde_json::from_value(value).map(Some).map_err(D::Error::custom),
+        other => Err(D::Error::custom(format!(
+            "expected an object or null, got {}",
+            kind(&other)
+        ))),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The inclusive range of an integer `format` written by schemars, as
 /// `(minimum, maximum)`; `None` on a side the JSON number has no limit.
 fn width(format: &str) -> Option<(Option<i64>, Option<u64>)> {
@@ -46,10 +180,12 @@ fn width(format: &str) -> Option<(Option<i64>, Option<u64>)> {
         "uint8" => (Some(0), Some(u8::MAX.into())),
         "uint16" => (Some(0), Some(u16::MAX.into())),
         "uint32" => (Some(0), Some(u32::MAX.into())),
-        "uint64" | "uint128" | "uint" => (Some(0), None),
+        "uint64" | "uint" => (Some(0), Some(u64::MAX)),
+        "uint128" => (Some(0), None),
         "int8" => (Some(i8::MIN.into()), Some(i8::MAX.unsigned_abs().into())),
         "int16" => (Some(i16::MIN.into()), Some(i16::MAX.unsigned_abs().into())),
         "int32" => (Some(i32::MIN.into()), Some(i32::MAX.unsigned_abs().into())),
+        "int64" | "int" => (Some(i64::MIN), Some(i64::MAX.unsigned_abs())),
         _ => return None,
     })
 }
@@ -164,12 +300,13 @@ mod tests {
         assert_eq!(range("a"), (json!(0), json!(255)));
         assert_eq!(range("b"), (json!(0), json!(65535)));
         assert_eq!(range("c"), (json!(0), json!(4_294_967_295_u64)));
-        assert_eq!(range("d"), (json!(0), Value::Null));
-        assert_eq!(range("e"), (json!(0), Value::Null));
+        assert_eq!(range("d"), (json!(0), json!(u64::MAX)));
+        assert_eq!(range("e"), (json!(0), json!(u64::MAX)));
         assert_eq!(range("f"), (json!(-128), json!(127)));
         assert_eq!(range("g"), (json!(-32768), json!(32767)));
         assert_eq!(range("h"), (json!(-2_147_483_648_i64), json!(2_147_483_647)));
-        for unbounded in ["i", "j", "k"] {
+        assert_eq!(range("i"), (json!(i64::MIN), json!(i64::MAX)));
+        for unbounded in ["j", "k"] {
             assert_eq!(range(unbounded), (Value::Null, Value::Null), "{unbounded}");
         }
         assert_eq!(props["l"]["type"], json!(["integer", "null"]));
@@ -191,6 +328,50 @@ mod tests {
         for gone in ["uint", "int8", "int16", "int32", "int64", "double", "float"] {
             assert!(!text.contains(&format!("\"format\":\"{gone}")), "{gone}: {text}");
         }
+    }
+
+    #[test]
+    fn patterns_are_built_from_the_checks_character_sets() {
+        assert_eq!(
+            SYMBOL_PATTERN,
+            format!("^[A-Za-z0-9{SYMBOL_PUNCTUATION}]{{1,{SYMBOL_MAX_LEN}}}$")
+        );
+        assert!(SYMBOL_PUNCTUATION.ends_with('-'), "`-` last: literal in a class");
+        assert_eq!(CATEGORY_PATTERN, format!("^[A-Za-z0-9_]{{1,{CATEGORY_MAX_LEN}}}$"));
+        assert!(is_symbol("EURUSD") && is_symbol("US30.cash") && is_symbol(&"A".repeat(32)));
+        assert!(!is_symbol("") && !is_symbol(&"A".repeat(33)) && !is_symbol("EUR/USD") && !is_symbol("É"));
+        assert!(is_currency("usd") && !is_currency("US") && !is_currency("US1"));
+        assert!(is_idempotency_key("order-1 retry") && is_idempotency_key("x") && is_idempotency_key(&"k".repeat(255)));
+        assert!(
+            !is_idempotency_key("")
+                && !is_idempotency_key(" x")
+                && !is_idempotency_key("x ")
+                && !is_idempotency_key("é")
+        );
+        assert!(!is_idempotency_key("a\tb") && !is_idempotency_key(&"k".repeat(256)));
+        let pair = regex_lite_free_pair;
+        assert!(pair("EURUSD") && pair("eurusd.m") && pair("GBPJPY#") && pair(&format!("EURUSD.{}", "x".repeat(25))));
+        assert!(!pair("EUR") && !pair("EURUSDX") && !pair("0EURUSD") && !pair(&format!("EURUSD.{}", "x".repeat(26))));
+        assert!(is_category("cpi_yoy") && !is_category("") && !is_category("a-b"));
+    }
+
+    /// [`CURRENCY_PAIR_PATTERN`] spelled out (the crate has no regex engine):
+    /// six letters, then nothing or a non-letter symbol character and more
+    /// symbol characters, 32 in all.
+    fn regex_lite_free_pair(s: &str) -> bool {
+        let letters = s.chars().take_while(char::is_ascii_alphabetic).count();
+        is_symbol(s) && letters == 6
+    }
+
+    #[test]
+    fn integral_numbers_become_integers_and_the_rest_stays() {
+        let mut v = json!({ "a": 48.0, "b": [1.5, -3.0, 1e20, 1e19], "c": { "d": 0.0 }, "e": "1.0", "f": 7 });
+        integral_numbers(&mut v);
+        assert_eq!(
+            v,
+            json!({ "a": 48, "b": [1.5, -3, 1e20, 10_000_000_000_000_000_000_u64], "c": { "d": 0 }, "e": "1.0", "f": 7 })
+        );
+        assert!(v["a"].is_u64() && v["b"][1].is_i64());
     }
 
     #[test]

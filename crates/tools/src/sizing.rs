@@ -32,6 +32,11 @@ use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolErro
 pub const DEFAULT_ATR_PERIOD: usize = 14;
 /// Largest ATR period of an ATR stop.
 pub const MAX_ATR_PERIOD: usize = 1_000;
+/// Smallest ATR multiple of an ATR stop.
+pub const MIN_ATR_MULTIPLE: f64 = 0.01;
+/// Largest price, stop distance (points, pips) or commission the sizing
+/// takes: far above any instrument, low enough that no result overflows.
+pub const MAX_SIZING_VALUE: f64 = 1e9;
 /// Bars fetched per unit of ATR period (Wilder's smoothing settles after a few periods).
 const ATR_BARS_PER_PERIOD: usize = 5;
 
@@ -118,27 +123,32 @@ pub enum StopInput {
     /// A stop loss price: below the entry for a buy, above it for a sell.
     Price {
         /// Stop loss price.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SIZING_VALUE))]
         price: f64,
     },
     /// A distance from the entry in points (the symbol's smallest price step, `point`).
     Points {
         /// Distance in points, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SIZING_VALUE))]
         points: f64,
     },
     /// A distance from the entry in pips: 10 points on 3- and 5-digit symbols (EURUSD 0.0001, USDJPY 0.01), 1 point otherwise.
     Pips {
         /// Distance in pips, above 0.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SIZING_VALUE))]
         pips: f64,
     },
     /// A multiple of the Average True Range, computed by the server from the symbol's closed bars.
     Atr {
-        /// Multiple of the ATR, above 0 (e.g. 1.5).
+        /// Multiple of the ATR, at least 0.01 (e.g. 1.5).
+        #[schemars(range(min = MIN_ATR_MULTIPLE, max = MAX_SIZING_VALUE))]
         multiple: f64,
         /// Timeframe of the bars (default H1).
         #[serde(default)]
         timeframe: Option<Timeframe>,
         /// ATR period in bars (1-1000, default 14).
         #[serde(default)]
+        #[schemars(range(min = 1, max = MAX_ATR_PERIOD))]
         period: Option<usize>,
     },
 }
@@ -148,11 +158,13 @@ pub enum StopInput {
 #[serde(deny_unknown_fields)]
 pub struct PositionSizeInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `buy` or `sell`: the direction of the planned trade.
     pub side: Side,
     /// Planned entry price. Default: the current ask for a buy, the bid for a sell (a market order).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SIZING_VALUE))]
     pub entry_price: Option<f64>,
     /// How much to risk: `{"type":"percent_of_balance","percent":1}`, `{"type":"percent_of_equity","percent":0.5}` (above 0, at most 100) or `{"type":"money","amount":100}` (account currency).
     pub risk: RiskSpec,
@@ -160,6 +172,7 @@ pub struct PositionSizeInput {
     pub stop: StopInput,
     /// Round-turn commission per lot in the account currency (a positive cost), counted in the risk. Omit when there is none.
     #[serde(default)]
+    #[schemars(range(min = 0, max = MAX_SIZING_VALUE))]
     pub commission_per_lot: Option<f64>,
     /// Tick value to size with: `reported` (default, the broker's tick value in the profit currency) or `contract` (`tick_size × contract_size`; use it when `tick_value_check` flags the reported value).
     #[serde(default)]
@@ -250,13 +263,36 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
     if let Some(asked) = input.entry_price {
         check_finite_pos("entry_price", asked)?;
     }
+    let stop_value = match input.stop {
+        StopInput::Price { price } => Some(("stop.price", price)),
+        StopInput::Points { points } => Some(("stop.points", points)),
+        StopInput::Pips { pips } => Some(("stop.pips", pips)),
+        StopInput::Atr { .. } => None,
+    };
+    for (field, value) in [
+        ("entry_price", input.entry_price),
+        ("commission_per_lot", input.commission_per_lot),
+    ]
+    .into_iter()
+    .chain(stop_value.map(|(f, v)| (f, Some(v))))
+    {
+        if value.is_some_and(|v| v > MAX_SIZING_VALUE) {
+            return Err(ToolError::InvalidInput(format!(
+                "`{field}` must be at most {MAX_SIZING_VALUE}"
+            )));
+        }
+    }
     let atr_params = match input.stop {
         StopInput::Atr {
             multiple,
             timeframe,
             period,
         } => {
-            check_finite_pos("stop.multiple", multiple)?;
+            if !(MIN_ATR_MULTIPLE..=MAX_SIZING_VALUE).contains(&multiple) {
+                return Err(ToolError::InvalidInput(format!(
+                    "`stop.multiple` must be between {MIN_ATR_MULTIPLE} and {MAX_SIZING_VALUE}, got {multiple}"
+                )));
+            }
             let period = period.unwrap_or(DEFAULT_ATR_PERIOD);
             if !(1..=MAX_ATR_PERIOD).contains(&period) {
                 return Err(ToolError::InvalidInput(format!(
@@ -325,6 +361,7 @@ async fn calculate_position_size(ctx: ToolContext, input: PositionSizeInput) -> 
 pub struct PortfolioSummaryInput {
     /// Only the positions of this instrument (e.g. `EURUSD`). Default: every open position.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 

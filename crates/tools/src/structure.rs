@@ -9,19 +9,23 @@ use tradeterm_core::time::{UnixMs, iso};
 use crate::market::{MAX_BARS, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// Fewest bars `detect_structure` accepts.
+const MIN_STRUCTURE_BARS: u32 = 50;
 /// Input of `detect_structure`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DetectStructureInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Bars of history to analyse (50-10000, default 1000).
     #[serde(default)]
+    #[schemars(range(min = MIN_STRUCTURE_BARS, max = MAX_BARS))]
     pub bars: Option<u32>,
     /// Detection settings (swing length, which families, their parameters). Defaults: swing length 50 and every family.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::schema::optional_object")]
     pub config: Option<StructureConfig>,
     /// Return only the events of the last N bars (default: all).
     #[serde(default)]
@@ -67,7 +71,7 @@ pub struct DetectStructureOutput {
 
 async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Result<DetectStructureOutput, ToolError> {
     let bar_count = input.bars.unwrap_or(1000);
-    if !(50..=MAX_BARS).contains(&bar_count) {
+    if !(MIN_STRUCTURE_BARS..=MAX_BARS).contains(&bar_count) {
         return Err(ToolError::InvalidInput(format!(
             "`bars` must be between 50 and {MAX_BARS}"
         )));
@@ -81,6 +85,17 @@ async fn detect_structure(ctx: ToolContext, input: DetectStructureInput) -> Resu
             input.symbol, input.timeframe
         )));
     };
+    if bars.len() < config.min_bars() {
+        // The terminal has fewer bars than the swing window needs: missing data, not a bad request.
+        return Err(ToolError::NotFound(format!(
+            "{} {} has {} bars; swing_length {} needs at least {}",
+            input.symbol,
+            input.timeframe,
+            bars.len(),
+            config.swing_length,
+            config.min_bars()
+        )));
+    }
     let events = structure::detect(&bars, &config).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let since = input
         .last_bars

@@ -14,7 +14,6 @@ use tradeterm_core::trade_stats::{self, BalanceAnchor, PnlPeriod, PnlRow, StatsR
 use tradeterm_core::{AccountInfo, Deal};
 use tradeterm_protocol::{Command, CommandResult};
 
-use crate::account::MAX_HISTORY_DAYS;
 use crate::context::unexpected;
 use crate::costs::core_err;
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -26,11 +25,13 @@ pub const DEFAULT_RANGE_DAYS: i64 = 30;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TradeStatsInput {
-    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 
@@ -38,11 +39,13 @@ pub struct TradeStatsInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PnlInput {
-    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. At most 366 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 30 days before `to`. Earlier starts are cut to 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
     /// `day` (default, UTC days), `week` (ISO weeks, Monday to Sunday UTC) or `month` (calendar months UTC).
     #[serde(default)]
@@ -100,14 +103,7 @@ pub(crate) fn range_of(
     };
     let to = parse("to", to)?.unwrap_or(ctx.now_ms);
     let from = parse("from", from)?.unwrap_or(to.saturating_sub(DEFAULT_RANGE_DAYS * DAY_MS));
-    if from >= to {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-    }
-    if to.saturating_sub(from) > MAX_HISTORY_DAYS * DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "the range may span at most {MAX_HISTORY_DAYS} days"
-        )));
-    }
+    let (from, to) = crate::account::history_range(from, to);
     Ok((from, to))
 }
 

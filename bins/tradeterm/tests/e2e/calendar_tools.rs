@@ -125,22 +125,31 @@ async fn calendar_and_event_risk_over_rest() {
             "get_event_risk",
             json!({ "symbol": "EURUSD", "block_before_minutes": 2000 }),
         ),
-        (
-            "get_event_risk",
-            json!({ "symbol": "EURUSD", "caution_before_minutes": 5 }),
-        ),
         ("get_event_risk", json!({ "symbol": "EUR USD" })),
         ("get_event_risk", json!({ "symbol": "EURUSD", "extra": 1 })),
-        (
-            "get_economic_calendar",
-            json!({ "from": to_iso(now), "to": to_iso(now + 40 * DAY_MS) }),
-        ),
         ("get_economic_calendar", json!({ "currencies": ["dollars"] })),
     ] {
         t.tool(tool, &bad)
             .await
             .failure_for(400, "VALIDATION_ERROR", format!("{tool} {bad}"));
     }
+    // Relations the schema cannot state are not errors: a caution window
+    // narrower than its block window widens to it; a calendar range over 31
+    // days is cut to 31 days after `from`.
+    t.tool(
+        "get_event_risk",
+        &json!({ "symbol": "EURUSD", "caution_before_minutes": 5 }),
+    )
+    .await
+    .data();
+    let cut = t
+        .tool(
+            "get_economic_calendar",
+            &json!({ "from": to_iso(now), "to": to_iso(now + 40 * DAY_MS) }),
+        )
+        .await
+        .data();
+    assert_eq!(cut["to"], to_iso(now + 31 * DAY_MS), "{cut}");
     t.stack.stop().await;
 }
 

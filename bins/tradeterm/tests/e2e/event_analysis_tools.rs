@@ -175,11 +175,7 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
         ),
         (
             "get_event_sensitivity",
-            json!({ "symbol": "EURUSD", "timeframe": "M1", "lookback_days": 90 }),
-        ),
-        (
-            "get_event_sensitivity",
-            json!({ "symbol": "EURUSD", "window_minutes": 5 }),
+            json!({ "symbol": "EURUSD", "window_minutes": 0 }),
         ),
         (
             "get_event_sensitivity",
@@ -198,5 +194,27 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
             .await
             .failure_for(400, "VALIDATION_ERROR", format!("{tool} {bad}"));
     }
+    // A reaction window shorter than one bar is one bar (not an error: the
+    // schema cannot tie it to the timeframe).
+    let short = t
+        .tool(
+            "get_event_sensitivity",
+            &json!({ "symbol": "EURUSD", "lookback_days": 20, "timeframe": "M15", "window_minutes": 5 }),
+        )
+        .await
+        .data();
+    assert_eq!(short["window_minutes"], 15, "{short}");
+    // 90 days of M1 bars would be about 129 600 bars: the look-back is cut
+    // to the 12 days that 20 000 bars cover.
+    let cut = t
+        .tool(
+            "get_event_sensitivity",
+            &json!({ "symbol": "EURUSD", "timeframe": "M1", "lookback_days": 90 }),
+        )
+        .await
+        .data();
+    // `now` is the 20-day look-back's end above (the simulated clock moves a little).
+    let from = parse_iso(cut["from"].as_str().unwrap()).unwrap();
+    assert!(now - from <= 13 * DAY_MS && now - from >= 11 * DAY_MS, "{cut}");
     t.stack.stop().await;
 }

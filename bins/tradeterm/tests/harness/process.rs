@@ -46,3 +46,30 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The project's Python virtual environment (`.venv` at the workspace root,
+/// or `TRADETERM_VENV`), made by `cargo xtask venv` from
+/// `scripts/requirements-test.txt`.
+pub fn venv_dir() -> std::path::PathBuf {
+    std::env::var_os("TRADETERM_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv"))
+}
+
+/// The program `name` of the virtual environment (`.venv/bin/<name>`).
+/// Missing: under `CI=true` the test fails (it must run there); elsewhere
+/// it says why it skips and answers `None`.
+pub fn venv_program(name: &str) -> Option<std::path::PathBuf> {
+    let path = venv_dir().join("bin").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    let hint = "run `cargo xtask venv` (installs scripts/requirements-test.txt into .venv)";
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{} is missing under CI=true: {hint}",
+        path.display()
+    );
+    eprintln!("skipped: {} is missing; {hint}", path.display());
+    None
+}

@@ -470,6 +470,65 @@ pub fn catalog() -> &'static [IndicatorInfo] {
     CATALOG
 }
 
+/// The outputs of the pseudo-indicator `price` of confluence conditions.
+pub const PRICE_OUTPUTS: [&str; 4] = ["close", "open", "high", "low"];
+
+/// JSON Schemas of the indicator choices an input may make, one per
+/// indicator of the catalog (and the pseudo-indicator `price` with
+/// `with_price`): an object whose `indicator` is the indicator's name or an
+/// alias (lower case), whose `params` hold only its parameters, each with
+/// its kind and bounds, and, with `with_output`, whose `output` is one of
+/// its outputs or null. An input choosing an indicator is `anyOf` these, so
+/// its schema states what [`compute`] accepts.
+pub fn choice_schemas(with_price: bool, with_output: bool) -> Vec<serde_json::Value> {
+    use serde_json::{Value, json};
+    let choice = |names: Vec<&str>, params: Value, outputs: &[&str]| {
+        let mut properties = json!({
+            "indicator": { "enum": names },
+            "params": params,
+        });
+        if with_output {
+            let mut values: Vec<Value> = outputs.iter().map(|o| json!(o)).collect();
+            values.push(Value::Null);
+            properties["output"] = json!({ "enum": values });
+        }
+        json!({ "properties": properties })
+    };
+    let mut out: Vec<Value> = CATALOG
+        .iter()
+        .map(|info| {
+            let params: serde_json::Map<String, Value> = info
+                .params
+                .iter()
+                .map(|p| {
+                    let kind = match p.kind {
+                        ParamKind::Real => "number",
+                        ParamKind::Integer | ParamKind::Timestamp => "integer",
+                    };
+                    (
+                        p.name.to_owned(),
+                        json!({ "type": kind, "minimum": p.min, "maximum": p.max }),
+                    )
+                })
+                .collect();
+            let names = std::iter::once(info.name).chain(info.aliases.iter().copied()).collect();
+            choice(
+                names,
+                json!({ "type": "object", "properties": params, "additionalProperties": false }),
+                info.outputs,
+            )
+        })
+        .collect();
+    if with_price {
+        out.push(choice(
+            vec!["price"],
+            json!({ "type": "object", "maxProperties": 0 }),
+            &PRICE_OUTPUTS,
+        ));
+    }
+    out
+}
+
 fn normalise(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace(['-', ' '], "_")
 }

@@ -64,7 +64,10 @@ use serde::{Deserialize, Serialize};
 
 use schemars::JsonSchema;
 
-pub use catalog::{IndicatorInfo, IndicatorOutput, OutputSeries, ParamInfo, ParamKind, catalog, compute, find};
+pub use catalog::{
+    IndicatorInfo, IndicatorOutput, OutputSeries, PRICE_OUTPUTS, ParamInfo, ParamKind, catalog, choice_schemas,
+    compute, find,
+};
 pub use momentum::{
     CommodityChannelIndex, Momentum, RateOfChange, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,
     StochasticSeries, WilliamsPercentRange,

@@ -250,6 +250,11 @@ fn round_numbers_scale_with_digits() {
     assert!(round_numbers(f64::NAN, 5, 2, None).is_err());
     assert!(round_numbers(1.1, 5, 0, None).is_err());
     assert!(round_numbers(1.1, 5, 2, Some(0.0)).is_err());
+    // A step below one point is one point; no overflow for tiny steps (found by schemathesis).
+    let fine = round_numbers(1.08437, 5, 1, Some(4.8e-234)).unwrap();
+    assert_eq!(fine.step, 0.00001);
+    assert_eq!(fine.levels.len(), 2);
+    assert!(round_numbers(1e12, 12, 1, Some(1e-300)).is_err());
 }
 
 #[test]

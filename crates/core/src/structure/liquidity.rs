@@ -49,11 +49,13 @@ pub enum LiquidityTolerance {
     /// smc's `range_percent`, which uses the whole series). 0 < value <= 1.
     RangePercent {
         /// Fraction of the range, e.g. 0.01.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 1))]
         range_percent: f64,
     },
     /// A fixed price distance (> 0).
     Price {
         /// Largest distance between equal swings, in price units.
+        #[schemars(extend("exclusiveMinimum" = 0))]
         distance: f64,
     },
 }

@@ -126,6 +126,7 @@ pub struct StructureConfig {
     /// `2 * swing_length` bars), so it is confirmed `swing_length` bars later.
     /// The first possible swing is at bar `2 * swing_length - 1`. 1 to 10 000;
     /// default 50.
+    #[schemars(range(min = 1, max = MAX_SWING_LENGTH))]
     pub swing_length: usize,
     /// Fair value gaps (three-bar imbalances); `None` to skip.
     pub fvg: Option<FvgConfig>,

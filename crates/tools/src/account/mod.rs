@@ -23,12 +23,22 @@ use crate::{Tool, ToolContext, ToolError};
 /// Longest history range one call may ask for: 366 days.
 pub const MAX_HISTORY_DAYS: i64 = 366;
 
+/// A history range `[from, to)` as the tools read it: one longer than
+/// [`MAX_HISTORY_DAYS`] is cut to the days before `to`, and a `from` at or
+/// after `to` is the (empty) last millisecond before `to` (JSON Schema
+/// cannot say "before another field", so neither is an error).
+pub(crate) fn history_range(from: UnixMs, to: UnixMs) -> (UnixMs, UnixMs) {
+    let from = from.max(to.saturating_sub(MAX_HISTORY_DAYS * DAY_MS));
+    (from.min(to - 1), to)
+}
+
 /// Input of `get_positions`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolFilter {
     /// Only this symbol.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
 }
 
@@ -36,11 +46,13 @@ pub struct SymbolFilter {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RangeInput {
-    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`.
+    /// Range start, ISO 8601 (inclusive). Default: 7 days before `to`. A range longer than 366 days is cut to the 366 days before `to`; a `from` at or after `to` is an empty range.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Range end, ISO 8601 (exclusive). Default: now.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 
@@ -57,15 +69,7 @@ fn range(ctx: &ToolContext, input: &RangeInput) -> Result<(UnixMs, UnixMs), Tool
     };
     let to = parse("to", &input.to)?.unwrap_or(ctx.now_ms);
     let from = parse("from", &input.from)?.unwrap_or(to - 7 * DAY_MS);
-    if from >= to {
-        return Err(ToolError::InvalidInput("`from` must be before `to`".into()));
-    }
-    if to - from > MAX_HISTORY_DAYS * DAY_MS {
-        return Err(ToolError::InvalidInput(format!(
-            "the range may span at most {MAX_HISTORY_DAYS} days"
-        )));
-    }
-    Ok((from, to))
+    Ok(history_range(from, to))
 }
 
 /// Open positions of the terminal (optionally one symbol).

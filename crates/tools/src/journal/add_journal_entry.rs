@@ -14,6 +14,7 @@ pub struct AddJournalInput {
     #[serde(default)]
     pub terminal_id: Option<String>,
     /// Content.
+    #[serde(deserialize_with = "crate::schema::object")]
     pub entry: JournalBody,
 }
 

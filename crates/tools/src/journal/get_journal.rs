@@ -8,6 +8,8 @@ use tradeterm_store::{JournalFilter, TerminalFilter};
 use super::{JournalEntryOut, READ, spec};
 use crate::{Tool, ToolContext, ToolError};
 
+/// Most entries one `get_journal` call returns.
+const MAX_JOURNAL_LIMIT: u32 = 1_000;
 /// Input of `get_journal`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -17,12 +19,15 @@ pub struct JournalQuery {
     pub terminal_id: Option<String>,
     /// Only entries created at or after this ISO 8601 time.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub since: Option<String>,
     /// Only entries created before this ISO 8601 time.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub until: Option<String>,
     /// At most this many entries (1-1000, default 100).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_JOURNAL_LIMIT))]
     pub limit: Option<u32>,
     /// Skip this many entries.
     #[serde(default)]
@@ -49,8 +54,10 @@ async fn handle(ctx: ToolContext, query: JournalQuery) -> Result<JournalList, To
         Some(id) => TerminalFilter::Terminal(id.to_owned()),
     };
     let limit = query.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ToolError::InvalidInput("`limit` must be between 1 and 1000".into()));
+    if !(1..=MAX_JOURNAL_LIMIT).contains(&limit) {
+        return Err(ToolError::InvalidInput(format!(
+            "`limit` must be between 1 and {MAX_JOURNAL_LIMIT}"
+        )));
     }
     let filter = JournalFilter {
         terminal,

@@ -18,6 +18,8 @@ use crate::{Annotations, Capability, Gate, Target, Tool, ToolContext, ToolError,
 
 const MAX_TEXT: usize = 10_000;
 const MAX_TAGS: usize = 32;
+/// Longest tag or emotion, in characters.
+const MAX_TAG_CHARS: usize = 64;
 
 /// The content of a journal entry. Every field is optional; unknown fields are refused.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -25,6 +27,7 @@ const MAX_TAGS: usize = 32;
 pub struct JournalBody {
     /// Instrument traded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: Option<String>,
     /// `buy` (long) or `sell` (short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,15 +37,19 @@ pub struct JournalBody {
     pub volume: Option<f64>,
     /// Entry price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub entry_price: Option<f64>,
     /// Exit price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub exit_price: Option<f64>,
     /// Planned stop loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub stop_loss: Option<f64>,
     /// Planned take profit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub take_profit: Option<f64>,
     /// Realised profit, account currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,32 +59,42 @@ pub struct JournalBody {
     pub ticket: Option<u64>,
     /// When the trade was opened, ISO 8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub opened_at: Option<String>,
     /// When the trade was closed, ISO 8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub closed_at: Option<String>,
     /// Name of the setup or strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub setup: Option<String>,
     /// The plan before entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub plan: Option<String>,
     /// Free notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEXT))]
     pub notes: Option<String>,
     /// Whether the trader followed their rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules_followed: Option<bool>,
     /// Emotion tags (`fomo`, `calm`, `revenge`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(length(min = 1, max = MAX_TAG_CHARS)), length(max = MAX_TAGS))]
     pub emotions: Vec<String>,
     /// Free tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(length(min = 1, max = MAX_TAG_CHARS)), length(max = MAX_TAGS))]
     pub tags: Vec<String>,
 }
 
 impl JournalBody {
     fn validate(&self) -> Result<(), ToolError> {
+        if let Some(symbol) = &self.symbol {
+            crate::market::check_symbol(symbol)?;
+        }
         for (name, value) in [
             ("volume", self.volume),
             ("entry_price", self.entry_price),
@@ -88,6 +105,17 @@ impl JournalBody {
         ] {
             if value.is_some_and(|x| !x.is_finite()) {
                 return Err(ToolError::InvalidInput(format!("`{name}` must be a finite number")));
+            }
+        }
+        // Prices are above 0 (what the journal rubric reads; the schema says so).
+        for (name, value) in [
+            ("entry_price", self.entry_price),
+            ("exit_price", self.exit_price),
+            ("stop_loss", self.stop_loss),
+            ("take_profit", self.take_profit),
+        ] {
+            if value.is_some_and(|x| x <= 0.0) {
+                return Err(ToolError::InvalidInput(format!("`{name}` must be a price above 0")));
             }
         }
         for (name, value) in [("opened_at", &self.opened_at), ("closed_at", &self.closed_at)] {
@@ -113,7 +141,11 @@ impl JournalBody {
             }
         }
         for (name, list) in [("emotions", &self.emotions), ("tags", &self.tags)] {
-            if list.len() > MAX_TAGS || list.iter().any(|text| text.is_empty() || text.chars().count() > 64) {
+            if list.len() > MAX_TAGS
+                || list
+                    .iter()
+                    .any(|text| text.is_empty() || text.chars().count() > MAX_TAG_CHARS)
+            {
                 return Err(ToolError::InvalidInput(format!(
                     "`{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
                 )));

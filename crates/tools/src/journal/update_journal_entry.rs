@@ -16,6 +16,7 @@ pub struct UpdateJournalInput {
     #[serde(default)]
     pub terminal_id: Option<String>,
     /// New content (replaces the old one).
+    #[serde(deserialize_with = "crate::schema::object")]
     pub entry: JournalBody,
 }
 

@@ -9,6 +9,8 @@ use super::{core_err, fetch_calendar, g10, in_range, parse_currencies};
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// `lookback_days`: (default, minimum, maximum).
+const LOOKBACK_DAYS: (u32, u32, u32) = (365, 30, 366);
 /// How a stance was derived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -23,9 +25,11 @@ pub enum StanceDataQuality {
 pub struct CbStanceInput {
     /// G10 currencies whose central banks to score; default all ten.
     #[serde(default)]
+    #[schemars(schema_with = "super::g10_currencies")]
     pub currencies: Vec<String>,
     /// Days of decisions and inflation releases before now (30-366, default 365).
     #[serde(default)]
+    #[schemars(range(min = LOOKBACK_DAYS.1, max = LOOKBACK_DAYS.2))]
     pub lookback_days: Option<u32>,
     /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
     #[serde(default)]
@@ -85,7 +89,13 @@ pub struct CbStanceOutput {
 
 async fn handle(ctx: ToolContext, input: CbStanceInput) -> Result<CbStanceOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, &g10(), true)?;
-    let lookback = in_range("lookback_days", input.lookback_days, 365, 30, 366)?;
+    let lookback = in_range(
+        "lookback_days",
+        input.lookback_days,
+        LOOKBACK_DAYS.0,
+        LOOKBACK_DAYS.1,
+        LOOKBACK_DAYS.2,
+    )?;
     let to = ctx.now_ms;
     let from = to - i64::from(lookback) * DAY_MS;
     let (source, events, note) = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;

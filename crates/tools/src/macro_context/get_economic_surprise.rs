@@ -9,18 +9,25 @@ use super::{DEFAULT_SURPRISE_CURRENCIES, core_err, fetch_calendar, in_range, par
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// `half_life_days`: (default, minimum, maximum).
+const HALF_LIFE_DAYS: (u32, u32, u32) = (30, 1, 365);
+/// `lookback_days`: (default, minimum, maximum).
+const LOOKBACK_DAYS: (u32, u32, u32) = (90, 7, 366);
 /// Input of `get_economic_surprise`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SurpriseInput {
     /// Currencies (ISO codes, at most 10); default USD, EUR, GBP, JPY, CHF, CAD, AUD, NZD.
     #[serde(default)]
+    #[schemars(inner(pattern(crate::schema::CURRENCY_PATTERN)), length(max = super::MAX_CURRENCY_CODES))]
     pub currencies: Vec<String>,
     /// Days of releases before now (7-366, default 90).
     #[serde(default)]
+    #[schemars(range(min = LOOKBACK_DAYS.1, max = LOOKBACK_DAYS.2))]
     pub lookback_days: Option<u32>,
     /// Half-life of the time decay in days (1-365, default 30).
     #[serde(default)]
+    #[schemars(range(min = HALF_LIFE_DAYS.1, max = HALF_LIFE_DAYS.2))]
     pub half_life_days: Option<u32>,
     /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
     #[serde(default)]
@@ -55,8 +62,20 @@ pub struct SurpriseOutput {
 
 async fn handle(ctx: ToolContext, input: SurpriseInput) -> Result<SurpriseOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, DEFAULT_SURPRISE_CURRENCIES, false)?;
-    let lookback = in_range("lookback_days", input.lookback_days, 90, 7, 366)?;
-    let half_life = in_range("half_life_days", input.half_life_days, 30, 1, 365)?;
+    let lookback = in_range(
+        "lookback_days",
+        input.lookback_days,
+        LOOKBACK_DAYS.0,
+        LOOKBACK_DAYS.1,
+        LOOKBACK_DAYS.2,
+    )?;
+    let half_life = in_range(
+        "half_life_days",
+        input.half_life_days,
+        HALF_LIFE_DAYS.0,
+        HALF_LIFE_DAYS.1,
+        HALF_LIFE_DAYS.2,
+    )?;
     let to = ctx.now_ms;
     let from = to - i64::from(lookback) * DAY_MS;
     let (source, events, note) = fetch_calendar(&ctx, from, to, &currencies, input.source).await?;

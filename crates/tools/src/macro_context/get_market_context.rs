@@ -12,21 +12,27 @@ use super::{
 };
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// `change_bars`: (default, minimum, maximum).
+const CHANGE_BARS: (u32, u32, u32) = (5, 1, 250);
 /// Input of `get_market_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarketContextInput {
     /// Terminal symbol to read as the US dollar index; default: the first of DXY, USDX, DX, DOLLARINDEX the terminal offers.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub dxy: Option<String>,
     /// Terminal symbol to read as the VIX; default: the first of VIX, VIX.F, VOLX, VIXX the terminal offers.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub vix: Option<String>,
     /// Terminal symbol to read as the US 10-year yield; default: the first of US10Y, UST10Y, TNX, US10YR the terminal offers.
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub us10y: Option<String>,
     /// Daily bars over which `change_pct` is measured (1-250, default 5).
     #[serde(default)]
+    #[schemars(range(min = CHANGE_BARS.1, max = CHANGE_BARS.2))]
     pub change_bars: Option<u32>,
 }
 
@@ -80,7 +86,13 @@ async fn handle(ctx: ToolContext, input: MarketContextInput) -> Result<MarketCon
     check_explicit("dxy", &input.dxy)?;
     check_explicit("vix", &input.vix)?;
     check_explicit("us10y", &input.us10y)?;
-    let change_bars = in_range("change_bars", input.change_bars, 5, 1, 250)?;
+    let change_bars = in_range(
+        "change_bars",
+        input.change_bars,
+        CHANGE_BARS.0,
+        CHANGE_BARS.1,
+        CHANGE_BARS.2,
+    )?;
     let symbols = terminal_symbols(&ctx).await?;
     let specs = [
         ("dxy", input.dxy.as_deref(), DXY_CANDIDATES),

@@ -9,6 +9,8 @@ use super::{core_err, fetch_calendar, g10, in_range, parse_currencies};
 use crate::events::{CalendarSource, SourcePreference};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// `horizon_days`: (default, minimum, maximum).
+const HORIZON_DAYS: (u32, u32, u32) = (180, 1, 366);
 /// How rate expectations were derived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -29,9 +31,11 @@ pub enum RateDataQuality {
 pub struct RateExpectationsInput {
     /// G10 currencies whose central banks to report (USD, EUR, GBP, JPY, CHF, CAD, AUD, NZD, SEK, NOK); default all ten.
     #[serde(default)]
+    #[schemars(schema_with = "super::g10_currencies")]
     pub currencies: Vec<String>,
     /// Days ahead to look for the next meeting (1-366, default 180).
     #[serde(default)]
+    #[schemars(range(min = HORIZON_DAYS.1, max = HORIZON_DAYS.2))]
     pub horizon_days: Option<u32>,
     /// `auto` (default): the terminal's calendar, else the server's; `terminal` or `server` to insist on one.
     #[serde(default)]
@@ -83,7 +87,13 @@ pub struct RateExpectationsOutput {
 
 async fn handle(ctx: ToolContext, input: RateExpectationsInput) -> Result<RateExpectationsOutput, ToolError> {
     let currencies = parse_currencies(&input.currencies, &g10(), true)?;
-    let horizon = in_range("horizon_days", input.horizon_days, 180, 1, 366)?;
+    let horizon = in_range(
+        "horizon_days",
+        input.horizon_days,
+        HORIZON_DAYS.0,
+        HORIZON_DAYS.1,
+        HORIZON_DAYS.2,
+    )?;
     let now = ctx.now_ms;
     let (source, events, note) = fetch_calendar(
         &ctx,

@@ -12,24 +12,31 @@ use super::{
 };
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
 
+/// `lookback`: (default, minimum, maximum).
+const LOOKBACK: (u32, u32, u32) = (20, 5, 500);
 /// Explicit symbols of the risk-regime components.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegimeSymbols {
     /// Equity index (default: the first of US500, SPX500, SP500, SPX, US500.cash the terminal offers).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub equities: Option<String>,
     /// VIX (default: the first of VIX, VIX.F, VOLX, VIXX).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub vix: Option<String>,
     /// USDJPY (default `USDJPY`).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub yen: Option<String>,
     /// USDCHF (default `USDCHF`).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub franc: Option<String>,
     /// Gold (default: XAUUSD or GOLD).
     #[serde(default)]
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub gold: Option<String>,
 }
 
@@ -42,9 +49,10 @@ pub struct RiskRegimeInput {
     pub timeframe: Option<Timeframe>,
     /// Closed bars of momentum per component (5-500, default 20); the forming bar is never used.
     #[serde(default)]
+    #[schemars(range(min = LOOKBACK.1, max = LOOKBACK.2))]
     pub lookback: Option<u32>,
     /// Terminal symbols to use instead of the default candidate names, per component.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::schema::object")]
     pub symbols: RegimeSymbols,
 }
 
@@ -116,7 +124,7 @@ async fn handle(ctx: ToolContext, input: RiskRegimeInput) -> Result<RiskRegimeOu
         check_explicit(field, value)?;
     }
     let timeframe = input.timeframe.unwrap_or(Timeframe::D1);
-    let lookback = in_range("lookback", input.lookback, 20, 5, 500)?;
+    let lookback = in_range("lookback", input.lookback, LOOKBACK.0, LOOKBACK.1, LOOKBACK.2)?;
     let symbols = terminal_symbols(&ctx).await?;
     let mut components = Vec::new();
     for part in RiskComponent::ALL {

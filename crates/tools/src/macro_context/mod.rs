@@ -46,6 +46,20 @@ pub const FRANC_CANDIDATES: &[&str] = &["USDCHF"];
 pub const GOLD_CANDIDATES: &[&str] = &["XAUUSD", "GOLD"];
 
 /// Default currencies of the surprise index.
+/// Schema of a list of G10 currency codes (`get_cb_stance`,
+/// `get_rate_expectations`), at most [`MAX_CURRENCY_CODES`].
+pub(crate) fn g10_currencies(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let codes: Vec<&str> = mc::G10.iter().map(|(code, _)| *code).collect();
+    schemars::json_schema!({
+        "type": "array",
+        "items": { "type": "string", "enum": codes },
+        "maxItems": MAX_CURRENCY_CODES,
+    })
+}
+
+/// Most currency codes one call may list.
+pub(crate) const MAX_CURRENCY_CODES: usize = 10;
+
 const DEFAULT_SURPRISE_CURRENCIES: &[&str] = &["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD"];
 
 fn core_err(e: CoreError) -> ToolError {
@@ -202,7 +216,7 @@ fn parse_currencies(list: &[String], default: &[&str], g10_only: bool) -> Result
     if list.is_empty() {
         return Ok(default.iter().map(|code| (*code).to_owned()).collect());
     }
-    if list.len() > 10 {
+    if list.len() > MAX_CURRENCY_CODES {
         return Err(ToolError::InvalidInput("`currencies` may list at most 10 codes".into()));
     }
     let mut out: Vec<String> = Vec::new();

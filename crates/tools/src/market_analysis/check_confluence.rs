@@ -12,14 +12,18 @@ use super::{MAX_CONDITIONS, bars_arg, bars_of, last_time, spec};
 use crate::market::check_symbol;
 use crate::{Tool, ToolContext, ToolError};
 
+/// Fewest bars the tool accepts (`bars`).
+const MIN_CONFLUENCE_BARS: u32 = 50;
 /// One condition of `check_confluence`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = tradeterm_core::indicators::choice_schemas(true, true)))]
 pub struct ConditionInput {
     /// Timeframe of the bars the condition is evaluated on.
     pub timeframe: Timeframe,
     /// Indicator name or alias of `list_indicators` (`rsi`, `ema`, `macd`, `bbands`, ...), or `price`
     /// (outputs `close`, `open`, `high`, `low`).
+    #[schemars(schema_with = "crate::analytics::confluence_indicator_name")]
     pub indicator: String,
     /// Indicator parameters (e.g. `{"period": 14}`); missing ones take their defaults.
     #[serde(default)]
@@ -38,11 +42,14 @@ pub struct ConditionInput {
 #[serde(deny_unknown_fields)]
 pub struct ConfluenceInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// 1 to 8 conditions.
+    #[schemars(length(min = 1, max = super::MAX_CONDITIONS))]
     pub conditions: Vec<ConditionInput>,
     /// Bars of history per timeframe, for indicator warm-up (50-5000, default 500).
     #[serde(default)]
+    #[schemars(range(min = MIN_CONFLUENCE_BARS, max = super::MAX_ANALYSIS_BARS))]
     pub bars: Option<u32>,
 }
 
@@ -101,7 +108,7 @@ async fn handle(ctx: ToolContext, input: ConfluenceInput) -> Result<ConfluenceOu
             input.conditions.len()
         )));
     }
-    let bar_count = bars_arg(input.bars, 500, 50)?;
+    let bar_count = bars_arg(input.bars, 500, MIN_CONFLUENCE_BARS)?;
     check_symbol(&input.symbol)?;
     let mut by_tf: BTreeMap<Timeframe, Vec<Bar>> = BTreeMap::new();
     for condition in &input.conditions {

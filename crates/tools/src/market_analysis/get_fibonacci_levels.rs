@@ -10,19 +10,24 @@ use tradeterm_core::time::{UnixMs, iso};
 use super::{SwingOut, bars_arg, bars_of, core_err, last_time, spec, swing_arg, swing_out};
 use crate::{Tool, ToolContext, ToolError};
 
+/// Fewest bars the tool accepts (`bars`).
+const MIN_FIBONACCI_BARS: u32 = 100;
 /// Input of `get_fibonacci_levels`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FibonacciInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Swing window (1-100, default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = super::MAX_SWING_LENGTH))]
     pub swing_length: Option<u32>,
     /// Bars of history (100-5000, default 500).
     #[serde(default)]
+    #[schemars(range(min = MIN_FIBONACCI_BARS, max = super::MAX_ANALYSIS_BARS))]
     pub bars: Option<u32>,
 }
 
@@ -55,13 +60,10 @@ pub struct FibonacciOutput {
 
 async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutput, ToolError> {
     let swing_length = swing_arg(input.swing_length)?;
-    let bar_count = bars_arg(input.bars, 500, 100)?;
-    if (bar_count as usize) < 3 * swing_length {
-        return Err(ToolError::InvalidInput(format!(
-            "`bars` ({bar_count}) must be at least 3 × swing_length ({})",
-            3 * swing_length
-        )));
-    }
+    // At least 3 × swing_length bars are read, whatever `bars` says
+    // (swing_length ≤ 100, so at most 300).
+    let bar_count =
+        bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, bar_count).await?;
     let fib = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
     let swing = |p: &SwingPoint| {

@@ -10,20 +10,26 @@ use tradeterm_core::regime;
 use super::{MAX_TIMEFRAMES, TimeframeStructure, bars_arg, bars_of, spec, structure_out, swing_arg};
 use crate::{Tool, ToolContext, ToolError};
 
+/// Fewest bars the tool accepts (`bars`).
+const MIN_STRUCTURE_BARS: u32 = 100;
 /// Input of `get_market_structure`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarketStructureInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// 1 to 4 distinct timeframes, e.g. `["H4", "H1", "M15"]`.
+    #[schemars(length(min = 1, max = super::MAX_TIMEFRAMES), extend("uniqueItems" = true))]
     pub timeframes: Vec<Timeframe>,
     /// Swing window in bars on each side (1-100, default 10): a swing high is the highest high of
     /// `2 · swing_length` bars and is confirmed `swing_length` bars later.
     #[serde(default)]
+    #[schemars(range(min = 1, max = super::MAX_SWING_LENGTH))]
     pub swing_length: Option<u32>,
     /// Bars of history per timeframe (100-5000, default 500).
     #[serde(default)]
+    #[schemars(range(min = MIN_STRUCTURE_BARS, max = super::MAX_ANALYSIS_BARS))]
     pub bars: Option<u32>,
 }
 
@@ -52,16 +58,22 @@ async fn handle(ctx: ToolContext, input: MarketStructureInput) -> Result<MarketS
         )));
     }
     let swing_length = swing_arg(input.swing_length)?;
-    let bar_count = bars_arg(input.bars, 500, 100)?;
-    if (bar_count as usize) < 3 * swing_length {
-        return Err(ToolError::InvalidInput(format!(
-            "`bars` ({bar_count}) must be at least 3 × swing_length ({})",
-            3 * swing_length
-        )));
-    }
+    // At least 3 × swing_length bars are read, whatever `bars` says
+    // (swing_length ≤ 100, so at most 300).
+    let bar_count =
+        bars_arg(input.bars, 500, MIN_STRUCTURE_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let mut out = Vec::with_capacity(input.timeframes.len());
     for tf in &input.timeframes {
         let bars = bars_of(&ctx, &input.symbol, *tf, bar_count).await?;
+        if bars.len() < 3 * swing_length {
+            // The terminal has fewer bars than the swing window needs: missing data, not a bad request.
+            return Err(ToolError::NotFound(format!(
+                "{} {tf} has {} bars; swing_length {swing_length} needs at least {}",
+                input.symbol,
+                bars.len(),
+                3 * swing_length
+            )));
+        }
         let trend =
             regime::trend_state(&bars, swing_length).map_err(|e| ToolError::InvalidInput(format!("{tf}: {e}")))?;
         out.push(structure_out(*tf, &bars, trend));

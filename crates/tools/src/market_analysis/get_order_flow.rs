@@ -6,7 +6,7 @@ use tradeterm_core::orderflow::{self, FlowBucket};
 use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_protocol::{Command, CommandResult};
 
-use super::{MAX_FLOW_MINUTES, MAX_FLOW_TICKS, core_err, spec};
+use super::{MAX_BUCKET_MINUTES, MAX_FLOW_MINUTES, MAX_FLOW_TICKS, core_err, spec};
 use crate::context::unexpected;
 use crate::market::check_symbol;
 use crate::{Tool, ToolContext, ToolError};
@@ -16,12 +16,15 @@ use crate::{Tool, ToolContext, ToolError};
 #[serde(deny_unknown_fields)]
 pub struct OrderFlowInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Minutes of tick history before the latest quote (1-1440, default 60).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_FLOW_MINUTES))]
     pub minutes: Option<u32>,
     /// Bucket size of the delta series in minutes (1-60; default: minutes / 60, at least 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BUCKET_MINUTES))]
     pub bucket_minutes: Option<u32>,
 }
 
@@ -72,9 +75,9 @@ async fn handle(ctx: ToolContext, input: OrderFlowInput) -> Result<OrderFlowOutp
         )));
     }
     let bucket = input.bucket_minutes.unwrap_or((minutes / 60).max(1));
-    if !(1..=60).contains(&bucket) {
+    if !(1..=MAX_BUCKET_MINUTES).contains(&bucket) {
         return Err(ToolError::InvalidInput(format!(
-            "`bucket_minutes` must be between 1 and 60, got {bucket}"
+            "`bucket_minutes` must be between 1 and {MAX_BUCKET_MINUTES}, got {bucket}"
         )));
     }
     check_symbol(&input.symbol)?;

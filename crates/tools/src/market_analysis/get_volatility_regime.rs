@@ -9,16 +9,20 @@ use tradeterm_core::time::{UnixMs, iso};
 use super::{RegimeThresholds, bars_arg, bars_of, core_err, last_time, spec, thresholds};
 use crate::{Tool, ToolContext, ToolError};
 
+/// Fewest bars the tool accepts (`bars`).
+const MIN_REGIME_BARS: u32 = 150;
 /// Input of `get_volatility_regime`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VolatilityRegimeInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Bars of history to analyse (150-5000, default 300).
     #[serde(default)]
+    #[schemars(range(min = MIN_REGIME_BARS, max = super::MAX_ANALYSIS_BARS))]
     pub bars: Option<u32>,
 }
 
@@ -46,7 +50,7 @@ pub struct VolatilityRegimeOutput {
 }
 
 async fn handle(ctx: ToolContext, input: VolatilityRegimeInput) -> Result<VolatilityRegimeOutput, ToolError> {
-    let n = bars_arg(input.bars, 300, 150)?;
+    let n = bars_arg(input.bars, 300, MIN_REGIME_BARS)?;
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, n).await?;
     let config = RegimeConfig::default();
     let r = regime::volatility_regime(&bars, &config).map_err(core_err)?;

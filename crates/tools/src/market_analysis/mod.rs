@@ -48,6 +48,8 @@ pub const MAX_SESSION_DAYS: u32 = 120;
 pub const MAX_FLOW_MINUTES: u32 = 1_440;
 /// Most ticks fetched for order flow.
 pub const MAX_FLOW_TICKS: u32 = 20_000;
+/// Largest bucket of `get_order_flow`, minutes.
+pub const MAX_BUCKET_MINUTES: u32 = 60;
 
 fn core_err(e: CoreError) -> ToolError {
     ToolError::InvalidInput(e.to_string())
@@ -189,9 +191,11 @@ fn structure_out(timeframe: Timeframe, bars: &[Bar], t: TrendReport) -> Timefram
 #[serde(deny_unknown_fields)]
 pub struct SessionInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// UTC days with quotes to analyse, most recent last (1-120, default 20). Days without bars (weekends) are skipped.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_SESSION_DAYS))]
     pub days: Option<u32>,
 }
 

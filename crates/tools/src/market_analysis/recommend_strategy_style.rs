@@ -14,11 +14,13 @@ use crate::{Tool, ToolContext, ToolError};
 #[serde(deny_unknown_fields)]
 pub struct StrategyStyleInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
     /// Swing window of the structure analysis (1-100, default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = super::MAX_SWING_LENGTH))]
     pub swing_length: Option<u32>,
 }
 

@@ -20,6 +20,7 @@ pub struct ClosePositionInput {
     pub ticket: u64,
     /// Lots to close; the whole position when absent.
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
     /// Maximum slippage in points.
     #[serde(default)]

@@ -44,6 +44,8 @@ const TRADE_ANNOTATIONS: Annotations = Annotations {
 
 /// Longest order comment MetaTrader keeps.
 pub const MAX_COMMENT: usize = 31;
+/// An order comment holds no control character.
+pub const COMMENT_PATTERN: &str = crate::schema::NO_CONTROL_PATTERN;
 
 fn finite_positive(name: &str, v: Option<f64>) -> Result<(), ToolError> {
     match v {
@@ -129,9 +131,9 @@ where
     let Some(key) = ctx.idempotency_key.as_deref() else {
         return run.await;
     };
-    if key.is_empty() || key.len() > 255 || key.chars().any(char::is_control) {
+    if !crate::schema::is_idempotency_key(key) {
         return Err(ToolError::InvalidInput(
-            "Idempotency-Key must be 1-255 printable characters".into(),
+            "Idempotency-Key must be 1-255 printable ASCII characters".into(),
         ));
     }
     let mut hasher = Sha256::new();

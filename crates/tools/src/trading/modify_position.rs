@@ -14,14 +14,21 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `modify_position`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// `stop_loss`, `take_profit` or both (inside `allOf`, which client generators merge)
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["stop_loss"], "properties": { "stop_loss": { "not": { "type": "null" } } } },
+        { "required": ["take_profit"], "properties": { "take_profit": { "not": { "type": "null" } } } },
+] }]))]
 pub struct ModifyPositionInput {
     /// Position ticket.
     pub ticket: u64,
     /// New stop loss; absent keeps the current one, `0` removes it.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub stop_loss: Option<f64>,
     /// New take profit; absent keeps the current one, `0` removes it.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub take_profit: Option<f64>,
     /// `true` (the default) validates only; `false` modifies for real.
     #[serde(default)]

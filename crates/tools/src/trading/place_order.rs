@@ -15,27 +15,38 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// A pending order names its price (inside `allOf`, which client generators merge).
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
+        { "required": ["price"], "properties": { "price": { "type": "number" } } },
+] }]))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
+    #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP` (pending).
     pub order_type: OrderType,
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
     /// Trigger price, required for pending orders; ignored for market orders.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub price: Option<f64>,
     /// Stop-loss price.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub stop_loss: Option<f64>,
     /// Take-profit price.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub take_profit: Option<f64>,
     /// Maximum slippage for market orders, in points.
     #[serde(default)]
     pub deviation_points: Option<u32>,
     /// Order comment (at most 31 characters; dots allowed).
     #[serde(default)]
+    #[schemars(length(max = super::MAX_COMMENT), pattern(super::COMMENT_PATTERN))]
     pub comment: Option<String>,
     /// Expert magic number.
     #[serde(default)]
