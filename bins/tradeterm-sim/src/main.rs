@@ -6,16 +6,53 @@
 //!               [--transport ws|poll]
 //! ```
 //! The key can come from `TRADETERM_TERMINAL_KEY` instead; it is never printed.
+//!
+//! Two more subcommands serve the capacity benchmark (`cargo xtask bench
+//! scale`, `docs/performance.md`), see `swarm.rs`:
+//!
+//! ```text
+//! tradeterm-sim provision --gateway-http http://127.0.0.1:8081 --count N --out KEYS.json
+//!               (master key in TRADETERM_MASTER_KEY)
+//! tradeterm-sim swarm --gateway ws://127.0.0.1:8081/agent/v1 --keys-file KEYS.json
+//!               [--agents N] [--connects-per-sec R] [--dispatch-url URL] [--api-url URL]
+//!               (internal token in GATEWAY_INTERNAL_TOKEN)
+//! ```
+
+mod swarm;
 
 use anyhow::{Context, bail};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tradeterm_protocol::agent::Platform;
 use tradeterm_sim::{AgentSettings, SimSettings, Simulator, Transport, spawn_agent};
 
 /// Runs a simulated MetaTrader-style terminal and broker that connects to a
 /// tradeterm gateway as a real terminal agent would.
 #[derive(Debug, Parser)]
-#[command(name = "tradeterm-sim", version)]
+#[command(
+    name = "tradeterm-sim",
+    version,
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    single: Args,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// Many light agents (real protocol, fixed answers, no market) in one
+    /// process, driven over stdin for the capacity benchmark.
+    Swarm(swarm::SwarmArgs),
+    /// Creates terminals and a REST API key for a swarm through the
+    /// gateway's management API and writes them to a keys file (mode 0600).
+    Provision(swarm::ProvisionArgs),
+}
+
+/// One simulated terminal.
+#[derive(Debug, clap::Args)]
 struct Args {
     /// The gateway's agent endpoint (`ws(s)://HOST:PORT/agent/v1`; with
     /// `--transport poll` the gateway base `http(s)://HOST:PORT`, and a
@@ -66,13 +103,30 @@ fn parse_platform(s: &str) -> Result<Platform, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    let args = Args::parse();
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    if cli.command.is_some() {
+        // stdout carries the swarm's reports (JSON lines).
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+    // Many connections (a swarm) need many file descriptors.
+    if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+        tracing::warn!(error = %e, "could not raise the open-file limit");
+    }
+    match cli.command {
+        Some(Sub::Swarm(a)) => swarm::swarm(a).await,
+        Some(Sub::Provision(a)) => swarm::provision(a).await,
+        None => single(cli.single).await,
+    }
+}
+
+async fn single(args: Args) -> anyhow::Result<()> {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         bail!("--speed must be a positive number");
     }
