@@ -31,7 +31,6 @@ use tradeterm_sim::{AgentSettings, SimSettings, Simulator, Transport, spawn_agen
 #[command(
     name = "tradeterm-sim",
     version,
-    subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
@@ -63,9 +62,11 @@ struct Args {
     /// long-poll binding, as MetaTrader 4 agents do).
     #[arg(long, env = "TRADETERM_TRANSPORT", default_value = "ws")]
     transport: Transport,
-    /// Terminal key issued by the gateway.
+    /// Terminal key issued by the gateway (required without a subcommand).
+    // Checked at run time: clap would otherwise ask for it with `swarm` and
+    // `provision` too.
     #[arg(long, env = "TRADETERM_TERMINAL_KEY", hide_env_values = true)]
-    terminal_key: String,
+    terminal_key: Option<String>,
     /// Seed of prices, spreads and tick times (same seed, same market).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -130,9 +131,9 @@ async fn single(args: Args) -> anyhow::Result<()> {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         bail!("--speed must be a positive number");
     }
-    if args.terminal_key.trim().is_empty() {
-        bail!("the terminal key is empty");
-    }
+    let Some(terminal_key) = args.terminal_key.filter(|k| !k.trim().is_empty()) else {
+        bail!("a terminal key is required: --terminal-key or TRADETERM_TERMINAL_KEY");
+    };
     if let Some(ca) = &args.ca_file {
         // Refuse a bad CA file now rather than retrying with it forever.
         tradeterm_sim::tls::client_config(Some(ca)).context("--ca-file")?;
@@ -161,7 +162,7 @@ async fn single(args: Args) -> anyhow::Result<()> {
         sim,
         AgentSettings {
             url: gateway,
-            terminal_key: args.terminal_key,
+            terminal_key,
             uid,
             ca_file: args.ca_file,
         },

@@ -174,7 +174,8 @@ fn status(swarm: &Swarm, event: Option<&str>) -> serde_json::Value {
 /// timeout), then `ready` with the ramp's duration.
 async fn ramp(swarm: &Swarm, timeout: Duration) {
     let started = Instant::now();
-    let mut every = tokio::time::interval(Duration::from_secs(1));
+    let mut every = tokio::time::interval(Duration::from_millis(50));
+    let mut reported = Instant::now();
     loop {
         every.tick().await;
         let done = swarm.status().connected >= swarm.size();
@@ -185,9 +186,12 @@ async fn ramp(swarm: &Swarm, timeout: Duration) {
             emit(&v);
             return;
         }
-        let mut v = status(swarm, Some("progress"));
-        v["elapsed_ms"] = json!(started.elapsed().as_millis() as u64);
-        emit(&v);
+        if reported.elapsed() >= Duration::from_secs(1) {
+            reported = Instant::now();
+            let mut v = status(swarm, Some("progress"));
+            v["elapsed_ms"] = json!(started.elapsed().as_millis() as u64);
+            emit(&v);
+        }
     }
 }
 
