@@ -17,7 +17,9 @@
 //!    the N agents, through the gateway's internal dispatch route, then
 //!    through the REST API; p50/p99 of each, and the agents' own answer time
 //!    over the same requests, so that the latency the API and the gateway add
-//!    is `p50(end to end) − p50(agent)`.
+//!    is `p50(end to end) − p50(agent)`. First, the same load against the REST
+//!    API's bare `GET /healthz` (`baseline`): what one HTTP round trip costs
+//!    on the machine with the same client, in the same run.
 //!
 //! Defaults: 10 000 agents, 500 connections/s, 1 000 requests/s for 10 s.
 //! `--short`: 200 agents, 200 requests/s for 2 s. Environment overrides:
@@ -298,7 +300,14 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     let keys = data.join("keys.json");
     let provisioned = json_stdout(
         Command::new(release.join("tradeterm-sim"))
-            .args(["provision", "--gateway-http", &gw, "--count", &plan.agents.to_string(), "--out"])
+            .args([
+                "provision",
+                "--gateway-http",
+                &gw,
+                "--count",
+                &plan.agents.to_string(),
+                "--out",
+            ])
             .arg(&keys)
             .env("TRADETERM_MASTER_KEY", &master)
             .env("RUST_LOG", "warn"),
@@ -307,13 +316,15 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     let rss_before = rss_kib(gw_pid).ok_or("cannot read the gateway's VmRSS")?;
     let idle_cpu_empty = cpu_percent(gw_pid, Duration::from_secs(3));
 
-    println!(
-        "connecting {} light agents at {}/s",
-        plan.agents, plan.connects_per_sec
-    );
+    println!("connecting {} light agents at {}/s", plan.agents, plan.connects_per_sec);
     let (child, mut swarm) = spawn_swarm(
         Command::new(release.join("tradeterm-sim"))
-            .args(["swarm", "--gateway", &format!("ws://127.0.0.1:{gw_port}/agent/v1"), "--keys-file"])
+            .args([
+                "swarm",
+                "--gateway",
+                &format!("ws://127.0.0.1:{gw_port}/agent/v1"),
+                "--keys-file",
+            ])
             .arg(&keys)
             .args([
                 "--connects-per-sec",
@@ -343,7 +354,7 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
 
     let load_timeout = Duration::from_secs_f64(plan.seconds + 90.0);
     let mut loads = Vec::new();
-    for target in ["dispatch", "rest"] {
+    for target in ["baseline", "dispatch", "rest"] {
         println!("load: {target}, {} requests/s for {} s", plan.rate, plan.seconds);
         swarm.send(&format!("load {target} {} {}", plan.rate, plan.seconds))?;
         loads.push(swarm.wait_event("load", load_timeout, true)?);
@@ -384,7 +395,10 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     }
     for l in &summary["loads"].as_array().cloned().unwrap_or_default() {
         if l["failed"].as_u64().unwrap_or(1) > 0 {
-            return Err(format!("{} load: {} failures, first: {}", l["target"], l["failed"], l["first_error"]));
+            return Err(format!(
+                "{} load: {} failures, first: {}",
+                l["target"], l["failed"], l["first_error"]
+            ));
         }
     }
     if lost > 0 {
@@ -402,16 +416,40 @@ fn report(s: &Value) {
     );
     println!("{:<48} {:>14}", "figure", "value");
     let rows = [
-        ("terminals provisioned (management API), s", format!("{:.1}", f(&s["provision_ms"]) / 1000.0)),
+        (
+            "terminals provisioned (management API), s",
+            format!("{:.1}", f(&s["provision_ms"]) / 1000.0),
+        ),
         ("agents connected", s["connected"].to_string()),
-        ("ramp (all agents welcomed), s", format!("{:.1}", f(&s["ramp_ms"]) / 1000.0)),
-        ("gateway RSS before agents, MiB", format!("{:.1}", f(&s["gateway_rss_kib"]["before"]) / 1024.0)),
-        ("gateway RSS with agents, MiB", format!("{:.1}", f(&s["gateway_rss_kib"]["after"]) / 1024.0)),
-        ("gateway RSS after load, MiB", format!("{:.1}", f(&s["gateway_rss_kib"]["after_load"]) / 1024.0)),
-        ("gateway memory per connection, KiB", format!("{:.1}", f(&s["gateway_bytes_per_connection"]) / 1024.0)),
+        (
+            "ramp (all agents welcomed), s",
+            format!("{:.1}", f(&s["ramp_ms"]) / 1000.0),
+        ),
+        (
+            "gateway RSS before agents, MiB",
+            format!("{:.1}", f(&s["gateway_rss_kib"]["before"]) / 1024.0),
+        ),
+        (
+            "gateway RSS with agents, MiB",
+            format!("{:.1}", f(&s["gateway_rss_kib"]["after"]) / 1024.0),
+        ),
+        (
+            "gateway RSS after load, MiB",
+            format!("{:.1}", f(&s["gateway_rss_kib"]["after_load"]) / 1024.0),
+        ),
+        (
+            "gateway memory per connection, KiB",
+            format!("{:.1}", f(&s["gateway_bytes_per_connection"]) / 1024.0),
+        ),
         ("swarm RSS, MiB", format!("{:.1}", f(&s["swarm_rss_kib"]) / 1024.0)),
-        ("gateway CPU, no agents, % of a core", format!("{:.1}", f(&s["gateway_cpu_percent"]["no_agents"]))),
-        ("gateway CPU, agents idle (heartbeats), % of a core", format!("{:.1}", f(&s["gateway_cpu_percent"]["agents_idle"]))),
+        (
+            "gateway CPU, no agents, % of a core",
+            format!("{:.1}", f(&s["gateway_cpu_percent"]["no_agents"])),
+        ),
+        (
+            "gateway CPU, agents idle (heartbeats), % of a core",
+            format!("{:.1}", f(&s["gateway_cpu_percent"]["agents_idle"])),
+        ),
     ];
     for (name, value) in rows {
         println!("{name:<48} {value:>14}");
@@ -419,10 +457,26 @@ fn report(s: &Value) {
     println!();
     println!(
         "{:<10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12}",
-        "path", "req/s", "ok", "failed", "p50 ms", "p90 ms", "p99 ms", "max ms", "agent p50", "agent p99", "added p50 ms"
+        "path",
+        "req/s",
+        "ok",
+        "failed",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "max ms",
+        "agent p50",
+        "agent p99",
+        "added p50 ms"
     );
-    for l in s["loads"].as_array().into_iter().flatten() {
-        let added = f(&l["p50_us"]) - f(&l["agent_p50_us"]);
+    let loads = s["loads"].as_array().cloned().unwrap_or_default();
+    let baseline = loads
+        .iter()
+        .find(|l| l["target"] == "baseline")
+        .map_or(f64::NAN, |l| f(&l["p50_us"]));
+    for l in &loads {
+        // No agent answers the baseline.
+        let added = f(&l["p50_us"]) - l["agent_p50_us"].as_f64().unwrap_or(0.0);
         println!(
             "{:<10} {:>9.0} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12.3}",
             l["target"].as_str().unwrap_or("?"),
@@ -438,5 +492,13 @@ fn report(s: &Value) {
             added / 1000.0
         );
     }
-    println!("(latency from the request leaving the load generator to its answer read; agent = from the request frame read to the response written, in the swarm)");
+    if let Some(rest) = loads.iter().find(|l| l["target"] == "rest") {
+        println!(
+            "REST p50 beyond the baseline HTTP round trip and the agent: {:.3} ms",
+            (f(&rest["p50_us"]) - baseline - f(&rest["agent_p50_us"])) / 1000.0
+        );
+    }
+    println!(
+        "(latency from the request leaving the load generator to its answer read; agent = from the request frame read to the response written, in the swarm; baseline = GET /healthz of the REST API, no agent)"
+    );
 }

@@ -28,11 +28,7 @@ use tradeterm_sim::{AgentSettings, SimSettings, Simulator, Transport, spawn_agen
 /// Runs a simulated MetaTrader-style terminal and broker that connects to a
 /// tradeterm gateway as a real terminal agent would.
 #[derive(Debug, Parser)]
-#[command(
-    name = "tradeterm-sim",
-    version,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "tradeterm-sim", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Sub>,

@@ -14,6 +14,8 @@
 //!   file's API key), spread over every connected agent; prints
 //!   `{"event":"load",…}` with the latency percentiles and the agents' own
 //!   answer times over the same requests;
+//! - `load baseline RATE SECONDS`: the same against the REST API's bare
+//!   `GET /healthz` (no terminal): the floor of an HTTP round trip here;
 //! - `status`: prints `{"event":"status",…}`;
 //! - `quit` (or the end of stdin): closes every connection and exits.
 
@@ -210,7 +212,10 @@ async fn load(
     }
     let target = match target {
         "dispatch" => {
-            let url = args.dispatch_url.as_deref().context("`load dispatch` needs --dispatch-url")?;
+            let url = args
+                .dispatch_url
+                .as_deref()
+                .context("`load dispatch` needs --dispatch-url")?;
             let token = args
                 .internal_token
                 .as_deref()
@@ -224,7 +229,11 @@ async fn load(
             let url = args.api_url.as_deref().context("`load rest` needs --api-url")?;
             LoadTarget::rest(url, &provisioned.api_key).map_err(anyhow::Error::msg)?
         }
-        other => bail!("unknown target `{other}` (dispatch or rest)"),
+        "baseline" => {
+            let url = args.api_url.as_deref().context("`load baseline` needs --api-url")?;
+            LoadTarget::baseline(url).map_err(anyhow::Error::msg)?
+        }
+        other => bail!("unknown target `{other}` (dispatch, rest or baseline)"),
     };
     let terminals = swarm.terminal_ids();
     // Warm-up: connections to the server, the REST key exchange.

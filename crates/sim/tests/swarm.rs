@@ -74,7 +74,12 @@ async fn gateway_side(mut ws: Ws, refused_once: Arc<AtomicBool>, seen: mpsc::Unb
     )
     .await;
     for (id, command) in [
-        ("r-tick", Command::Tick { symbol: "EURUSD".into() }),
+        (
+            "r-tick",
+            Command::Tick {
+                symbol: "EURUSD".into(),
+            },
+        ),
         ("r-account", Command::AccountInfo),
     ] {
         let frame = GatewayFrame::Request {
@@ -115,10 +120,17 @@ async fn gateway_side(mut ws: Ws, refused_once: Arc<AtomicBool>, seen: mpsc::Unb
             other => panic!("unexpected frame {other:?}"),
         }
         // Reported once everything was seen; the connection is kept until the agent closes it.
-        if s.pinged && s.ponged && s.account_login > 0 && s.tick_bid.is_finite()
+        if s.pinged
+            && s.ponged
+            && s.account_login > 0
+            && s.tick_bid.is_finite()
             && let Some(tx) = seen.take()
         {
-            tx.send(Seen { key: s.key.clone(), ..s }).unwrap();
+            tx.send(Seen {
+                key: s.key.clone(),
+                ..s
+            })
+            .unwrap();
         }
     }
 }

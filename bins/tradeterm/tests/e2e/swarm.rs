@@ -26,7 +26,9 @@ async fn a_swarm_answers_dispatch_and_rest_through_the_gateway() {
         |s| s.gateway_internal_token = Some(INTERNAL_TOKEN.into()),
     )
     .await;
-    let p = provision(&t.gateway, &t.creds.license_key, AGENTS, "swarm").await.unwrap();
+    let p = provision(&t.gateway, &t.creds.license_key, AGENTS, "swarm")
+        .await
+        .unwrap();
     assert_eq!(p.license_id, t.creds.license_id);
     assert_eq!(p.terminals.len(), AGENTS);
     let keys = p
@@ -66,7 +68,9 @@ async fn a_swarm_answers_dispatch_and_rest_through_the_gateway() {
     };
     for target in [rest, dispatch] {
         swarm.start_recording();
-        let report = run_load(&target, &ids, 100.0, Duration::from_millis(500)).await.unwrap();
+        let report = run_load(&target, &ids, 100.0, Duration::from_millis(500))
+            .await
+            .unwrap();
         let answered = swarm.take_recording();
         assert_eq!(report.sent, 50, "{report:?}");
         assert_eq!((report.ok, report.failed), (50, 0), "{report:?}");
@@ -80,14 +84,18 @@ async fn a_swarm_answers_dispatch_and_rest_through_the_gateway() {
         client: HttpDispatch::new(&t.gateway, "wrong").unwrap(),
         license_id: p.license_id.clone(),
     };
-    let report = run_load(&refused, &ids, 100.0, Duration::from_millis(100)).await.unwrap();
+    let report = run_load(&refused, &ids, 100.0, Duration::from_millis(100))
+        .await
+        .unwrap();
     assert_eq!((report.ok, report.failed), (0, 10), "{report:?}");
     assert!(report.first_error.unwrap().contains("401"));
 
     swarm.shutdown().await;
     let dispatch = HttpDispatch::new(&t.gateway, INTERNAL_TOKEN).unwrap();
     wait_until("the gateway sees the agents gone", Duration::from_secs(10), || async {
-        let list = tradeterm_protocol::Dispatch::terminals(&dispatch, &p.license_id).await.ok()?;
+        let list = tradeterm_protocol::Dispatch::terminals(&dispatch, &p.license_id)
+            .await
+            .ok()?;
         list.iter().all(|term| !term.connected).then_some(())
     })
     .await;

@@ -3,7 +3,9 @@
 //! through the gateway's internal dispatch route (what a REST or MCP
 //! instance in another process does, [`HttpDispatch`]) or through the REST
 //! API (`GET /api/v1/market/tick/{symbol}` with an API key and
-//! `X-Terminal-Id`).
+//! `X-Terminal-Id`). A third target, [`LoadTarget::Baseline`], asks a bare
+//! route (`GET /healthz` of the REST API) with the same client and pacing:
+//! the cost of an HTTP round trip on the machine, below which no path goes.
 //!
 //! Open loop: request `i` is sent at `start + i / rate` whether or not
 //! earlier ones were answered, so a slow server meets the same offered load
@@ -36,6 +38,14 @@ pub enum LoadTarget {
         /// License owning the terminals.
         license_id: String,
     },
+    /// `GET {url}` of a route that reaches no terminal (the REST API's
+    /// `/healthz`): the floor of an HTTP round trip.
+    Baseline {
+        /// Full URL.
+        url: String,
+        /// The HTTP client.
+        http: reqwest::Client,
+    },
     /// `GET /api/v1/market/tick/{symbol}` of the REST API.
     Rest {
         /// Base URL, `http://127.0.0.1:8080`.
@@ -52,20 +62,32 @@ impl LoadTarget {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Dispatch { .. } => "dispatch",
+            Self::Baseline { .. } => "baseline",
             Self::Rest { .. } => "rest",
         }
     }
 
-    /// A REST target with a pooled client.
-    pub fn rest(base: &str, api_key: &str) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
+    fn client() -> Result<reqwest::Client, String> {
+        reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())
+    }
+
+    /// A REST target with a pooled client.
+    pub fn rest(base: &str, api_key: &str) -> Result<Self, String> {
         Ok(Self::Rest {
             base: base.trim_end_matches('/').to_owned(),
             api_key: api_key.to_owned(),
-            http,
+            http: Self::client()?,
+        })
+    }
+
+    /// The baseline target: `GET {base}/healthz` with the same kind of client.
+    pub fn baseline(base: &str) -> Result<Self, String> {
+        Ok(Self::Baseline {
+            url: format!("{}/healthz", base.trim_end_matches('/')),
+            http: Self::client()?,
         })
     }
 
@@ -85,6 +107,15 @@ impl LoadTarget {
                     Err(e) => Err(e.to_string()),
                 }
             }
+            Self::Baseline { url, http } => {
+                let resp = http
+                    .get(url)
+                    .timeout(Duration::from_secs(12))
+                    .send()
+                    .await
+                    .map_err(|e| format!("request failed: {e}"))?;
+                read_answer(resp).await
+            }
             Self::Rest { base, api_key, http } => {
                 let resp = http
                     .get(format!("{base}/api/v1/market/tick/{LOAD_SYMBOL}"))
@@ -94,18 +125,23 @@ impl LoadTarget {
                     .send()
                     .await
                     .map_err(|e| format!("request failed: {e}"))?;
-                let status = resp.status();
-                let body = resp.bytes().await.map_err(|e| format!("reading the answer: {e}"))?;
-                if status.is_success() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "status {status}: {}",
-                        String::from_utf8_lossy(&body).chars().take(200).collect::<String>()
-                    ))
-                }
+                read_answer(resp).await
             }
         }
+    }
+}
+
+/// Reads a whole answer; an error unless its status is a success.
+async fn read_answer(resp: reqwest::Response) -> Result<(), String> {
+    let status = resp.status();
+    let body = resp.bytes().await.map_err(|e| format!("reading the answer: {e}"))?;
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "status {status}: {}",
+            String::from_utf8_lossy(&body).chars().take(200).collect::<String>()
+        ))
     }
 }
 

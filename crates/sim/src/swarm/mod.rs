@@ -352,13 +352,7 @@ struct Beat {
     timeout: Duration,
 }
 
-async fn session(
-    index: usize,
-    key: &SwarmKey,
-    url: &str,
-    shared: &Shared,
-    stop: &mut watch::Receiver<bool>,
-) -> End {
+async fn session(index: usize, key: &SwarmKey, url: &str, shared: &Shared, stop: &mut watch::Receiver<bool>) -> End {
     let connect = tokio::time::timeout(
         CONNECT_TIMEOUT,
         tokio_tungstenite::connect_async_with_config(url, Some(ws_config()), true),
@@ -523,7 +517,12 @@ mod tests {
 
     #[test]
     fn answers_are_fixed_and_trades_refused() {
-        match answer(3, Command::Tick { symbol: "GBPUSD".into() }) {
+        match answer(
+            3,
+            Command::Tick {
+                symbol: "GBPUSD".into(),
+            },
+        ) {
             Ok(CommandResult::Tick(t)) => {
                 assert_eq!(t.symbol, "GBPUSD");
                 assert_eq!((t.bid, t.ask), (SWARM_BID, SWARM_ASK));
@@ -536,7 +535,13 @@ mod tests {
         }
         let e = answer(0, Command::CancelOrder { ticket: 1 }).unwrap_err();
         assert_eq!(e.code, codes::TRADING_DISABLED);
-        let e = answer(0, Command::SymbolSpec { symbol: "EURUSD".into() }).unwrap_err();
+        let e = answer(
+            0,
+            Command::SymbolSpec {
+                symbol: "EURUSD".into(),
+            },
+        )
+        .unwrap_err();
         assert_eq!(e.code, codes::NOT_SUPPORTED);
     }
 

@@ -65,7 +65,13 @@ pub async fn provision(base: &str, master_key: &str, count: usize, prefix: &str)
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| e.to_string())?;
-    let api = post(&http, &format!("{base}/api/dashboard/api-keys"), master_key, json!({ "label": prefix })).await?;
+    let api = post(
+        &http,
+        &format!("{base}/api/dashboard/api-keys"),
+        master_key,
+        json!({ "label": prefix }),
+    )
+    .await?;
     let api_key = str_at(&api, "/data/api_key")?;
     let license_id = str_at(&api, "/data/key/license_id")?;
     let shared = Arc::new((http, base, master_key.to_owned(), prefix.to_owned()));
