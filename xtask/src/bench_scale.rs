@@ -232,28 +232,20 @@ pub fn scale(args: &[String]) -> Result<()> {
     result
 }
 
-fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
-    psql(&format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"))?;
-    psql(&format!("CREATE DATABASE {DATABASE}"))?;
-    let db = format!("postgres://postgres@127.0.0.1:5432/{DATABASE}");
-    let token = format!(
-        "scale-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
-    let license = json_stdout(
-        Command::new(release.join("tradeterm"))
-            .args(["admin", "--data-dir"])
-            .arg(data)
-            .args(["create-license", "--name", "capacity", "--tier", "enterprise"])
-            .env("DATABASE_URL", &db)
-            .env("RUST_LOG", "warn"),
-    )?;
-    let master = license["license_key"].as_str().ok_or("no license key")?.to_owned();
+/// The gateway and the REST API, running.
+struct Servers {
+    procs: Killer,
+    gw_pid: u32,
+    gw_port: u16,
+    /// Gateway base URL.
+    gw: String,
+    /// REST API base URL.
+    api: String,
+}
 
+/// Starts one gateway and one REST API on the database `db`, sharing the
+/// machine's Redis, and waits until both answer `/healthz`.
+fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<Servers> {
     let (gw_port, api_port) = (free_port()?, free_port()?);
     let mut procs = Killer(Vec::new());
     let gw_data = data.join("gateway");
@@ -263,8 +255,8 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
             .arg(&gw_data)
             .env("HOST", "127.0.0.1")
             .env("GATEWAY_PORT", gw_port.to_string())
-            .env("DATABASE_URL", &db)
-            .env("GATEWAY_INTERNAL_TOKEN", &token)
+            .env("DATABASE_URL", db)
+            .env("GATEWAY_INTERNAL_TOKEN", token)
             .env("KEYVALUE_URL", "redis://127.0.0.1:6379")
             .env("RUST_LOG", "warn")
             .stdout(log_file(data, "gateway.log")?)
@@ -282,9 +274,9 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
             .env("HOST", "127.0.0.1")
             .env("PORT", api_port.to_string())
             .env("GATEWAY_URL", &gw)
-            .env("GATEWAY_INTERNAL_TOKEN", &token)
+            .env("GATEWAY_INTERNAL_TOKEN", token)
             .env("JWT_PUBLIC_KEY_PATH", gw_data.join("keys/jwt-public.pem"))
-            .env("DATABASE_URL", &db)
+            .env("DATABASE_URL", db)
             .env("KEYVALUE_URL", "redis://127.0.0.1:6379")
             .env("API_RATE_LIMIT_ENTERPRISE", "1000000000")
             .env("RUST_LOG", "warn")
@@ -295,23 +287,71 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     );
     let api = format!("http://127.0.0.1:{api_port}");
     wait_for("REST API", || http_ok(&format!("{api}/healthz"), &[]))?;
+    Ok(Servers {
+        procs,
+        gw_pid,
+        gw_port,
+        gw,
+        api,
+    })
+}
 
+/// A fresh database with an enterprise license; its URL and master key.
+fn fresh_license(release: &Path, data: &Path) -> Result<(String, String)> {
+    psql(&format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"))?;
+    psql(&format!("CREATE DATABASE {DATABASE}"))?;
+    let db = format!("postgres://postgres@127.0.0.1:5432/{DATABASE}");
+    let license = json_stdout(
+        Command::new(release.join("tradeterm"))
+            .args(["admin", "--data-dir"])
+            .arg(data)
+            .args(["create-license", "--name", "capacity", "--tier", "enterprise"])
+            .env("DATABASE_URL", &db)
+            .env("RUST_LOG", "warn"),
+    )?;
+    let master = license["license_key"].as_str().ok_or("no license key")?.to_owned();
+    Ok((db, master))
+}
+
+/// A secret for `/internal/v1/*` that differs from run to run.
+fn internal_token() -> String {
+    format!(
+        "scale-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    )
+}
+
+/// The swarm's keys: `plan.agents` terminals and an API key through the
+/// management API, written to `keys`; the answer of `tradeterm-sim provision`.
+fn provision(plan: &Plan, release: &Path, gw: &str, master: &str, keys: &Path) -> Result<Value> {
     println!("provisioning {} terminals through the management API", plan.agents);
-    let keys = data.join("keys.json");
-    let provisioned = json_stdout(
+    json_stdout(
         Command::new(release.join("tradeterm-sim"))
             .args([
                 "provision",
                 "--gateway-http",
-                &gw,
+                gw,
                 "--count",
                 &plan.agents.to_string(),
                 "--out",
             ])
-            .arg(&keys)
-            .env("TRADETERM_MASTER_KEY", &master)
+            .arg(keys)
+            .env("TRADETERM_MASTER_KEY", master)
             .env("RUST_LOG", "warn"),
-    )?;
+    )
+}
+
+fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
+    let (db, master) = fresh_license(release, data)?;
+    let token = internal_token();
+    let mut servers = start_servers(release, data, &db, &token)?;
+    let gw_pid = servers.gw_pid;
+    let keys = data.join("keys.json");
+    let provisioned = provision(plan, release, &servers.gw, &master, &keys)?;
     std::thread::sleep(Duration::from_secs(2));
     let rss_before = rss_kib(gw_pid).ok_or("cannot read the gateway's VmRSS")?;
     let idle_cpu_empty = cpu_percent(gw_pid, Duration::from_secs(3));
@@ -322,7 +362,7 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
             .args([
                 "swarm",
                 "--gateway",
-                &format!("ws://127.0.0.1:{gw_port}/agent/v1"),
+                &format!("ws://127.0.0.1:{}/agent/v1", servers.gw_port),
                 "--keys-file",
             ])
             .arg(&keys)
@@ -330,18 +370,17 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
                 "--connects-per-sec",
                 &plan.connects_per_sec.to_string(),
                 "--dispatch-url",
-                &gw,
+                &servers.gw,
                 "--api-url",
-                &api,
+                &servers.api,
             ])
             .env("GATEWAY_INTERNAL_TOKEN", &token)
             .env("RUST_LOG", "warn")
             .stderr(log_file(data, "swarm.err")?),
     )?;
     let swarm_pid = child.id();
-    procs.0.push(child);
-    let ramp_timeout = Duration::from_secs(330);
-    let ready = swarm.wait_event("ready", ramp_timeout, true)?;
+    servers.procs.0.push(child);
+    let ready = swarm.wait_event("ready", Duration::from_secs(330), true)?;
     println!("  swarm: {ready}");
     // Let every connection reach its steady state (first heartbeats).
     std::thread::sleep(Duration::from_secs(12));
@@ -364,7 +403,7 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     let end = swarm.wait_event("status", Duration::from_secs(10), false)?;
     swarm.send("quit")?;
 
-    let per_conn = |after: u64| (after.saturating_sub(rss_before) as f64 * 1024.0) / connected.max(1) as f64;
+    let per_conn = (rss_after.saturating_sub(rss_before) as f64 * 1024.0) / connected.max(1) as f64;
     let summary = json!({
         "plan": {
             "agents": plan.agents,
@@ -378,7 +417,7 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
         "failed_handshakes": end["failed"],
         "lost_connections": end["lost"],
         "gateway_rss_kib": { "before": rss_before, "after": rss_after, "after_load": rss_loaded },
-        "gateway_bytes_per_connection": per_conn(rss_after),
+        "gateway_bytes_per_connection": per_conn,
         "swarm_rss_kib": swarm_rss,
         "gateway_cpu_percent": { "no_agents": idle_cpu_empty, "agents_idle": idle_cpu },
         "loads": loads,
@@ -387,13 +426,19 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     let _ = std::fs::write(&out, serde_json::to_vec_pretty(&summary).unwrap_or_default());
     report(&summary);
     println!("(JSON: {})", out.display());
-    drop(procs);
+    drop(servers);
     let _ = psql(&format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"));
-    let lost = end["lost"].as_u64().unwrap_or(0);
+    verdict(plan, &summary)
+}
+
+/// Fails the run when an agent did not connect, a connection was lost or
+/// a request failed.
+fn verdict(plan: &Plan, summary: &Value) -> Result<()> {
+    let connected = summary["connected"].as_u64().unwrap_or(0);
     if connected < plan.agents as u64 {
         return Err(format!("only {connected} of {} agents connected", plan.agents));
     }
-    for l in &summary["loads"].as_array().cloned().unwrap_or_default() {
+    for l in summary["loads"].as_array().into_iter().flatten() {
         if l["failed"].as_u64().unwrap_or(1) > 0 {
             return Err(format!(
                 "{} load: {} failures, first: {}",
@@ -401,10 +446,10 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
             ));
         }
     }
-    if lost > 0 {
-        return Err(format!("{lost} agent connections were lost during the run"));
+    match summary["lost_connections"].as_u64().unwrap_or(0) {
+        0 => Ok(()),
+        lost => Err(format!("{lost} agent connections were lost during the run")),
     }
-    Ok(())
 }
 
 fn report(s: &Value) {
