@@ -14,6 +14,9 @@
 //! - The dashboard (`tradeterm-dashboard`, the gateway's web page) depends on
 //!   the gateway but never on the tool catalog, the REST or MCP adapters or
 //!   the simulator; nothing but binaries depends on it.
+//! - The observability crate (`tradeterm-telemetry`) is a leaf: it depends
+//!   on no workspace crate, and neither core, the renderer nor the MCP
+//!   connector depends on it.
 //! - The renderer (`tradeterm-charts`) is pure: no I/O crate and no
 //!   workspace crate but core. Plotting and image encoding ([`RENDERING`])
 //!   reach nothing else through core or the tool catalog, and the adapters
@@ -129,6 +132,7 @@ pub const BINARIES: &[BinaryRule] = &[
         package: "tradeterm-connect",
         forbidden: &[
             "sqlx",
+            "tradeterm-telemetry",
             "tradeterm-store",
             "tradeterm-core",
             "tradeterm-protocol",
@@ -206,10 +210,29 @@ fn rules() -> Vec<Rule> {
                     "tradeterm-rest",
                     "tradeterm-mcp",
                     "tradeterm-sim",
+                    "tradeterm-telemetry",
                 ])
                 .chain(RENDERING.iter().copied())
                 .collect(),
             why: "core is pure: no I/O, no runtime, no other workspace crate, no plotting",
+        },
+        Rule {
+            krate: "tradeterm-telemetry",
+            forbidden: vec![
+                "tradeterm-core",
+                "tradeterm-protocol",
+                "tradeterm-store",
+                "tradeterm-tools",
+                "tradeterm-gateway",
+                "tradeterm-rest",
+                "tradeterm-mcp",
+                "tradeterm-mcp-connect",
+                "tradeterm-boot",
+                "tradeterm-dashboard",
+                "tradeterm-sim",
+                "tradeterm-charts",
+            ],
+            why: "telemetry is a leaf: the adapters, the store and the protocol client depend on it, never the reverse",
         },
         Rule {
             krate: "tradeterm-tools",
@@ -231,6 +254,7 @@ fn rules() -> Vec<Rule> {
                     "tradeterm-mcp-connect",
                     "tradeterm-boot",
                     "tradeterm-sim",
+                    "tradeterm-telemetry",
                 ])
                 .chain(CLI_ONLY.iter().copied())
                 .collect(),
@@ -256,6 +280,22 @@ fn rules() -> Vec<Rule> {
                 "tradeterm-tools",
             ],
             why: "the protocol is types plus one client",
+        },
+        Rule {
+            krate: "tradeterm-cluster",
+            forbidden: vec![
+                "tradeterm-store",
+                "tradeterm-gateway",
+                "tradeterm-rest",
+                "tradeterm-mcp",
+                "tradeterm-tools",
+                "tradeterm-sim",
+                "tradeterm-boot",
+                "sqlx",
+                "actix-web",
+                "axum",
+            ],
+            why: "the route table and its dispatch client: Redis and the protocol's client, no server, no store",
         },
     ];
     for a in ADAPTERS {
@@ -299,6 +339,7 @@ fn rules() -> Vec<Rule> {
             "tradeterm-rest",
             "tradeterm-mcp",
             "tradeterm-sim",
+            "tradeterm-telemetry",
             "sqlx",
         ],
         why: "the connector relays MCP frames and knows nothing else",
@@ -551,6 +592,22 @@ mod tests {
         );
         let drawing_catalog = meta(&[("tradeterm-tools", &["tradeterm-charts"])]);
         assert_eq!(violations(&drawing_catalog).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn telemetry_is_a_leaf_that_core_never_reaches() {
+        let good = meta(&[
+            ("tradeterm-rest", &["tradeterm-telemetry", "tradeterm-tools"]),
+            ("tradeterm-store", &["tradeterm-telemetry"]),
+            ("tradeterm-telemetry", &["metrics"]),
+        ]);
+        assert!(violations(&good).unwrap().is_empty());
+        let core = meta(&[("tradeterm-core", &["tradeterm-telemetry"])]);
+        assert_eq!(violations(&core).unwrap().len(), 1, "core -> telemetry is refused");
+        let up = meta(&[("tradeterm-telemetry", &["tradeterm-store"])]);
+        let v = violations(&up).unwrap();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("tradeterm-telemetry -> tradeterm-store"), "{v:?}");
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   `.venv`; Chromium and the npm packages of the dashboard's browser tests,
 //!   `browser`; the pinned MCP Inspector CLI in `tests/mcp-inspector`),
 //!   checks the layering, then runs `cargo test --workspace` with that
-//!   environment first on `PATH`, then the Python agent's pytest suite.
+//!   environment first on `PATH`, then the Python agent's pytest suite, then
+//!   `cargo xtask scale --short`.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
 //!   `tradeterm-core` built alone, and the layering check.
@@ -22,6 +23,12 @@
 //!   browser test into `$CARGO_TARGET_DIR/dashboard-screenshots`.
 //! - `cargo xtask inspector`: installs the pinned MCP Inspector CLI
 //!   (`npm ci` in `tests/mcp-inspector`) the tests use.
+//! - `cargo xtask scale [--short]`: the scaled-out deployment on loopback
+//!   (two gateways, two API and two MCP instances behind HAProxy, simulated
+//!   terminals in their own processes, the machine's PostgreSQL and Redis):
+//!   reachability, the exact combined rate limit, revocation on every
+//!   instance, `kill -9` of a gateway under load, Redis and PostgreSQL
+//!   restarts (`xtask/src/scale.rs`). `cargo xtask test` runs `--short`.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
 //! - `cargo xtask bench scale [--short]`: agent connections one gateway holds,
@@ -36,6 +43,7 @@ mod browser;
 mod inspector;
 mod layering;
 mod python;
+mod scale;
 
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, ExitCode};
@@ -56,6 +64,7 @@ fn main() -> ExitCode {
         "browser" => browser::ensure(),
         "screenshots" => browser::screenshots(),
         "inspector" => inspector::ensure(),
+        "scale" => scale::scale(&args[1..]),
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
@@ -64,7 +73,7 @@ fn main() -> ExitCode {
         },
         _ => {
             println!(
-                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|bench rest|bench analytics|bench scale [--short]>"
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest|bench analytics|bench scale [--short]>"
             );
             return if task == "help" {
                 ExitCode::SUCCESS
@@ -240,9 +249,13 @@ fn test() -> Result<()> {
         .env("PATH", python::path_env())
         .env("CI", "true"));
     let agents = python::agent_tests(&target_dir().join("debug"));
-    match (rust, agents) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+    // The scaled-out deployment, short form: never skipped (it restarts the
+    // machine's Redis and PostgreSQL, so it runs alone, after the rest).
+    let scale = scale::scale(&["--short".to_owned(), "--after-tests".to_owned()]);
+    let failures: Vec<String> = [rust, agents, scale].into_iter().filter_map(|r| r.err()).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
     }
 }

@@ -1,7 +1,9 @@
 //! `tradeterm-api`: the REST API alone. Terminals are reached through a
 //! gateway over HTTP (`GATEWAY_URL`, `GATEWAY_INTERNAL_TOKEN`); tokens are
-//! verified with `JWT_PUBLIC_KEY_PATH` (required); rate limits use
-//! `KEYVALUE_URL` (required in production). It also runs the live monitor of
+//! verified with `JWT_PUBLIC_KEY_PATH` (required); the store is `DATABASE_URL`
+//! (required: never a private SQLite file; `postgres://` in production); rate
+//! limits and revocations use `KEYVALUE_URL` (required in production); every
+//! setting: `docs/deploy.md`. It also runs the live monitor of
 //! equity guards and prop-firm rules, polling the guarded terminals' accounts
 //! through the gateway (`docs/equity-guard.md`, "Split deployment").
 
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm_boot::Settings;
+use tradeterm_boot::{Role, Settings};
 use tradeterm_rest::{AppState, RestServer};
 
 #[derive(Debug, Parser)]
@@ -22,9 +24,6 @@ struct Cli {
     /// Optional TOML configuration file (environment variables override it).
     #[arg(long, env = "TRADETERM_CONFIG")]
     config: Option<PathBuf>,
-    /// Data directory (SQLite when DATABASE_URL is not set).
-    #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
-    data_dir: PathBuf,
 }
 
 #[tokio::main]
@@ -41,9 +40,11 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
+    // Every missing setting named at once, before anything is opened.
+    settings.check_split_start(Role::Api)?;
     let verifier = tradeterm_boot::startup::required_verifier(&settings)?;
     let remote = tradeterm_boot::startup::remote_gateway(&settings)?;
-    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
+    let store = tradeterm_boot::startup::open_shared_store(&settings).await?;
     let services = settings.services(remote.dispatch, store)?;
     // Poll only: agent events reach the gateway process, not this one.
     let monitor = tradeterm_tools::monitor::spawn(services.clone(), Default::default(), None);
@@ -60,7 +61,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), gateway = %remote.url, "REST API listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining in-flight requests");
     handle.stop(true).await;
     monitor.stop().await;
     alerts.stop().await;

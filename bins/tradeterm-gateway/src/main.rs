@@ -1,6 +1,9 @@
 //! `tradeterm-gateway`: the gateway alone (agents, tokens, keys, dispatch,
 //! the dashboard web page), for deployments that run REST and MCP in other
-//! processes.
+//! processes. Requires `DATABASE_URL` (never a private SQLite file); in
+//! production also `KEYVALUE_URL` (revocation marks, rate limits, the terminal
+//! registry), the RS256 key pair, `GATEWAY_INTERNAL_TOKEN` and TLS. Every
+//! setting: `docs/deploy.md`.
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -11,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm_boot::{Settings, keys};
-use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_boot::{Role, Settings, keys};
+use tradeterm_gateway::{ClusterSettings, Gateway, GatewaySettings};
 
 #[derive(Debug, Parser)]
 #[command(name = "tradeterm-gateway", version, about = "tradeterm gateway")]
@@ -20,10 +23,15 @@ struct Cli {
     /// Optional TOML configuration file (environment variables override it).
     #[arg(long, env = "TRADETERM_CONFIG")]
     config: Option<PathBuf>,
-    /// Data directory (SQLite and development keys).
+    /// Data directory of the development key pair (generated on first start
+    /// when JWT_PRIVATE_KEY_PATH / JWT_PUBLIC_KEY_PATH are unset; production
+    /// requires them).
     #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
     data_dir: PathBuf,
 }
+
+/// How long in-flight commands may take to be answered on shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -50,12 +58,15 @@ fn raise_open_file_limit() {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
+    // Every missing setting named at once (DATABASE_URL, KEYVALUE_URL, keys,
+    // the internal token, TLS in production), before anything is opened.
+    settings.check_split_start(Role::Gateway)?;
     // Before anything else: a bad certificate, or production without TLS, stops the start.
     let tls = settings
         .gateway_tls_files()?
         .map(|(cert, key)| tradeterm_gateway::load_tls(cert, key).map_err(anyhow::Error::msg))
         .transpose()?;
-    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
+    let store = tradeterm_boot::startup::open_shared_store(&settings).await?;
     let key_paths = keys::resolve(&settings, &cli.data_dir)?;
     let gateway = Gateway::new(
         GatewaySettings {
@@ -68,6 +79,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             tls,
+            cluster: settings
+                .gateway_cluster()?
+                .map(|(instance, advertise_url)| ClusterSettings {
+                    instance,
+                    advertise_url,
+                }),
             ..GatewaySettings::default()
         },
         store,
@@ -88,7 +105,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), tls = server.is_tls(), "gateway listening");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining agents and in-flight commands");
+    gateway.shutdown(SHUTDOWN_GRACE).await;
     handle.stop(true).await;
     task.await??;
     Ok(())

@@ -1,9 +1,11 @@
 //! `tradeterm-mcp`: the MCP server alone, at `/mcp/v1` on `MCP_PORT` (default
 //! 8090). Terminal keys are exchanged at the gateway (`GATEWAY_URL`) and
 //! terminals are reached through its dispatch route (`GATEWAY_INTERNAL_TOKEN`);
-//! tokens are verified with `JWT_PUBLIC_KEY_PATH` (required); rate limits use
-//! `KEYVALUE_URL` (required in production); `MCP_ALLOWED_HOSTS` lists the
-//! public host names clients use.
+//! tokens are verified with `JWT_PUBLIC_KEY_PATH` (required); the store is
+//! `DATABASE_URL` (required: never a private SQLite file; `postgres://` in
+//! production); rate limits and revocations use `KEYVALUE_URL` (required in
+//! production); `MCP_ALLOWED_HOSTS` lists the public host names clients use.
+//! Every setting: `docs/deploy.md`.
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use tradeterm_boot::Settings;
+use tradeterm_boot::{Role, Settings};
 use tradeterm_mcp::{McpServer, McpState};
 
 #[derive(Debug, Parser)]
@@ -26,9 +28,6 @@ struct Cli {
     /// Optional TOML configuration file (environment variables override it).
     #[arg(long, env = "TRADETERM_CONFIG")]
     config: Option<PathBuf>,
-    /// Data directory (SQLite when DATABASE_URL is not set).
-    #[arg(long, default_value = ".tradeterm", env = "TRADETERM_DATA_DIR")]
-    data_dir: PathBuf,
 }
 
 #[tokio::main]
@@ -45,9 +44,11 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
+    // Every missing setting named at once, before anything is opened.
+    settings.check_split_start(Role::Mcp)?;
     let verifier = tradeterm_boot::startup::required_verifier(&settings)?;
     let remote = tradeterm_boot::startup::remote_gateway(&settings)?;
-    let store = tradeterm_boot::startup::open_store(&settings, &cli.data_dir).await?;
+    let store = tradeterm_boot::startup::open_shared_store(&settings).await?;
     let services = settings.services(remote.dispatch, store)?;
     let state = McpState::new(
         tradeterm_mcp::McpSettings {
@@ -67,8 +68,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing::info!(port = server.port(), gateway = %remote.url, "MCP server listening at /mcp/v1");
     let handle = server.handle();
     let task = tokio::spawn(server.run_until_stopped());
-    tokio::signal::ctrl_c().await?;
+    let signal = tradeterm_boot::signal::shutdown_signal().await?;
+    tracing::info!(signal, "shutting down: draining in-flight requests");
     handle.stop();
-    task.await??;
+    // In-flight requests finish; streams still open after this are cut.
+    match tokio::time::timeout(std::time::Duration::from_secs(30), task).await {
+        Ok(served) => served??,
+        Err(_) => tracing::warn!("connections still open after 30 s: closing them"),
+    }
     Ok(())
 }

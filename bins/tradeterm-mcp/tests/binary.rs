@@ -55,20 +55,26 @@ async fn the_standalone_server_serves_tools_through_a_remote_gateway() {
     assert!(stack.wait_connected(Duration::from_secs(15)).await);
     let creds = stack.credentials.clone().unwrap();
 
+    // The stack's SQLite file, shared on purpose (an explicit URL: the
+    // binary never opens a private file of its own).
+    let database = format!("sqlite://{}?mode=rwc", dir.path().join("tradeterm.db").display());
+
     // Without the public key the binary refuses to start.
     let out = Command::new(env!("CARGO_BIN_EXE_tradeterm-mcp"))
         .env_clear()
-        .env("TRADETERM_DATA_DIR", dir.path())
+        .env("DATABASE_URL", &database)
+        .env("GATEWAY_INTERNAL_TOKEN", "internal-secret-for-tests")
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("JWT_PUBLIC_KEY_PATH is required"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("JWT_PUBLIC_KEY_PATH is missing"), "{stderr}");
 
     let port = free_port();
     let _server = Killed(
         Command::new(env!("CARGO_BIN_EXE_tradeterm-mcp"))
             .env_clear()
-            .env("TRADETERM_DATA_DIR", dir.path())
+            .env("DATABASE_URL", &database)
             .env("MCP_PORT", port.to_string())
             .env("GATEWAY_URL", format!("http://127.0.0.1:{}", stack.gateway_port))
             .env("GATEWAY_INTERNAL_TOKEN", "internal-secret-for-tests")

@@ -140,7 +140,8 @@ impl Stack {
         let (monitor, alert_engine, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
-        let gateway_port = listener.local_addr()?.port();
+        let gateway_addr = listener.local_addr()?;
+        let gateway_port = gateway_addr.port();
 
         let host = settings.local_host();
         // With TLS, this node's own clients (REST and MCP token exchange,
@@ -167,6 +168,8 @@ impl Stack {
             keys::verifier(settings, &key_paths)?,
             gateway_client()?,
         );
+        // Ready only while the in-process gateway's listener accepts (`/readyz`).
+        rest_state.readiness().add_listener("gateway", gateway_addr);
         // The gateway's listener also serves the spec's management routes
         // (REST rows with the master key), so `{gateway_url}/api/...` works,
         // and the dashboard, whose rules-and-alerts panel runs the same tools.
@@ -204,6 +207,7 @@ impl Stack {
             keys::verifier(settings, &key_paths)?,
             gateway_client()?,
         );
+        mcp_state.readiness().add_listener("gateway", gateway_addr);
         let mcp_listener = TcpListener::bind((settings.host.as_str(), settings.mcp_port))
             .with_context(|| format!("binding the MCP server on {}:{}", settings.host, settings.mcp_port))?;
         let mcp = tradeterm_mcp::McpServer::build(mcp_state.clone(), mcp_listener)?;

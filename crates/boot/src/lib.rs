@@ -5,7 +5,8 @@
 //! `tradeterm_tools::Services` bundle of a process (`Settings::services`,
 //! feature `services`),
 //! the store ([`startup::open_store`]), the RS256 keys ([`keys`]), the
-//! clients of a remote gateway ([`startup::remote_gateway`]) and tracing.
+//! clients of a remote gateway ([`startup::remote_gateway`]) and tracing
+//! (text or JSON lines, `LOG_FORMAT`) with the metrics recorder.
 //!
 //! **Architecture invariant:** no adapter is known here (no gateway, REST,
 //! MCP or simulator crate), and the tool catalog only with the `services`
@@ -17,18 +18,27 @@ pub mod keys;
 #[cfg(feature = "services")]
 pub mod services;
 pub mod settings;
+pub mod signal;
 pub mod startup;
 
-pub use settings::Settings;
+pub use settings::{Role, Settings};
 
-/// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to stderr.
+/// Installs the tracing subscriber (`RUST_LOG`, default `info`), writing to
+/// stderr as text or, with `LOG_FORMAT=json`, one JSON object per line
+/// (`tradeterm_telemetry::logging`), and the process's metrics recorder
+/// (served at `/metrics` by every listener). An unknown `LOG_FORMAT` is
+/// reported and text is used.
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn,sqlx=warn,rmcp=warn"));
-    use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+    let (format, bad) = match std::env::var("LOG_FORMAT") {
+        Ok(v) => match tradeterm_telemetry::logging::LogFormat::parse(&v) {
+            Ok(f) => (f, None),
+            Err(e) => (Default::default(), Some(e)),
+        },
+        Err(_) => (Default::default(), None),
+    };
+    tradeterm_telemetry::logging::init(format);
+    if let Some(e) = bad {
+        tracing::warn!("{e}; logging as text");
+    }
+    tradeterm_telemetry::metrics::install();
 }

@@ -31,7 +31,9 @@ pub struct Settings {
     pub mcp_output_schemas: Option<String>,
     /// `development` (default) or `production` (`NODE_ENV`).
     pub node_env: String,
-    /// Database URL (`DATABASE_URL`); default SQLite under the data dir.
+    /// Database URL (`DATABASE_URL`). `tradeterm serve` and `tradeterm admin`
+    /// default to SQLite under the data dir; the split binaries require it
+    /// (`postgres://` in production, see [`Settings::check_split_start`]).
     pub database_url: Option<String>,
     /// RS256 private key PEM used by the gateway to sign (`JWT_PRIVATE_KEY_PATH`).
     pub jwt_private_key_path: Option<PathBuf>,
@@ -101,6 +103,15 @@ pub struct Settings {
     /// Minutes without a request after which a dashboard session ends
     /// (`DASHBOARD_SESSION_MINUTES`, 1-1440, default 30). See `docs/dashboard.md`.
     pub dashboard_session_minutes: u64,
+    /// Name of this gateway instance in the cluster's route table and logs
+    /// (`GATEWAY_INSTANCE_ID`; default `HOST:GATEWAY_PORT`). Only with
+    /// `KEYVALUE_URL`. See `docs/deploy.md`.
+    pub gateway_instance_id: Option<String>,
+    /// Base URL at which API, MCP and other gateway instances reach this
+    /// gateway's internal routes (`GATEWAY_ADVERTISE_URL`; default
+    /// `http(s)://HOST:GATEWAY_PORT`, required when `HOST` is a wildcard
+    /// address). Only with `KEYVALUE_URL`. See `docs/deploy.md`.
+    pub gateway_advertise_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -142,6 +153,8 @@ impl Default for Settings {
             gateway_tls_key: None,
             agent_allow_plain_ws: false,
             dashboard_session_minutes: 30,
+            gateway_instance_id: None,
+            gateway_advertise_url: None,
         }
     }
 }
@@ -155,6 +168,30 @@ pub struct AgentUrls {
     pub websocket: String,
     /// Long-poll base (`http(s)://HOST:PORT/agent/v1/poll`): MT4 agents.
     pub poll: String,
+}
+
+/// A server binary of the split deployment (`tradeterm-gateway`,
+/// `tradeterm-api`, `tradeterm-mcp`): what it needs before it starts
+/// ([`Settings::check_split_start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `tradeterm-gateway`: agents, tokens, keys, dispatch.
+    Gateway,
+    /// `tradeterm-api`: the REST API.
+    Api,
+    /// `tradeterm-mcp`: the MCP server.
+    Mcp,
+}
+
+impl Role {
+    /// The binary's name, as error messages say it.
+    pub fn binary(self) -> &'static str {
+        match self {
+            Self::Gateway => "tradeterm-gateway",
+            Self::Api => "tradeterm-api",
+            Self::Mcp => "tradeterm-mcp",
+        }
+    }
 }
 
 /// Environment variables read, lower-cased as they map onto [`Settings`].
@@ -195,6 +232,8 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_TLS_KEY",
     "AGENT_ALLOW_PLAIN_WS",
     "DASHBOARD_SESSION_MINUTES",
+    "GATEWAY_INSTANCE_ID",
+    "GATEWAY_ADVERTISE_URL",
 ];
 
 impl Settings {
@@ -242,6 +281,130 @@ impl Settings {
             bail!("DASHBOARD_SESSION_MINUTES must be between 1 and 1440");
         }
         Ok(())
+    }
+
+    /// What a split-deployment binary needs before it starts, checked at once
+    /// so that one error names every missing or unusable setting (see
+    /// `docs/deploy.md`, "Settings"):
+    ///
+    /// - every role: `DATABASE_URL`, the store all instances share (nothing
+    ///   falls back to a private SQLite file; in development an explicit
+    ///   `sqlite://` URL is allowed, in production it must be `postgres://`);
+    ///   in production also `KEYVALUE_URL` (rate limits, revocation marks, the
+    ///   terminal registry);
+    /// - `tradeterm-api` and `tradeterm-mcp`: `JWT_PUBLIC_KEY_PATH` and
+    ///   `GATEWAY_INTERNAL_TOKEN` (the secret of the gateway's dispatch route);
+    /// - `tradeterm-gateway` in production: `JWT_PRIVATE_KEY_PATH`,
+    ///   `JWT_PUBLIC_KEY_PATH`, `GATEWAY_INTERNAL_TOKEN` (without it the API
+    ///   and MCP instances cannot dispatch), and TLS (`GATEWAY_TLS_CERT` and
+    ///   `GATEWAY_TLS_KEY`, or `AGENT_ALLOW_PLAIN_WS=true` behind a TLS proxy).
+    ///
+    /// # Errors
+    /// One message naming the binary and every problem, ending with where the
+    /// settings are documented.
+    pub fn check_split_start(&self, role: Role) -> anyhow::Result<()> {
+        let problems = self.split_start_problems(role);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        let mode = if self.production() {
+            "NODE_ENV=production"
+        } else {
+            "development"
+        };
+        bail!(
+            "{} refuses to start ({mode}): {}. Every setting is listed in docs/deploy.md",
+            role.binary(),
+            problems.join("; ")
+        )
+    }
+
+    fn split_start_problems(&self, role: Role) -> Vec<String> {
+        let mut problems = Vec::new();
+        let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+        match self.database_url.as_deref().map(str::trim) {
+            None | Some("") => problems.push(if self.production() {
+                "DATABASE_URL is missing (postgres://…: the PostgreSQL database every instance shares)".to_owned()
+            } else {
+                "DATABASE_URL is missing (the database every instance shares: postgres://…, or in development an \
+                 explicit sqlite://PATH?mode=rwc that the gateway, API and MCP processes all open)"
+                    .to_owned()
+            }),
+            Some(url) if self.production() && !(url.starts_with("postgres://") || url.starts_with("postgresql://")) => {
+                problems.push(
+                    "DATABASE_URL must be a postgres:// URL in production (a SQLite file is private to one machine)"
+                        .to_owned(),
+                );
+            }
+            Some(_) => {}
+        }
+        if self.production() && !set(&self.keyvalue_url) {
+            problems.push(
+                "KEYVALUE_URL is missing (redis://…: rate limits, revocations and the terminal registry every \
+                 instance shares)"
+                    .to_owned(),
+            );
+        }
+        let needs_keys_and_token = role != Role::Gateway || self.production();
+        if role == Role::Gateway && self.production() && self.jwt_private_key_path.is_none() {
+            problems
+                .push("JWT_PRIVATE_KEY_PATH is missing (the RS256 private key PEM that signs session tokens)".into());
+        }
+        if needs_keys_and_token && self.jwt_public_key_path.is_none() {
+            problems
+                .push("JWT_PUBLIC_KEY_PATH is missing (the RS256 public key PEM that verifies session tokens)".into());
+        }
+        if needs_keys_and_token && !set(&self.gateway_internal_token) {
+            problems.push(
+                "GATEWAY_INTERNAL_TOKEN is missing (the shared secret of the gateway's internal dispatch route; the \
+                 same value on every gateway, API and MCP instance)"
+                    .to_owned(),
+            );
+        }
+        if role == Role::Gateway && self.production() && !self.gateway_tls_enabled() && !self.agent_allow_plain_ws {
+            problems.push(
+                "GATEWAY_TLS_CERT and GATEWAY_TLS_KEY are missing (TLS for agents; or AGENT_ALLOW_PLAIN_WS=true when \
+                 a TLS proxy in front of the gateway terminates it)"
+                    .to_owned(),
+            );
+        }
+        problems
+    }
+
+    /// This gateway's membership of a cluster, as `(instance id, advertised
+    /// internal URL)`: `None` without `KEYVALUE_URL` (a lone gateway).
+    ///
+    /// # Errors
+    /// `HOST` is a wildcard address (`0.0.0.0`, `::`) and
+    /// `GATEWAY_ADVERTISE_URL` is unset: other instances could not reach
+    /// this one; or the URL is not `http(s)://`.
+    pub fn gateway_cluster(&self) -> anyhow::Result<Option<(String, String)>> {
+        if self.keyvalue_url.is_none() {
+            return Ok(None);
+        }
+        let url = match &self.gateway_advertise_url {
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("GATEWAY_ADVERTISE_URL must be an http:// or https:// URL, not `{url}`");
+                }
+                url.trim_end_matches('/').to_owned()
+            }
+            None if matches!(self.host.as_str(), "0.0.0.0" | "::" | "[::]") => bail!(
+                "GATEWAY_ADVERTISE_URL is required with KEYVALUE_URL when HOST is {}: the internal URL at which \
+                 the other instances reach this gateway (for example http://10.0.0.5:{})",
+                self.host,
+                self.gateway_port
+            ),
+            None => {
+                let scheme = if self.gateway_tls_enabled() { "https" } else { "http" };
+                format!("{scheme}://{}:{}", self.host, self.gateway_port)
+            }
+        };
+        let instance = self
+            .gateway_instance_id
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}", self.host, self.gateway_port));
+        Ok(Some((instance, url)))
     }
 
     /// How long a dashboard session lasts without a request (`DASHBOARD_SESSION_MINUTES`).
@@ -398,6 +561,76 @@ mod tests {
         assert_eq!(s.api_rate_limit_free, 3);
         assert_eq!((s.port, s.gateway_port), (5000, 9000));
         assert!(s.production());
+    }
+
+    #[test]
+    fn a_split_binary_names_every_missing_setting_at_once() {
+        let prod = Settings::load_from(None, &env(&[("NODE_ENV", "production")])).unwrap();
+        for role in [Role::Gateway, Role::Api, Role::Mcp] {
+            let err = prod.check_split_start(role).unwrap_err().to_string();
+            assert!(err.starts_with(role.binary()), "{err}");
+            for name in [
+                "DATABASE_URL",
+                "KEYVALUE_URL",
+                "JWT_PUBLIC_KEY_PATH",
+                "GATEWAY_INTERNAL_TOKEN",
+                "docs/deploy.md",
+            ] {
+                assert!(err.contains(name), "{role:?}: {name} not in {err}");
+            }
+            let gateway_only = ["JWT_PRIVATE_KEY_PATH", "GATEWAY_TLS_CERT", "AGENT_ALLOW_PLAIN_WS"];
+            for name in gateway_only {
+                assert_eq!(err.contains(name), role == Role::Gateway, "{role:?}: {name} in {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn production_wants_postgres_and_development_an_explicit_database() {
+        let complete = [
+            ("NODE_ENV", "production"),
+            ("DATABASE_URL", "postgres://tt@db/tradeterm"),
+            ("KEYVALUE_URL", "redis://127.0.0.1:6379"),
+            ("JWT_PRIVATE_KEY_PATH", "/k/private.pem"),
+            ("JWT_PUBLIC_KEY_PATH", "/k/public.pem"),
+            ("GATEWAY_INTERNAL_TOKEN", "s3cret"),
+            ("AGENT_ALLOW_PLAIN_WS", "true"),
+        ];
+        let ok = Settings::load_from(None, &env(&complete)).unwrap();
+        for role in [Role::Gateway, Role::Api, Role::Mcp] {
+            ok.check_split_start(role).unwrap();
+        }
+        // A SQLite file in production is refused, and only that is named.
+        let mut sqlite = complete;
+        sqlite[1] = ("DATABASE_URL", "sqlite:///var/lib/tt.db?mode=rwc");
+        let err = Settings::load_from(None, &env(&sqlite))
+            .unwrap()
+            .check_split_start(Role::Api)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("DATABASE_URL must be a postgres:// URL"), "{err}");
+        assert!(!err.contains("KEYVALUE_URL"), "{err}");
+
+        // Development: no private fallback, but an explicit sqlite:// is a choice;
+        // Redis optional; the gateway generates development keys.
+        let dev = Settings::load_from(None, &[]).unwrap();
+        for role in [Role::Gateway, Role::Api, Role::Mcp] {
+            let err = dev.check_split_start(role).unwrap_err().to_string();
+            assert!(
+                err.contains("DATABASE_URL is missing") && err.contains("sqlite://"),
+                "{err}"
+            );
+            assert!(!err.contains("KEYVALUE_URL"), "{err}");
+        }
+        let dev = Settings::load_from(None, &env(&[("DATABASE_URL", "sqlite:///tmp/shared.db?mode=rwc")])).unwrap();
+        dev.check_split_start(Role::Gateway).unwrap();
+        let err = dev.check_split_start(Role::Mcp).unwrap_err().to_string();
+        assert!(
+            err.contains("JWT_PUBLIC_KEY_PATH")
+                && err.contains("GATEWAY_INTERNAL_TOKEN")
+                && !err.contains("DATABASE_URL"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@ use tradeterm_store::{SqlStore, Store};
 
 use crate::Settings;
 
-/// Opens `DATABASE_URL`, or SQLite at `data_dir/tradeterm.db` (created if missing).
+/// Opens `DATABASE_URL`, or SQLite at `data_dir/tradeterm.db` (created if
+/// missing). Only for the single node (`tradeterm serve`) and the admin
+/// commands working on its data dir; the split binaries use
+/// [`open_shared_store`], which never falls back to a private file.
 pub async fn open_store(settings: &Settings, data_dir: &Path) -> anyhow::Result<Arc<dyn Store>> {
     let url = match &settings.database_url {
         Some(u) => u.clone(),
@@ -21,7 +24,25 @@ pub async fn open_store(settings: &Settings, data_dir: &Path) -> anyhow::Result<
             format!("sqlite://{}?mode=rwc", data_dir.join("tradeterm.db").display())
         }
     };
-    let store = Arc::new(SqlStore::connect(&url).await.context("opening the database")?);
+    connect(&url).await
+}
+
+/// Opens the store every instance of a split deployment shares:
+/// `DATABASE_URL`, required (checked with the other settings by
+/// [`Settings::check_split_start`]).
+pub async fn open_shared_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    let Some(url) = settings.database_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+        bail!("DATABASE_URL is required: the database every gateway, API and MCP instance shares");
+    };
+    connect(url).await
+}
+
+async fn connect(url: &str) -> anyhow::Result<Arc<dyn Store>> {
+    let store = Arc::new(
+        SqlStore::connect(url)
+            .await
+            .context("opening the database (DATABASE_URL)")?,
+    );
     tokio::spawn(purge_idempotency_records(store.clone()));
     Ok(store)
 }
@@ -78,19 +99,31 @@ impl std::fmt::Debug for RemoteGateway {
 
 /// Clients of the gateway at `GATEWAY_URL` (default the local one on
 /// `GATEWAY_PORT`), authenticated with `GATEWAY_INTERNAL_TOKEN` (required).
+/// With `KEYVALUE_URL`, dispatch follows the gateways' route table
+/// (`tradeterm_cluster::RoutedDispatch`) and `GATEWAY_URL` is the entry for
+/// terminals no instance holds, terminal lists and token exchange: in a
+/// scaled-out deployment, the load balancer's address of the gateways.
 pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
     let url = settings
         .gateway_url
         .clone()
         .unwrap_or_else(|| format!("http://127.0.0.1:{}", settings.gateway_port));
     let Some(internal) = &settings.gateway_internal_token else {
-        bail!("GATEWAY_INTERNAL_TOKEN is required: the shared secret of the gateway's dispatch route");
+        bail!(
+            "GATEWAY_INTERNAL_TOKEN is required: the shared secret of the gateway's internal dispatch route, the \
+             same value on the gateway (docs/deploy.md)"
+        );
     };
-    let dispatch = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let entry = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RemoteGateway {
-        url,
-        dispatch: Arc::new(dispatch),
-        client,
-    })
+    // Scaled out (KEYVALUE_URL): each command goes to the gateway instance
+    // holding its terminal, found in the route table the gateways keep.
+    let dispatch: Arc<dyn Dispatch> = match settings.keyvalue_pool()? {
+        Some(pool) => Arc::new(tradeterm_cluster::RoutedDispatch::new(
+            tradeterm_cluster::RouteTable::new(pool, settings.heartbeat_timeout()),
+            entry,
+        )),
+        None => Arc::new(entry),
+    };
+    Ok(RemoteGateway { url, dispatch, client })
 }

@@ -179,7 +179,7 @@ pub struct Bucket {
     pub wins: usize,
     /// Losing trades (net < 0).
     pub losses: usize,
-    /// `wins / trades`.
+    /// `wins / trades` (0.55 = 55 %); null without trades.
     pub win_rate: Option<f64>,
     /// Σ net results.
     pub net_profit: f64,
@@ -247,15 +247,15 @@ pub struct DailyReturns {
 /// Result of [`trade_stats`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TradeStats {
-    /// Start of the range.
+    /// Range start (inclusive), ISO 8601 UTC.
     #[serde(with = "crate::time::iso")]
     #[schemars(with = "crate::time::iso::Schema")]
     pub from: UnixMs,
-    /// End of the range.
+    /// Range end (exclusive), ISO 8601 UTC.
     #[serde(with = "crate::time::iso")]
     #[schemars(with = "crate::time::iso::Schema")]
     pub to: UnixMs,
-    /// Number of trades (positions with a closing deal in the range).
+    /// Number of trades (positions with a closing deal in the range; partial closes are parts of one trade).
     pub trades: usize,
     /// Trades with a positive net result.
     pub wins: usize,
@@ -265,7 +265,7 @@ pub struct TradeStats {
     pub breakeven: usize,
     /// `wins / trades`.
     pub win_rate: Option<f64>,
-    /// Σ winning results / |Σ losing results|; `None` without a loss.
+    /// Σ winning results / |Σ losing results|; null without a losing trade.
     pub profit_factor: Option<f64>,
     /// Mean net result per trade, account currency.
     pub expectancy: Option<f64>,
@@ -285,11 +285,11 @@ pub struct TradeStats {
     pub best_trade: Option<TradeRef>,
     /// Worst trade.
     pub worst_trade: Option<TradeRef>,
-    /// Longest run of consecutive winning trades.
+    /// Longest run of consecutive winning trades (in close order; a break-even trade ends a run).
     pub longest_win_streak: usize,
     /// Longest run of consecutive losing trades.
     pub longest_loss_streak: usize,
-    /// Mean holding time in seconds (trades with a known entry).
+    /// Mean holding time in seconds (trades whose entry is in the range).
     pub average_holding_seconds: Option<f64>,
     /// Trades with a known entry (the sample of the holding time).
     pub holding_sample: usize,
@@ -299,23 +299,23 @@ pub struct TradeStats {
     pub open_positions: usize,
     /// Net P&L of the range: every deal's profit, swap and commission, cash flows excluded.
     pub net_profit: f64,
-    /// Σ swap of all deals.
+    /// Σ swap of all deals (negative when charged).
     pub swap: f64,
-    /// Σ commission of all deals.
+    /// Σ commission of all deals (negative when charged).
     pub commission: f64,
-    /// Σ deposits.
+    /// Σ deposits (cash flows, not profit).
     pub deposits: f64,
-    /// Σ withdrawals (positive).
+    /// Σ withdrawals, positive (cash flows, not losses).
     pub withdrawals: f64,
-    /// Balance at `from` (given or reconstructed), when an anchor is given.
+    /// Balance at `from` (given, or reconstructed from the balance at `to`), when an anchor is given.
     pub starting_balance: Option<f64>,
-    /// Balance at `to`, when an anchor is given.
+    /// Balance at `to`, when an anchor is given (the tools: the current balance minus the balance changes of the deals after `to`).
     pub ending_balance: Option<f64>,
-    /// Largest drawdown of the balance curve (cash flows taken out).
+    /// Largest drawdown of the balance curve (deposits and withdrawals taken out).
     pub max_drawdown: BalanceDrawdown,
-    /// Daily returns, Sharpe and Sortino (`None` without a balance anchor).
+    /// Daily returns (UTC weekdays), annualised Sharpe and Sortino (risk-free rate and target 0, √252), drawdown of the daily-return index; null without a balance anchor.
     pub daily: Option<DailyReturns>,
-    /// By symbol, in name order.
+    /// By symbol, in name order; `trades` is each group's sample size.
     pub by_symbol: Vec<Bucket>,
     /// `long` and `short`.
     pub by_side: Vec<Bucket>,

@@ -45,6 +45,11 @@ pub async fn agent_ws(
 /// revoked is closed.
 pub(crate) const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; reconnect with the new key";
 
+/// Message of the `SHUTTING_DOWN` error sent before a draining gateway
+/// closes a connection or refuses a new one.
+pub(crate) const SHUTTING_DOWN: &str =
+    "the gateway is shutting down; reconnect (another instance takes the connection)";
+
 async fn send(session: &mut Session, frame: &GatewayFrame) -> bool {
     session.text(frame.to_json()).await.is_ok()
 }
@@ -121,6 +126,9 @@ impl Refusal {
 /// installation uid and its binding to the key; then records what the agent
 /// reported. The key's authentication on success.
 pub(crate) async fn admit(gateway: &Gateway, hello: &Hello, peer: &str) -> Result<TerminalKeyAuth, Refusal> {
+    if gateway.is_draining() {
+        return Err(Refusal::new(codes::SHUTTING_DOWN, SHUTTING_DOWN));
+    }
     if hello.protocol_version != PROTOCOL_VERSION {
         return Err(Refusal::new(
             codes::UNSUPPORTED_VERSION,
@@ -251,6 +259,7 @@ pub(crate) async fn key_revoked(gateway: &Gateway, conn: &Conn) -> bool {
 pub(crate) async fn disconnected(gateway: &Gateway, conn: &Conn, reason: &str) {
     gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
     conn.fail_all();
+    crate::cluster::withdraw(gateway, conn).await;
     let _ = gateway.store().touch_terminal(&conn.terminal_id).await;
     tracing::info!(
         license = %conn.license_id,
@@ -276,8 +285,9 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
     };
     let conn = register(&gateway, &auth, &hello, Outbound::WebSocket(session.clone()));
     tracing::debug!(terminal = %conn.terminal_id, %peer, "websocket agent");
+    crate::cluster::announce(&gateway, &conn).await;
     if !send(&mut session, &welcome(&gateway, &conn)).await {
-        gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
+        disconnected(&gateway, &conn, "send failed").await;
         return;
     }
 
@@ -318,11 +328,21 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
                 }
             }
             _ = conn.kill.notified() => {
-                let reason = conn.kill_reason();
                 if conn.key_revoked.load(Ordering::Relaxed) {
                     let _ = send(&mut session, &GatewayFrame::error(None, codes::AUTH_FAILED, KEY_REVOKED)).await;
+                } else if gateway.is_draining() {
+                    let _ = send(&mut session, &GatewayFrame::error(None, codes::SHUTTING_DOWN, SHUTTING_DOWN)).await;
+                    disconnected(&gateway, &conn, "gateway shutting down").await;
+                    // 1012 "service restart": come back (to another instance).
+                    let _ = session
+                        .close(Some(actix_ws::CloseReason {
+                            code: actix_ws::CloseCode::Restart,
+                            description: Some("gateway shutting down; reconnect".into()),
+                        }))
+                        .await;
+                    return;
                 }
-                break reason;
+                break conn.kill_reason();
             }
         }
     };

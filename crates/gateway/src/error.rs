@@ -1,4 +1,4 @@
-//! The error envelope of the gateway's HTTP routes: `{ "error": { "code", "message" } }`.
+//! The error envelope of the gateway's HTTP routes: `{ "error": { "code", "message", "request_id" } }`.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
@@ -41,7 +41,8 @@ impl ApiError {
     /// 500 `INTERNAL_ERROR`: logs `detail` with a fresh request id and answers
     /// only the id (never the detail).
     pub fn internal(detail: impl std::fmt::Display) -> Self {
-        let request_id = uuid::Uuid::new_v4().simple().to_string();
+        let request_id =
+            tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
         tracing::error!(%request_id, error = %detail, "internal error");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -68,7 +69,12 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status).json(json!({ "error": { "code": self.code, "message": self.message } }))
+        let mut body = json!({ "error": { "code": self.code, "message": self.message } });
+        // The request's id (also in `X-Request-Id`), to quote when reporting a problem.
+        if let Some(id) = tradeterm_telemetry::request_id::current() {
+            body["error"]["request_id"] = json!(id.as_str());
+        }
+        HttpResponse::build(self.status).json(body)
     }
 }
 

@@ -53,7 +53,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
             web::scope("/internal/v1")
                 .app_data(internal_json)
                 .route("/dispatch", web::post().to(internal_dispatch))
-                .route("/terminals", web::get().to(internal_terminals)),
+                .route("/terminals", web::get().to(internal_terminals))
+                .route("/revoked", web::post().to(internal_revoked)),
         )
         .default_service(web::to(|| async {
             Err::<HttpResponse, _>(ApiError::not_found("no such route"))
@@ -338,11 +339,12 @@ async fn internal_dispatch(
     check_internal(&req, &gateway)?;
     let body = body.into_inner();
     let result = gateway
-        .execute(
+        .execute_here_or_relay(
             &body.license_id,
             &body.terminal_id,
             body.command,
             Duration::from_millis(body.timeout_ms),
+            !body.relayed,
         )
         .await;
     Ok(HttpResponse::Ok().json(DispatchReply::from(result)))
@@ -361,4 +363,16 @@ async fn internal_terminals(
     check_internal(&req, &gateway)?;
     let list = gateway.terminals(&query.license_id).await.map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok().json(list))
+}
+
+/// `POST /internal/v1/revoked`: another instance rotated the key of a
+/// terminal whose agent may be connected here.
+async fn internal_revoked(
+    req: HttpRequest,
+    body: web::Json<tradeterm_protocol::dispatch::RevokedKeys>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    check_internal(&req, &gateway)?;
+    let disconnected = gateway.inner.registry.drop_revoked(&body.terminal_id, &body.key_ids);
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "disconnected": disconnected })))
 }

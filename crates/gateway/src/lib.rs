@@ -17,7 +17,11 @@
 //!   through [`Gateway`]'s [`Dispatch`] implementation or over HTTP through
 //!   `/internal/v1/dispatch` for adapters in other processes;
 //! - terminates TLS itself when given a certificate ([`tls`]): agents then
-//!   connect with `wss://` and every route is HTTPS.
+//!   connect with `wss://` and every route is HTTPS;
+//! - serves `GET /metrics` and `GET /readyz` (database, Redis when
+//!   configured, its own listener) and answers every request's id in
+//!   `X-Request-Id`, which also prefixes the agent's request ids
+//!   (`docs/observability.md`).
 //!
 //! It also serves the support widget's identity route
 //! (`GET /api/dashboard/support/identity`). The dashboard web page
@@ -34,6 +38,7 @@
 //! credentials: a terminal of another license is reported as not found.
 
 mod agent;
+mod cluster;
 mod command;
 mod error;
 mod executions;
@@ -42,6 +47,7 @@ mod manage;
 mod owner;
 mod poll;
 mod registry;
+mod telemetry;
 pub mod tls;
 
 use std::net::TcpListener;
@@ -50,6 +56,7 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 pub use actix_web::dev::ServerHandle;
+pub use cluster::ClusterSettings;
 pub use error::ApiError;
 pub use owner::KeyRotation;
 pub use registry::TerminalEvent;
@@ -102,6 +109,11 @@ pub struct GatewaySettings {
     /// route of the gateway is HTTPS and agents connect with `wss://`. See
     /// [`tls`] and `docs/gateway.md`.
     pub tls: Option<TlsConfig>,
+    /// Membership of a scaled-out deployment (with [`GatewaySettings::redis`]):
+    /// the terminals connected here are announced in the Redis route table
+    /// and commands for terminals held elsewhere are relayed there
+    /// (`tradeterm-cluster`, `docs/deploy.md`). `None`: a lone gateway.
+    pub cluster: Option<ClusterSettings>,
 }
 
 impl Default for GatewaySettings {
@@ -120,6 +132,7 @@ impl Default for GatewaySettings {
             key_recheck: Duration::from_secs(60),
             support_identity_secret: None,
             tls: None,
+            cluster: None,
         }
     }
 }
@@ -153,6 +166,10 @@ struct Inner {
     signer: TokenSigner,
     settings: GatewaySettings,
     registry: registry::Registry,
+    /// This instance's part in a cluster, if any.
+    cluster: Option<cluster::Cluster>,
+    /// Set on shutdown: no new agents, routes withdrawn.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -166,14 +183,16 @@ impl std::fmt::Debug for Inner {
 impl Gateway {
     /// Builds the gateway state.
     pub fn new(settings: GatewaySettings, store: Arc<dyn Store>, signer: TokenSigner) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                store,
-                signer,
-                settings,
-                registry: registry::Registry::new(),
-            }),
-        }
+        let inner = Arc::new(Inner {
+            store,
+            signer,
+            cluster: cluster::Cluster::from_settings(&settings),
+            settings,
+            registry: registry::Registry::new(),
+            draining: std::sync::atomic::AtomicBool::new(false),
+        });
+        cluster::spawn_refresher(&inner);
+        Self { inner }
     }
 
     /// The store.
@@ -190,6 +209,53 @@ impl Gateway {
     /// account and permission changes), tagged with license and terminal.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TerminalEvent> {
         self.inner.registry.subscribe()
+    }
+
+    /// Whether [`Gateway::shutdown`] has begun.
+    pub fn is_draining(&self) -> bool {
+        self.inner.draining.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Number of agents connected to this instance now.
+    pub fn connected_agents(&self) -> usize {
+        self.inner.registry.len()
+    }
+
+    /// Graceful shutdown (SIGTERM), before the HTTP server is stopped: new
+    /// agents are refused with `SHUTTING_DOWN`; commands already sent to
+    /// agents get their answers (for at most `grace`); then every agent
+    /// gets a `SHUTTING_DOWN` error and its connection is closed (WebSocket
+    /// close code 1012, "service restart"; a long-poll session's next
+    /// exchange answers 503), which agents take as "reconnect" (behind a
+    /// load balancer, to another instance). The routes of this instance are
+    /// withdrawn from the cluster's route table. Returns the number of
+    /// agents disconnected.
+    pub async fn shutdown(&self, grace: Duration) -> usize {
+        use std::sync::atomic::Ordering;
+        self.inner.draining.store(true, Ordering::Relaxed);
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let busy = self.inner.registry.all().iter().filter(|c| c.has_pending()).count();
+            if busy == 0 || tokio::time::Instant::now() >= deadline {
+                if busy > 0 {
+                    tracing::warn!(busy, "shutting down with commands still unanswered");
+                }
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cluster::withdraw_all(&self.inner).await;
+        let conns = self.inner.registry.all();
+        for conn in &conns {
+            conn.kill.notify_one();
+        }
+        // Let the connection tasks send their goodbyes.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while self.inner.registry.len() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tracing::info!(agents = conns.len(), "gateway drained");
+        conns.len()
     }
 
     /// Whether an agent is connected for this terminal now.
@@ -242,8 +308,11 @@ impl GatewayServer {
         let port = listener.local_addr()?.port();
         let workers = gateway.settings().workers.max(1);
         let tls = gateway.settings().tls.clone();
+        let readiness = telemetry::readiness(&gateway, listener.local_addr()?);
         let server = actix_web::HttpServer::new(move || {
             actix_web::App::new()
+                .wrap_fn(|req, srv| tradeterm_telemetry::actix::observe("gateway", req, srv))
+                .configure(|cfg| tradeterm_telemetry::actix::configure(cfg, readiness.clone()))
                 .configure(extra.clone())
                 .configure(|cfg| http::configure(cfg, gateway.clone()))
         })

@@ -56,7 +56,12 @@ impl Gateway {
                 mark_revoked(pool, id).await;
             }
         }
-        let agent_disconnected = self.inner.registry.drop_revoked(terminal_id, &rotated.revoked_key_ids);
+        let mut agent_disconnected = self.inner.registry.drop_revoked(terminal_id, &rotated.revoked_key_ids);
+        if !agent_disconnected {
+            // Its agent may be connected to another instance of the cluster.
+            agent_disconnected =
+                crate::cluster::drop_revoked_elsewhere(self, license_id, terminal_id, &rotated.revoked_key_ids).await;
+        }
         Ok(KeyRotation {
             terminal_id: terminal_id.to_owned(),
             terminal_key: rotated.key,
@@ -88,6 +93,7 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
         match result {
             Ok(()) => return,
             Err(e) if attempt == 3 => {
+                tradeterm_telemetry::record::redis_error("revocation");
                 tracing::error!(key_id, error = %e, "could not publish an API-key revocation to Redis");
             }
             Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await,

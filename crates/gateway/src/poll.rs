@@ -68,6 +68,8 @@ enum Ended {
     Revoked,
     /// The agent closed it.
     Closed,
+    /// The gateway is shutting down.
+    ShuttingDown,
 }
 
 impl Ended {
@@ -77,6 +79,7 @@ impl Ended {
             Self::Replaced => "replaced by a newer connection",
             Self::Revoked => "terminal key revoked or rotated",
             Self::Closed => "agent closed the session",
+            Self::ShuttingDown => "gateway shutting down",
         }
     }
 
@@ -84,6 +87,11 @@ impl Ended {
     fn reply(self) -> HttpResponse {
         match self {
             Self::Revoked => error_reply(StatusCode::UNAUTHORIZED, codes::AUTH_FAILED, KEY_REVOKED),
+            Self::ShuttingDown => error_reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                codes::SHUTTING_DOWN,
+                agent::SHUTTING_DOWN,
+            ),
             other => error_reply(
                 StatusCode::NOT_FOUND,
                 SESSION_EXPIRED,
@@ -346,7 +354,7 @@ fn error_reply(status: StatusCode, code: &str, message: impl Into<String>) -> Ht
 fn refused(refusal: Refusal) -> HttpResponse {
     let status = match refusal.code {
         codes::AUTH_FAILED => StatusCode::UNAUTHORIZED,
-        codes::INTERNAL => StatusCode::SERVICE_UNAVAILABLE,
+        codes::INTERNAL | codes::SHUTTING_DOWN => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::BAD_REQUEST,
     };
     error_reply(status, refusal.code, refusal.message)
@@ -435,6 +443,7 @@ async fn open(req: HttpRequest, payload: web::Payload, gateway: web::Data<Gatewa
     };
     let queue = Arc::new(Queue::default());
     let conn = agent::register(gateway, &auth, &hello, Outbound::Poll(queue.clone()));
+    crate::cluster::announce(gateway, &conn).await;
     let session = Arc::new(PollSession {
         id: new_session_id(),
         conn,
@@ -561,7 +570,13 @@ async fn supervise(gateway: Gateway, session: Arc<PollSession>) {
                 }
             }
             _ = conn.kill.notified() => {
-                break if conn.key_revoked.load(Ordering::Relaxed) { Ended::Revoked } else { Ended::Replaced };
+                break if conn.key_revoked.load(Ordering::Relaxed) {
+                    Ended::Revoked
+                } else if gateway.is_draining() {
+                    Ended::ShuttingDown
+                } else {
+                    Ended::Replaced
+                };
             }
             _ = session.closed.notified() => break Ended::Closed,
         }

@@ -150,6 +150,30 @@ impl Conn {
         }
     }
 
+    /// The terminal's status from this live connection, under `name`.
+    pub fn status(&self, name: String) -> TerminalStatus {
+        TerminalStatus {
+            id: self.terminal_id.clone(),
+            name,
+            connected: true,
+            bound: true,
+            platform: Some(self.terminal.platform),
+            build: Some(self.terminal.build),
+            account_login: Some(self.account.login),
+            account_server: Some(self.account.server.clone()),
+            account_currency: Some(self.account.currency.clone()),
+            trade_mode: Some(self.account.trade_mode),
+            permissions: self.permissions.lock().map(|p| *p).unwrap_or_default(),
+            last_seen: Some(self.last_seen.load(Ordering::Relaxed)),
+            connected_since: Some(self.connected_since),
+        }
+    }
+
+    /// Whether a command sent to the agent still awaits its answer.
+    pub fn has_pending(&self) -> bool {
+        self.pending.lock().map(|p| !p.is_empty()).unwrap_or(false)
+    }
+
     /// Drops every waiting dispatcher (they see the terminal as unreachable).
     pub fn fail_all(&self) {
         if let Ok(mut p) = self.pending.lock() {
@@ -187,20 +211,37 @@ impl Registry {
         self.conns.read().ok().and_then(|m| m.get(terminal_id).cloned())
     }
 
+    /// Every live connection.
+    pub fn all(&self) -> Vec<Arc<Conn>> {
+        self.conns
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Number of live connections.
+    pub fn len(&self) -> usize {
+        self.conns.read().map(|m| m.len()).unwrap_or(0)
+    }
+
     /// Registers a connection, returning the one it replaces (if any).
     pub fn insert(&self, conn: Arc<Conn>) -> Option<Arc<Conn>> {
-        self.conns
+        crate::telemetry::agent_connected(&conn);
+        let replaced = self
+            .conns
             .write()
             .ok()
-            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn))
+            .and_then(|mut m| m.insert(conn.terminal_id.clone(), conn));
+        replaced.inspect(|old| crate::telemetry::agent_gone(old))
     }
 
     /// Removes the connection if it is still the registered one.
     pub fn remove(&self, terminal_id: &str, conn_id: u64) {
         if let Ok(mut m) = self.conns.write()
             && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
+            && let Some(gone) = m.remove(terminal_id)
         {
-            m.remove(terminal_id);
+            crate::telemetry::agent_gone(&gone);
         }
     }
 
@@ -236,6 +277,90 @@ impl Dispatch for Gateway {
         command: Command,
         timeout: Duration,
     ) -> Result<CommandResult, DispatchError> {
+        self.execute_here_or_relay(license_id, terminal_id, command, timeout, true)
+            .await
+    }
+
+    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+        let stored = self
+            .inner
+            .store
+            .list_terminals(license_id)
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("store: {e}")))?;
+        let mut list: Vec<TerminalStatus> = stored
+            .into_iter()
+            .map(|t| {
+                let live = self.inner.registry.get(&t.id).filter(|c| c.license_id == license_id);
+                match live {
+                    Some(c) => c.status(t.name),
+                    None => stored_status(t),
+                }
+            })
+            .collect();
+        crate::cluster::merge(self, license_id, &mut list).await;
+        Ok(list)
+    }
+}
+
+/// The status of a terminal no agent is connected for, from the store.
+fn stored_status(t: tradeterm_store::Terminal) -> TerminalStatus {
+    let info = t.info.as_ref();
+    TerminalStatus {
+        id: t.id.clone(),
+        name: t.name.clone(),
+        connected: false,
+        bound: t.fingerprint.is_some(),
+        platform: info.and_then(|i| match i.platform.as_str() {
+            "MT4" => Some(tradeterm_protocol::agent::Platform::MT4),
+            "MT5" => Some(tradeterm_protocol::agent::Platform::MT5),
+            _ => None,
+        }),
+        build: info.map(|i| i.build),
+        account_login: info.map(|i| i.account_login),
+        account_server: info.map(|i| i.account_server.clone()),
+        account_currency: info.map(|i| i.account_currency.clone()),
+        trade_mode: info.and_then(|i| match i.trade_mode.as_str() {
+            "demo" => Some(tradeterm_core::TradeMode::Demo),
+            "real" => Some(tradeterm_core::TradeMode::Real),
+            "contest" => Some(tradeterm_core::TradeMode::Contest),
+            _ => None,
+        }),
+        permissions: Permissions::default(),
+        last_seen: t.last_seen,
+        connected_since: None,
+    }
+}
+
+impl Gateway {
+    /// Runs `command` on the terminal's agent if it is connected here;
+    /// otherwise, when `relay` is allowed and the route table names another
+    /// instance, on that instance; otherwise answers from the store (not
+    /// found, or not connected). Timed and counted
+    /// (`crate::telemetry::metered`).
+    pub(crate) async fn execute_here_or_relay(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+        relay: bool,
+    ) -> Result<CommandResult, DispatchError> {
+        crate::telemetry::metered(terminal_id, command, |command| {
+            self.execute_unmetered(license_id, terminal_id, command, timeout, relay)
+        })
+        .await
+    }
+
+    /// [`Gateway::execute_here_or_relay`] without its metrics.
+    async fn execute_unmetered(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+        relay: bool,
+    ) -> Result<CommandResult, DispatchError> {
         let timeout = timeout.min(MAX_TIMEOUT);
         let Some(conn) = self
             .inner
@@ -243,6 +368,9 @@ impl Dispatch for Gateway {
             .get(terminal_id)
             .filter(|c| c.license_id == license_id)
         else {
+            if relay && let Some(holder) = crate::cluster::holder(self, license_id, terminal_id).await {
+                return holder.execute(license_id, terminal_id, command, timeout).await;
+            }
             return match self.inner.store.terminal(license_id, terminal_id).await {
                 Ok(Some(_)) => Err(DispatchError::Unreachable),
                 Ok(None) => Err(DispatchError::NotFound),
@@ -266,7 +394,8 @@ impl Dispatch for Gateway {
                 )));
             }
         }
-        let id = uuid::Uuid::new_v4().simple().to_string();
+        // Carries the request id of the HTTP request that asked (docs/observability.md).
+        let id = tradeterm_telemetry::request_id::command_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {
             p.insert(id.clone(), tx);
@@ -305,64 +434,5 @@ impl Dispatch for Gateway {
             probe.finish(&self.inner.store, &result);
         }
         result
-    }
-
-    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
-        let stored = self
-            .inner
-            .store
-            .list_terminals(license_id)
-            .await
-            .map_err(|e| DispatchError::Gateway(format!("store: {e}")))?;
-        Ok(stored
-            .into_iter()
-            .map(|t| {
-                let live = self.inner.registry.get(&t.id).filter(|c| c.license_id == license_id);
-                match live {
-                    Some(c) => TerminalStatus {
-                        id: t.id,
-                        name: t.name,
-                        connected: true,
-                        bound: true,
-                        platform: Some(c.terminal.platform),
-                        build: Some(c.terminal.build),
-                        account_login: Some(c.account.login),
-                        account_server: Some(c.account.server.clone()),
-                        account_currency: Some(c.account.currency.clone()),
-                        trade_mode: Some(c.account.trade_mode),
-                        permissions: c.permissions.lock().map(|p| *p).unwrap_or_default(),
-                        last_seen: Some(c.last_seen.load(Ordering::Relaxed)),
-                        connected_since: Some(c.connected_since),
-                    },
-                    None => {
-                        let info = t.info.as_ref();
-                        TerminalStatus {
-                            id: t.id.clone(),
-                            name: t.name.clone(),
-                            connected: false,
-                            bound: t.fingerprint.is_some(),
-                            platform: info.and_then(|i| match i.platform.as_str() {
-                                "MT4" => Some(tradeterm_protocol::agent::Platform::MT4),
-                                "MT5" => Some(tradeterm_protocol::agent::Platform::MT5),
-                                _ => None,
-                            }),
-                            build: info.map(|i| i.build),
-                            account_login: info.map(|i| i.account_login),
-                            account_server: info.map(|i| i.account_server.clone()),
-                            account_currency: info.map(|i| i.account_currency.clone()),
-                            trade_mode: info.and_then(|i| match i.trade_mode.as_str() {
-                                "demo" => Some(tradeterm_core::TradeMode::Demo),
-                                "real" => Some(tradeterm_core::TradeMode::Real),
-                                "contest" => Some(tradeterm_core::TradeMode::Contest),
-                                _ => None,
-                            }),
-                            permissions: Permissions::default(),
-                            last_seen: t.last_seen,
-                            connected_since: None,
-                        }
-                    }
-                }
-            })
-            .collect())
     }
 }

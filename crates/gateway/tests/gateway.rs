@@ -871,3 +871,136 @@ async fn pushed_quotes_answer_tick_commands_while_fresh() {
         other => panic!("expected the terminal's answer, got {other:?}"),
     }
 }
+
+/// Scrapes `GET /metrics` of the gateway.
+async fn scrape(app: &TestApp) -> tradeterm_telemetry::scrape::Scrape {
+    let resp = app.http.get(format!("{}/metrics", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(ct.starts_with("text/plain"), "{ct}");
+    tradeterm_telemetry::scrape::Scrape::parse(&resp.text().await.unwrap())
+}
+
+/// Answers the next request frame with the account, returning its id.
+async fn answer_account_request(ws: &mut Ws) -> String {
+    loop {
+        match next_gateway_frame(ws).await {
+            GatewayFrame::Request { id, command, .. } => {
+                assert_eq!(command, Command::AccountInfo);
+                let reply = AgentFrame::Response(Response::ok(id.clone(), CommandResult::AccountInfo(account())));
+                ws.send(Message::text(reply.to_json())).await.unwrap();
+                return id;
+            }
+            GatewayFrame::Ping { ts } => ws.send(Message::text(AgentFrame::Pong { ts }.to_json())).await.unwrap(),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_request_id_reaches_the_agent_and_dispatches_are_counted() {
+    use tradeterm_telemetry::names;
+    use tradeterm_telemetry::request_id::{self, RequestId};
+
+    let app = spawn_app().await;
+    let before = scrape(&app).await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (mut ws, first) = connect(&app, &term_key, "uid-rid", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }));
+    let t = Duration::from_secs(5);
+
+    // Over HTTP: the client sends the current request id, the gateway puts
+    // it in front of the agent's request id.
+    let remote = HttpDispatch::new(&app.base, INTERNAL).unwrap();
+    let (lic, term) = (app.license_id.clone(), term_id.clone());
+    let call = tokio::spawn(async move {
+        let rid = RequestId::parse("rid-over-http").unwrap();
+        request_id::scope(rid, remote.execute(&lic, &term, Command::AccountInfo, t)).await
+    });
+    let id = answer_account_request(&mut ws).await;
+    assert!(id.starts_with("rid-over-http-"), "{id}");
+    assert_eq!(request_id::of_command_id(&id), Some("rid-over-http"));
+    assert!(matches!(call.await.unwrap(), Ok(CommandResult::AccountInfo(_))));
+
+    // In process (the single node): the same task-local.
+    let gateway = app.gateway.clone();
+    let (lic, term) = (app.license_id.clone(), term_id.clone());
+    let call = tokio::spawn(async move {
+        let rid = RequestId::parse("rid-in-process").unwrap();
+        request_id::scope(rid, gateway.execute(&lic, &term, Command::AccountInfo, t)).await
+    });
+    let id = answer_account_request(&mut ws).await;
+    assert_eq!(request_id::of_command_id(&id), Some("rid-in-process"), "{id}");
+    assert!(call.await.unwrap().is_ok());
+    // Outside a request: a plain unique id.
+    let gateway = app.gateway.clone();
+    let (lic, term) = (app.license_id.clone(), term_id.clone());
+    let call = tokio::spawn(async move { gateway.execute(&lic, &term, Command::AccountInfo, t).await });
+    let id = answer_account_request(&mut ws).await;
+    assert_eq!((id.len(), request_id::of_command_id(&id)), (32, None), "{id}");
+    assert!(call.await.unwrap().is_ok());
+    let err = app
+        .gateway
+        .execute(&app.license_id, &app.terminals[1].0, Command::Symbols, t)
+        .await
+        .unwrap_err();
+    assert_eq!(err, DispatchError::Unreachable);
+
+    // The metrics moved: three commands reached the agent (one through the
+    // HTTP client), one terminal was unreachable, the agent is connected.
+    let after = scrape(&app).await;
+    let moved = |name: &str, labels: &[(&str, &str)]| after.value(name, labels) - before.value(name, labels);
+    let ok = [("side", "gateway"), ("command", "account_info"), ("outcome", "ok")];
+    assert!(moved(names::DISPATCH_TOTAL, &ok) >= 3.0);
+    let count = format!("{}_count", names::DISPATCH_DURATION_SECONDS);
+    assert!(moved(&count, &ok) >= 3.0);
+    let client = [("side", "client"), ("command", "account_info"), ("outcome", "ok")];
+    assert!(moved(names::DISPATCH_TOTAL, &client) >= 1.0);
+    let unreachable = [("side", "gateway"), ("command", "symbols"), ("outcome", "unreachable")];
+    assert!(moved(names::DISPATCH_TOTAL, &unreachable) >= 1.0);
+    let mt5 = [("transport", "websocket"), ("platform", "MT5")];
+    assert!(after.value(names::AGENTS_CONNECTED, &mt5) >= 1.0);
+    assert!(moved(names::AGENT_CONNECTIONS_TOTAL, &mt5) >= 1.0);
+    let dispatch_route = [
+        ("service", "gateway"),
+        ("route", "/internal/v1/dispatch"),
+        ("method", "POST"),
+        ("status", "200"),
+    ];
+    assert!(moved(names::HTTP_REQUESTS_TOTAL, &dispatch_route) >= 1.0);
+}
+
+#[tokio::test]
+async fn every_answer_carries_its_request_id_and_readyz_checks_the_database_and_listener() {
+    let app = spawn_app().await;
+    let resp = app
+        .http
+        .get(format!("{}/healthz", app.base))
+        .header("x-request-id", "client-chosen.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["x-request-id"], "client-chosen.1");
+    // An error envelope carries it too; a malformed incoming id is replaced.
+    let resp = app
+        .http
+        .get(format!("{}/no/such/route", app.base))
+        .header("x-request-id", "not a valid id")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let id = resp.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32, "{id}");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["request_id"], id.as_str());
+    assert_eq!(body["error"]["code"], "NOT_FOUND");
+
+    let resp = app.http.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({ "status": "ready", "down": [], "checks": { "database": "ok", "listener": "ok" } })
+    );
+}

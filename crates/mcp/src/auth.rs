@@ -10,6 +10,12 @@
 //! - `key_recheck` (60 s by default) has passed, so that a revoked or rotated
 //!   terminal key stops working within that time even with a 24 h token.
 //!
+//! With Redis (`KEYVALUE_URL`), every request served from the cache also
+//! checks the revocation mark the gateway sets when the key is rotated
+//! (`tt:revoked:{key id}`, as the REST server does): a rotated key, and the
+//! session tokens exchanged for it, are refused at once on every instance.
+//! While Redis cannot be read, the key is checked in the store instead.
+//!
 //! When a refresh fails because the gateway cannot be reached, the cached
 //! token keeps being used until it actually expires. The gateway refuses
 //! master license keys; the key must also be bound to a terminal (its agent
@@ -99,7 +105,11 @@ impl IntoResponse for AuthError {
     fn into_response(self) -> Response {
         let status =
             axum::http::StatusCode::from_u16(self.status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-        let body = serde_json::json!({ "error": { "code": self.code, "message": self.message } });
+        let mut body = serde_json::json!({ "error": { "code": self.code, "message": self.message } });
+        // The request's id (also in `X-Request-Id`), as in the REST envelope.
+        if let Some(id) = tradeterm_telemetry::request_id::current() {
+            body["error"]["request_id"] = serde_json::json!(id.as_str());
+        }
         (status, axum::Json(body)).into_response()
     }
 }
@@ -114,6 +124,9 @@ struct Grant {
     bound: bool,
 }
 
+/// How long reading a revocation mark may take before the store is asked instead.
+const MARK_TIMEOUT: Duration = Duration::from_millis(100);
+
 /// Turns terminal keys into verified callers, with the cached, refreshed exchange.
 pub struct Authenticator {
     gateway: GatewayClient,
@@ -122,6 +135,10 @@ pub struct Authenticator {
     recheck: Duration,
     cache: Mutex<HashMap<[u8; 32], Grant>>,
     exchanges: AtomicU64,
+    /// Where the gateway marks revoked credentials (`KEYVALUE_URL`).
+    marks: Option<deadpool_redis::Pool>,
+    /// Unix seconds of the last warning that the marks could not be read.
+    marks_warned: AtomicU64,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -146,7 +163,17 @@ impl Authenticator {
             recheck,
             cache: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
+            marks: None,
+            marks_warned: AtomicU64::new(0),
         }
+    }
+
+    /// Checks the Redis revocation marks of `pool` on every request served
+    /// from the cache (see the module docs); `None` keeps the periodic
+    /// re-exchange only.
+    pub fn with_revocation_marks(mut self, pool: Option<deadpool_redis::Pool>) -> Self {
+        self.marks = pool;
+        self
     }
 
     /// Successful token exchanges so far (first exchanges and refreshes).
@@ -170,24 +197,29 @@ impl Authenticator {
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         let now = now_secs();
         let cached = self.cache.lock().ok().and_then(|c| c.get(&digest).cloned());
-        let mut grant = match cached {
-            Some(g) if now < g.refresh_at && g.obtained.elapsed() < self.recheck => g,
+        // `true`: the grant comes from the cache, not from the gateway just now.
+        let (mut grant, cached) = match cached {
+            Some(g) if now < g.refresh_at && g.obtained.elapsed() < self.recheck => (g, true),
             Some(old) => match self.exchange(key).await {
                 Ok(mut fresh) => {
                     fresh.bound = old.bound && old.claims.terminal == fresh.claims.terminal;
-                    fresh
+                    (fresh, false)
                 }
                 Err(e) if e.code == "GATEWAY_ERROR" && old.claims.exp > now => {
                     tracing::warn!("token refresh failed; the current session token is still valid and stays in use");
-                    old
+                    (old, true)
                 }
                 Err(e) => {
                     self.evict(&digest);
                     return Err(e);
                 }
             },
-            None => self.exchange(key).await?,
+            None => (self.exchange(key).await?, false),
         };
+        if cached && let Err(e) = self.ensure_not_revoked(&grant.claims).await {
+            self.evict(&digest);
+            return Err(e);
+        }
         if !grant.bound {
             self.ensure_bound(&grant.claims).await?;
             grant.bound = true;
@@ -232,6 +264,47 @@ impl Authenticator {
         })
     }
 
+    /// Refuses a cached grant whose terminal key was revoked or rotated since:
+    /// the Redis mark when there is Redis, else (or while it cannot be read)
+    /// the store. Without Redis configured, nothing is checked here (the
+    /// periodic re-exchange does it).
+    async fn ensure_not_revoked(&self, claims: &Claims) -> Result<(), AuthError> {
+        let Some(pool) = &self.marks else {
+            return Ok(());
+        };
+        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(pool, &claims.cred_id)).await;
+        let revoked = match marked {
+            Ok(Ok(marked)) => marked,
+            failed => {
+                let detail = match failed {
+                    Ok(Err(e)) => e,
+                    _ => format!("no answer within {MARK_TIMEOUT:?}"),
+                };
+                let now = now_secs().max(0) as u64;
+                let last = self.marks_warned.load(Ordering::Relaxed);
+                let due = last + 10 <= now;
+                if due
+                    && self
+                        .marks_warned
+                        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    tracing::warn!(error = %detail, "revocation marks unreadable in Redis; checking keys in the store");
+                }
+                match self.store.terminal_key_active(&claims.cred_id).await {
+                    Ok(active) => !active,
+                    Err(e) => return Err(AuthError::internal(e)),
+                }
+            }
+        };
+        if revoked {
+            return Err(AuthError::unauthorized(
+                "this terminal key has been revoked or rotated; connect with the terminal's new key",
+            ));
+        }
+        Ok(())
+    }
+
     async fn ensure_bound(&self, claims: &Claims) -> Result<(), AuthError> {
         let terminal = claims.terminal.as_deref().unwrap_or_default();
         match self.store.terminal(&claims.sub, terminal).await {
@@ -244,6 +317,16 @@ impl Authenticator {
             Err(e) => Err(AuthError::internal(e)),
         }
     }
+}
+
+/// Whether the gateway marked the credential revoked (`EXISTS tt:revoked:{id}`).
+async fn revocation_marked(pool: &deadpool_redis::Pool, credential_id: &str) -> Result<bool, String> {
+    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+    deadpool_redis::redis::cmd("EXISTS")
+        .arg(tradeterm_protocol::dispatch::revocation_key(credential_id))
+        .query_async::<bool>(&mut conn)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

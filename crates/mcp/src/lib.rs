@@ -4,7 +4,10 @@
 //! connector that brings it to a local AI client.
 //!
 //! - **Server** ([`McpServer`]): MCP streamable HTTP at `/mcp/v1` (rmcp's
-//!   tower service mounted in axum on its own listener) and `GET /healthz`.
+//!   tower service mounted in axum on its own listener), `GET /healthz`, and
+//!   `GET /metrics` and `GET /readyz` (`tradeterm-telemetry`). Every answer
+//!   carries the request's `X-Request-Id`; a tool call runs with that id, so
+//!   the gateway and the agent see it (`docs/observability.md`).
 //!   Every request carries `Authorization: Bearer <TERMINAL_KEY>`; the server
 //!   exchanges the key at the gateway for a session token, verifies it, and
 //!   refreshes it before it expires, so a client never handles tokens
@@ -224,6 +227,7 @@ struct Inner {
     services: Arc<Services>,
     auth: auth::Authenticator,
     limiter: Option<RateLimiter>,
+    readiness: tradeterm_telemetry::Readiness,
 }
 
 impl std::fmt::Debug for McpState {
@@ -237,23 +241,33 @@ impl std::fmt::Debug for McpState {
 impl McpState {
     /// Builds the shared state over the process's `services`: terminal keys
     /// are exchanged at `gateway` and the tokens verified with `verifier`;
-    /// tool calls count in the `mcp` bucket of the services' rate limits.
+    /// tool calls count in the `mcp` bucket of the services' rate limits, and
+    /// with their Redis every request checks the key's revocation mark.
     pub fn new(
         settings: McpSettings,
         services: Arc<Services>,
         verifier: TokenVerifier,
         gateway: GatewayClient,
     ) -> Self {
-        let auth = auth::Authenticator::new(gateway, verifier, services.store.clone(), settings.key_recheck);
+        let auth = auth::Authenticator::new(gateway, verifier, services.store.clone(), settings.key_recheck)
+            .with_revocation_marks(services.rate_limits.redis.clone());
         let limiter = services.rate_limits.limiter("mcp");
+        let readiness = services.readiness();
         Self {
             inner: Arc::new(Inner {
                 settings,
                 services,
                 auth,
                 limiter,
+                readiness,
             }),
         }
+    }
+
+    /// The checks of `GET /readyz`: the database, and Redis when rate
+    /// limiting uses it. A binary adds its own; clones share them.
+    pub fn readiness(&self) -> &tradeterm_telemetry::Readiness {
+        &self.inner.readiness
     }
 
     /// The authenticator (token exchange counters for tests and metrics).
@@ -357,7 +371,8 @@ impl McpServer {
     }
 }
 
-/// The axum router: `/mcp/v1` (authenticated) and `/healthz`.
+/// The axum router: `/mcp/v1` (authenticated), `/healthz`, `/metrics` and
+/// `/readyz`, every request observed (request id, span, HTTP metrics).
 fn router(state: McpState, shutdown: CancellationToken) -> Router {
     let settings = state.settings();
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
@@ -373,11 +388,17 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
         sessions.clone(),
         config,
     );
+    let readiness = state.readiness().clone();
     Router::new()
         .route_service(MCP_PATH, mcp)
         .route_layer(axum::middleware::from_fn_with_state(sessions, session_close_status))
         .route_layer(axum::middleware::from_fn_with_state(state, authenticate))
         .route("/healthz", get(healthz))
+        .merge(tradeterm_telemetry::axum::routes(readiness))
+        .layer(axum::middleware::from_fn_with_state(
+            "mcp",
+            tradeterm_telemetry::axum::observe,
+        ))
 }
 
 /// The status of a session-closing `DELETE /mcp/v1`, as MCP clients expect it.

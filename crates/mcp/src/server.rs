@@ -19,6 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tracing::Instrument;
 use tradeterm_tools::{Invocation, TerminalChoice, ToolError};
 
 use crate::McpState;
@@ -126,6 +127,8 @@ pub(crate) struct Session {
     owner: Arc<OnceLock<(String, String)>>,
     /// The session's tool list (groups, output schemas), fixed at `initialize`.
     list: Arc<OnceLock<ToolListOptions>>,
+    /// Counts the session in `tradeterm_mcp_sessions_open` while it lives.
+    _open: Arc<tradeterm_telemetry::record::McpSessionGuard>,
 }
 
 impl std::fmt::Debug for Session {
@@ -151,6 +154,7 @@ impl Session {
             mode: Arc::new(Mutex::new(TradingMode::Live)),
             owner: Arc::new(OnceLock::new()),
             list: Arc::new(OnceLock::new()),
+            _open: Arc::new(tradeterm_telemetry::record::McpSessionGuard::open()),
         }
     }
 
@@ -287,6 +291,33 @@ impl ServerHandler for Session {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // The tool call runs in the session's task: it takes the HTTP
+        // request's id with it, so the gateway and the agent see that id.
+        let id = request_id(&context);
+        let span = tracing::info_span!(target: tradeterm_telemetry::logging::REQUEST_SPAN_TARGET, "mcp_tool", request_id = %id, tool = %request.name);
+        tradeterm_telemetry::request_id::scope(id, self.call_tool_in_request(request, context))
+            .instrument(span)
+            .await
+    }
+}
+
+/// The id of the HTTP request carrying an MCP message (set by the
+/// `observe` middleware), or a new one.
+fn request_id(context: &RequestContext<RoleServer>) -> tradeterm_telemetry::RequestId {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<tradeterm_telemetry::RequestId>())
+        .cloned()
+        .unwrap_or_else(tradeterm_telemetry::RequestId::generate)
+}
+
+impl Session {
+    async fn call_tool_in_request(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

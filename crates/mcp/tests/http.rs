@@ -45,14 +45,21 @@ struct App {
     key: String,
     http: reqwest::Client,
     handle: McpHandle,
+    state: McpState,
 }
 
 /// A gateway stand-in answering `POST /api/token` for `key` only.
-async fn fake_gateway(signer: TokenSigner, key: String, license: String, terminal: String) -> String {
+async fn fake_gateway(signer: TokenSigner, key: String, license: String, terminal: String, cred_id: String) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let route = axum::routing::post(move |headers: axum::http::HeaderMap| {
-        let (signer, key, license, terminal) = (signer.clone(), key.clone(), license.clone(), terminal.clone());
+        let (signer, key, license, terminal, cred_id) = (
+            signer.clone(),
+            key.clone(),
+            license.clone(),
+            terminal.clone(),
+            cred_id.clone(),
+        );
         async move {
             let given = headers
                 .get("authorization")
@@ -74,7 +81,7 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
                 tier: Tier::Pro,
                 caps: Tier::Pro.capabilities().to_vec(),
                 cred: CredentialKind::TerminalKey,
-                cred_id: "tkey-test".into(),
+                cred_id,
                 terminal: Some(terminal),
             };
             let token = signer.sign(claims).unwrap();
@@ -90,26 +97,46 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
 }
 
 async fn spawn_app() -> App {
+    spawn_apps(1, None, "tkey-test").await.remove(0)
+}
+
+/// `n` MCP instances sharing one store, one gateway and `redis` (as
+/// processes behind a load balancer do); the gateway's tokens name `cred_id`.
+async fn spawn_apps(n: usize, redis: Option<deadpool_redis::Pool>, cred_id: &str) -> Vec<App> {
     let (private, public) = generate_rsa_pem_pair().unwrap();
     let signer = TokenSigner::from_pem(private.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
-    let verifier = TokenVerifier::from_pem(public.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
     let store = SqlStore::connect("sqlite::memory:").await.unwrap();
     let (license, _) = store.create_license("test", Tier::Pro).await.unwrap();
     let (terminal, key) = store.create_terminal(&license.id, "t1").await.unwrap();
     store.bind_terminal(&terminal.id, "fingerprint").await.unwrap();
     let key = key.expose().to_owned();
-    let gateway = fake_gateway(signer, key.clone(), license.id.clone(), terminal.id.clone()).await;
-    let services = Arc::new(Services::new(Arc::new(NoTerminals), Arc::new(store)));
-    let server = McpServer::build(
-        McpState::new(
-            McpSettings::default(),
-            services,
-            verifier,
-            GatewayClient::new(&gateway).unwrap(),
-        ),
-        TcpListener::bind("127.0.0.1:0").unwrap(),
+    let gateway = fake_gateway(
+        signer,
+        key.clone(),
+        license.id.clone(),
+        terminal.id.clone(),
+        cred_id.to_owned(),
     )
-    .unwrap();
+    .await;
+    let mut services = Services::new(Arc::new(NoTerminals), Arc::new(store));
+    services.rate_limits.redis = redis;
+    let services = Arc::new(services);
+    let mut apps = Vec::new();
+    for _ in 0..n {
+        let verifier = TokenVerifier::from_pem(public.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
+        apps.push(spawn_instance(services.clone(), verifier, &gateway, key.clone()));
+    }
+    apps
+}
+
+fn spawn_instance(services: Arc<Services>, verifier: TokenVerifier, gateway: &str, key: String) -> App {
+    let state = McpState::new(
+        McpSettings::default(),
+        services,
+        verifier,
+        GatewayClient::new(gateway).unwrap(),
+    );
+    let server = McpServer::build(state.clone(), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap();
     let url = format!("http://127.0.0.1:{}{MCP_PATH}", server.port());
     let handle = server.handle();
     tokio::spawn(server.run_until_stopped());
@@ -118,6 +145,7 @@ async fn spawn_app() -> App {
         key,
         http: reqwest::Client::new(),
         handle,
+        state,
     }
 }
 
@@ -135,6 +163,11 @@ fn message(body: &str) -> Value {
 }
 
 impl App {
+    /// Token exchanges this instance made at the gateway.
+    fn exchanges(&self) -> u64 {
+        self.state.authenticator().exchanges()
+    }
+
     fn request(&self, method: reqwest::Method, session: Option<&str>) -> reqwest::RequestBuilder {
         let mut r = self
             .http
@@ -202,6 +235,52 @@ impl App {
             json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
         )
         .await
+    }
+}
+
+/// Two instances sharing Redis: once the gateway marks the terminal key
+/// revoked (as its rotation does), the very next request on each instance is
+/// refused, although both hold a cached session token for the key.
+#[tokio::test]
+async fn a_rotated_key_is_refused_at_once_on_every_instance_sharing_redis() {
+    let pool = deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
+        .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+        .unwrap();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let cred_id = format!("tkey-mcp-revocation-{}-{nanos}", std::process::id());
+    let apps = spawn_apps(2, Some(pool.clone()), &cred_id).await;
+    let mut sessions = Vec::new();
+    for app in &apps {
+        let session = app.open_session().await;
+        assert_eq!(app.list_tools(&session).await.status(), 200);
+        sessions.push(session);
+    }
+    let exchanges: Vec<u64> = apps.iter().map(|a| a.exchanges()).collect();
+
+    tradeterm_tools::ratelimit::mark_revoked(&pool, &cred_id).await.unwrap();
+    for (app, session) in apps.iter().zip(&sessions) {
+        let refused = app.list_tools(session).await;
+        assert_eq!(refused.status(), 401);
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("revoked or rotated"),
+            "{body}"
+        );
+    }
+    let after: Vec<u64> = apps.iter().map(|a| a.exchanges()).collect();
+    assert_eq!(
+        after, exchanges,
+        "refused from the cache, by the mark, without a new exchange"
+    );
+    for app in &apps {
+        app.handle.stop();
     }
 }
 

@@ -223,6 +223,10 @@ pub mod codes {
     pub const TRADE_REJECTED: &str = "TRADE_REJECTED";
     /// Unexpected failure inside the agent.
     pub const INTERNAL: &str = "INTERNAL";
+    /// Sent by a gateway that is shutting down, before it closes the
+    /// connection (or refuses a new one): the agent reconnects after its
+    /// usual backoff, and behind a load balancer reaches another instance.
+    pub const SHUTTING_DOWN: &str = "SHUTTING_DOWN";
 }
 
 /// A frame sent by the gateway.

@@ -82,6 +82,25 @@ impl DispatchError {
             Self::Gateway(_) => "GATEWAY_ERROR",
         }
     }
+
+    /// The `outcome` label of the dispatch metrics (`docs/observability.md`).
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::Unreachable => "unreachable",
+            Self::Timeout(_) => "timeout",
+            Self::CommandFailed(_) => "command_failed",
+            Self::Gateway(_) => "gateway_error",
+        }
+    }
+
+    /// The `outcome` label of a dispatch result: `ok` or [`DispatchError::outcome`].
+    pub fn outcome_of<T>(result: &Result<T, Self>) -> &'static str {
+        match result {
+            Ok(_) => "ok",
+            Err(e) => e.outcome(),
+        }
+    }
 }
 
 /// Redis key marking a revoked credential (an API key id), set by whoever
@@ -113,6 +132,18 @@ pub trait Dispatch: Send + Sync + 'static {
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError>;
 }
 
+/// Body of `POST /internal/v1/revoked` on a gateway: the terminal's agent
+/// must be disconnected if it authenticated with one of these (now revoked)
+/// terminal keys. Sent by the instance that rotated the key to the instance
+/// holding the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RevokedKeys {
+    /// The terminal.
+    pub terminal_id: String,
+    /// Record ids of the revoked keys.
+    pub key_ids: Vec<String>,
+}
+
 /// Body of `POST /internal/v1/dispatch` on the gateway.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DispatchRequest {
@@ -124,6 +155,12 @@ pub struct DispatchRequest {
     pub command: Command,
     /// Timeout in ms (capped by the gateway at 120 000).
     pub timeout_ms: u64,
+    /// Sent by a client that already followed the route table to the
+    /// gateway holding the terminal (or by a gateway relaying to it): the
+    /// receiving gateway answers from its own connections only and never
+    /// relays again, so a stale route cannot bounce a command around.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relayed: bool,
 }
 
 /// Body of the answer of the dispatch route (HTTP 200 in both cases).

@@ -1,12 +1,18 @@
 //! [`HttpDispatch`]: the one HTTP client of a remote gateway's dispatch route,
 //! used by REST and MCP instances that do not run the gateway in-process.
+//! It passes the current request id on (`X-Request-Id`) and counts each
+//! dispatch in `tradeterm_dispatch_total{side="client"}`.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tradeterm_telemetry::record::{DispatchSide, DispatchTimer};
+use tradeterm_telemetry::request_id;
 
 use crate::agent::{Command, CommandResult};
-use crate::dispatch::{Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, TerminalStatus};
+use crate::dispatch::{
+    Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, RevokedKeys, TerminalStatus,
+};
 
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
@@ -14,6 +20,8 @@ pub struct HttpDispatch {
     base: String,
     token: String,
     http: reqwest::Client,
+    /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
+    holder: bool,
 }
 
 impl HttpDispatch {
@@ -22,14 +30,109 @@ impl HttpDispatch {
     pub fn new(base_url: &str, internal_token: &str) -> Result<Self, DispatchError> {
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
-            .connect_timeout(Duration::from_secs(5))
+            .connect_timeout(Duration::from_secs(2))
             .build()
             .map_err(|e| DispatchError::Gateway(e.to_string()))?;
         Ok(Self {
             base: base_url.trim_end_matches('/').to_owned(),
             token: internal_token.to_owned(),
             http,
+            holder: false,
         })
+    }
+
+    /// Client of the gateway instance that the route table says holds the
+    /// terminals it is asked about (a scaled-out deployment). Its requests
+    /// are marked relayed (that gateway answers from its own connections and
+    /// never relays further), and a refused connection, which means the
+    /// request never reached the instance (it is down, its agents are
+    /// reconnecting elsewhere), is reported as [`DispatchError::Unreachable`]
+    /// rather than a gateway failure. Shares `self`'s connection pool.
+    #[must_use]
+    pub fn holder(&self, base_url: &str) -> Self {
+        Self {
+            base: base_url.trim_end_matches('/').to_owned(),
+            token: self.token.clone(),
+            http: self.http.clone(),
+            holder: true,
+        }
+    }
+
+    /// The gateway's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// Asks the gateway to disconnect the terminal's agent if it
+    /// authenticated with one of the revoked keys. Whether it did.
+    ///
+    /// # Errors
+    /// The gateway could not be reached or refused.
+    pub async fn drop_revoked(&self, revoked: &RevokedKeys) -> Result<bool, DispatchError> {
+        let resp = self
+            .http
+            .post(format!("{}/internal/v1/revoked", self.base))
+            .header(INTERNAL_TOKEN_HEADER, &self.token)
+            .timeout(Duration::from_secs(5))
+            .json(revoked)
+            .send()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("revocation request failed: {e}")))?;
+        if !resp.status().is_success() {
+            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
+        }
+        let body: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("bad revocation reply: {e}")))?;
+        Ok(body["disconnected"].as_bool().unwrap_or(false))
+    }
+}
+
+impl HttpDispatch {
+    /// `POST /internal/v1/dispatch`, with the current request's id in
+    /// `X-Request-Id` so that the gateway logs it and puts it into the
+    /// agent's request id (`tradeterm_telemetry::request_id`).
+    async fn post_dispatch(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        let body = DispatchRequest {
+            license_id: license_id.to_owned(),
+            terminal_id: terminal_id.to_owned(),
+            command,
+            timeout_ms: timeout.as_millis() as u64,
+            relayed: self.holder,
+        };
+        let mut request = self
+            .http
+            .post(format!("{}/internal/v1/dispatch", self.base))
+            .header(INTERNAL_TOKEN_HEADER, &self.token)
+            .timeout(timeout + Duration::from_secs(2))
+            .json(&body);
+        if let Some(id) = request_id::current() {
+            request = request.header(request_id::REQUEST_ID_HEADER, id.as_str());
+        }
+        let resp = request.send().await.map_err(|e| {
+            // Nothing was sent: safe to report the terminal as unreachable
+            // (any other failure leaves the outcome unknown).
+            if self.holder && e.is_connect() {
+                DispatchError::Unreachable
+            } else {
+                DispatchError::Gateway(format!("dispatch request failed: {e}"))
+            }
+        })?;
+        if !resp.status().is_success() {
+            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
+        }
+        let reply: DispatchReply = resp
+            .json()
+            .await
+            .map_err(|e| DispatchError::Gateway(format!("bad dispatch reply: {e}")))?;
+        reply.into_result()
     }
 }
 
@@ -42,29 +145,10 @@ impl Dispatch for HttpDispatch {
         command: Command,
         timeout: Duration,
     ) -> Result<CommandResult, DispatchError> {
-        let body = DispatchRequest {
-            license_id: license_id.to_owned(),
-            terminal_id: terminal_id.to_owned(),
-            command,
-            timeout_ms: timeout.as_millis() as u64,
-        };
-        let resp = self
-            .http
-            .post(format!("{}/internal/v1/dispatch", self.base))
-            .header(INTERNAL_TOKEN_HEADER, &self.token)
-            .timeout(timeout + Duration::from_secs(2))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| DispatchError::Gateway(format!("dispatch request failed: {e}")))?;
-        if !resp.status().is_success() {
-            return Err(DispatchError::Gateway(format!("gateway answered {}", resp.status())));
-        }
-        let reply: DispatchReply = resp
-            .json()
-            .await
-            .map_err(|e| DispatchError::Gateway(format!("bad dispatch reply: {e}")))?;
-        reply.into_result()
+        let timer = DispatchTimer::start(DispatchSide::Client, command.name());
+        let result = self.post_dispatch(license_id, terminal_id, command, timeout).await;
+        timer.finish(DispatchError::outcome_of(&result));
+        result
     }
 
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {

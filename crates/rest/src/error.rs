@@ -1,4 +1,6 @@
-//! REST errors in the spec's envelope `{ "error": { "code", "message" } }`.
+//! REST errors in the spec's envelope `{ "error": { "code", "message" } }`,
+//! plus `request_id` (the request's `X-Request-Id`) when answered inside a
+//! request, and `retcode` for order rejections.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
@@ -86,7 +88,8 @@ impl RestError {
 
     /// 500 `INTERNAL_ERROR`; `detail` is logged with a request id and shown only outside production.
     pub fn internal(detail: impl std::fmt::Display, production: bool) -> Self {
-        let request_id = uuid::Uuid::new_v4().simple().to_string();
+        let request_id =
+            tradeterm_telemetry::request_id::current().unwrap_or_else(tradeterm_telemetry::RequestId::generate);
         tracing::error!(%request_id, error = %detail, "internal error");
         let message = if production {
             format!("internal error (request id {request_id})")
@@ -117,6 +120,10 @@ impl ResponseError for RestError {
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
         if let Some(r) = &self.retcode {
             body["error"]["retcode"] = json!(r);
+        }
+        // The request's id (also answered in `X-Request-Id`), to quote when reporting a problem.
+        if let Some(id) = tradeterm_telemetry::request_id::current() {
+            body["error"]["request_id"] = json!(id.as_str());
         }
         let mut resp = HttpResponse::build(self.status);
         if let Some(s) = self.retry_after {
@@ -178,6 +185,25 @@ mod tests {
             RestError::from_tool(ToolError::TerminalRequired, true).code(),
             "MISSING_TERMINAL"
         );
+    }
+
+    #[tokio::test]
+    async fn inside_a_request_the_envelope_and_the_internal_message_carry_its_id() {
+        use tradeterm_telemetry::request_id::{RequestId, scope};
+
+        assert!(body(&RestError::invalid("x"))["error"].get("request_id").is_none());
+        let id = RequestId::parse("rid-unit-1").unwrap();
+        let (invalid, internal) = scope(id, async {
+            (
+                body(&RestError::invalid("x")),
+                body(&RestError::internal("db down", true)),
+            )
+        })
+        .await;
+        assert_eq!(invalid["error"]["request_id"], "rid-unit-1");
+        assert_eq!(invalid["error"]["code"], "VALIDATION_ERROR");
+        assert_eq!(internal["error"]["request_id"], "rid-unit-1");
+        assert_eq!(internal["error"]["message"], "internal error (request id rid-unit-1)");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! envelopes and error codes, the named routes of the spec, and
 //! `POST /api/v1/tools/{name}` for every tool of the catalog, and the spec's
 //! management endpoints (`/api/prop-firm-rules`, `/api/news-guard`,
-//! `/api/cb-stance`) with the license's master key.
+//! `/api/cb-stance`) with the license's master key. `GET /metrics` and
+//! `GET /readyz` (`tradeterm-telemetry`); every answer carries the request's
+//! `X-Request-Id`, and error envelopes carry it as `error.request_id`.
 //!
 //! Every tool call goes through [`tradeterm_tools::invoke`] over the process's
 //! [`Services`]; this crate only authenticates, rate-limits, reads the input
@@ -63,6 +65,7 @@ pub struct AppState {
     pub(crate) gateway: GatewayClient,
     pub(crate) auth: Arc<auth::Authenticator>,
     pub(crate) limiter: Option<Arc<ratelimit::RateLimiter>>,
+    pub(crate) readiness: tradeterm_telemetry::Readiness,
 }
 
 impl std::fmt::Debug for AppState {
@@ -91,13 +94,22 @@ impl AppState {
             settings.exchange_cache,
         ));
         let limiter = services.rate_limits.limiter("rest").map(Arc::new);
+        let readiness = services.readiness();
         Self {
             settings,
             services,
             gateway,
             auth,
             limiter,
+            readiness,
         }
+    }
+
+    /// The checks of `GET /readyz`: the database, and Redis when rate
+    /// limiting uses it. A binary adds its own (the single node adds the
+    /// gateway's listener); clones share them.
+    pub fn readiness(&self) -> &tradeterm_telemetry::Readiness {
+        &self.readiness
     }
 
     /// The authenticator (revocation hooks for tests and in-process wiring).
@@ -154,6 +166,7 @@ impl RestServer {
                         Ok(res)
                     }
                 })
+                .wrap_fn(|req, srv| tradeterm_telemetry::actix::observe("rest", req, srv))
                 .configure(|cfg| routes::configure(cfg, state.clone()))
         })
         .workers(workers)

@@ -11,6 +11,7 @@ use actix_web::http::Method;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use serde_json::{Map, Value, json};
+use tradeterm_telemetry::actix::RouteLabel;
 use tradeterm_tools::{Invocation, Target, TerminalChoice, Tool};
 
 use crate::auth::Caller;
@@ -264,6 +265,8 @@ pub const TERMINAL_HEADER: &str = "x-terminal-id";
 /// of these paths is told in `Allow`. The docs assets are handled apart.
 pub const FIXED_ROUTES: &[(&str, &str)] = &[
     ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
     ("POST", "/api/token"),
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/api/v1/tools"),
@@ -275,6 +278,7 @@ pub const FIXED_ROUTES: &[(&str, &str)] = &[
 const METHOD_ORDER: [&str; 8] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"];
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
+    tradeterm_telemetry::actix::configure(cfg, state.readiness.clone());
     cfg.app_data(web::Data::new(state))
         .app_data(web::PayloadConfig::new(MAX_BODY))
         .route("/healthz", web::get().to(healthz))
@@ -296,10 +300,14 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 && !name.contains('/')
             {
                 let name = percent_decode(name).unwrap_or_default();
+                req.extensions_mut().insert(RouteLabel("/api/v1/tools/{name}"));
                 return call_tool(req, name, body, state).await;
             }
             match match_named(req.method(), req.path())? {
-                Some(matched) => named(matched, req, body, state).await,
+                Some(matched) => {
+                    req.extensions_mut().insert(RouteLabel(matched.0.path));
+                    named(matched, req, body, state).await
+                }
                 None => Err(no_route(req.path())),
             }
         },
@@ -929,7 +937,7 @@ mod tests {
 
     #[test]
     fn known_paths_list_their_methods_and_unknown_paths_none() {
-        let cases: [(&str, &[&str]); 14] = [
+        let cases: [(&str, &[&str]); 16] = [
             ("/api/v1/orders", &["GET", "POST"]),
             ("/api/news-guard", &["GET", "PUT", "DELETE"]),
             ("/api/cb-stance", &["GET"]),
@@ -941,6 +949,8 @@ mod tests {
             ("/api/v1/tools/get%5Ftick", &["POST"]),
             ("/api/v1/tools", &["GET"]),
             ("/healthz", &["GET"]),
+            ("/readyz", &["GET"]),
+            ("/metrics", &["GET"]),
             ("/api/token", &["POST"]),
             ("/api/v1/docs/", &["GET"]),
             ("/api/v1/docs/assets/nope.js", &["GET"]),

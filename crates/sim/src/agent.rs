@@ -437,6 +437,8 @@ async fn on_text(sim: &Simulator, tx: &mpsc::Sender<Message>, text: &str) {
                     }
                 };
                 tracing::debug!(
+                    // The gateway's request id: the HTTP request id that asked, then 16 hex digits.
+                    request = %response.id,
                     command = name,
                     ms = started.elapsed().as_millis() as u64,
                     ok = response.error.is_none(),

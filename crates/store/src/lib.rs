@@ -51,8 +51,26 @@ pub enum StoreError {
 }
 
 impl From<sqlx::Error> for StoreError {
+    /// Every driver error passes here: counted in
+    /// `tradeterm_db_errors_total{kind}` (`docs/observability.md`).
     fn from(e: sqlx::Error) -> Self {
+        tradeterm_telemetry::record::db_error(db_error_kind(&e));
         Self::Database(e.to_string())
+    }
+}
+
+/// The `kind` label of a database error.
+fn db_error_kind(e: &sqlx::Error) -> &'static str {
+    match e {
+        sqlx::Error::Database(_) => "database",
+        sqlx::Error::Io(_) => "io",
+        sqlx::Error::Tls(_) => "tls",
+        sqlx::Error::Protocol(_) => "protocol",
+        sqlx::Error::RowNotFound => "row_not_found",
+        sqlx::Error::PoolTimedOut => "pool_timed_out",
+        sqlx::Error::PoolClosed => "pool_closed",
+        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) | sqlx::Error::TypeNotFound { .. } => "decode",
+        _ => "other",
     }
 }
 
@@ -64,6 +82,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// [`SessionStore`] section (`session.rs`).
 #[async_trait]
 pub trait Store: SessionStore + Send + Sync + 'static {
+    /// Checks that the database answers (the readiness probes' `database` check).
+    async fn ping(&self) -> StoreResult<()>;
+
     // ----- licenses -----
 
     /// Creates a license and returns it with its master key (shown once).

@@ -28,6 +28,11 @@
 //! limit on its own traffic), logs a warning at most once per window, and
 //! counts the event in [`RateLimiter::fallbacks`]. No 5xx is ever caused by
 //! the rate limiter.
+//!
+//! **Metrics.** Every decision counts in
+//! `tradeterm_rate_limit_decisions_total{bucket, decision, counter}`
+//! (`allowed` / `limited` / `revoked`; `redis` or `local`), and every failed
+//! Redis count in `tradeterm_redis_errors_total{component="ratelimit"}`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -164,6 +169,8 @@ pub struct RateLimiter {
     combining: Mutex<HashMap<BatchKey, Vec<Waiter>>>,
     /// Redis calls made (each counts one batch).
     calls: AtomicU64,
+    /// How long one Redis call may take ([`CALL_TIMEOUT`] by default).
+    call_timeout: Duration,
 }
 
 impl std::fmt::Debug for RateLimiter {
@@ -197,7 +204,16 @@ impl RateLimiter {
             last_warned_window: AtomicU64::new(u64::MAX),
             combining: Mutex::new(HashMap::new()),
             calls: AtomicU64::new(0),
+            call_timeout: CALL_TIMEOUT,
         }
+    }
+
+    /// The same limiter with another limit on one Redis call's time (tests
+    /// that must not fall back when a loaded machine slows Redis down).
+    #[must_use]
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
     }
 
     /// How many Redis calls were made; with combining, at most the number of
@@ -235,8 +251,10 @@ impl RateLimiter {
         let reset_ms = (window + 1) * self.window_ms;
         let key = format!("tt:rl:{}:{license}:{window}", self.bucket);
         let revoke_key = credential.map(revocation_key);
+        let mut redis = true;
         let count = match self.incr(&key, revoke_key.as_deref()).await {
             Ok(c) if c < 0 => {
+                tradeterm_telemetry::record::rate_limit(self.bucket, "revoked", true);
                 return Decision {
                     allowed: false,
                     limit,
@@ -250,9 +268,14 @@ impl RateLimiter {
                 self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
                 c as u64
             }
-            Err(e) => self.local(license, window, &e),
+            Err(e) => {
+                redis = false;
+                self.local(license, window, &e)
+            }
         };
         let allowed = count <= limit;
+        let decision = if allowed { "allowed" } else { "limited" };
+        tradeterm_telemetry::record::rate_limit(self.bucket, decision, redis);
         Decision {
             allowed,
             limit,
@@ -337,14 +360,14 @@ impl RateLimiter {
             done: false,
         };
         // Only the call is timed: a queued request waits for the call in
-        // flight (at most CALL_TIMEOUT), then for its own batch's call (at most
-        // CALL_TIMEOUT again), and needs no timer of its own.
-        let result = match tokio::time::timeout(CALL_TIMEOUT, self.incr_by(key, revoke_key, count as i64)).await {
+        // flight (at most the call timeout), then for its own batch's call (at most
+        // the call timeout again), and needs no timer of its own.
+        let result = match tokio::time::timeout(self.call_timeout, self.incr_by(key, revoke_key, count as i64)).await {
             Ok(r) => r,
             Err(_) => {
                 // A timed-out call may have left the connection in an unknown state.
                 self.drop_connection();
-                Err(format!("timed out after {} ms", CALL_TIMEOUT.as_millis()))
+                Err(format!("timed out after {} ms", self.call_timeout.as_millis()))
             }
         };
         lead.finish(result)
@@ -389,6 +412,7 @@ impl RateLimiter {
 
     fn local(&self, license: &str, window: u64, error: &dyn std::fmt::Display) -> u64 {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        tradeterm_telemetry::record::redis_error("ratelimit");
         if self.last_warned_window.swap(window, Ordering::Relaxed) != window {
             tracing::warn!(bucket = self.bucket, %error, "rate-limit store unreachable; counting locally on this instance");
         }
@@ -526,11 +550,16 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_requests_share_redis_calls_and_each_gets_its_own_count() {
-        let limiter = std::sync::Arc::new(RateLimiter::new(
-            pool("redis://127.0.0.1:6379"),
-            Duration::from_secs(60),
-            TierLimits::default(),
-        ));
+        // A loaded machine may take longer than 50 ms for a Redis call; the
+        // fallback is tested elsewhere, combining is tested here.
+        let limiter = std::sync::Arc::new(
+            RateLimiter::new(
+                pool("redis://127.0.0.1:6379"),
+                Duration::from_secs(60),
+                TierLimits::default(),
+            )
+            .with_call_timeout(Duration::from_secs(5)),
+        );
         let license = unique("lic");
         let now = 5_000_000 * 60_000;
         // 1200 Enterprise requests (limit 1000) at once, then the counter in Redis.

@@ -82,6 +82,24 @@ impl Services {
     }
 }
 
+impl Services {
+    /// The readiness checks of a listener serving these services (REST,
+    /// MCP): the database, and Redis when rate limiting uses it. Listeners
+    /// add their own (the single node adds the gateway's listener).
+    pub fn readiness(&self) -> tradeterm_telemetry::Readiness {
+        let readiness = tradeterm_telemetry::Readiness::new();
+        let store = self.store.clone();
+        readiness.add("database", move || {
+            let store = store.clone();
+            async move { store.ping().await.map_err(|e| e.to_string()) }
+        });
+        if let Some(pool) = &self.rate_limits.redis {
+            readiness.add_redis(pool.clone());
+        }
+        readiness
+    }
+}
+
 /// Per-license rate limits: the shared Redis and the tier limits per window.
 /// Each adapter counts in its own bucket ([`RateLimits::limiter`]).
 #[derive(Clone)]

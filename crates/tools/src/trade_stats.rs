@@ -10,9 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::costs;
 use tradeterm_core::time::{DAY_MS, UnixMs, iso, parse_iso};
-use tradeterm_core::trade_stats::{
-    self, BalanceAnchor, BalanceDrawdown, Bucket, DailyReturns, PnlPeriod, PnlRow, StatsRequest, TradeRef, TradeStats,
-};
+use tradeterm_core::trade_stats::{self, BalanceAnchor, PnlPeriod, PnlRow, StatsRequest, TradeStats};
 use tradeterm_core::{AccountInfo, Deal};
 use tradeterm_protocol::{Command, CommandResult};
 
@@ -51,130 +49,20 @@ pub struct PnlInput {
     pub period: Option<PnlPeriod>,
 }
 
-/// Output of `get_trade_stats`.
+/// Output of `get_trade_stats`: the account currency and the statistics of
+/// [`tradeterm_core::trade_stats`] (fields documented there).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TradeStatsOutput {
-    /// Range start, ISO 8601 UTC.
-    #[serde(with = "iso")]
-    #[schemars(with = "iso::Schema")]
-    pub from: UnixMs,
-    /// Range end, ISO 8601 UTC.
-    #[serde(with = "iso")]
-    #[schemars(with = "iso::Schema")]
-    pub to: UnixMs,
     /// Account currency of the amounts.
     pub currency: String,
-    /// Number of trades (positions with a closing deal in the range; partial closes are parts of one trade).
-    pub trades: usize,
-    /// Trades with a positive net result.
-    pub wins: usize,
-    /// Trades with a negative net result.
-    pub losses: usize,
-    /// Trades with a net result of exactly 0.
-    pub breakeven: usize,
-    /// `wins / trades` (0.55 = 55 %); null without trades.
-    pub win_rate: Option<f64>,
-    /// Σ winning results / |Σ losing results|; null without a losing trade.
-    pub profit_factor: Option<f64>,
-    /// Mean net result per trade, account currency.
-    pub expectancy: Option<f64>,
-    /// Mean winning result.
-    pub average_win: Option<f64>,
-    /// Mean losing result (negative).
-    pub average_loss: Option<f64>,
-    /// `average_win / |average_loss|`.
-    pub payoff_ratio: Option<f64>,
-    /// Σ winning results.
-    pub gross_profit: f64,
-    /// Σ losing results (negative).
-    pub gross_loss: f64,
-    /// Σ net results of the trades.
-    pub net_trade_profit: f64,
-    /// Best trade.
-    pub best_trade: Option<TradeRef>,
-    /// Worst trade.
-    pub worst_trade: Option<TradeRef>,
-    /// Longest run of consecutive winning trades (in close order; a break-even trade ends a run).
-    pub longest_win_streak: usize,
-    /// Longest run of consecutive losing trades.
-    pub longest_loss_streak: usize,
-    /// Mean holding time in seconds (trades whose entry is in the range).
-    pub average_holding_seconds: Option<f64>,
-    /// Trades with a known entry (the sample of the holding time).
-    pub holding_sample: usize,
-    /// Trades closed only in part by the end of the range.
-    pub partially_closed: usize,
-    /// Positions with entries in the range but no closing deal (not counted as trades).
-    pub open_positions: usize,
-    /// Net P&L of the range: every deal's profit, swap and commission, cash flows excluded.
-    pub net_profit: f64,
-    /// Σ swap of all deals (negative when charged).
-    pub swap: f64,
-    /// Σ commission of all deals (negative when charged).
-    pub commission: f64,
-    /// Σ deposits (cash flows, not profit).
-    pub deposits: f64,
-    /// Σ withdrawals, positive (cash flows, not losses).
-    pub withdrawals: f64,
-    /// Balance at `from`, reconstructed from the balance at `to`.
-    pub starting_balance: Option<f64>,
-    /// Balance at `to`: the current balance minus the balance changes of the deals after `to`.
-    pub ending_balance: Option<f64>,
-    /// Largest drawdown of the balance curve (deposits and withdrawals taken out).
-    pub max_drawdown: BalanceDrawdown,
-    /// Daily returns (UTC weekdays), annualised Sharpe and Sortino (risk-free rate and target 0, √252), drawdown of the daily-return index.
-    pub daily: Option<DailyReturns>,
-    /// By symbol, in name order; `trades` is each group's sample size.
-    pub by_symbol: Vec<Bucket>,
-    /// `long` and `short`.
-    pub by_side: Vec<Bucket>,
-    /// By weekday of the entry (UTC; the close when the entry is before the range), Monday first.
-    pub by_weekday: Vec<Bucket>,
-    /// By hour of the entry (UTC), `00` to `23`.
-    pub by_hour: Vec<Bucket>,
+    /// The statistics of the range.
+    #[serde(flatten)]
+    pub stats: TradeStats,
 }
 
 impl TradeStatsOutput {
     fn new(stats: TradeStats, currency: String) -> Self {
-        Self {
-            from: stats.from,
-            to: stats.to,
-            currency,
-            trades: stats.trades,
-            wins: stats.wins,
-            losses: stats.losses,
-            breakeven: stats.breakeven,
-            win_rate: stats.win_rate,
-            profit_factor: stats.profit_factor,
-            expectancy: stats.expectancy,
-            average_win: stats.average_win,
-            average_loss: stats.average_loss,
-            payoff_ratio: stats.payoff_ratio,
-            gross_profit: stats.gross_profit,
-            gross_loss: stats.gross_loss,
-            net_trade_profit: stats.net_trade_profit,
-            best_trade: stats.best_trade,
-            worst_trade: stats.worst_trade,
-            longest_win_streak: stats.longest_win_streak,
-            longest_loss_streak: stats.longest_loss_streak,
-            average_holding_seconds: stats.average_holding_seconds,
-            holding_sample: stats.holding_sample,
-            partially_closed: stats.partially_closed,
-            open_positions: stats.open_positions,
-            net_profit: stats.net_profit,
-            swap: stats.swap,
-            commission: stats.commission,
-            deposits: stats.deposits,
-            withdrawals: stats.withdrawals,
-            starting_balance: stats.starting_balance,
-            ending_balance: stats.ending_balance,
-            max_drawdown: stats.max_drawdown,
-            daily: stats.daily,
-            by_symbol: stats.by_symbol,
-            by_side: stats.by_side,
-            by_weekday: stats.by_weekday,
-            by_hour: stats.by_hour,
-        }
+        Self { currency, stats }
     }
 }
 

@@ -30,6 +30,7 @@ mod gateway_manage;
 mod macro_tools;
 mod mcp;
 mod news_tool;
+mod observability;
 mod portfolio_tools;
 mod prop_firm_tools;
 mod rest_api;

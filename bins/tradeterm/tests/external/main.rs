@@ -1,8 +1,8 @@
 //! Tests that run the built `tradeterm` binary or other programs: the local
 //! commands (`cli`), the agent conformance kit (`agent_check`), the
 //! MetaTrader agents compiled with g++ (`mql_agents`), `tradeterm serve` as a
-//! user starts it (`serve_first_start`) and the stdio MCP connector driven by
-//! the official Python SDK (`connect`).
+//! user starts it (`serve_first_start`), its JSON logs (`json_logs`) and the
+//! stdio MCP connector driven by the official Python SDK (`connect`).
 //!
 //! Kept apart from `tests/e2e` so that these children (compilers,
 //! interpreters, whole servers) do not compete for the CPU with the
@@ -17,5 +17,6 @@ mod cli;
 mod connect;
 mod dashboard;
 mod inspector;
+mod json_logs;
 mod mql_agents;
 mod serve_first_start;

@@ -30,7 +30,7 @@ pub struct ApiFailure {
     pub code: String,
     /// `error.message`.
     pub message: String,
-    /// The whole `error` object (`retcode`, `detail`, …).
+    /// The whole `error` object (`retcode`, `detail`, …) but its `request_id`.
     pub error: Value,
 }
 
@@ -152,12 +152,19 @@ fn failure_of(what: &str, status: u16, body: &Value) -> ApiFailure {
     let (Some(code), Some(message)) = (error["code"].as_str(), error["message"].as_str()) else {
         panic!("{what}: {status}: the error has no code and message: {body}")
     };
+    // The request id (`error.request_id`) differs from request to request:
+    // kept out, so that two failures compare equal when they say the same
+    // (tests/e2e/observability.rs checks it on the raw body).
+    let mut error = error.clone();
+    if let Some(fields) = error.as_object_mut() {
+        fields.remove("request_id");
+    }
     ApiFailure {
         request: what.to_owned(),
         status,
         code: code.to_owned(),
         message: message.to_owned(),
-        error: error.clone(),
+        error,
     }
 }
 

@@ -316,6 +316,10 @@ impl SqlStore {
 
 #[async_trait]
 impl Store for SqlStore {
+    async fn ping(&self) -> StoreResult<()> {
+        SqlStore::ping(self).await
+    }
+
     // ----- licenses -----
 
     async fn create_license(&self, name: &str, tier: Tier) -> StoreResult<(License, Secret)> {
@@ -661,5 +665,20 @@ mod tests {
         }
         assert_eq!(store.backend(), "sqlite");
         store.ping().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn database_errors_are_counted_by_kind() {
+        use tradeterm_telemetry::{names, scrape::Scrape};
+
+        tradeterm_telemetry::metrics::install();
+        let closed = [("kind", "pool_closed")];
+        let before = Scrape::parse(&tradeterm_telemetry::metrics::render()).value(names::DB_ERRORS_TOTAL, &closed);
+        let store = SqlStore::connect("sqlite::memory:").await.unwrap();
+        store.close().await;
+        assert!(matches!(store.ping().await, Err(StoreError::Database(_))));
+        assert!(matches!(Store::ping(&store).await, Err(StoreError::Database(_))));
+        let after = Scrape::parse(&tradeterm_telemetry::metrics::render()).value(names::DB_ERRORS_TOTAL, &closed);
+        assert_eq!(after - before, 2.0);
     }
 }

@@ -1,0 +1,62 @@
+//! `tradeterm-api` refuses a production start without the shared store,
+//! Redis, the public key and the internal token, naming every missing
+//! setting in one message; never opens a private SQLite file; and starts
+//! with them (it needs no running gateway to start).
+
+#[path = "../../support/start.rs"]
+mod start;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tradeterm-api");
+
+#[test]
+fn production_without_settings_is_refused_naming_them_all() {
+    let stderr = start::refused(BIN, &[("NODE_ENV", "production".into())]);
+    start::names_all(
+        &stderr,
+        &[
+            "tradeterm-api",
+            "DATABASE_URL",
+            "KEYVALUE_URL",
+            "JWT_PUBLIC_KEY_PATH",
+            "GATEWAY_INTERNAL_TOKEN",
+            "docs/deploy.md",
+        ],
+    );
+    assert!(
+        !stderr.contains("JWT_PRIVATE_KEY_PATH"),
+        "the API signs nothing: {stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let complete = start::production_env(dir.path());
+    for name in [
+        "DATABASE_URL",
+        "KEYVALUE_URL",
+        "GATEWAY_INTERNAL_TOKEN",
+        "JWT_PUBLIC_KEY_PATH",
+    ] {
+        let stderr = start::refused(BIN, &start::without(&complete, name));
+        assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
+    }
+}
+
+#[test]
+fn development_opens_no_private_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = start::refused(BIN, &[("TRADETERM_DATA_DIR", dir.path().display().to_string())]);
+    assert!(stderr.contains("DATABASE_URL is missing"), "{stderr}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing was written"
+    );
+}
+
+#[test]
+fn production_starts_with_every_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = start::free_port();
+    let mut env = start::production_env(dir.path());
+    env.push(("PORT", port.to_string()));
+    env.push(("GATEWAY_URL", format!("http://127.0.0.1:{}", start::free_port())));
+    let _api = start::start_healthy(BIN, &env, port);
+}

@@ -1,0 +1,429 @@
+//! # tradeterm-cluster
+//!
+//! Routing across gateway instances, on Redis (`KEYVALUE_URL`), for a
+//! scaled-out deployment: several `tradeterm-gateway` instances hold the
+//! agent connections, and `tradeterm-api` / `tradeterm-mcp` instances send
+//! each command to the instance that holds the terminal.
+//!
+//! - [`RouteTable`]: the table `tt:route:{terminal_id}` → [`Route`] (which
+//!   instance, at which internal URL, since when, and the terminal's status),
+//!   written by the gateway holding the connection with a TTL that its
+//!   refresher renews, so that the routes of an instance that died expire on
+//!   their own. A newer connection always wins over an older one (a terminal
+//!   whose agent reconnected to another instance while its old connection
+//!   lingers on a dead or partitioned one resolves to the newest), and a
+//!   route is deleted on disconnect only by the connection that wrote it.
+//! - [`RoutedDispatch`]: the [`Dispatch`] of API and MCP instances. It looks
+//!   the terminal up and posts the command to that gateway's internal
+//!   dispatch route; with no route it asks the configured gateway address
+//!   (`GATEWAY_URL`, normally the load balancer of the gateways), which
+//!   answers "not found" or "not connected" from the store, or relays.
+//!
+//! Why internal HTTP to the holder rather than a Redis channel: the command
+//! and its answer take one hop over the pooled HTTP connections the
+//! single-gateway deployment already uses, with the same timeout and
+//! error semantics; Redis is read once (a `GET`) per command. A Redis
+//! request/response channel would take two Redis round trips and a
+//! subscription per instance, and lose the command when an instance dies
+//! between publish and reply without a way to tell the caller. See
+//! `docs/deploy.md`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_redis::redis;
+use serde::{Deserialize, Serialize};
+use tradeterm_protocol::http_client::HttpDispatch;
+use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
+
+/// Redis key of a terminal's route.
+pub fn route_key(terminal_id: &str) -> String {
+    format!("tt:route:{terminal_id}")
+}
+
+/// Where a terminal's agent is connected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    /// Name of the gateway instance (`GATEWAY_INSTANCE_ID`), for logs.
+    pub instance: String,
+    /// Internal base URL of that instance (`GATEWAY_ADVERTISE_URL`).
+    pub url: String,
+    /// The connection: unique across instances and restarts.
+    pub conn: String,
+    /// When the connection started (ms since the epoch): the newest wins.
+    pub since_ms: i64,
+    /// License owning the terminal (a route never serves another license).
+    pub license_id: String,
+    /// The terminal's status as that gateway knows it.
+    pub status: TerminalStatus,
+}
+
+/// Why the route table could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("route table: {0}")]
+pub struct RouteError(String);
+
+impl RouteError {
+    fn from(e: impl std::fmt::Display) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Sets the route unless a newer connection of another writer holds it.
+/// KEYS[1] route key; ARGV: value, conn, since_ms, ttl_ms. Returns 1 when
+/// written, 0 when a newer connection holds the route.
+const CLAIM: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, c = pcall(cjson.decode, cur)
+  if ok and type(c) == 'table' and c.conn ~= ARGV[2] and tonumber(c.since_ms) and tonumber(c.since_ms) > tonumber(ARGV[3]) then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+return 1
+";
+
+/// Deletes the route if it still names this connection. KEYS[1] route key;
+/// ARGV[1] conn. Returns the number of keys deleted.
+const RELEASE: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, c = pcall(cjson.decode, cur)
+  if ok and type(c) == 'table' and c.conn == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+  end
+end
+return 0
+";
+
+/// The route table in Redis. Cheap to clone.
+#[derive(Clone)]
+pub struct RouteTable {
+    pool: deadpool_redis::Pool,
+    ttl: Duration,
+    claim: Arc<redis::Script>,
+    release: Arc<redis::Script>,
+}
+
+impl std::fmt::Debug for RouteTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouteTable")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RouteTable {
+    /// The table in the Redis of `pool`; routes live `ttl` unless refreshed.
+    pub fn new(pool: deadpool_redis::Pool, ttl: Duration) -> Self {
+        Self {
+            pool,
+            ttl: ttl.max(Duration::from_secs(1)),
+            claim: Arc::new(redis::Script::new(CLAIM)),
+            release: Arc::new(redis::Script::new(RELEASE)),
+        }
+    }
+
+    /// How long a route lives without a refresh.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    async fn conn(&self) -> Result<deadpool_redis::Connection, RouteError> {
+        self.pool.get().await.map_err(RouteError::from)
+    }
+
+    /// Writes (or refreshes) `route` for `terminal_id`. `Ok(false)` when a
+    /// newer connection holds the terminal: the caller's connection is stale.
+    ///
+    /// # Errors
+    /// Redis failed.
+    pub async fn claim(&self, terminal_id: &str, route: &Route) -> Result<bool, RouteError> {
+        Ok(self
+            .claim_all(&[(terminal_id, route)])
+            .await?
+            .first()
+            .copied()
+            .unwrap_or(false))
+    }
+
+    /// [`RouteTable::claim`] for many terminals in one round trip; one
+    /// answer per route, in order.
+    ///
+    /// # Errors
+    /// Redis failed.
+    pub async fn claim_all(&self, routes: &[(&str, &Route)]) -> Result<Vec<bool>, RouteError> {
+        if routes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        // Loads the script once per server (a restarted Redis forgets it).
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(CLAIM)
+            .query_async(&mut conn)
+            .await
+            .map_err(RouteError::from)?;
+        let ttl_ms = self.ttl.as_millis() as u64;
+        let mut pipe = redis::pipe();
+        for (terminal, route) in routes {
+            let value = serde_json::to_string(route).map_err(RouteError::from)?;
+            pipe.cmd("EVALSHA")
+                .arg(self.claim.get_hash())
+                .arg(1)
+                .arg(route_key(terminal))
+                .arg(value)
+                .arg(&route.conn)
+                .arg(route.since_ms)
+                .arg(ttl_ms);
+        }
+        let written: Vec<i64> = pipe.query_async(&mut conn).await.map_err(RouteError::from)?;
+        Ok(written.into_iter().map(|w| w == 1).collect())
+    }
+
+    /// Deletes the terminal's route if connection `conn` still holds it.
+    ///
+    /// # Errors
+    /// Redis failed.
+    pub async fn release(&self, terminal_id: &str, conn: &str) -> Result<bool, RouteError> {
+        let mut c = self.conn().await?;
+        let deleted: i64 = self
+            .release
+            .key(route_key(terminal_id))
+            .arg(conn)
+            .invoke_async(&mut c)
+            .await
+            .map_err(RouteError::from)?;
+        Ok(deleted == 1)
+    }
+
+    /// The terminal's route, if an agent is connected to some instance.
+    ///
+    /// # Errors
+    /// Redis failed.
+    pub async fn lookup(&self, terminal_id: &str) -> Result<Option<Route>, RouteError> {
+        Ok(self.lookup_all(&[terminal_id]).await?.pop().flatten())
+    }
+
+    /// Routes of many terminals in one round trip, in order.
+    ///
+    /// # Errors
+    /// Redis failed.
+    pub async fn lookup_all(&self, terminal_ids: &[&str]) -> Result<Vec<Option<Route>>, RouteError> {
+        if terminal_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = self.conn().await?;
+        let keys: Vec<String> = terminal_ids.iter().map(|t| route_key(t)).collect();
+        let values: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(&keys)
+            .query_async(&mut c)
+            .await
+            .map_err(RouteError::from)?;
+        Ok(values
+            .into_iter()
+            .map(|v| v.and_then(|v| serde_json::from_str(&v).ok()))
+            .collect())
+    }
+}
+
+/// A connection id unique across instances and restarts: the instance's
+/// random boot nonce and its connection counter.
+pub fn conn_id(boot: &str, counter: u64) -> String {
+    format!("{boot}:{counter}")
+}
+
+/// A fresh random boot nonce for [`conn_id`].
+pub fn boot_nonce() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+/// The [`Dispatch`] of API and MCP instances in a scaled-out deployment:
+/// commands go to the gateway that holds the terminal (route table), else
+/// to the entry gateway (`GATEWAY_URL`). Terminal lists are the entry
+/// gateway's, which merges the route table.
+pub struct RoutedDispatch {
+    table: RouteTable,
+    entry: HttpDispatch,
+    holders: Mutex<HashMap<String, HttpDispatch>>,
+}
+
+impl std::fmt::Debug for RoutedDispatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoutedDispatch")
+            .field("entry", &self.entry.base_url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RoutedDispatch {
+    /// Routes with `table`, falling back to `entry`.
+    pub fn new(table: RouteTable, entry: HttpDispatch) -> Self {
+        Self {
+            table,
+            entry,
+            holders: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn holder(&self, url: &str) -> HttpDispatch {
+        let mut holders = self.holders.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(h) = holders.get(url) {
+            return h.clone();
+        }
+        // Instances come and go: keep the map bounded.
+        if holders.len() >= 1024 {
+            holders.clear();
+        }
+        let h = self.entry.holder(url);
+        holders.insert(url.to_owned(), h.clone());
+        h
+    }
+}
+
+#[async_trait]
+impl Dispatch for RoutedDispatch {
+    async fn execute(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        match self.table.lookup(terminal_id).await {
+            Ok(Some(route)) if route.license_id == license_id => {
+                let result = self
+                    .holder(&route.url)
+                    .execute(license_id, terminal_id, command, timeout)
+                    .await;
+                if result == Err(DispatchError::Unreachable) {
+                    tracing::info!(
+                        terminal = %terminal_id,
+                        instance = %route.instance,
+                        "the gateway the route names does not hold the terminal (down or moved)"
+                    );
+                }
+                result
+            }
+            // Another license's terminal is the entry gateway's to refuse (as not found).
+            Ok(_) => self.entry.execute(license_id, terminal_id, command, timeout).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "route table unreadable: dispatching through the entry gateway");
+                self.entry.execute(license_id, terminal_id, command, timeout).await
+            }
+        }
+    }
+
+    async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+        self.entry.terminals(license_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(id: &str) -> TerminalStatus {
+        TerminalStatus {
+            id: id.into(),
+            name: "t".into(),
+            connected: true,
+            bound: true,
+            platform: None,
+            build: None,
+            account_login: None,
+            account_server: None,
+            account_currency: None,
+            trade_mode: None,
+            permissions: Default::default(),
+            last_seen: None,
+            connected_since: None,
+        }
+    }
+
+    fn route(instance: &str, conn: &str, since_ms: i64, terminal: &str) -> Route {
+        Route {
+            instance: instance.into(),
+            url: format!("http://{instance}"),
+            conn: conn.into(),
+            since_ms,
+            license_id: "lic".into(),
+            status: status(terminal),
+        }
+    }
+
+    /// The machine's Redis (started before every session and CI run).
+    fn table(ttl: Duration) -> RouteTable {
+        let pool = deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
+            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+            .unwrap();
+        RouteTable::new(pool, ttl)
+    }
+
+    fn terminal() -> String {
+        format!("test-term-{}", uuid::Uuid::new_v4().simple())
+    }
+
+    #[tokio::test]
+    async fn the_newest_connection_wins_and_only_its_writer_releases_it() {
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        let old = route("a", "boot-a:1", 1_000, &id);
+        let new = route("b", "boot-b:7", 2_000, &id);
+        assert!(t.claim(&id, &old).await.unwrap());
+        assert!(t.claim(&id, &new).await.unwrap(), "a newer connection takes the route");
+        // The old connection's refresh does not take it back.
+        assert!(!t.claim(&id, &old).await.unwrap());
+        assert_eq!(t.lookup(&id).await.unwrap(), Some(new.clone()));
+        // Its release does not remove the newer route either.
+        assert!(!t.release(&id, &old.conn).await.unwrap());
+        assert_eq!(t.lookup(&id).await.unwrap().map(|r| r.conn), Some(new.conn.clone()));
+        // The holder refreshes (same conn, same since) and releases.
+        assert!(t.claim(&id, &new).await.unwrap());
+        assert!(t.release(&id, &new.conn).await.unwrap());
+        assert_eq!(t.lookup(&id).await.unwrap(), None);
+        // After a release, an older connection may claim again.
+        assert!(t.claim(&id, &old).await.unwrap());
+        t.release(&id, &old.conn).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn routes_expire_without_refresh_and_batches_answer_in_order() {
+        let t = table(Duration::from_secs(1));
+        let (a, b) = (terminal(), terminal());
+        let ra = route("a", "x:1", 5, &a);
+        let rb = route("a", "x:2", 5, &b);
+        assert_eq!(t.claim_all(&[(&a, &ra), (&b, &rb)]).await.unwrap(), vec![true, true]);
+        let found = t.lookup_all(&[&a, "nobody-here", &b]).await.unwrap();
+        assert_eq!(found, vec![Some(ra), None, Some(rb)]);
+        tokio::time::sleep(Duration::from_millis(1_300)).await;
+        assert_eq!(t.lookup_all(&[&a, &b]).await.unwrap(), vec![None, None]);
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_value_is_no_route_and_is_overwritten() {
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        let mut c = t.conn().await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(route_key(&id))
+            .arg("not json")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(t.lookup(&id).await.unwrap(), None);
+        let r = route("a", "x:1", 1, &id);
+        assert!(t.claim(&id, &r).await.unwrap());
+        assert!(t.release(&id, &r.conn).await.unwrap());
+    }
+
+    #[test]
+    fn connection_ids_differ_across_boots() {
+        let (a, b) = (boot_nonce(), boot_nonce());
+        assert_ne!(conn_id(&a, 1), conn_id(&b, 1));
+        assert_eq!(a.len(), 12);
+    }
+}
