@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use crate::{Result, cargo, run, workspace_root};
 
-struct Killer(Vec<Child>);
+/// Child processes killed (and reaped) when dropped.
+pub(crate) struct Killer(pub(crate) Vec<Child>);
 
 impl Drop for Killer {
     fn drop(&mut self) {
@@ -31,7 +32,7 @@ impl Drop for Killer {
     }
 }
 
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
@@ -42,7 +43,7 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-fn http_ok(url: &str, headers: &[(&str, &str)]) -> bool {
+pub(crate) fn http_ok(url: &str, headers: &[(&str, &str)]) -> bool {
     let mut cmd = Command::new("curl");
     cmd.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", url]);
     for (k, v) in headers {
@@ -51,7 +52,7 @@ fn http_ok(url: &str, headers: &[(&str, &str)]) -> bool {
     cmd.output().map(|o| o.stdout == b"200").unwrap_or(false)
 }
 
-fn wait_for(what: &str, f: impl Fn() -> bool) -> Result<()> {
+pub(crate) fn wait_for(what: &str, f: impl Fn() -> bool) -> Result<()> {
     let until = Instant::now() + Duration::from_secs(60);
     while Instant::now() < until {
         if f() {

@@ -31,11 +31,14 @@
 //!   restarts (`xtask/src/scale.rs`). `cargo xtask test` runs `--short`.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
+//! - `cargo xtask bench scale [--short]`: agent connections one gateway holds,
+//!   its memory per connection and dispatch latency with them connected.
 
 #![allow(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
 
 mod bench;
 mod bench_analytics;
+mod bench_scale;
 mod browser;
 mod inspector;
 mod layering;
@@ -65,11 +68,12 @@ fn main() -> ExitCode {
         "bench" => match args.get(1).map(String::as_str) {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
-            _ => Err("usage: cargo xtask bench <rest|analytics>".into()),
+            Some("scale") => bench_scale::scale(&args[2..]),
+            _ => Err("usage: cargo xtask bench <rest|analytics|scale [--short]>".into()),
         },
         _ => {
             println!(
-                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest|bench analytics>"
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest|bench analytics|bench scale [--short]>"
             );
             return if task == "help" {
                 ExitCode::SUCCESS

@@ -36,12 +36,23 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     tradeterm_boot::init_tracing();
+    raise_open_file_limit();
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// Every agent connection is a file descriptor: the soft limit (often 1 024)
+/// is raised to the hard limit so that one gateway can hold tens of
+/// thousands of agents (docs/performance.md, "Capacity").
+fn raise_open_file_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!(limit, "open-file limit"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
     }
 }
 

@@ -6,16 +6,48 @@
 //!               [--transport ws|poll]
 //! ```
 //! The key can come from `TRADETERM_TERMINAL_KEY` instead; it is never printed.
+//!
+//! Two more subcommands serve the capacity benchmark (`cargo xtask bench
+//! scale`, `docs/performance.md`), see `swarm.rs`:
+//!
+//! ```text
+//! tradeterm-sim provision --gateway-http http://127.0.0.1:8081 --count N --out KEYS.json
+//!               (master key in TRADETERM_MASTER_KEY)
+//! tradeterm-sim swarm --gateway ws://127.0.0.1:8081/agent/v1 --keys-file KEYS.json
+//!               [--agents N] [--connects-per-sec R] [--dispatch-url URL] [--api-url URL]
+//!               (internal token in GATEWAY_INTERNAL_TOKEN)
+//! ```
+
+mod swarm;
 
 use anyhow::{Context, bail};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tradeterm_protocol::agent::Platform;
 use tradeterm_sim::{AgentSettings, SimSettings, Simulator, Transport, spawn_agent};
 
 /// Runs a simulated MetaTrader-style terminal and broker that connects to a
 /// tradeterm gateway as a real terminal agent would.
 #[derive(Debug, Parser)]
-#[command(name = "tradeterm-sim", version)]
+#[command(name = "tradeterm-sim", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    single: Args,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// Many light agents (real protocol, fixed answers, no market) in one
+    /// process, driven over stdin for the capacity benchmark.
+    Swarm(swarm::SwarmArgs),
+    /// Creates terminals and a REST API key for a swarm through the
+    /// gateway's management API and writes them to a keys file (mode 0600).
+    Provision(swarm::ProvisionArgs),
+}
+
+/// One simulated terminal.
+#[derive(Debug, clap::Args)]
 struct Args {
     /// The gateway's agent endpoint (`ws(s)://HOST:PORT/agent/v1`; with
     /// `--transport poll` the gateway base `http(s)://HOST:PORT`, and a
@@ -26,9 +58,11 @@ struct Args {
     /// long-poll binding, as MetaTrader 4 agents do).
     #[arg(long, env = "TRADETERM_TRANSPORT", default_value = "ws")]
     transport: Transport,
-    /// Terminal key issued by the gateway.
+    /// Terminal key issued by the gateway (required without a subcommand).
+    // Checked at run time: clap would otherwise ask for it with `swarm` and
+    // `provision` too.
     #[arg(long, env = "TRADETERM_TERMINAL_KEY", hide_env_values = true)]
-    terminal_key: String,
+    terminal_key: Option<String>,
     /// Seed of prices, spreads and tick times (same seed, same market).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -66,19 +100,36 @@ fn parse_platform(s: &str) -> Result<Platform, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    let args = Args::parse();
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    if cli.command.is_some() {
+        // stdout carries the swarm's reports (JSON lines).
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+    // Many connections (a swarm) need many file descriptors.
+    if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+        tracing::warn!(error = %e, "could not raise the open-file limit");
+    }
+    match cli.command {
+        Some(Sub::Swarm(a)) => swarm::swarm(a).await,
+        Some(Sub::Provision(a)) => swarm::provision(a).await,
+        None => single(cli.single).await,
+    }
+}
+
+async fn single(args: Args) -> anyhow::Result<()> {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         bail!("--speed must be a positive number");
     }
-    if args.terminal_key.trim().is_empty() {
-        bail!("the terminal key is empty");
-    }
+    let Some(terminal_key) = args.terminal_key.filter(|k| !k.trim().is_empty()) else {
+        bail!("a terminal key is required: --terminal-key or TRADETERM_TERMINAL_KEY");
+    };
     if let Some(ca) = &args.ca_file {
         // Refuse a bad CA file now rather than retrying with it forever.
         tradeterm_sim::tls::client_config(Some(ca)).context("--ca-file")?;
@@ -107,7 +158,7 @@ async fn main() -> anyhow::Result<()> {
         sim,
         AgentSettings {
             url: gateway,
-            terminal_key: args.terminal_key,
+            terminal_key,
             uid,
             ca_file: args.ca_file,
         },

@@ -15,6 +15,9 @@
 //! - [`spawn_agent`]: the agent (handshake, concurrent requests,
 //!   heartbeats, events, reconnection with backoff), over WebSocket or the
 //!   HTTP long-poll binding ([`Transport`], chosen by the URL's scheme).
+//! - [`swarm`]: many light agents in one process (real protocol, fixed
+//!   answers, no market), the load generator and the key provisioning of the
+//!   capacity benchmark (`cargo xtask bench scale`).
 //!
 //! **Key design decision:** prices are a pure function of (seed, symbol,
 //! time). Ticks exist on a fixed grid of time slots and are *processed* in
@@ -37,6 +40,7 @@ mod feed;
 mod market;
 mod poll;
 mod rng;
+pub mod swarm;
 mod symbols;
 pub mod tls;
 

@@ -35,4 +35,5 @@ mod portfolio_tools;
 mod prop_firm_tools;
 mod rest_api;
 mod stack;
+mod swarm;
 mod tool_inputs;
