@@ -268,9 +268,8 @@ fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<S
     let gw = format!("http://127.0.0.1:{gw_port}");
     wait_for("gateway", || http_ok(&format!("{gw}/healthz"), &[]))?;
     procs.0.push(
+        // No data directory: the API has none since it needs `DATABASE_URL`.
         Command::new(release.join("tradeterm-api"))
-            .arg("--data-dir")
-            .arg(data.join("api"))
             .env("HOST", "127.0.0.1")
             .env("PORT", api_port.to_string())
             .env("GATEWAY_URL", &gw)
