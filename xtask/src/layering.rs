@@ -292,10 +292,8 @@ fn rules() -> Vec<Rule> {
                 "tradeterm-sim",
                 "tradeterm-boot",
                 "sqlx",
-                "actix-web",
-                "axum",
             ],
-            why: "the route table and its dispatch client: Redis and the protocol's client, no server, no store",
+            why: "the route table and its dispatch client: Redis and the protocol's client, no adapter, no store",
         },
     ];
     for a in ADAPTERS {
