@@ -148,3 +148,26 @@ pub fn start_healthy(bin: &str, env: &[(&str, String)], port: u16) -> Running {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Each of `names`, alone missing from a complete production environment,
+/// is refused and named.
+pub fn each_missing_is_named(bin: &str, names: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let complete = production_env(dir.path());
+    for name in names {
+        let stderr = refused(bin, &without(&complete, name));
+        assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
+    }
+}
+
+/// In development without `DATABASE_URL`, `bin` refuses to start and
+/// writes nothing into its data directory (no private SQLite file).
+pub fn writes_no_private_sqlite(bin: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = refused(bin, &[("TRADETERM_DATA_DIR", dir.path().display().to_string())]);
+    assert!(stderr.contains("DATABASE_URL is missing"), "{stderr}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing was written"
+    );
+}

@@ -25,19 +25,19 @@ fn production_without_settings_is_refused_naming_them_all() {
         ],
     );
 
+    // Each required setting alone is named when it is the one missing.
+    start::each_missing_is_named(
+        BIN,
+        &[
+            "DATABASE_URL",
+            "KEYVALUE_URL",
+            "GATEWAY_INTERNAL_TOKEN",
+            "JWT_PRIVATE_KEY_PATH",
+        ],
+    );
+    // A SQLite file is refused in production.
     let dir = tempfile::tempdir().unwrap();
     let complete = start::production_env(dir.path());
-    // Each required setting alone is named when it is the one missing.
-    for name in [
-        "DATABASE_URL",
-        "KEYVALUE_URL",
-        "GATEWAY_INTERNAL_TOKEN",
-        "JWT_PRIVATE_KEY_PATH",
-    ] {
-        let stderr = start::refused(BIN, &start::without(&complete, name));
-        assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
-    }
-    // A SQLite file is refused in production.
     let mut sqlite = start::without(&complete, "DATABASE_URL");
     sqlite.push((
         "DATABASE_URL",

@@ -23,28 +23,20 @@ fn production_without_settings_is_refused_naming_them_all() {
         ],
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let complete = start::production_env(dir.path());
-    for name in [
-        "DATABASE_URL",
-        "KEYVALUE_URL",
-        "GATEWAY_INTERNAL_TOKEN",
-        "JWT_PUBLIC_KEY_PATH",
-    ] {
-        let stderr = start::refused(BIN, &start::without(&complete, name));
-        assert!(stderr.contains(&format!("{name} is missing")), "{stderr}");
-    }
+    start::each_missing_is_named(
+        BIN,
+        &[
+            "DATABASE_URL",
+            "KEYVALUE_URL",
+            "GATEWAY_INTERNAL_TOKEN",
+            "JWT_PUBLIC_KEY_PATH",
+        ],
+    );
 }
 
 #[test]
 fn development_opens_no_private_sqlite_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let stderr = start::refused(BIN, &[("TRADETERM_DATA_DIR", dir.path().display().to_string())]);
-    assert!(stderr.contains("DATABASE_URL is missing"), "{stderr}");
-    assert!(
-        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
-        "nothing was written"
-    );
+    start::writes_no_private_sqlite(BIN);
 }
 
 #[test]
