@@ -142,15 +142,24 @@ impl RouteTable {
     /// # Errors
     /// Redis failed.
     pub async fn claim(&self, terminal_id: &str, route: &Route) -> Result<bool, RouteError> {
-        Ok(self
-            .claim_all(&[(terminal_id, route)])
-            .await?
-            .first()
-            .copied()
-            .unwrap_or(false))
+        // One EVALSHA (the script is loaded only when Redis does not know it).
+        let value = serde_json::to_string(route).map_err(RouteError::from)?;
+        let mut c = self.conn().await?;
+        let written: i64 = self
+            .claim
+            .key(route_key(terminal_id))
+            .arg(value)
+            .arg(&route.conn)
+            .arg(route.since_ms)
+            .arg(self.ttl.as_millis() as u64)
+            .invoke_async(&mut c)
+            .await
+            .map_err(RouteError::from)?;
+        Ok(written == 1)
     }
 
-    /// [`RouteTable::claim`] for many terminals in one round trip; one
+    /// [`RouteTable::claim`] for many terminals in one pipeline (after a
+    /// `SCRIPT LOAD`, as a pipeline cannot fall back from `EVALSHA`); one
     /// answer per route, in order.
     ///
     /// # Errors
