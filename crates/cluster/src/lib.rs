@@ -18,17 +18,20 @@
 //!   dispatch route; with no route it asks the configured gateway address
 //!   (`GATEWAY_URL`, normally the load balancer of the gateways), which
 //!   answers "not found" or "not connected" from the store, or relays.
+//! - [`conn::ThreadConnections`]: the Redis connections of these hot paths,
+//!   one multiplexed connection per thread (no pool check per call).
 //!
 //! Why internal HTTP to the holder rather than a Redis channel: the command
 //! and its answer take one hop over the pooled HTTP connections the
 //! single-gateway deployment already uses, with the same timeout and
-//! error semantics; Redis is read once (a `GET`) per command. A Redis
+//! error semantics; Redis is read at most once (a `GET`) per command. A Redis
 //! request/response channel would take two Redis round trips and a
 //! subscription per instance, and lose the command when an instance dies
 //! between publish and reply without a way to tell the caller. See
 //! `docs/deploy.md`.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -99,11 +102,21 @@ end
 return 0
 ";
 
+pub mod conn;
+
+use conn::ThreadConnections;
+
+/// How long one route-table call may take before it counts as failed (a
+/// lookup then falls back to the entry gateway). [`RouteTable::claim_all`]
+/// gets ten times as long (thousands of routes in one pipeline).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The route table in Redis. Cheap to clone.
 #[derive(Clone)]
 pub struct RouteTable {
-    pool: deadpool_redis::Pool,
+    conns: Arc<ThreadConnections>,
     ttl: Duration,
+    call_timeout: Duration,
     claim: Arc<redis::Script>,
     release: Arc<redis::Script>,
 }
@@ -120,8 +133,9 @@ impl RouteTable {
     /// The table in the Redis of `pool`; routes live `ttl` unless refreshed.
     pub fn new(pool: deadpool_redis::Pool, ttl: Duration) -> Self {
         Self {
-            pool,
+            conns: Arc::new(ThreadConnections::new(pool)),
             ttl: ttl.max(Duration::from_secs(1)),
+            call_timeout: CALL_TIMEOUT,
             claim: Arc::new(redis::Script::new(CLAIM)),
             release: Arc::new(redis::Script::new(RELEASE)),
         }
@@ -132,8 +146,32 @@ impl RouteTable {
         self.ttl
     }
 
-    async fn conn(&self) -> Result<deadpool_redis::Connection, RouteError> {
-        self.pool.get().await.map_err(RouteError::from)
+    /// The same table with another [`CALL_TIMEOUT`].
+    #[must_use]
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Runs `f` on this thread's connection within `limit`; on any failure
+    /// the connection is forgotten (the next call opens a new one).
+    async fn call<T, F, Fut>(&self, limit: Duration, f: F) -> Result<T, RouteError>
+    where
+        F: FnOnce(redis::aio::MultiplexedConnection) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        let conn = self.conns.get().await.map_err(RouteError)?;
+        match tokio::time::timeout(limit, f(conn)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                self.conns.forget();
+                Err(RouteError::from(e))
+            }
+            Err(_) => {
+                self.conns.forget();
+                Err(RouteError(format!("no answer within {} ms", limit.as_millis())))
+            }
+        }
     }
 
     /// Writes (or refreshes) `route` for `terminal_id`. `Ok(false)` when a
@@ -144,17 +182,17 @@ impl RouteTable {
     pub async fn claim(&self, terminal_id: &str, route: &Route) -> Result<bool, RouteError> {
         // One EVALSHA (the script is loaded only when Redis does not know it).
         let value = serde_json::to_string(route).map_err(RouteError::from)?;
-        let mut c = self.conn().await?;
-        let written: i64 = self
-            .claim
-            .key(route_key(terminal_id))
+        let mut invocation = self.claim.key(route_key(terminal_id));
+        invocation
             .arg(value)
             .arg(&route.conn)
             .arg(route.since_ms)
-            .arg(self.ttl.as_millis() as u64)
-            .invoke_async(&mut c)
-            .await
-            .map_err(RouteError::from)?;
+            .arg(self.ttl.as_millis() as u64);
+        let written: i64 = self
+            .call(self.call_timeout, |mut c| async move {
+                invocation.invoke_async(&mut c).await
+            })
+            .await?;
         Ok(written == 1)
     }
 
@@ -168,14 +206,6 @@ impl RouteTable {
         if routes.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = self.conn().await?;
-        // Loads the script once per server (a restarted Redis forgets it).
-        let _: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(CLAIM)
-            .query_async(&mut conn)
-            .await
-            .map_err(RouteError::from)?;
         let ttl_ms = self.ttl.as_millis() as u64;
         let mut pipe = redis::pipe();
         for (terminal, route) in routes {
@@ -189,7 +219,13 @@ impl RouteTable {
                 .arg(route.since_ms)
                 .arg(ttl_ms);
         }
-        let written: Vec<i64> = pipe.query_async(&mut conn).await.map_err(RouteError::from)?;
+        let written: Vec<i64> = self
+            .call(self.call_timeout * 10, |mut c| async move {
+                // Loads the script once per server (a restarted Redis forgets it).
+                let _: String = redis::cmd("SCRIPT").arg("LOAD").arg(CLAIM).query_async(&mut c).await?;
+                pipe.query_async(&mut c).await
+            })
+            .await?;
         Ok(written.into_iter().map(|w| w == 1).collect())
     }
 
@@ -198,14 +234,13 @@ impl RouteTable {
     /// # Errors
     /// Redis failed.
     pub async fn release(&self, terminal_id: &str, conn: &str) -> Result<bool, RouteError> {
-        let mut c = self.conn().await?;
+        let mut invocation = self.release.key(route_key(terminal_id));
+        invocation.arg(conn);
         let deleted: i64 = self
-            .release
-            .key(route_key(terminal_id))
-            .arg(conn)
-            .invoke_async(&mut c)
-            .await
-            .map_err(RouteError::from)?;
+            .call(self.call_timeout, |mut c| async move {
+                invocation.invoke_async(&mut c).await
+            })
+            .await?;
         Ok(deleted == 1)
     }
 
@@ -225,13 +260,13 @@ impl RouteTable {
         if terminal_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut c = self.conn().await?;
-        let keys: Vec<String> = terminal_ids.iter().map(|t| route_key(t)).collect();
-        let values: Vec<Option<String>> = redis::cmd("MGET")
-            .arg(&keys)
-            .query_async(&mut c)
-            .await
-            .map_err(RouteError::from)?;
+        let mut mget = redis::cmd("MGET");
+        for t in terminal_ids {
+            mget.arg(route_key(t));
+        }
+        let values: Vec<Option<String>> = self
+            .call(self.call_timeout, |mut c| async move { mget.query_async(&mut c).await })
+            .await?;
         Ok(values
             .into_iter()
             .map(|v| v.and_then(|v| serde_json::from_str(&v).ok()))
@@ -416,7 +451,7 @@ mod tests {
     async fn an_unreadable_value_is_no_route_and_is_overwritten() {
         let t = table(Duration::from_secs(30));
         let id = terminal();
-        let mut c = t.conn().await.unwrap();
+        let mut c = t.conns.get().await.unwrap();
         let _: () = redis::cmd("SET")
             .arg(route_key(&id))
             .arg("not json")

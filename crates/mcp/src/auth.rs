@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+use tradeterm_cluster::conn::ThreadConnections;
 use tradeterm_protocol::auth::parse_bearer;
 use tradeterm_protocol::http_client::{ExchangeError, GatewayClient};
 use tradeterm_protocol::token::{Claims, CredentialKind, TokenVerifier};
@@ -136,7 +137,7 @@ pub struct Authenticator {
     cache: Mutex<HashMap<[u8; 32], Grant>>,
     exchanges: AtomicU64,
     /// Where the gateway marks revoked credentials (`KEYVALUE_URL`).
-    marks: Option<deadpool_redis::Pool>,
+    marks: Option<ThreadConnections>,
     /// Unix seconds of the last warning that the marks could not be read.
     marks_warned: AtomicU64,
 }
@@ -172,7 +173,7 @@ impl Authenticator {
     /// from the cache (see the module docs); `None` keeps the periodic
     /// re-exchange only.
     pub fn with_revocation_marks(mut self, pool: Option<deadpool_redis::Pool>) -> Self {
-        self.marks = pool;
+        self.marks = pool.map(ThreadConnections::new);
         self
     }
 
@@ -269,10 +270,14 @@ impl Authenticator {
     /// the store. Without Redis configured, nothing is checked here (the
     /// periodic re-exchange does it).
     async fn ensure_not_revoked(&self, claims: &Claims) -> Result<(), AuthError> {
-        let Some(pool) = &self.marks else {
+        let Some(conns) = &self.marks else {
             return Ok(());
         };
-        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(pool, &claims.cred_id)).await;
+        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(conns, &claims.cred_id)).await;
+        if !matches!(marked, Ok(Ok(_))) {
+            // A failed or timed-out call may have left the connection broken.
+            conns.forget();
+        }
         let revoked = match marked {
             Ok(Ok(marked)) => marked,
             failed => {
@@ -320,8 +325,8 @@ impl Authenticator {
 }
 
 /// Whether the gateway marked the credential revoked (`EXISTS tt:revoked:{id}`).
-async fn revocation_marked(pool: &deadpool_redis::Pool, credential_id: &str) -> Result<bool, String> {
-    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+async fn revocation_marked(conns: &ThreadConnections, credential_id: &str) -> Result<bool, String> {
+    let mut conn = conns.get().await?;
     deadpool_redis::redis::cmd("EXISTS")
         .arg(tradeterm_protocol::dispatch::revocation_key(credential_id))
         .query_async::<bool>(&mut conn)

@@ -14,12 +14,62 @@ use crate::dispatch::{
     Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, RevokedKeys, TerminalStatus,
 };
 
+/// HTTP clients, one per thread, sharing one configuration.
+///
+/// A pooled connection's I/O runs on the runtime that opened it. Each
+/// actix worker is a single-threaded runtime, so with one client for the
+/// whole process a request handled by one worker often goes out over a
+/// connection driven by another, and every dispatch then wakes a second
+/// thread twice (out and back). One client per thread keeps a worker's
+/// dispatches on its own connections.
+#[derive(Debug)]
+struct ThreadClients {
+    /// The client built first: serves a thread whose own cannot be built.
+    first: reqwest::Client,
+    clients: std::sync::Mutex<std::collections::HashMap<std::thread::ThreadId, reqwest::Client>>,
+}
+
+impl ThreadClients {
+    fn build() -> Result<reqwest::Client, DispatchError> {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|e| DispatchError::Gateway(e.to_string()))
+    }
+
+    fn new() -> Result<Self, DispatchError> {
+        // Fails early on a configuration the platform cannot build.
+        let first = Self::build()?;
+        let mut clients = std::collections::HashMap::new();
+        clients.insert(std::thread::current().id(), first.clone());
+        Ok(Self {
+            first,
+            clients: std::sync::Mutex::new(clients),
+        })
+    }
+
+    /// This thread's client.
+    fn get(&self) -> reqwest::Client {
+        let thread = std::thread::current().id();
+        let mut clients = self.clients.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = clients.get(&thread) {
+            return c.clone();
+        }
+        // Building cannot fail once it succeeded with the same settings;
+        // should it, the first client serves.
+        let c = Self::build().unwrap_or_else(|_| self.first.clone());
+        clients.insert(thread, c.clone());
+        c
+    }
+}
+
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpDispatch {
     base: String,
     token: String,
-    http: reqwest::Client,
+    http: std::sync::Arc<ThreadClients>,
     /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
     holder: bool,
 }
@@ -28,15 +78,10 @@ impl HttpDispatch {
     /// Client of the gateway at `base_url` (`http://127.0.0.1:8081`), authenticating with
     /// the internal token shared by the deployment.
     pub fn new(base_url: &str, internal_token: &str) -> Result<Self, DispatchError> {
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(64)
-            .connect_timeout(Duration::from_secs(2))
-            .build()
-            .map_err(|e| DispatchError::Gateway(e.to_string()))?;
         Ok(Self {
             base: base_url.trim_end_matches('/').to_owned(),
             token: internal_token.to_owned(),
-            http,
+            http: std::sync::Arc::new(ThreadClients::new()?),
             holder: false,
         })
     }
@@ -47,7 +92,7 @@ impl HttpDispatch {
     /// never relays further), and a refused connection, which means the
     /// request never reached the instance (it is down, its agents are
     /// reconnecting elsewhere), is reported as [`DispatchError::Unreachable`]
-    /// rather than a gateway failure. Shares `self`'s connection pool.
+    /// rather than a gateway failure. Shares `self`'s connection pools.
     #[must_use]
     pub fn holder(&self, base_url: &str) -> Self {
         Self {
@@ -71,6 +116,7 @@ impl HttpDispatch {
     pub async fn drop_revoked(&self, revoked: &RevokedKeys) -> Result<bool, DispatchError> {
         let resp = self
             .http
+            .get()
             .post(format!("{}/internal/v1/revoked", self.base))
             .header(INTERNAL_TOKEN_HEADER, &self.token)
             .timeout(Duration::from_secs(5))
@@ -109,6 +155,7 @@ impl HttpDispatch {
         };
         let mut request = self
             .http
+            .get()
             .post(format!("{}/internal/v1/dispatch", self.base))
             .header(INTERNAL_TOKEN_HEADER, &self.token)
             .timeout(timeout + Duration::from_secs(2))
@@ -154,6 +201,7 @@ impl Dispatch for HttpDispatch {
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
         let resp = self
             .http
+            .get()
             .get(format!("{}/internal/v1/terminals", self.base))
             .query(&[("license_id", license_id)])
             .header(INTERNAL_TOKEN_HEADER, &self.token)
@@ -295,5 +343,35 @@ impl GatewayClient {
             .await
             .map_err(|e| ExchangeError::Gateway(format!("bad token exchange answer: {e}")))?;
         Ok((status, body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads_served(clients: &ThreadClients) -> usize {
+        clients.clients.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    #[test]
+    fn each_thread_gets_its_own_client_and_keeps_it() {
+        let clients = std::sync::Arc::new(ThreadClients::new().unwrap());
+        let _ = clients.get();
+        let _ = clients.get();
+        assert_eq!(threads_served(&clients), 1, "the same thread reuses its client");
+        let other = clients.clone();
+        std::thread::spawn(move || {
+            let _ = other.get();
+            let _ = other.get();
+        })
+        .join()
+        .unwrap();
+        assert_eq!(threads_served(&clients), 2, "another thread has a client of its own");
+        // Holders share the pools of the dispatch they come from.
+        let d = HttpDispatch::new("http://127.0.0.1:1/", "t").unwrap();
+        let h = d.holder("http://127.0.0.1:2");
+        assert!(std::sync::Arc::ptr_eq(&d.http, &h.http));
+        assert_eq!(h.base_url(), "http://127.0.0.1:2");
     }
 }

@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use deadpool_redis::redis;
+use tradeterm_cluster::conn::ThreadConnections;
 use tradeterm_core::license::Tier;
 
 /// Requests per window for each tier (`API_RATE_LIMIT_FREE/_PRO/_TEAM/_ENTERPRISE`).
@@ -149,15 +150,10 @@ type BatchKey = (std::thread::ThreadId, String, Option<String>);
 
 /// The limiter.
 pub struct RateLimiter {
-    pool: deadpool_redis::Pool,
     /// One multiplexed connection per thread, shared by that thread's
-    /// requests (taking a pooled connection per request would cost an extra
-    /// PING round trip each time). Per thread because a connection's I/O runs
-    /// on the runtime that opened it: each actix worker (a single-threaded
-    /// runtime) then talks to Redis without waking another thread.
-    conns: Mutex<HashMap<std::thread::ThreadId, redis::aio::MultiplexedConnection>>,
-    /// Serialises (re)connecting, so a burst after a drop makes one connection.
-    connecting: tokio::sync::Mutex<()>,
+    /// requests (a pooled connection per request would cost an extra round
+    /// trip each time).
+    conns: ThreadConnections,
     script: redis::Script,
     window_ms: u64,
     limits: TierLimits,
@@ -192,9 +188,7 @@ impl RateLimiter {
     /// A limiter with its own bucket name (`rest`, `mcp`).
     pub fn with_bucket(pool: deadpool_redis::Pool, window: Duration, limits: TierLimits, bucket: &'static str) -> Self {
         Self {
-            pool,
-            conns: Mutex::new(HashMap::new()),
-            connecting: tokio::sync::Mutex::new(()),
+            conns: ThreadConnections::new(pool),
             script: redis::Script::new(SCRIPT),
             window_ms: (window.as_millis() as u64).max(1),
             limits,
@@ -292,31 +286,12 @@ impl RateLimiter {
 
     /// Forgets this thread's connection (after an error or a timeout).
     fn drop_connection(&self) {
-        if let Ok(mut conns) = self.conns.lock() {
-            conns.remove(&std::thread::current().id());
-        }
+        self.conns.forget();
     }
 
     /// This thread's connection, opened on first use.
     async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
-        let thread = std::thread::current().id();
-        let cached = || self.conns.lock().ok().and_then(|c| c.get(&thread).cloned());
-        if let Some(conn) = cached() {
-            return Ok(conn);
-        }
-        let _one_at_a_time = self.connecting.lock().await;
-        // A task of a multi-threaded runtime may have moved to another thread
-        // while waiting: the connection is filed under the thread that opens it.
-        let thread = std::thread::current().id();
-        if let Some(conn) = self.conns.lock().ok().and_then(|c| c.get(&thread).cloned()) {
-            return Ok(conn);
-        }
-        let pooled = self.pool.get().await.map_err(|e| e.to_string())?;
-        let conn = deadpool_redis::Connection::take(pooled);
-        if let Ok(mut conns) = self.conns.lock() {
-            conns.insert(std::thread::current().id(), conn.clone());
-        }
-        Ok(conn)
+        self.conns.get().await
     }
 
     /// Counts one request of `key` (checking `revoke_key`), combined with the
