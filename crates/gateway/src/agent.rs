@@ -212,7 +212,6 @@ pub(crate) fn register(gateway: &Gateway, auth: &TerminalKeyAuth, hello: &Hello,
         kill: tokio::sync::Notify::new(),
         key_id: auth.key_id.clone(),
         key_revoked: std::sync::atomic::AtomicBool::new(false),
-        touching: std::sync::atomic::AtomicBool::new(false),
     });
     if let Some(old) = registry.insert(conn.clone()) {
         tracing::info!(
@@ -250,20 +249,6 @@ pub(crate) fn welcome(gateway: &Gateway, conn: &Conn) -> GatewayFrame {
 /// "revoked" ends it.
 pub(crate) async fn key_revoked(gateway: &Gateway, conn: &Conn) -> bool {
     matches!(gateway.store().terminal_key_active(&conn.key_id).await, Ok(false))
-}
-
-/// Records the terminal's `last_seen` in the store without waiting for it;
-/// at most one such write per connection is in flight (a slow database gets
-/// one write per connection, not a queue of them).
-pub(crate) fn touch_in_background(store: &std::sync::Arc<dyn tradeterm_store::Store>, conn: &Arc<Conn>) {
-    if conn.touching.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let (store, conn) = (store.clone(), conn.clone());
-    tokio::spawn(async move {
-        let _ = store.touch_terminal(&conn.terminal_id).await;
-        conn.touching.store(false, Ordering::Release);
-    });
 }
 
 /// Forgets a connection that ended: the terminal is reported disconnected
@@ -330,7 +315,6 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
         return;
     };
 
-    let store = gateway.store().clone();
     let mut heartbeat = tokio::time::interval(settings.heartbeat_interval);
     heartbeat.tick().await;
     let mut key_checked = std::time::Instant::now();
@@ -357,9 +341,6 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
                 if !send(&mut session, &GatewayFrame::Ping { ts: now_ms() }).await {
                     break "send failed";
                 }
-                // Off the read path: a slow database must not hold the
-                // agent's next frames (answers waiting for their dispatchers).
-                touch_in_background(&store, &conn);
                 if key_checked.elapsed() >= settings.key_recheck {
                     key_checked = std::time::Instant::now();
                     if Box::pin(key_revoked(&gateway, &conn)).await {

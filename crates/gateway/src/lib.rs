@@ -47,6 +47,7 @@ mod manage;
 mod owner;
 mod poll;
 mod registry;
+mod seen;
 mod telemetry;
 pub mod tls;
 
@@ -192,6 +193,7 @@ impl Gateway {
             draining: std::sync::atomic::AtomicBool::new(false),
         });
         cluster::spawn_refresher(&inner);
+        seen::spawn_toucher(&inner);
         Self { inner }
     }
 

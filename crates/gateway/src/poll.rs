@@ -561,7 +561,6 @@ async fn supervise(gateway: Gateway, session: Arc<PollSession>) {
                 if silent > timeout_ms && !session.queue.is_held() {
                     break Ended::Expired;
                 }
-                let _ = gateway.store().touch_terminal(&conn.terminal_id).await;
                 if key_checked.elapsed() >= settings.key_recheck {
                     key_checked = Instant::now();
                     if agent::key_revoked(&gateway, conn).await {

@@ -91,9 +91,6 @@ pub(crate) struct Conn {
     pub key_id: String,
     /// Set (before `kill` is notified) when that key was revoked.
     pub key_revoked: std::sync::atomic::AtomicBool,
-    /// A `last_seen` write to the store is in flight
-    /// (`crate::agent::touch_in_background`).
-    pub touching: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Conn {

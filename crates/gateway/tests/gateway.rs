@@ -1004,3 +1004,29 @@ async fn every_answer_carries_its_request_id_and_readyz_checks_the_database_and_
         json!({ "status": "ready", "down": [], "checks": { "database": "ok", "listener": "ok" } })
     );
 }
+
+#[tokio::test]
+async fn connected_terminals_have_last_seen_renewed_each_heartbeat_interval() {
+    let app = spawn_app().await;
+    let (term_id, term_key) = app.terminals[0].clone();
+    let (idle_id, _) = app.terminals[1].clone();
+    let (ws, first) = connect(&app, &term_key, "uid-seen", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+    let _agent = run_agent(ws, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let seen = async |id: &str| {
+        app.store
+            .terminal(&app.license_id, id)
+            .await
+            .unwrap()
+            .unwrap()
+            .last_seen
+    };
+    let at_hello = seen(&term_id).await.expect("last_seen set by the hello");
+    // The round (every 200 ms here) moves it on while the agent stays.
+    wait_until("last_seen renewed", async || {
+        seen(&term_id).await.is_some_and(|t| t > at_hello)
+    })
+    .await;
+    // A terminal with no agent is left alone.
+    assert_eq!(seen(&idle_id).await, None);
+}

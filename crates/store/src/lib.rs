@@ -120,6 +120,10 @@ pub trait Store: SessionStore + Send + Sync + 'static {
     async fn update_terminal_info(&self, terminal_id: &str, info: &TerminalInfo) -> StoreResult<()>;
     /// Updates only `last_seen` to now.
     async fn touch_terminal(&self, terminal_id: &str) -> StoreResult<()>;
+    /// Updates `last_seen` to now for many terminals in few statements (the
+    /// gateway's periodic round over its connected agents); unknown ids are
+    /// skipped. The number of terminals updated.
+    async fn touch_terminals(&self, terminal_ids: &[String]) -> StoreResult<u64>;
     /// One terminal of a license.
     async fn terminal(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>>;
     /// The terminals of a license, oldest first.

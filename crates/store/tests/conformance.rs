@@ -50,6 +50,7 @@ conformance!(
     terminal_binding,
     concurrent_binds_bind_exactly_once,
     terminal_info_and_last_seen,
+    terminals_are_touched_in_batches,
     api_key_format_and_only_hash_stored,
     api_key_lifecycle,
     api_key_limit,
@@ -386,6 +387,28 @@ async fn terminal_info_and_last_seen(fx: Fx) {
         s.touch_terminal("term_missing").await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+async fn terminals_are_touched_in_batches(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Pro).await.unwrap();
+    let (other, _) = s.create_terminal(&l.id, "untouched").await.unwrap();
+    // More than one statement's worth of ids, one unknown among them.
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (t, _) = s.create_terminal(&l.id, &format!("T{i}")).await.unwrap();
+        ids.push(t.id);
+    }
+    let mut many: Vec<String> = (0..1_200).map(|i| format!("term_missing_{i}")).collect();
+    many.splice(600..600, ids.iter().cloned());
+    assert_eq!(s.touch_terminals(&[]).await.unwrap(), 0);
+    assert_eq!(s.touch_terminals(&many).await.unwrap(), 3);
+    for id in &ids {
+        let t = s.terminal(&l.id, id).await.unwrap().unwrap();
+        assert!(t.last_seen.is_some_and(|seen| seen >= t.created_at), "{t:?}");
+    }
+    let untouched = s.terminal(&l.id, &other.id).await.unwrap().unwrap();
+    assert_eq!(untouched.last_seen, None, "only the named terminals are touched");
 }
 
 // ----- API keys -----

@@ -372,6 +372,10 @@ impl Store for SqlStore {
         terminals::touch_terminal(self, terminal_id).await
     }
 
+    async fn touch_terminals(&self, terminal_ids: &[String]) -> StoreResult<u64> {
+        terminals::touch_terminals(self, terminal_ids).await
+    }
+
     async fn terminal(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>> {
         terminals::terminal(self, license_id, terminal_id).await
     }

@@ -192,6 +192,31 @@ pub(super) async fn touch_terminal(store: &SqlStore, terminal_id: &str) -> Store
     Ok(())
 }
 
+/// Ids per `UPDATE … WHERE id IN (…)` of [`touch_terminals`] (well under
+/// SQLite's and PostgreSQL's limits on bound parameters).
+const TOUCH_CHUNK: usize = 500;
+
+pub(super) async fn touch_terminals(store: &SqlStore, terminal_ids: &[String]) -> StoreResult<u64> {
+    let now = now_ms();
+    let mut updated = 0;
+    for chunk in terminal_ids.chunks(TOUCH_CHUNK) {
+        let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "UPDATE terminals SET last_seen = $1 WHERE id IN ({})",
+            placeholders.join(", ")
+        );
+        updated += on_pool!(store, pool => {
+            // Only numbered placeholders are formatted in; the ids are bound.
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(now);
+            for id in chunk {
+                q = q.bind(id);
+            }
+            q.execute(pool).await?.rows_affected()
+        });
+    }
+    Ok(updated)
+}
+
 pub(super) async fn terminal(store: &SqlStore, license_id: &str, terminal_id: &str) -> StoreResult<Option<Terminal>> {
     const SQL: &str = concat!(
         "SELECT ",
