@@ -15,10 +15,11 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// A pending order names its price (inside `allOf`, which client generators merge).
+// A pending order names its price, above zero (inside `allOf`, which client
+// generators merge); a market order's price is ignored.
 #[schemars(extend("allOf" = [{ "anyOf": [
         { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
-        { "required": ["price"], "properties": { "price": { "type": "number" } } },
+        { "required": ["price"], "properties": { "price": { "type": "number", "exclusiveMinimum": 0 } } },
 ] }]))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
@@ -29,7 +30,7 @@ pub struct PlaceOrderInput {
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
-    /// Trigger price, required for pending orders; ignored for market orders.
+    /// Trigger price, required for pending orders (above zero); ignored for market orders.
     #[serde(default)]
     #[schemars(range(min = 0))]
     pub price: Option<f64>,
