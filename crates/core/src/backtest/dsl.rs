@@ -462,6 +462,39 @@ mod tests {
         }
     }
 
+    /// The schema states what `validate` checks, across fields too: a
+    /// strategy the schema refuses, `validate` refuses.
+    #[test]
+    fn the_schema_states_the_checks() {
+        let schema = serde_json::to_value(schemars::schema_for!(Strategy)).unwrap();
+        let all_of = schema["allOf"].as_array().unwrap();
+        let entries: Vec<&str> = all_of[0]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["required"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(entries, ["entry_long", "entry_short"]);
+        assert_eq!(
+            all_of[1]["if"]["properties"]["sizing"]["properties"]["type"]["const"],
+            "risk_percent"
+        );
+        assert_eq!(all_of[1]["then"]["required"][0], "stop_loss");
+        let defs = &schema["$defs"];
+        assert_eq!(defs["Costs"]["properties"]["commission"]["exclusiveMaximum"], 1);
+        let indicator = &defs["Operand"]["anyOf"][0];
+        assert!(indicator["anyOf"].as_array().unwrap().len() >= 20, "{indicator}");
+        let parse = |v: serde_json::Value| serde_json::from_value::<Strategy>(v).unwrap().validate();
+        assert!(parse(serde_json::json!({ "sizing": { "type": "all_in" } })).is_err());
+        assert!(
+            parse(serde_json::json!({
+                "entry_long": { "left": { "price": "close" }, "op": "gt", "right": { "value": 1 } },
+                "sizing": { "type": "risk_percent", "percent": 1 }
+            }))
+            .is_err()
+        );
+    }
+
     #[test]
     fn parses_a_full_tree() {
         let s: Strategy = serde_json::from_value(serde_json::json!({

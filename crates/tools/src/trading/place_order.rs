@@ -235,3 +235,28 @@ pub(super) fn tool() -> Tool {
     )
     .build(handle)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pending order's price is above zero in the schema (what
+    /// `validate_order` refuses as "not a valid price"); a market order's
+    /// price is ignored, so any is accepted.
+    #[test]
+    fn the_schema_states_a_pending_price_above_zero() {
+        let schema = serde_json::to_value(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<PlaceOrderInput>(),
+        )
+        .unwrap();
+        let branches = schema["allOf"][0]["anyOf"].as_array().unwrap();
+        assert_eq!(
+            branches[0]["properties"]["order_type"]["enum"],
+            serde_json::json!(["BUY", "SELL"])
+        );
+        assert_eq!(branches[1]["required"], serde_json::json!(["price"]));
+        assert_eq!(branches[1]["properties"]["price"]["exclusiveMinimum"], 0);
+    }
+}
