@@ -266,7 +266,9 @@ fn unevaluable(bars: &[Bar], name: &str, series: Option<&SeriesRef>, missing: us
             "`{name}` has no value {at}: its warm-up needs {n} bars and the history has {available} (insufficient history)"
         ),
         Some(_) => format!("`{name}` has no value {at}: the indicator is undefined there on these prices"),
-        None => format!("`{name}` has no value {at}, whatever the history (it is plotted into the past)"),
+        None => format!(
+            "`{name}` has no value {at} for any length of history (a series plotted into the past, such as Ichimoku's chikou)"
+        ),
     };
     Unevaluable {
         series: name.to_owned(),
