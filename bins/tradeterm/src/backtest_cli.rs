@@ -154,7 +154,13 @@ fn read_strategy(path: &Path) -> anyhow::Result<Strategy> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
-    backtest::parse_strategy(&value).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), describe(&e)))
+    let strategy =
+        backtest::parse_strategy(&value).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), describe(&e)))?;
+    // A legacy strategy with its levels in an unusual order runs as written; say so.
+    for warning in backtest::legacy_warnings(&value) {
+        eprintln!("warning: {}: {warning}", path.display());
+    }
+    Ok(strategy)
 }
 
 /// Reads a bar file for `backtest` and `analyze`: UTF-8, or UTF-16 with a

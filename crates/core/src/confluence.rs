@@ -9,7 +9,9 @@
 //! `cross_above` is `left[t−1] ≤ right[t−1]` and `left[t] > right[t]`,
 //! `cross_below` is `left[t−1] ≥ right[t−1]` and `left[t] < right[t]`.
 //! A series without a value where one is needed (warm-up longer than the
-//! history) is an error, never a silent `false`.
+//! history) makes the condition unevaluable: [`assess`] says so, with the
+//! bars it needs and has ([`Unevaluable`]), and [`evaluate`] makes it an
+//! error; never a silent `false`, and never a `true`.
 //!
 //! # Example
 //!
@@ -170,44 +172,156 @@ pub fn resolve(bars: &[Bar], series: &SeriesRef) -> Result<(String, Vec<Option<f
     Ok((format!("{}.{output}", info.name), values))
 }
 
-fn at(values: &[Option<f64>], back: usize, name: &str) -> Result<f64, CoreError> {
+/// The finite value `back` bars before the last one, if any.
+fn at(values: &[Option<f64>], back: usize) -> Option<f64> {
     values
         .len()
         .checked_sub(1 + back)
         .and_then(|i| values[i])
         .filter(|v| v.is_finite())
-        .ok_or_else(|| {
-            CoreError::InvalidInput(format!(
-                "`{name}` has no value {} (its warm-up is longer than the history)",
-                if back == 0 {
-                    "at the last bar"
-                } else {
-                    "one bar before the last"
-                }
-            ))
+}
+
+/// Why a condition cannot be evaluated on the bars given: one of its series
+/// has no value at a bar it needs.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Unevaluable {
+    /// `indicator.output` of the series without a value.
+    pub series: String,
+    /// Bars given.
+    pub bars_available: usize,
+    /// Bars the series needs for a value at every bar the operator reads
+    /// (the last one, and the one before for a cross); `null` when no history
+    /// length gives one (a series plotted into the past, such as Ichimoku's
+    /// `chikou`).
+    pub bars_needed: Option<usize>,
+    /// One sentence for a trader.
+    pub reason: String,
+}
+
+/// Outcome of [`assess`]: evaluated, or why not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Assessment {
+    /// Both sides have their values.
+    Evaluated(Outcome),
+    /// A side has no value where one is needed.
+    Unevaluable(Unevaluable),
+}
+
+/// Bars a synthetic history has when [`assess`] measures a warm-up: room for
+/// the longest warm-up of the catalog (three periods of at most
+/// [`crate::indicators::MAX_PERIOD`] bars, as in the stochastic).
+const SYNTHETIC_BARS: usize = 4 * crate::indicators::MAX_PERIOD;
+
+/// A deterministic, always-moving history of `n` bars ending at `last_time`,
+/// `step` apart: warm-ups do not depend on the prices, only on a series that
+/// moves (a flat one leaves some indicators undefined).
+fn synthetic_bars(n: usize, last_time: i64, step: i64) -> Vec<Bar> {
+    (0..n)
+        .map(|i| {
+            let x = i as f64;
+            let close = 100.0 + 5.0 * (x * 0.3).sin() + (i % 7) as f64 * 0.1;
+            Bar {
+                time: last_time - (n - 1 - i) as i64 * step,
+                open: close - 0.2,
+                high: close + 1.0,
+                low: close - 1.0,
+                close,
+                volume: 1.0 + (i % 5) as f64,
+            }
         })
+        .collect()
+}
+
+/// Bars `series` needs to have a value `back` bars before the last one
+/// (its warm-up plus `back + 1`), measured on a synthetic history shaped
+/// like `bars` (same spacing and last time); `None` when even that history
+/// has no value there.
+fn bars_needed(bars: &[Bar], series: &SeriesRef, back: usize) -> Option<usize> {
+    let last_time = bars.last().map_or(0, |b| b.time);
+    let step = match bars {
+        [.., a, b] if b.time > a.time => b.time - a.time,
+        _ => 60_000,
+    };
+    let (_, values) = resolve(&synthetic_bars(SYNTHETIC_BARS, last_time, step), series).ok()?;
+    let valid = |v: &Option<f64>| v.is_some_and(f64::is_finite);
+    // A value at the end of the long history, and from which bar on.
+    if !values.iter().rev().take(back + 1).all(valid) {
+        return None;
+    }
+    values.iter().position(valid).map(|first| first + back + 1)
+}
+
+/// `name` has no value `missing` bars before the last; the operator reads
+/// the last `back + 1` bars.
+fn unevaluable(bars: &[Bar], name: &str, series: Option<&SeriesRef>, missing: usize, back: usize) -> Unevaluable {
+    let needed = series.map_or(Some(back + 1), |s| bars_needed(bars, s, back));
+    let at = if missing == 0 {
+        "at the last bar"
+    } else {
+        "one bar before the last"
+    };
+    let available = bars.len();
+    let reason = match needed {
+        Some(n) if n > available => format!(
+            "`{name}` has no value {at}: its warm-up needs {n} bars and the history has {available} (insufficient history)"
+        ),
+        Some(_) => format!("`{name}` has no value {at}: the indicator is undefined there on these prices"),
+        None => format!(
+            "`{name}` has no value {at} for any length of history (a series plotted into the past, such as Ichimoku's chikou)"
+        ),
+    };
+    Unevaluable {
+        series: name.to_owned(),
+        bars_available: available,
+        bars_needed: needed,
+        reason,
+    }
 }
 
 /// Evaluates `left op right` on `bars` (see the module documentation).
 ///
 /// # Errors
 /// Those of [`resolve`]; [`CoreError::InvalidInput`] when a needed value is
-/// missing or the constant is not finite.
+/// missing (the reason of [`assess`]) or the constant is not finite.
 pub fn evaluate(bars: &[Bar], left: &SeriesRef, op: Op, right: &Operand) -> Result<Outcome, CoreError> {
+    match assess(bars, left, op, right)? {
+        Assessment::Evaluated(outcome) => Ok(outcome),
+        Assessment::Unevaluable(u) => Err(CoreError::InvalidInput(u.reason)),
+    }
+}
+
+/// As [`evaluate`], with a missing value (a warm-up longer than the
+/// history, an indicator undefined on these prices) reported as
+/// [`Assessment::Unevaluable`] with the bars needed and available, not as an
+/// error.
+///
+/// # Errors
+/// Those of [`resolve`]; [`CoreError::InvalidInput`] when the constant is
+/// not finite.
+pub fn assess(bars: &[Bar], left: &SeriesRef, op: Op, right: &Operand) -> Result<Assessment, CoreError> {
     let (left_name, lv) = resolve(bars, left)?;
     let (right_name, rv) = match right {
         Operand::Number(x) if x.is_finite() => ("value".to_string(), vec![Some(*x); bars.len()]),
         Operand::Number(x) => return Err(CoreError::InvalidInput(format!("value {x} is not a finite number"))),
         Operand::Series(s) => resolve(bars, s)?,
     };
-    let l = at(&lv, 0, &left_name)?;
-    let r = at(&rv, 0, &right_name)?;
-    let cross = matches!(op, Op::CrossAbove | Op::CrossBelow);
-    let (lp, rp) = if cross {
-        (Some(at(&lv, 1, &left_name)?), Some(at(&rv, 1, &right_name)?))
-    } else {
-        (None, None)
+    let right_series = match right {
+        Operand::Series(s) => Some(s),
+        Operand::Number(_) => None,
     };
+    let cross = matches!(op, Op::CrossAbove | Op::CrossBelow);
+    let back = usize::from(cross);
+    for (name, values, series) in [(&left_name, &lv, Some(left)), (&right_name, &rv, right_series)] {
+        if let Some(missing) = (0..=back).find(|b| at(values, *b).is_none()) {
+            // `price` needs no warm-up: one bar per bar read.
+            let series = series.filter(|s| !s.indicator.trim().eq_ignore_ascii_case("price"));
+            return Ok(Assessment::Unevaluable(unevaluable(bars, name, series, missing, back)));
+        }
+    }
+    let (Some(l), Some(r)) = (at(&lv, 0), at(&rv, 0)) else {
+        return Err(CoreError::InvalidInput("a checked value is missing".into()));
+    };
+    let (lp, rp) = if cross { (at(&lv, 1), at(&rv, 1)) } else { (None, None) };
     let passed = match (op, lp, rp) {
         (Op::Gt, ..) => l > r,
         (Op::Lt, ..) => l < r,
@@ -217,7 +331,7 @@ pub fn evaluate(bars: &[Bar], left: &SeriesRef, op: Op, right: &Operand) -> Resu
         (Op::CrossBelow, Some(lp), Some(rp)) => lp >= rp && l < r,
         _ => false,
     };
-    Ok(Outcome {
+    Ok(Assessment::Evaluated(Outcome {
         passed,
         left_name,
         left: l,
@@ -225,7 +339,7 @@ pub fn evaluate(bars: &[Bar], left: &SeriesRef, op: Op, right: &Operand) -> Resu
         right_name,
         right: r,
         right_prev: rp,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -295,6 +409,53 @@ mod tests {
             !evaluate(&bars, &price(), Op::CrossAbove, &Operand::Number(2.0))
                 .unwrap()
                 .passed
+        );
+    }
+
+    #[test]
+    fn a_warm_up_longer_than_the_history_is_unevaluable_with_the_bars_needed() {
+        let bars = from_closes(&[1.0, 2.0, 3.0], &[0.5; 3]);
+        let un = |left: &SeriesRef, op: Op, right: &Operand| match assess(&bars, left, op, right).unwrap() {
+            Assessment::Unevaluable(u) => u,
+            Assessment::Evaluated(o) => panic!("evaluated: {o:?}"),
+        };
+        // SMA(10): a value from the 10th bar on.
+        let u = un(&sma(10.0), Op::Gt, &Operand::Number(1.0));
+        assert_eq!(
+            (u.series.as_str(), u.bars_available, u.bars_needed),
+            ("sma.sma", 3, Some(10))
+        );
+        assert!(u.reason.contains("needs 10 bars and the history has 3"), "{}", u.reason);
+        // A cross reads one bar more; the right side is checked too.
+        let u = un(&price(), Op::CrossAbove, &Operand::Series(sma(3.0)));
+        assert_eq!((u.series.as_str(), u.bars_needed), ("sma.sma", Some(4)));
+        assert!(u.reason.contains("one bar before the last"), "{}", u.reason);
+        // MACD's default warm-up: slow + signal − 2 = 33, so 34 bars.
+        let macd = SeriesRef {
+            indicator: "macd".into(),
+            params: BTreeMap::new(),
+            output: Some("signal".into()),
+        };
+        assert_eq!(un(&macd, Op::Gt, &Operand::Number(0.0)).bars_needed, Some(34));
+        // Chikou is plotted 26 bars into the past: never a value at the last bar.
+        let chikou = SeriesRef {
+            indicator: "ichimoku".into(),
+            params: BTreeMap::new(),
+            output: Some("chikou".into()),
+        };
+        let long = from_closes(&[1.0; 200], &[0.5; 200]);
+        match assess(&long, &chikou, Op::Gt, &Operand::Number(0.0)).unwrap() {
+            Assessment::Unevaluable(u) => assert_eq!((u.bars_needed, u.bars_available), (None, 200)),
+            Assessment::Evaluated(o) => panic!("evaluated: {o:?}"),
+        }
+        // Enough history: evaluated, the same as `evaluate`.
+        let ten = from_closes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], &[0.5; 10]);
+        let Assessment::Evaluated(o) = assess(&ten, &price(), Op::Gt, &Operand::Series(sma(10.0))).unwrap() else {
+            panic!("not evaluated");
+        };
+        assert_eq!(
+            o,
+            evaluate(&ten, &price(), Op::Gt, &Operand::Series(sma(10.0))).unwrap()
         );
     }
 

@@ -623,7 +623,8 @@ fn round_to_tick(spec: &SymbolSpec, price: f64, up: bool) -> f64 {
 /// REFERENCE_VOLUME))`. `rate` converts the profit currency to the account
 /// currency. Gaps, news and thin books can slip further than the band.
 ///
-/// Errors: an invalid volume (minimum, maximum, step), a latency outside
+/// Errors: a volume that is not a positive number (one outside the symbol's
+/// minimum, maximum or step is estimated all the same), a latency outside
 /// 1–60 000 ms, an unusable quote (non-finite, non-positive, ask below bid), a
 /// non-finite bar close.
 pub fn estimate_fill(
@@ -633,7 +634,11 @@ pub fn estimate_fill(
     params: FillParams,
     rate: Option<f64>,
 ) -> Result<FillEstimate, CoreError> {
-    trading::check_volume(spec, params.volume).map_err(|r| CoreError::param("volume", r.message))?;
+    // An estimate, not an order: any positive volume is estimated (whether
+    // the symbol can trade it is [`trading::check_volume`]'s question).
+    if !(params.volume.is_finite() && params.volume > 0.0) {
+        return Err(CoreError::param("volume", "must be a positive number of lots"));
+    }
     if !(1..=60_000).contains(&params.latency_ms) {
         return Err(CoreError::param("latency_ms", "must be between 1 and 60000"));
     }
@@ -1082,12 +1087,19 @@ mod tests {
             volume,
             latency_ms,
         };
-        for v in [0.0, -1.0, 0.015, 101.0, f64::NAN] {
+        for v in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = estimate_fill(&spec, &t, &[], p(v, 500), None).unwrap_err();
             assert!(
                 matches!(e, CoreError::InvalidParameter { ref name, .. } if name == "volume"),
                 "{e}"
             );
+        }
+        // Volumes the symbol cannot trade (off its step, above its maximum,
+        // below its minimum) are estimated: an estimate is not an order.
+        for v in [0.015, 101.0, 0.001] {
+            assert!(trading::check_volume(&spec, v).is_err());
+            let e = estimate_fill(&spec, &t, &[], p(v, 500), Some(1.0)).unwrap();
+            assert!(close(e.spread_cost.unwrap(), 0.0001 * 100_000.0 * v), "{v}: {e:?}");
         }
         assert!(estimate_fill(&spec, &t, &[], p(0.1, 0), None).is_err());
         for (b, a) in [(f64::NAN, 1.1), (1.1, 1.0), (0.0, 0.0)] {

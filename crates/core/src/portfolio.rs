@@ -333,9 +333,9 @@ pub const LIMIT_PCT_RANGE: (f64, f64) = (1.0, 10_000.0);
 pub const CORRELATION_THRESHOLD_RANGE: (f64, f64) = (0.3, 0.99);
 
 impl ExposureLimits {
-    /// Checks the bounds: every percentage in [`LIMIT_PCT_RANGE`], each
-    /// caution level below its block level, the correlation threshold in
-    /// [`CORRELATION_THRESHOLD_RANGE`].
+    /// Checks the bounds: every percentage in [`LIMIT_PCT_RANGE`], the
+    /// correlation threshold in [`CORRELATION_THRESHOLD_RANGE`]. A caution
+    /// level at or above its block level is valid (see [`Self::warnings`]).
     ///
     /// # Errors
     /// [`CoreError::InvalidParameter`] naming the first offending field.
@@ -351,15 +351,6 @@ impl ExposureLimits {
                 return Err(CoreError::param(name, format!("must be between {lo} and {hi}")));
             }
         }
-        if self.caution_gross_pct >= self.block_gross_pct {
-            return Err(CoreError::param("caution_gross_pct", "must be below block_gross_pct"));
-        }
-        if self.caution_concentration_pct >= self.block_concentration_pct {
-            return Err(CoreError::param(
-                "caution_concentration_pct",
-                "must be below block_concentration_pct",
-            ));
-        }
         let (clo, chi) = CORRELATION_THRESHOLD_RANGE;
         let c = self.correlation_threshold;
         if !(c.is_finite() && (clo..=chi).contains(&c)) {
@@ -369,6 +360,28 @@ impl ExposureLimits {
             ));
         }
         Ok(())
+    }
+}
+
+impl ExposureLimits {
+    /// Notes on thresholds that behave in a way a trader may not expect: a
+    /// caution level at or above its block level never raises `caution` on
+    /// its own, since `block` takes precedence above the block level and
+    /// nothing is left between the two. Empty for the usual ordering.
+    pub fn warnings(&self) -> Vec<String> {
+        [
+            ("gross", self.caution_gross_pct, self.block_gross_pct),
+            ("concentration", self.caution_concentration_pct, self.block_concentration_pct),
+        ]
+        .into_iter()
+        .filter(|(_, caution, block)| caution >= block)
+        .map(|(what, caution, block)| {
+            format!(
+                "caution_{what}_pct ({caution}%) is not below block_{what}_pct ({block}%): above {block}% the verdict is \
+                 `block` (it takes precedence), so the {what} caution level never raises `caution` on its own"
+            )
+        })
+        .collect()
     }
 }
 
@@ -530,6 +543,9 @@ pub struct ExposureReport {
     pub reasons: Vec<String>,
     /// The thresholds applied.
     pub limits: ExposureLimits,
+    /// Notes on the thresholds (a caution level not below its block level
+    /// never fires on its own); empty for the usual ones.
+    pub warnings: Vec<String>,
 }
 
 fn check_leg(k: usize, l: &ExposureLeg) -> Result<(), CoreError> {
@@ -630,6 +646,7 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
         verdict,
         reasons,
         limits: req.limits,
+        warnings: req.limits.warnings(),
     })
 }
 
@@ -1334,7 +1351,50 @@ mod tests {
         let mut q = req(&legs, 10_000.0, &rt, None);
         q.limits.block_gross_pct = 2_000.0;
         q.limits.caution_gross_pct = 1_500.0;
-        assert_eq!(assess_exposure(&q).unwrap().verdict, Verdict::Proceed);
+        let r = assess_exposure(&q).unwrap();
+        assert_eq!(r.verdict, Verdict::Proceed);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn a_caution_level_not_below_block_is_kept_with_a_warning() {
+        let rt = rates(&[("EUR", 1.1)]);
+        let hedged = |volume: f64| {
+            [
+                leg(Some(1), "EURUSD", Side::Buy, volume, 1.1),
+                leg(Some(2), "EURUSD", Side::Sell, volume, 1.1),
+            ]
+        };
+        for caution in [1_000.0, 2_000.0] {
+            // Gross 1 100 %: above block, which takes precedence.
+            let legs = hedged(0.5);
+            let mut q = req(&legs, 10_000.0, &rt, None);
+            q.limits.caution_gross_pct = caution;
+            let r = assess_exposure(&q).unwrap();
+            assert_eq!(r.verdict, Verdict::Block, "{:?}", r.reasons);
+            assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+            assert!(
+                r.warnings[0].contains("gross caution level never raises `caution`"),
+                "{:?}",
+                r.warnings
+            );
+            // Gross 660 %: below block, and below (or at) caution: proceed.
+            let legs = hedged(0.3);
+            let mut q = req(&legs, 10_000.0, &rt, None);
+            q.limits.caution_gross_pct = caution;
+            assert_eq!(assess_exposure(&q).unwrap().verdict, Verdict::Proceed);
+        }
+        let limits = ExposureLimits {
+            caution_concentration_pct: 600.0,
+            ..ExposureLimits::default()
+        };
+        limits.validate().unwrap();
+        assert!(
+            limits.warnings()[0].contains("caution_concentration_pct (600%)"),
+            "{:?}",
+            limits.warnings()
+        );
+        assert!(ExposureLimits::default().warnings().is_empty());
     }
 
     #[test]
@@ -1442,7 +1502,7 @@ mod tests {
         let bad = rates(&[("EUR", f64::NAN)]);
         assert!(assess_exposure(&req(&[], 10_000.0, &bad, None)).is_err());
         let mut q = req(&[], 10_000.0, &rt, None);
-        q.limits.caution_gross_pct = 2_000.0;
+        q.limits.caution_gross_pct = 20_000.0;
         let e = assess_exposure(&q).unwrap_err();
         assert!(
             matches!(e, CoreError::InvalidParameter { ref name, .. } if name == "caution_gross_pct"),

@@ -74,6 +74,11 @@ pub const CRITICAL_ROOM: f64 = 0.2;
 
 const HOUR_MS: i64 = 3_600_000;
 
+/// A percentage difference without binary noise (`12.0 - 10.1` is `1.9`).
+fn round_percent(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
+
 /// A named starting point for a rule set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Preset {
@@ -204,14 +209,6 @@ impl PropFirmRules {
         if self.drawdown_mode == DrawdownMode::Trailing && self.max_loss_percent.is_none() {
             return Err(CoreError::param("drawdown_mode", "`trailing` needs `max_loss_percent`"));
         }
-        if let (Some(d), Some(m)) = (self.max_daily_loss_percent, self.max_loss_percent)
-            && d > m
-        {
-            return Err(CoreError::param(
-                "max_daily_loss_percent",
-                "may not exceed `max_loss_percent`",
-            ));
-        }
         if self.max_daily_loss_percent.is_none()
             && self.max_loss_percent.is_none()
             && self.profit_target_percent.is_none()
@@ -223,6 +220,37 @@ impl PropFirmRules {
             ));
         }
         Ok(())
+    }
+
+    /// Plain-language notes on a valid rule set that behaves in a way a
+    /// trader may not expect; empty for the usual ones.
+    ///
+    /// A daily loss limit above the maximum loss is accepted (a rule set
+    /// states what the firm says), but the daily limit then binds only on
+    /// days that start more than the difference above the initial balance
+    /// (static floor), never with a trailing floor (the high-water mark is
+    /// never below a day's starting balance): the maximum loss is reached
+    /// first otherwise.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let (Some(d), Some(m)) = (self.max_daily_loss_percent, self.max_loss_percent)
+            && d > m
+        {
+            let excess = round_percent(d - m);
+            out.push(match self.drawdown_mode {
+                DrawdownMode::Static => format!(
+                    "max_daily_loss_percent ({d} %) is above max_loss_percent ({m} %): the maximum loss is reached first \
+                     unless a trading day starts more than {excess} % of the initial balance above the initial balance \
+                     (plus net deposits)"
+                ),
+                // The high-water mark is never below a day's starting balance.
+                DrawdownMode::Trailing => format!(
+                    "max_daily_loss_percent ({d} %) is above max_loss_percent ({m} %): with a trailing floor the \
+                     maximum loss is always reached first, so the daily limit never binds"
+                ),
+            });
+        }
+        out
     }
 
     /// Index of the trading day an instant falls in.
@@ -1076,6 +1104,41 @@ mod tests {
     }
 
     #[test]
+    fn daily_loss_above_max_loss_is_valid_with_a_warning() {
+        let mut r = rules();
+        assert!(r.warnings().is_empty());
+        r.max_daily_loss_percent = Some(12.0);
+        r.max_loss_percent = Some(10.1);
+        r.validate().unwrap();
+        let w = r.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("maximum loss is reached first") && w[0].contains("more than 1.9 %"),
+            "{w:?}"
+        );
+        // The static floor binds first on a day starting at the initial balance.
+        let s = status(
+            &r,
+            AccountState {
+                balance: 100_000.0,
+                equity: 100_000.0,
+            },
+            &[],
+            None,
+            D0 + DAY_MS / 2,
+        )
+        .unwrap();
+        let tightest = s
+            .limits
+            .iter()
+            .min_by(|a, b| a.headroom.total_cmp(&b.headroom))
+            .unwrap();
+        assert_eq!(tightest.rule, RuleKind::MaxLoss);
+        r.drawdown_mode = DrawdownMode::Trailing;
+        assert!(r.warnings()[0].contains("never binds"), "{:?}", r.warnings());
+    }
+
+    #[test]
     fn validation_errors() {
         type Edit = fn(&mut PropFirmRules);
         let bad: Vec<(Edit, &str)> = vec![
@@ -1083,7 +1146,6 @@ mod tests {
             (|r| r.initial_balance = f64::NAN, "initial_balance"),
             (|r| r.max_daily_loss_percent = Some(-1.0), "max_daily_loss_percent"),
             (|r| r.max_loss_percent = Some(150.0), "max_loss_percent"),
-            (|r| r.max_daily_loss_percent = Some(12.0), "may not exceed"),
             (|r| r.min_trading_days = Some(0), "min_trading_days"),
             (|r| r.consistency_percent = Some(0.0), "consistency_percent"),
             (|r| r.day_start_hour_utc = 24, "day_start_hour_utc"),

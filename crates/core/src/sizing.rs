@@ -340,7 +340,8 @@ pub struct SizingResult {
     pub risk_percent_of_balance: Option<f64>,
     /// Whether `money_at_risk` exceeds the budget (only when raised to the minimum volume).
     pub exceeds_risk_budget: bool,
-    /// Stop loss price (given, or entry ∓ distance).
+    /// Stop loss price (given, or entry ∓ distance; at or below zero for a buy
+    /// whose distance exceeds the entry, with a warning).
     pub stop_price: f64,
     /// Stop distance in price units.
     pub stop_distance: f64,
@@ -460,13 +461,9 @@ fn stop_distance(spec: &SymbolSpec, side: Side, entry: f64, stop: &StopSpec) -> 
         StopSpec::Pips { pips } => finite_pos("stop.pips", pips)? * pip_size(spec),
         StopSpec::Atr { atr, multiple } => finite_pos("stop.atr", atr)? * finite_pos("stop.multiple", multiple)?,
     };
+    // A distance past zero (a buy only) is kept: the size needs only the
+    // distance; `calculate_position_size` warns that no stop can sit there.
     let price = entry - side.sign() * distance;
-    if price <= 0.0 {
-        return Err(SizingError::invalid(
-            "stop",
-            format!("the stop distance {distance} puts the stop at or below zero"),
-        ));
-    }
     Ok((distance, spec.normalize_price(price)))
 }
 
@@ -566,6 +563,13 @@ pub fn calculate_position_size(
     let (distance, stop_price) = stop_distance(spec, request.side, entry, &request.stop)?;
 
     let mut warnings = Vec::new();
+    if stop_price <= 0.0 {
+        warnings.push(format!(
+            "the stop distance {distance} puts the stop at {stop_price}, at or below zero: no stop order can be placed \
+             there, and a long position cannot lose more than its entry {entry}, so the volume, sized on the full \
+             distance, risks less than the budget"
+        ));
+    }
     let check = check_tick_value(spec, rate, request.tick_value_source);
     warnings.extend(tick_warning(&check, &account.currency));
     let tick_value_profit = match request.tick_value_source {

@@ -26,31 +26,42 @@ pub const MAX_EQUITY_POINTS: usize = 500;
 /// of the DSL (docs/backtest-dsl.md), or a legacy form tagged by `type`.
 fn strategy_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let dsl = generator.subschema_for::<tradeterm_core::backtest::Strategy>();
+    // The periods' bounds are those of the indicators they run (the catalog's).
+    let period = |names: &[&str]| {
+        let bounds = names
+            .iter()
+            .filter_map(|n| tradeterm_core::indicators::find(n))
+            .flat_map(|i| i.params.iter().filter(|p| p.name == "period").map(|p| (p.min, p.max)));
+        let (min, max) = bounds.fold((f64::MIN, f64::MAX), |(lo, hi), (min, max)| (lo.max(min), hi.min(max)));
+        serde_json::json!({ "type": "integer", "minimum": min, "maximum": max })
+    };
+    let ma_period = period(&["sma", "ema"]);
+    let rsi_period = period(&["rsi"]);
     schemars::json_schema!({
         "anyOf": [
             dsl,
             {
                 "type": "object",
-                "description": "Legacy moving-average cross.",
+                "description": "Legacy moving-average cross (any order of the periods: fast above slow inverts the signals, equal ones never cross; `warnings` says so).",
                 "required": ["type", "fast", "slow"],
                 "additionalProperties": false,
                 "properties": {
                     "type": { "const": "ma_cross" },
-                    "fast": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
-                    "slow": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
+                    "fast": ma_period,
+                    "slow": ma_period,
                     "ma": { "type": "string", "pattern": "^([sS][mM][aA]|[eE][mM][aA])$" },
                 },
             },
             {
                 "type": "object",
-                "description": "Legacy RSI reversal.",
+                "description": "Legacy RSI reversal (oversold not below overbought reads it as momentum; `warnings` says so).",
                 "required": ["type"],
                 "additionalProperties": false,
                 "properties": {
                     "type": { "const": "rsi" },
-                    "period": { "type": "integer", "minimum": 1, "maximum": u32::MAX },
-                    "oversold": { "type": "number" },
-                    "overbought": { "type": "number" },
+                    "period": rsi_period,
+                    "oversold": { "type": "number", "minimum": 0, "maximum": 100 },
+                    "overbought": { "type": "number", "minimum": 0, "maximum": 100 },
                 },
             },
         ],
@@ -121,6 +132,9 @@ pub struct BacktestOutput {
     pub truncated: bool,
     /// Equity curve downsampled to at most 500 points (always including the last bar).
     pub equity_curve: Vec<EquityPoint>,
+    /// Notes on a legacy strategy whose levels are in an unusual order (an `ma_cross` with `fast` above `slow`
+    /// trades the usual signals inverted, equal periods never cross); empty otherwise.
+    pub warnings: Vec<String>,
 }
 
 async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<BacktestOutput, ToolError> {
@@ -169,6 +183,7 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         trades,
         truncated,
         equity_curve,
+        warnings: backtest::legacy_warnings(&input.strategy),
     })
 }
 
@@ -307,6 +322,8 @@ pub struct SimulateOutput {
     /// half spread and slippage), stop-loss and take-profit prices and size in
     /// units as the strategy's stops and sizing give them.
     pub order: Option<OrderPlan>,
+    /// Notes on a legacy strategy whose levels are in an unusual order, as `backtest_strategy` gives them.
+    pub warnings: Vec<String>,
 }
 
 /// The side a set of open positions amounts to: (side, long lots, short lots, hedged).
@@ -425,6 +442,7 @@ async fn simulate_ea_action(ctx: ToolContext, input: SimulateInput) -> Result<Si
         equity,
         rules: explanation.rules,
         order: explanation.order,
+        warnings: backtest::legacy_warnings(&input.strategy),
     })
 }
 

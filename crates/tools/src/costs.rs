@@ -76,8 +76,19 @@ pub(crate) async fn swap_rate(ctx: &ToolContext, spec: &SymbolSpec, tick: &Tick,
     }
 }
 
-pub(crate) fn check_volume_input(spec: &SymbolSpec, volume: f64) -> Result<(), ToolError> {
-    check_volume(spec, volume).map_err(|r| ToolError::InvalidInput(format!("`volume`: {}", r.message)))
+/// Why `volume` lots cannot be traded on the symbol (below its minimum,
+/// above its maximum, not a multiple of its step), as a warning of an
+/// analysis: the analyses (`estimate_fill`, `get_holding_risk`,
+/// `get_swap_calendar`, a proposed trade of `check_portfolio_exposure`) are
+/// computed for any positive volume, and only an order of it is refused.
+/// `None` when the volume is tradable.
+pub(crate) fn volume_warning(spec: &SymbolSpec, volume: f64) -> Option<String> {
+    check_volume(spec, volume).err().map(|r| {
+        format!(
+            "{}: not tradable on this symbol (an order of it would be refused); the figures are for the volume as given",
+            r.message
+        )
+    })
 }
 
 // ================================================================ get_equity_curve
@@ -232,7 +243,8 @@ pub struct SwapCalendarInput {
     /// `buy` (long) or `sell` (short): only that side's amounts. Default: both.
     #[serde(default)]
     pub side: Option<Side>,
-    /// Position size in lots (default 1); must respect the symbol's minimum, maximum and volume step.
+    /// Position size in lots (default 1). One the symbol cannot trade (below its minimum, above its maximum, off
+    /// its step) is computed all the same, with a note.
     #[serde(default)]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
@@ -298,7 +310,7 @@ pub struct SwapCalendarOutput {
     pub total_long: Option<f64>,
     /// Sum over the rollovers, short.
     pub total_short: Option<f64>,
-    /// Why the amounts are missing, or caveats.
+    /// Why the amounts are missing, or caveats (a volume the symbol cannot trade, among them).
     pub note: Option<String>,
 }
 
@@ -327,7 +339,7 @@ async fn get_swap_calendar(ctx: ToolContext, input: SwapCalendarInput) -> Result
         ));
     }
     let (spec, tick, account) = try_join3(ctx.spec(&input.symbol), ctx.tick(&input.symbol), ctx.account()).await?;
-    check_volume_input(&spec, volume)?;
+    let volume_note = volume_warning(&spec, volume);
     let rate = swap_rate(&ctx, &spec, &tick, &account).await;
     let params = SwapCalendarParams {
         volume,
@@ -345,6 +357,10 @@ async fn get_swap_calendar(ctx: ToolContext, input: SwapCalendarInput) -> Result
         }
         _ => None,
     });
+    let note = match (note, volume_note) {
+        (Some(caveat), Some(volume)) => Some(format!("{caveat}; {volume}")),
+        (caveat, volume) => caveat.or(volume),
+    };
     Ok(SwapCalendarOutput {
         symbol: spec.name.clone(),
         currency: account.currency,
@@ -396,7 +412,8 @@ pub struct EstimateFillInput {
     pub symbol: String,
     /// `buy` or `sell`.
     pub side: Side,
-    /// Volume in lots; must respect the symbol's minimum, maximum and volume step.
+    /// Volume in lots. One the symbol cannot trade (below its minimum, above its maximum, off its step) is
+    /// estimated all the same, with `volume_tradable: false` and a note.
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
     /// Order type: only `market` (the default) is estimated.
@@ -471,6 +488,9 @@ pub struct EstimateFillOutput {
     pub slippage: SlippageOut,
     /// Whether the symbol's session is open at the quote's time. A closed market fills nothing now.
     pub market_open: bool,
+    /// Whether the symbol can trade `volume` (within its minimum and maximum, a multiple of its step). The
+    /// estimate is given either way; `notes` says why not.
+    pub volume_tradable: bool,
     /// Caveats of the estimate.
     pub notes: Vec<String>,
 }
@@ -489,7 +509,7 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
         )));
     }
     let (spec, tick, account) = try_join3(ctx.spec(&input.symbol), ctx.tick(&input.symbol), ctx.account()).await?;
-    check_volume_input(&spec, input.volume)?;
+    let volume_note = volume_warning(&spec, input.volume);
     let bars = fetch_bars(&ctx, &input.symbol, Timeframe::M1, Some(FILL_BARS), None, None).await?;
     let rate = rate_to_account(&ctx, &spec.currency_profit, &account, &spec, &tick).await;
     let params = FillParams {
@@ -517,6 +537,8 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
     if !estimate.market_open {
         notes.push("The market is closed at the quote's time: a market order would be rejected now.".to_owned());
     }
+    let volume_tradable = volume_note.is_none();
+    notes.extend(volume_note);
     Ok(EstimateFillOutput {
         symbol: spec.name.clone(),
         side: input.side,
@@ -544,6 +566,7 @@ async fn estimate_fill(ctx: ToolContext, input: EstimateFillInput) -> Result<Est
             worst_case_cost: estimate.slippage_cost_worst,
         },
         market_open: estimate.market_open,
+        volume_tradable,
         notes,
     })
 }
@@ -574,7 +597,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "estimate_fill",
             title: "Estimate a market fill",
-            description: "Expected fill of a market order (ask for a buy, bid for a sell), the spread cost in price, points and account currency, and an estimated slippage band from the last hour's one-minute volatility and the order size, with the resulting worst-case price. An estimate, not a guarantee; nothing is sent. The volume is checked against the symbol's limits and step.",
+            description: "Expected fill of a market order (ask for a buy, bid for a sell), the spread cost in price, points and account currency, and an estimated slippage band from the last hour's one-minute volatility and the order size, with the resulting worst-case price. An estimate, not a guarantee; nothing is sent. A volume the symbol cannot trade (below its minimum, above its maximum, off its step) is estimated all the same, with `volume_tradable: false` and a note saying why.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,

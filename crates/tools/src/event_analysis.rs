@@ -3,7 +3,7 @@
 //! reacted to past releases). Rules: [`tradeterm_core::holding`] and
 //! `docs/calendar.md`.
 
-use futures_util::future::try_join3;
+use futures_util::future::{try_join, try_join3};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::costs::{self, SwapCalendarParams};
@@ -12,7 +12,7 @@ use tradeterm_core::holding::{self, RiskLevel};
 use tradeterm_core::time::{DAY_MS, UnixMs, iso, to_iso};
 use tradeterm_core::{Side, Timeframe};
 
-use crate::costs::{check_volume_input, core_err, swap_rate};
+use crate::costs::{core_err, swap_rate, volume_warning};
 use crate::events::{CalendarSource, MAX_CALENDAR_DAYS, SourcePreference, currencies_of, fetch_events, is_currency};
 use crate::market::{check_symbol, fetch_bars};
 use crate::{Capability, Gate, READ_TERMINAL, Target, Tool, ToolContext, ToolError, ToolSpec};
@@ -95,7 +95,8 @@ pub struct HoldingRiskInput {
     /// `buy` or `sell`, for the swap estimate (default: both are given).
     #[serde(default)]
     pub side: Option<Side>,
-    /// Position size, lots, for the swap estimate (default 1; must fit the symbol's volume limits).
+    /// Position size, lots, for the swap estimate (default 1). One the symbol cannot trade is computed all the same,
+    /// with a warning.
     #[serde(default)]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: Option<f64>,
@@ -183,6 +184,9 @@ pub struct HoldingRiskOutput {
     /// Why the terminal's calendar was not used, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calendar_note: Option<String>,
+    /// Caveats: a `volume` the symbol cannot trade (below its minimum, above its maximum, off its step; the swap
+    /// is computed for it all the same).
+    pub warnings: Vec<String>,
 }
 
 async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<HoldingRiskOutput, ToolError> {
@@ -200,7 +204,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
         ));
     }
     let (spec, tick, account) = try_join3(ctx.spec(&input.symbol), ctx.tick(&input.symbol), ctx.account()).await?;
-    check_volume_input(&spec, volume)?;
+    let volume_note = volume_warning(&spec, volume);
     let currencies = currencies_of(&spec);
     if currencies.is_empty() {
         return Err(ToolError::InvalidInput(format!(
@@ -328,6 +332,7 @@ async fn holding_risk(ctx: ToolContext, input: HoldingRiskInput) -> Result<Holdi
         calendar_source,
         calendar_available: calendar_source.is_available(),
         calendar_note,
+        warnings: volume_note.into_iter().collect(),
     })
 }
 
@@ -395,6 +400,11 @@ pub struct EventSensitivityOutput {
     #[serde(with = "iso")]
     #[schemars(with = "iso::Schema")]
     pub from: UnixMs,
+    /// End of the look-back (ISO 8601): the time of the symbol's latest quote, the terminal's clock, which the
+    /// bars follow.
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub to: UnixMs,
     /// Releases that matched the filters (the latest 200 at most).
     pub releases: usize,
     /// Releases skipped: the market was closed or bars were missing around them.
@@ -414,6 +424,17 @@ pub struct EventSensitivityOutput {
     /// Why the terminal's calendar was not used, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calendar_note: Option<String>,
+}
+
+/// End of the look-back of `get_event_sensitivity`: the time of the
+/// symbol's latest quote. The bars are the terminal's, up to its own clock,
+/// which need not agree with the server's (a simulated terminal replays a
+/// past week, a real one drifts or sits behind a closed market): a window
+/// ending at the server's now asked for bars the terminal does not have yet,
+/// past its clock (`from` after `to`). A quote without a usable time falls
+/// back to the server's clock.
+fn lookback_end(quote_time: UnixMs, server_now: UnixMs) -> UnixMs {
+    if quote_time > 0 { quote_time } else { server_now }
 }
 
 async fn event_sensitivity(
@@ -470,7 +491,7 @@ async fn event_sensitivity(
         }
         currencies.push(currency.to_ascii_uppercase());
     }
-    let spec = ctx.spec(&input.symbol).await?;
+    let (spec, tick) = try_join(ctx.spec(&input.symbol), ctx.tick(&input.symbol)).await?;
     if currencies.is_empty() {
         currencies = currencies_of(&spec);
     }
@@ -480,7 +501,7 @@ async fn event_sensitivity(
             input.symbol
         )));
     }
-    let now = ctx.now_ms;
+    let now = lookback_end(tick.time, ctx.now_ms);
     let from = now - i64::from(days) * DAY_MS;
     let (calendar_source, events, calendar_note) = events_between(&ctx, from, now, &currencies).await?;
     let min_importance = input.min_importance.unwrap_or(Importance::High);
@@ -516,6 +537,7 @@ async fn event_sensitivity(
         timeframe,
         window_minutes: u32::try_from(window_ms / 60_000).unwrap_or(window),
         from,
+        to: now,
         releases: matching.len(),
         skipped: sensitivity.skipped,
         reactions: sensitivity
@@ -563,4 +585,18 @@ pub(crate) fn tools() -> Vec<Tool> {
         }
         .build(event_sensitivity),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lookback_ends_at_the_terminals_clock() {
+        let server = 1_795_800_000_000;
+        // A terminal nine days behind the server (or ahead): its quote time.
+        assert_eq!(lookback_end(server - 9 * DAY_MS, server), server - 9 * DAY_MS);
+        assert_eq!(lookback_end(server + 60_000, server), server + 60_000);
+        assert_eq!(lookback_end(0, server), server);
+    }
 }

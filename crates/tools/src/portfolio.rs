@@ -193,7 +193,8 @@ pub struct ProposedTrade {
     pub symbol: String,
     /// `buy` (long) or `sell` (short).
     pub side: Side,
-    /// Volume in lots, within the symbol's volume limits.
+    /// Volume in lots. One the symbol cannot trade (below its minimum, above its maximum, off its step) is
+    /// assessed all the same, with a warning.
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
 }
@@ -210,7 +211,8 @@ pub struct ExposureInput {
     #[serde(default)]
     #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub caution_gross_pct: Option<f64>,
-    /// `block` above this gross exposure, in percent of equity (1-10000, default 1000; above the caution level).
+    /// `block` above this gross exposure, in percent of equity (1-10000, default 1000). `block` takes precedence:
+    /// a caution level at or above it never fires on its own (said in `warnings`).
     #[serde(default)]
     #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub block_gross_pct: Option<f64>,
@@ -219,8 +221,8 @@ pub struct ExposureInput {
     #[serde(default)]
     #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub caution_concentration_pct: Option<f64>,
-    /// `block` when that concentration exceeds this percentage of equity (1-10000, default 600; above the caution
-    /// level).
+    /// `block` when that concentration exceeds this percentage of equity (1-10000, default 600). `block` takes
+    /// precedence: a caution level at or above it never fires on its own (said in `warnings`).
     #[serde(default)]
     #[schemars(range(min = portfolio::LIMIT_PCT_RANGE.0, max = portfolio::LIMIT_PCT_RANGE.1))]
     pub block_concentration_pct: Option<f64>,
@@ -385,6 +387,7 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
     let of = |s: &str| symbols.iter().position(|x| x == s).and_then(|i| market.get(i));
 
     let mut legs = Vec::with_capacity(open.len() + 1);
+    let mut volume_note = None;
     for position in &open {
         let (spec, _) =
             of(&position.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", position.symbol)))?;
@@ -402,12 +405,8 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
     if let Some(proposed) = &input.proposed_trade {
         let (spec, tick) =
             of(&proposed.symbol).ok_or_else(|| ToolError::Internal(format!("no spec for {}", proposed.symbol)))?;
-        if proposed.volume < spec.volume_min - 1e-9 || proposed.volume > spec.volume_max + 1e-9 {
-            return Err(ToolError::InvalidInput(format!(
-                "`proposed_trade.volume` must be between {} and {} lots for {}",
-                spec.volume_min, spec.volume_max, proposed.symbol
-            )));
-        }
+        // An analysis, not an order: any positive volume is assessed.
+        volume_note = crate::costs::volume_warning(spec, proposed.volume).map(|w| format!("proposed_trade: {w}"));
         legs.push(ExposureLeg {
             ticket: None,
             symbol: proposed.symbol.clone(),
@@ -459,7 +458,7 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
             },
         ),
     };
-    let report = portfolio::assess_exposure(&ExposureRequest {
+    let mut report = portfolio::assess_exposure(&ExposureRequest {
         legs: &legs,
         equity: account.equity,
         account_currency: &account.currency,
@@ -468,6 +467,7 @@ async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Res
         limits,
     })
     .map_err(|e| ToolError::Dispatch(format!("the terminal's data could not be assessed: {e}")))?;
+    report.warnings.extend(volume_note);
     Ok(ExposureOutput {
         account_currency: account.currency,
         equity: account.equity,
@@ -553,7 +553,7 @@ mod tests {
         assert!(check_bars("bars", Some(5001)).is_err());
         assert_eq!(limits_of(&ExposureInput::default()).unwrap(), ExposureLimits::default());
         let error = limits_of(&ExposureInput {
-            caution_gross_pct: Some(1_200.0),
+            caution_gross_pct: Some(12_000.0),
             ..ExposureInput::default()
         })
         .unwrap_err();
@@ -561,9 +561,17 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("`caution_gross_pct` must be below block_gross_pct"),
+                .contains("`caution_gross_pct` must be between 1 and 10000"),
             "{error}"
         );
+        // A caution level above block is kept (a warning says block takes precedence).
+        let limits = limits_of(&ExposureInput {
+            caution_gross_pct: Some(1_200.0),
+            ..ExposureInput::default()
+        })
+        .unwrap();
+        assert_eq!((limits.caution_gross_pct, limits.block_gross_pct), (1_200.0, 1_000.0));
+        assert_eq!(limits.warnings().len(), 1);
         let error = limits_of(&ExposureInput {
             correlation_threshold: Some(0.1),
             ..ExposureInput::default()

@@ -42,7 +42,14 @@ const MAX_CHALLENGE_DAYS: i64 = 366;
         { "required": ["profit_target_percent"], "properties": { "profit_target_percent": { "not": { "type": "null" } } } },
         { "required": ["min_trading_days"], "properties": { "min_trading_days": { "not": { "type": "null" } } } },
         { "required": ["consistency_percent"], "properties": { "consistency_percent": { "not": { "type": "null" } } } },
-] }]))]
+] }, {
+    // A trailing drawdown trails a maximum loss: given, or from the preset.
+    "if": { "required": ["drawdown_mode"], "properties": { "drawdown_mode": { "const": "trailing" } } },
+    "then": { "anyOf": [
+        { "required": ["preset"], "properties": { "preset": { "not": { "type": "null" } } } },
+        { "required": ["max_loss_percent"], "properties": { "max_loss_percent": { "not": { "type": "null" } } } },
+    ] },
+}]))]
 pub struct SetPropFirmRulesInput {
     /// Starting rule set: `generic` (5 % daily loss, 10 % static max loss, 8 %
     /// target, 3 days) or `ftmo_2step_phase1` (modelled on FTMO's public 2-step
@@ -62,6 +69,8 @@ pub struct SetPropFirmRulesInput {
     #[schemars(extend("format" = "date-time"))]
     pub start_time: Option<String>,
     /// Maximum loss within one trading day, % of `initial_balance` (0-100].
+    /// Above `max_loss_percent` it is accepted with a warning: the maximum
+    /// loss is then reached first.
     #[serde(default)]
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_daily_loss_percent: Option<f64>,
@@ -70,7 +79,8 @@ pub struct SetPropFirmRulesInput {
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
     pub max_loss_percent: Option<f64>,
     /// `static` (floor fixed below the initial balance, the default) or
-    /// `trailing` (floor trails the highest balance/equity seen).
+    /// `trailing` (floor trails the highest balance/equity seen; needs
+    /// `max_loss_percent` or a preset).
     #[serde(default)]
     pub drawdown_mode: Option<DrawdownMode>,
     /// Profit target, % of `initial_balance` (0-1000].
@@ -116,6 +126,10 @@ pub struct SetPropFirmRulesOutput {
     #[serde(with = "iso")]
     #[schemars(with = "iso::Schema")]
     pub updated_at: UnixMs,
+    /// Notes on a rule set that behaves in a way you may not expect (a
+    /// daily loss limit above the maximum loss: the maximum loss is then
+    /// reached first); empty for the usual ones.
+    pub warnings: Vec<String>,
 }
 
 /// Whether the tracker only reports or also refuses live orders.
@@ -219,6 +233,8 @@ pub struct PropFirmStatusOutput {
     pub as_of: UnixMs,
     /// The rule set evaluated.
     pub rules: PropFirmRules,
+    /// Notes on the rule set, as `set_prop_firm_rules` gives them.
+    pub warnings: Vec<String>,
 }
 
 /// Result of `remove_prop_firm_rules`.
@@ -317,6 +333,7 @@ async fn set_prop_firm_rules(
     Ok(SetPropFirmRulesOutput {
         terminal_id: terminal,
         enforcement: enforcement(&rules),
+        warnings: rules.warnings(),
         rules,
         created_at: record.created_at,
         updated_at: record.updated_at,
@@ -507,6 +524,7 @@ async fn get_prop_firm_status(
             high_water_mark: None,
             intraday_breaches,
             as_of: ctx.now_ms,
+            warnings: rules.warnings(),
             rules,
         },
         Ok((account, s)) => PropFirmStatusOutput {
@@ -545,6 +563,7 @@ async fn get_prop_firm_status(
             trading_days: Some(s.trading_days),
             high_water_mark: Some(s.high_water_mark),
             as_of: ctx.now_ms,
+            warnings: rules.warnings(),
             rules,
             limits: s.limits,
             objectives: s.objectives,
@@ -720,6 +739,69 @@ mod tests {
         )
         .unwrap();
         assert_eq!(late.start_time, NOW + DAY_MS);
+    }
+
+    #[test]
+    fn a_daily_loss_above_the_max_loss_is_kept_with_a_warning() {
+        let rules = build_rules(
+            &input(
+                serde_json::json!({ "preset": "generic", "initial_balance": 1000.0, "max_daily_loss_percent": 12.0 }),
+            ),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            (rules.max_daily_loss_percent, rules.max_loss_percent),
+            (Some(12.0), Some(10.0))
+        );
+        let warnings = rules.warnings();
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("maximum loss is reached first"),
+            "{warnings:?}"
+        );
+    }
+
+    /// The schema states what `validate` checks across fields: a trailing
+    /// drawdown needs a maximum loss, given or from a preset.
+    #[test]
+    fn the_schema_states_that_trailing_needs_a_max_loss() {
+        let schema = serde_json::to_value(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<SetPropFirmRulesInput>(),
+        )
+        .unwrap();
+        let rule = schema["allOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s.get("if").is_some())
+            .unwrap();
+        assert_eq!(rule["if"]["properties"]["drawdown_mode"]["const"], "trailing");
+        let required: Vec<&str> = rule["then"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["required"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(required, ["preset", "max_loss_percent"]);
+        // What the schema lets through, `validate` accepts; what it refuses, `validate` refuses.
+        for (value, ok) in [
+            (
+                serde_json::json!({ "preset": "generic", "initial_balance": 1.0, "drawdown_mode": "trailing" }),
+                true,
+            ),
+            (
+                serde_json::json!({ "initial_balance": 1.0, "max_loss_percent": 5.0, "drawdown_mode": "trailing" }),
+                true,
+            ),
+            (
+                serde_json::json!({ "initial_balance": 1.0, "profit_target_percent": 5.0, "drawdown_mode": "trailing" }),
+                false,
+            ),
+        ] {
+            assert_eq!(build_rules(&input(value.clone()), NOW).is_ok(), ok, "{value}");
+        }
     }
 
     #[test]

@@ -128,9 +128,30 @@ async fn confluence_and_fibonacci() {
     t.assert_invalid("check_confluence", &bad, "unknown indicator").await;
     let bad = json!({ "symbol": "EURUSD", "conditions": [{ "timeframe": "H1", "indicator": "rsi", "op": "above", "value": 1 }] });
     t.tool("check_confluence", &bad).await.failure(400, "VALIDATION_ERROR");
-    let warm = json!({ "symbol": "EURUSD", "bars": 50,
-        "conditions": [{ "timeframe": "H1", "indicator": "sma", "params": { "period": 200 }, "op": "gt", "value": 1 }] });
-    t.assert_invalid("check_confluence", &warm, "warm-up").await;
+    // A warm-up longer than the history: that condition is not evaluable
+    // (bars needed vs available) and never counts as holding; the others
+    // are evaluated.
+    let warm = json!({ "symbol": "EURUSD", "bars": 50, "conditions": [
+        { "timeframe": "H1", "indicator": "sma", "params": { "period": 200 }, "op": "gt", "value": 1 },
+        { "timeframe": "H1", "indicator": "price", "op": "gt", "value": 0 },
+    ] });
+    let w = t.tool("check_confluence", &warm).await.data();
+    let first = &w["results"][0];
+    assert_eq!(
+        (first["evaluable"].clone(), first["passed"].clone()),
+        (json!(false), json!(false)),
+        "{w}"
+    );
+    assert_eq!(first["unevaluable"]["bars_needed"], 200, "{w}");
+    assert_eq!(first["unevaluable"]["bars_available"], 50, "{w}");
+    assert!(first["left"].is_null() && first["left_name"] == "sma.sma", "{w}");
+    assert_eq!(w["results"][1]["passed"], true, "{w}");
+    assert_eq!(
+        (w["passed"].clone(), w["failed"].clone(), w["unevaluable"].clone()),
+        (json!(1), json!(0), json!(1)),
+        "{w}"
+    );
+    assert_eq!(w["all_passed"], false, "{w}");
 
     let d = t
         .tool(

@@ -317,15 +317,38 @@ async fn swap_calendar_and_fill_estimates_follow_the_spec_and_the_quotes() {
         );
     }
 
+    // ---- analyses, not orders: a volume the symbol cannot trade is
+    // computed, and the answer says why it is not tradable.
+    for (volume, why) in [
+        (0.001, "below the minimum"),
+        (1000.0, "above the maximum"),
+        (0.015, "volume step"),
+    ] {
+        let fill = t
+            .tool(
+                "estimate_fill",
+                &json!({ "symbol": "EURUSD", "side": "buy", "volume": volume }),
+            )
+            .await
+            .data();
+        assert_eq!(fill["volume_tradable"], false, "{fill}");
+        assert!(fill["notes"].to_string().contains(why), "{fill}");
+        let swaps = t
+            .tool(
+                "get_swap_calendar",
+                &json!({ "symbol": "EURUSD", "volume": volume, "days": 7 }),
+            )
+            .await
+            .data();
+        assert!(swaps["note"].as_str().unwrap().contains(why), "{swaps}");
+    }
+    let fill = t.tool("estimate_fill", &fill_req).await.data();
+    assert_eq!(fill["volume_tradable"], true, "{fill}");
+
     // ---- validation: only the error envelope, nothing computed.
     let bad = [
         ("get_swap_calendar", json!({ "symbol": "EURUSD", "days": 0 }), "days"),
         ("get_swap_calendar", json!({ "symbol": "EURUSD", "days": 31 }), "days"),
-        (
-            "get_swap_calendar",
-            json!({ "symbol": "EURUSD", "volume": 0.015 }),
-            "volume step",
-        ),
         (
             "get_swap_calendar",
             json!({ "symbol": "EURUSD", "volume": -1 }),
@@ -341,16 +364,6 @@ async fn swap_calendar_and_fill_estimates_follow_the_spec_and_the_quotes() {
             "get_swap_calendar",
             json!({ "symbol": "EURUSD", "side": "long" }),
             "unknown variant",
-        ),
-        (
-            "estimate_fill",
-            json!({ "symbol": "EURUSD", "side": "buy", "volume": 0.001 }),
-            "minimum",
-        ),
-        (
-            "estimate_fill",
-            json!({ "symbol": "EURUSD", "side": "buy", "volume": 1000 }),
-            "maximum",
         ),
         (
             "estimate_fill",

@@ -167,7 +167,6 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
         ("get_holding_risk", json!({ "symbol": "EURUSD", "hold_hours": 0 })),
         ("get_holding_risk", json!({ "symbol": "EURUSD", "hold_hours": 745 })),
         ("get_holding_risk", json!({ "symbol": "EURUSD", "volume": -1 })),
-        ("get_holding_risk", json!({ "symbol": "EURUSD", "volume": 1000000 })),
         ("get_holding_risk", json!({ "symbol": "EURUSD", "side": "long" })),
         (
             "get_event_sensitivity",
@@ -194,6 +193,37 @@ async fn holding_risk_and_event_sensitivity_over_rest() {
             .await
             .failure_for(400, "VALIDATION_ERROR", format!("{tool} {bad}"));
     }
+    // A volume the symbol cannot trade is analysed, with a warning (an
+    // analysis is not an order).
+    let big = t
+        .tool("get_holding_risk", &json!({ "symbol": "EURUSD", "volume": 1000000 }))
+        .await
+        .data();
+    assert!(
+        big["warnings"][0].as_str().unwrap().contains("above the maximum")
+            && big["swap"]["rollovers"].as_u64() > Some(0),
+        "{big}"
+    );
+    assert_eq!(r["warnings"], json!([]), "2 lots are tradable: {r}");
+    // The look-back ends at the terminal's clock (its latest quote), which
+    // the bars follow, whatever the server's clock says: the simulated
+    // terminal replays a past week, so a one-day look-back ending at the
+    // server's now would ask for bars past the terminal's clock.
+    let tick = t.tool("get_tick", &json!({ "symbol": "EURUSD" })).await.data();
+    let recent = t
+        .tool(
+            "get_event_sensitivity",
+            &json!({ "symbol": "EURUSD", "lookback_days": 1 }),
+        )
+        .await
+        .data();
+    let (from, to) = (
+        parse_iso(recent["from"].as_str().unwrap()).unwrap(),
+        parse_iso(recent["to"].as_str().unwrap()).unwrap(),
+    );
+    let quoted = parse_iso(tick["time"].as_str().unwrap()).unwrap();
+    assert_eq!(to - from, DAY_MS, "{recent}");
+    assert!((quoted..quoted + 60_000).contains(&to), "{recent} {tick}");
     // A reaction window shorter than one bar is one bar (not an error: the
     // schema cannot tie it to the timeframe).
     let short = t

@@ -305,9 +305,24 @@ async fn exposure_of_a_live_position_with_verdicts_and_tiers() {
     assert_eq!(b["verdict"], "caution", "{b}");
     assert!(b["reasons"].to_string().contains("currency EUR concentrates"), "{b}");
 
+    // A caution level above block is kept, with a warning; a volume the
+    // symbol cannot trade is assessed, with a warning.
+    let w = exposure(json!({
+        "caution_gross_pct": 2000,
+        "proposed_trade": { "symbol": "EURUSD", "side": "buy", "volume": 1000 }
+    }))
+    .await
+    .data();
+    assert_eq!(w["verdict"], "block", "{w}");
+    let warnings = w["warnings"].to_string();
+    assert!(
+        warnings.contains("never raises `caution`") && warnings.contains("above the maximum of 100 lots"),
+        "{w}"
+    );
+
     // Input limits.
     for (bad, needle) in [
-        (json!({ "caution_gross_pct": 2000 }), "caution_gross_pct"),
+        (json!({ "caution_gross_pct": 20000 }), "caution_gross_pct"),
         (json!({ "block_gross_pct": 0 }), "block_gross_pct"),
         (json!({ "block_concentration_pct": 20000 }), "block_concentration_pct"),
         (json!({ "correlation_threshold": 1.5 }), "correlation_threshold"),
@@ -315,10 +330,6 @@ async fn exposure_of_a_live_position_with_verdicts_and_tiers() {
         (
             json!({ "proposed_trade": { "symbol": "EURUSD", "side": "buy", "volume": 0 } }),
             "volume",
-        ),
-        (
-            json!({ "proposed_trade": { "symbol": "EURUSD", "side": "buy", "volume": 1000 } }),
-            "between 0.01 and 100",
         ),
         (
             json!({ "proposed_trade": { "symbol": "EURUSD", "side": "long", "volume": 1 } }),

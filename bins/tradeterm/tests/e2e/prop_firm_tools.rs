@@ -281,10 +281,6 @@ async fn prop_firm_rules_track_the_account_enforce_when_linked_and_block_when_un
         ),
         (json!({ "initial_balance": 1000.0 }), "no rule"),
         (
-            json!({ "initial_balance": 1000.0, "max_daily_loss_percent": 12.0, "max_loss_percent": 10.0 }),
-            "may not exceed",
-        ),
-        (
             json!({ "initial_balance": 1000.0, "drawdown_mode": "trailing", "profit_target_percent": 10.0 }),
             "trailing",
         ),

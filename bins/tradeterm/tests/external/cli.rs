@@ -521,3 +521,25 @@ fn backtest_errors_name_the_fault_and_exit_non_zero() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("WIDTHxHEIGHT"));
 }
+
+#[test]
+fn backtest_runs_an_inverted_legacy_cross_with_a_warning_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let inverted = dir.path().join("inverted.json");
+    std::fs::write(&inverted, r#"{"type": "ma_cross", "fast": 20, "slow": 10}"#).unwrap();
+    let out = tradeterm()
+        .arg("backtest")
+        .args(["--data", &data("goog_1d_backtesting.csv"), "--strategy"])
+        .arg(&inverted)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("warning: ") && stderr.contains("inverted.json") && stderr.contains("inverted"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.is_object(), "{report}");
+}

@@ -21,6 +21,15 @@ use crate::indicators as catalog;
 /// held does what `same_direction_entry` says (by default nothing).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// What `validate` checks across fields (inside `allOf`, which client
+// generators merge): an entry, and a stop loss for risk_percent sizing.
+#[schemars(extend("allOf" = [{ "anyOf": [
+        { "required": ["entry_long"], "properties": { "entry_long": { "not": { "type": "null" } } } },
+        { "required": ["entry_short"], "properties": { "entry_short": { "not": { "type": "null" } } } },
+] }, {
+    "if": { "required": ["sizing"], "properties": { "sizing": { "required": ["type"], "properties": { "type": { "const": "risk_percent" } } } } },
+    "then": { "required": ["stop_loss"], "properties": { "stop_loss": { "not": { "type": "null" } } } },
+}]))]
 pub struct Strategy {
     /// When true on a bar's close, go long at the next open (reversing a short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,11 +88,13 @@ pub enum Condition {
     /// True when every sub-condition is true.
     All {
         /// Sub-conditions (at least one).
+        #[schemars(length(min = 1))]
         all: Vec<Condition>,
     },
     /// True when at least one sub-condition is true.
     Any {
         /// Sub-conditions (at least one).
+        #[schemars(length(min = 1))]
         any: Vec<Condition>,
     },
     /// True when the sub-condition is false.
@@ -129,7 +140,10 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Operand {
-    /// An output of a catalog indicator (see the `indicators` tool).
+    /// An output of a catalog indicator (see the `indicators` tool): its
+    /// name or an alias, its own parameters within their bounds, one of its
+    /// outputs.
+    #[schemars(extend("anyOf" = catalog::choice_schemas(false, true)))]
     Indicator {
         /// Indicator name or alias (`sma`, `rsi`, `macd`, ...).
         indicator: String,
@@ -183,21 +197,26 @@ pub enum Stop {
     /// A distance in price units.
     Price {
         /// Distance (> 0).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         distance: f64,
     },
     /// A distance in pips.
     Pips {
         /// Number of pips (> 0).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         pips: f64,
         /// Price size of one pip (0.0001 for EURUSD, 0.01 for USDJPY).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         pip_size: f64,
     },
     /// A multiple of the ATR on the signal bar.
     Atr {
         /// Multiple of the ATR (> 0).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         multiple: f64,
-        /// ATR period (default 14).
+        /// ATR period (default 14; 1 to 10000, the ATR indicator's bounds).
         #[serde(default = "default_atr_period")]
+        #[schemars(range(min = 1, max = catalog::MAX_PERIOD))]
         period: u32,
     },
 }
@@ -213,13 +232,16 @@ pub enum Sizing {
     /// A fixed volume in lots.
     FixedLots {
         /// Lots per trade (> 0).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         lots: f64,
-        /// Units per lot (100000 for FX majors, 1 for stocks).
+        /// Units per lot (100000 for FX majors, 1 for stocks; > 0).
+        #[schemars(extend("exclusiveMinimum" = 0))]
         contract_size: f64,
     },
     /// Risk a percentage of equity between entry and stop loss (requires `stop_loss`).
     RiskPercent {
         /// Percent of current equity risked per trade (0 < p ≤ 100).
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
         percent: f64,
     },
     /// backtesting.py's default: whole units bought with (1 − ε) of the available cash.
@@ -230,14 +252,17 @@ pub enum Sizing {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Costs {
-    /// Full bid/ask spread in price units; each fill pays half of it.
+    /// Full bid/ask spread in price units (≥ 0); each fill pays half of it.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub spread: f64,
-    /// Commission per fill as a fraction of the notional (0.001 = 0.1 %).
+    /// Commission per fill as a fraction of the notional (0.001 = 0.1 %; 0 ≤ c < 1).
     #[serde(default)]
+    #[schemars(range(min = 0), extend("exclusiveMaximum" = 1))]
     pub commission: f64,
-    /// Adverse slippage per fill in price units.
+    /// Adverse slippage per fill in price units (≥ 0).
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub slippage: f64,
 }
 
@@ -435,6 +460,39 @@ mod tests {
         } else {
             assert_eq!(current, schema, "run with UPDATE_DOCS=1 to refresh {path}");
         }
+    }
+
+    /// The schema states what `validate` checks, across fields too: a
+    /// strategy the schema refuses, `validate` refuses.
+    #[test]
+    fn the_schema_states_the_checks() {
+        let schema = serde_json::to_value(schemars::schema_for!(Strategy)).unwrap();
+        let all_of = schema["allOf"].as_array().unwrap();
+        let entries: Vec<&str> = all_of[0]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["required"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(entries, ["entry_long", "entry_short"]);
+        assert_eq!(
+            all_of[1]["if"]["properties"]["sizing"]["properties"]["type"]["const"],
+            "risk_percent"
+        );
+        assert_eq!(all_of[1]["then"]["required"][0], "stop_loss");
+        let defs = &schema["$defs"];
+        assert_eq!(defs["Costs"]["properties"]["commission"]["exclusiveMaximum"], 1);
+        let indicator = &defs["Operand"]["anyOf"][0];
+        assert!(indicator["anyOf"].as_array().unwrap().len() >= 20, "{indicator}");
+        let parse = |v: serde_json::Value| serde_json::from_value::<Strategy>(v).unwrap().validate();
+        assert!(parse(serde_json::json!({ "sizing": { "type": "all_in" } })).is_err());
+        assert!(
+            parse(serde_json::json!({
+                "entry_long": { "left": { "price": "close" }, "op": "gt", "right": { "value": 1 } },
+                "sizing": { "type": "risk_percent", "percent": 1 }
+            }))
+            .is_err()
+        );
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub use explain::{
     Action, ComparisonReport, ConditionReport, Explanation, OperandReport, OrderPlan, PositionSide, RulesReport,
     explain, warm_up_bars,
 };
-pub use legacy::parse_strategy;
+pub use legacy::{legacy_warnings, parse_strategy};
 pub use metrics::Metrics;
 
 use crate::CoreError;

@@ -519,3 +519,39 @@ fn rates_from_terminal_quotes() {
     let map = rates_from_quotes([&eurusd(), &usdjpy(), &chf], "USD", &quotes);
     assert_eq!(map.keys().cloned().collect::<Vec<_>>(), vec!["EUR", "JPY", "USD"]);
 }
+
+#[test]
+fn a_buy_stop_distance_past_zero_is_sized_with_a_warning() {
+    // 1.1 of entry, a 20 000-pip (2.0) stop: the stop would be at −0.9.
+    // 1 % of 10 000 = 100 USD; 2.0 = 200 000 points × 1 USD = 200 000 USD per lot → 0.0005, raised to 0.01.
+    let r = req(
+        Side::Buy,
+        1.10000,
+        RiskSpec::PercentOfBalance { percent: 1.0 },
+        StopSpec::Pips { pips: 20_000.0 },
+    );
+    let out = calculate_position_size(&eurusd(), &account(10_000.0, 10_000.0), &r, &rates(1.0, 1.1)).unwrap();
+    assert!(close(out.stop_distance, 2.0) && close(out.stop_price, -0.9), "{out:?}");
+    assert!(close(out.loss_per_lot, 200_000.0), "{}", out.loss_per_lot);
+    assert!(close(out.raw_volume, 0.0005));
+    assert_eq!((out.volume, out.clamp), (0.01, VolumeClamp::RaisedToMinimum));
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("at or below zero") && w.contains("-0.9")),
+        "{:?}",
+        out.warnings
+    );
+    // The same distance on a sell puts the stop above the entry: no warning of it.
+    let r = req(
+        Side::Sell,
+        1.1,
+        RiskSpec::PercentOfBalance { percent: 1.0 },
+        StopSpec::Pips { pips: 20_000.0 },
+    );
+    let out = calculate_position_size(&eurusd(), &account(10_000.0, 10_000.0), &r, &rates(1.0, 1.1)).unwrap();
+    assert!(
+        close(out.stop_price, 3.1) && !out.warnings.iter().any(|w| w.contains("zero")),
+        "{out:?}"
+    );
+}

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::confluence::{self, Op, Operand, SeriesRef};
+use tradeterm_core::confluence::{self, Assessment, Op, Operand, SeriesRef, Unevaluable};
 use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, Timeframe};
 
@@ -62,24 +62,30 @@ pub struct ConditionResult {
     pub timeframe: Timeframe,
     /// Operator.
     pub op: Op,
-    /// Whether it holds at the last bar.
+    /// Whether it holds at the last bar (`false` when it could not be evaluated).
     pub passed: bool,
+    /// Whether it could be evaluated: `false` when a series has no value at a bar the operator reads (a
+    /// warm-up longer than the terminal's history; see `unevaluable`).
+    pub evaluable: bool,
     /// Open time of the last bar of the timeframe.
     #[serde(with = "iso")]
     #[schemars(with = "iso::Schema")]
     pub time: UnixMs,
     /// Left series (`indicator.output`).
     pub left_name: String,
-    /// Left value at the last bar.
-    pub left: f64,
+    /// Left value at the last bar (`null` when not evaluable).
+    pub left: Option<f64>,
     /// Left value one bar earlier (crosses only).
     pub left_prev: Option<f64>,
     /// Right side (`value` for a number, else `indicator.output`).
     pub right_name: String,
-    /// Right value at the last bar.
-    pub right: f64,
+    /// Right value at the last bar (`null` when not evaluable).
+    pub right: Option<f64>,
     /// Right value one bar earlier (crosses only).
     pub right_prev: Option<f64>,
+    /// Why it could not be evaluated: the series without a value, the bars it needs and the bars the terminal
+    /// gave (`null` when evaluated).
+    pub unevaluable: Option<Unevaluable>,
 }
 
 /// Output of `check_confluence`.
@@ -91,13 +97,15 @@ pub struct ConfluenceOutput {
     pub results: Vec<ConditionResult>,
     /// Conditions that hold.
     pub passed: usize,
-    /// Conditions that do not.
+    /// Conditions evaluated that do not hold.
     pub failed: usize,
+    /// Conditions that could not be evaluated (insufficient history): never counted as holding.
+    pub unevaluable: usize,
     /// Conditions checked.
     pub total: usize,
-    /// `passed / total` (0-1).
+    /// `passed / total` (0-1): an unevaluable condition counts as not holding.
     pub score: f64,
-    /// Whether every condition holds.
+    /// Whether every condition holds (`false` when one could not be evaluated).
     pub all_passed: bool,
 }
 
@@ -124,40 +132,139 @@ async fn handle(ctx: ToolContext, input: ConfluenceInput) -> Result<ConfluenceOu
             params: condition.params,
             output: condition.output,
         };
-        let outcome = confluence::evaluate(bars, &left, condition.op, &condition.value)
+        let assessment = confluence::assess(bars, &left, condition.op, &condition.value)
             .map_err(|e| ToolError::InvalidInput(format!("condition {number} ({}): {e}", condition.timeframe)))?;
-        results.push(ConditionResult {
-            index: number,
-            timeframe: condition.timeframe,
-            op: condition.op,
-            passed: outcome.passed,
-            time: last_time(bars),
-            left_name: outcome.left_name,
-            left: outcome.left,
-            left_prev: outcome.left_prev,
-            right_name: outcome.right_name,
-            right: outcome.right,
-            right_prev: outcome.right_prev,
+        let time = last_time(bars);
+        results.push(match assessment {
+            Assessment::Evaluated(outcome) => ConditionResult {
+                index: number,
+                timeframe: condition.timeframe,
+                op: condition.op,
+                passed: outcome.passed,
+                evaluable: true,
+                time,
+                left_name: outcome.left_name,
+                left: Some(outcome.left),
+                left_prev: outcome.left_prev,
+                right_name: outcome.right_name,
+                right: Some(outcome.right),
+                right_prev: outcome.right_prev,
+                unevaluable: None,
+            },
+            Assessment::Unevaluable(why) => ConditionResult {
+                index: number,
+                timeframe: condition.timeframe,
+                op: condition.op,
+                passed: false,
+                evaluable: false,
+                time,
+                left_name: series_name(&left),
+                left: None,
+                left_prev: None,
+                right_name: match &condition.value {
+                    Operand::Number(_) => "value".to_owned(),
+                    Operand::Series(s) => series_name(s),
+                },
+                right: None,
+                right_prev: None,
+                unevaluable: Some(why),
+            },
         });
     }
+    Ok(summary(input.symbol, results))
+}
+
+/// `indicator.output` of a series as [`confluence::resolve`] names it
+/// (canonical indicator name, the first output by default).
+fn series_name(s: &SeriesRef) -> String {
+    let key = s.indicator.trim().to_ascii_lowercase();
+    let (name, first) = match tradeterm_core::indicators::find(&key) {
+        Some(info) => (info.name.to_owned(), info.outputs.first().copied().unwrap_or_default()),
+        None => (key, "close"),
+    };
+    let output = s
+        .output
+        .as_deref()
+        .map_or_else(|| first.to_owned(), |o| o.trim().to_ascii_lowercase());
+    format!("{name}.{output}")
+}
+
+/// The verdict over the results: an unevaluable condition never counts as
+/// holding (`passed` only counts evaluated conditions that hold).
+fn summary(symbol: String, results: Vec<ConditionResult>) -> ConfluenceOutput {
     let total = results.len();
-    let passed = results.iter().filter(|r| r.passed).count();
-    Ok(ConfluenceOutput {
-        symbol: input.symbol,
+    let passed = results.iter().filter(|r| r.evaluable && r.passed).count();
+    let unevaluable = results.iter().filter(|r| !r.evaluable).count();
+    ConfluenceOutput {
+        symbol,
         results,
         passed,
-        failed: total - passed,
+        failed: total - passed - unevaluable,
+        unevaluable,
         total,
-        score: passed as f64 / total as f64,
-        all_passed: passed == total,
-    })
+        score: if total == 0 { 0.0 } else { passed as f64 / total as f64 },
+        all_passed: total > 0 && passed == total,
+    }
 }
 
 pub(super) fn tool() -> Tool {
     spec(
         "check_confluence",
         "Confluence check",
-        "Evaluates 1 to 8 conditions at the last bar, each on its own timeframe: an indicator of `list_indicators` (or `price`) compared with a number or another indicator using gt, lt, gte, lte, cross_above or cross_below. Returns each condition's values and result, and the overall passed count and score.",
+        "Evaluates 1 to 8 conditions at the last bar, each on its own timeframe: an indicator of `list_indicators` (or `price`) compared with a number or another indicator using gt, lt, gte, lte, cross_above or cross_below. Returns each condition's values and result, and the overall passed count and score. A condition whose indicator warm-up is longer than the terminal's history is reported as not evaluable (bars needed vs available) and never counts as holding.",
     )
     .build(handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(passed: bool, evaluable: bool) -> ConditionResult {
+        ConditionResult {
+            index: 0,
+            timeframe: Timeframe::H1,
+            op: Op::Gt,
+            passed,
+            evaluable,
+            time: 0,
+            left_name: "sma.sma".into(),
+            left: evaluable.then_some(1.0),
+            left_prev: None,
+            right_name: "value".into(),
+            right: evaluable.then_some(0.0),
+            right_prev: None,
+            unevaluable: None,
+        }
+    }
+
+    #[test]
+    fn an_unevaluable_condition_never_counts_as_holding() {
+        let s = summary(
+            "EURUSD".into(),
+            vec![result(true, true), result(true, false), result(false, true)],
+        );
+        assert_eq!((s.passed, s.failed, s.unevaluable, s.total), (1, 1, 1, 3));
+        assert!((s.score - 1.0 / 3.0).abs() < 1e-12 && !s.all_passed);
+        let s = summary("EURUSD".into(), vec![result(true, true), result(false, false)]);
+        assert_eq!((s.passed, s.failed, s.unevaluable), (1, 0, 1));
+        assert!(
+            !s.all_passed,
+            "every evaluated one holds, but one could not be evaluated"
+        );
+        let s = summary("EURUSD".into(), vec![result(true, true)]);
+        assert!(s.all_passed && s.score == 1.0);
+    }
+
+    #[test]
+    fn series_names_follow_resolve() {
+        let s = |indicator: &str, output: Option<&str>| SeriesRef {
+            indicator: indicator.into(),
+            params: BTreeMap::new(),
+            output: output.map(str::to_owned),
+        };
+        assert_eq!(series_name(&s("MA", None)), "sma.sma");
+        assert_eq!(series_name(&s("bbands", Some("Upper"))), "bbands.upper");
+        assert_eq!(series_name(&s("price", None)), "price.close");
+    }
 }

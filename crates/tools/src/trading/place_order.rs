@@ -15,10 +15,11 @@ use crate::{Tool, ToolContext, ToolError};
 /// Input of `place_order`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-// A pending order names its price (inside `allOf`, which client generators merge).
+// A pending order names its price, above zero (inside `allOf`, which client
+// generators merge); a market order's price is ignored.
 #[schemars(extend("allOf" = [{ "anyOf": [
         { "properties": { "order_type": { "enum": ["BUY", "SELL"] } } },
-        { "required": ["price"], "properties": { "price": { "type": "number" } } },
+        { "required": ["price"], "properties": { "price": { "type": "number", "exclusiveMinimum": 0 } } },
 ] }]))]
 pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
@@ -29,7 +30,7 @@ pub struct PlaceOrderInput {
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub volume: f64,
-    /// Trigger price, required for pending orders; ignored for market orders.
+    /// Trigger price, required for pending orders (above zero); ignored for market orders.
     #[serde(default)]
     #[schemars(range(min = 0))]
     pub price: Option<f64>,
@@ -233,4 +234,29 @@ pub(super) fn tool() -> Tool {
         "Places a market (BUY/SELL) or pending (BUY_LIMIT, SELL_LIMIT, BUY_STOP, SELL_STOP) order with optional stop loss and take profit. DRY RUN BY DEFAULT: without `\"dry_run\": false` it only validates (volume limits and step, SL/TP side and distance, market open, margin) and reports the would-be fill price, margin, free margin after, and the loss/gain at SL/TP in the account currency. Live execution needs the trade capability and trading enabled on the terminal.",
     )
     .build(handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pending order's price is above zero in the schema (what
+    /// `validate_order` refuses as "not a valid price"); a market order's
+    /// price is ignored, so any is accepted.
+    #[test]
+    fn the_schema_states_a_pending_price_above_zero() {
+        let schema = serde_json::to_value(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<PlaceOrderInput>(),
+        )
+        .unwrap();
+        let branches = schema["allOf"][0]["anyOf"].as_array().unwrap();
+        assert_eq!(
+            branches[0]["properties"]["order_type"]["enum"],
+            serde_json::json!(["BUY", "SELL"])
+        );
+        assert_eq!(branches[1]["required"], serde_json::json!(["price"]));
+        assert_eq!(branches[1]["properties"]["price"]["exclusiveMinimum"], 0);
+    }
 }
