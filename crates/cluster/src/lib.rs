@@ -18,6 +18,9 @@
 //!   dispatch route; with no route it asks the configured gateway address
 //!   (`GATEWAY_URL`, normally the load balancer of the gateways), which
 //!   answers "not found" or "not connected" from the store, or relays.
+//!   [`Dispatch::prepare`] reads the route ahead (the REST API overlaps it
+//!   with its rate-limit call); the command then uses it if it follows
+//!   within [`PREPARED_FOR`].
 //! - [`conn::ThreadConnections`]: the Redis connections of these hot paths,
 //!   one multiplexed connection per thread (no pool check per call).
 //!
@@ -33,7 +36,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use deadpool_redis::redis;
@@ -293,7 +296,18 @@ pub struct RoutedDispatch {
     table: RouteTable,
     entry: HttpDispatch,
     holders: Mutex<HashMap<String, HttpDispatch>>,
+    /// Routes read by [`Dispatch::prepare`] for the command about to follow.
+    prepared: Mutex<HashMap<String, (Option<Route>, Instant)>>,
 }
+
+/// How long a route read by [`Dispatch::prepare`] serves the command that
+/// follows it: the route is then as fresh as one read for the command itself
+/// (a command never waits on a table read older than this). Each prepared
+/// route serves one command.
+pub const PREPARED_FOR: Duration = Duration::from_millis(250);
+
+/// Prepared routes kept at most (unused ones beyond it are dropped).
+const PREPARED_MAX: usize = 4096;
 
 impl std::fmt::Debug for RoutedDispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -310,7 +324,17 @@ impl RoutedDispatch {
             table,
             entry,
             holders: Mutex::new(HashMap::new()),
+            prepared: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The route [`Dispatch::prepare`] read for this command, if recent.
+    fn take_prepared(&self, terminal_id: &str) -> Option<Option<Route>> {
+        let mut prepared = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        prepared
+            .remove(terminal_id)
+            .filter(|(_, at)| at.elapsed() < PREPARED_FOR)
+            .map(|(route, _)| route)
     }
 
     fn holder(&self, url: &str) -> HttpDispatch {
@@ -337,7 +361,11 @@ impl Dispatch for RoutedDispatch {
         command: Command,
         timeout: Duration,
     ) -> Result<CommandResult, DispatchError> {
-        match self.table.lookup(terminal_id).await {
+        let route = match self.take_prepared(terminal_id) {
+            Some(route) => Ok(route),
+            None => self.table.lookup(terminal_id).await,
+        };
+        match route {
             Ok(Some(route)) if route.license_id == license_id => {
                 let result = self
                     .holder(&route.url)
@@ -363,6 +391,21 @@ impl Dispatch for RoutedDispatch {
 
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
         self.entry.terminals(license_id).await
+    }
+
+    async fn prepare(&self, _license_id: &str, terminal_id: &str) {
+        // A failed read leaves nothing: the command reads the table itself.
+        let Ok(route) = self.table.lookup(terminal_id).await else {
+            return;
+        };
+        let mut prepared = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if prepared.len() >= PREPARED_MAX {
+            prepared.retain(|_, (_, at)| at.elapsed() < PREPARED_FOR);
+            if prepared.len() >= PREPARED_MAX {
+                prepared.clear();
+            }
+        }
+        prepared.insert(terminal_id.to_owned(), (route, Instant::now()));
     }
 }
 
@@ -462,6 +505,47 @@ mod tests {
         let r = route("a", "x:1", 1, &id);
         assert!(t.claim(&id, &r).await.unwrap());
         assert!(t.release(&id, &r.conn).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_prepared_route_serves_the_next_command_only_while_fresh() {
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        // The holder refuses connections (→ unreachable); the entry gateway
+        // does too, which a plain client reports as a gateway error: the
+        // error tells which way a command went.
+        let mut held = route("127.0.0.1:1", "x:1", 1, &id);
+        held.url = "http://127.0.0.1:1".into();
+        assert!(t.claim(&id, &held).await.unwrap());
+        let d = RoutedDispatch::new(t.clone(), HttpDispatch::new("http://127.0.0.1:2", "tok").unwrap());
+        let went = async |d: &RoutedDispatch| {
+            d.execute("lic", &id, Command::AccountInfo, Duration::from_secs(1))
+                .await
+                .unwrap_err()
+        };
+        assert_eq!(went(&d).await, DispatchError::Unreachable, "routed to the holder");
+
+        d.prepare("lic", &id).await;
+        assert!(t.release(&id, &held.conn).await.unwrap());
+        // The prepared route serves the command that follows at once...
+        assert_eq!(went(&d).await, DispatchError::Unreachable);
+        // ...once: the next one reads the table (no route: the entry gateway).
+        assert!(matches!(went(&d).await, DispatchError::Gateway(_)));
+        // A prepared route grown older than PREPARED_FOR is not used.
+        assert!(t.claim(&id, &held).await.unwrap());
+        d.prepare("lic", &id).await;
+        assert!(t.release(&id, &held.conn).await.unwrap());
+        tokio::time::sleep(PREPARED_FOR + Duration::from_millis(50)).await;
+        assert!(matches!(went(&d).await, DispatchError::Gateway(_)));
+        // Another license's command never follows a route of this one.
+        assert!(t.claim(&id, &held).await.unwrap());
+        d.prepare("lic", &id).await;
+        let other = d
+            .execute("other", &id, Command::AccountInfo, Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(matches!(other, DispatchError::Gateway(_)), "{other:?}");
+        t.release(&id, &held.conn).await.unwrap();
     }
 
     #[test]

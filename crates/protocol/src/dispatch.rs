@@ -130,6 +130,12 @@ pub trait Dispatch: Send + Sync + 'static {
 
     /// Lists the terminals of a license with their status.
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError>;
+
+    /// Gets ready for a command to `terminal_id` that is about to follow, so
+    /// that the caller can overlap the preparation with its own work (the
+    /// REST API runs it beside its rate-limit call): a scaled-out deployment
+    /// reads the route table here. Never fails; the default does nothing.
+    async fn prepare(&self, _license_id: &str, _terminal_id: &str) {}
 }
 
 /// Body of `POST /internal/v1/revoked` on a gateway: the terminal's agent

@@ -615,10 +615,23 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
     // The count and the revocation check of the credential (an API key, or
     // the terminal key a session token was exchanged for) are one atomic
-    // Redis call.
-    let d = limiter
-        .check_credential(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
-        .await;
+    // Redis call. The dispatch to the named terminal gets ready beside it (a
+    // scaled-out deployment reads the route table then): the two Redis
+    // calls share one round trip instead of following each other.
+    let count = limiter.check_credential(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id);
+    let terminal = req
+        .headers()
+        .get(TERMINAL_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|id| tradeterm_tools::valid_terminal_id(id));
+    let d = match terminal {
+        Some(id) => {
+            let prepare = state.services.dispatch.prepare(caller.license_id(), id);
+            tokio::join!(count, prepare).0
+        }
+        None => count.await,
+    };
     if d.revoked {
         state.auth.forget(&caller);
         return Err(crate::auth::revoked(&caller));

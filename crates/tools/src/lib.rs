@@ -75,7 +75,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-pub use services::{Caller, Invocation, RateLimits, ServiceSettings, Services, TerminalChoice, invoke};
+pub use services::{
+    Caller, Invocation, RateLimits, ServiceSettings, Services, TerminalChoice, invoke, valid_terminal_id,
+};
 pub use tradeterm_core::license::Capability;
 
 /// Boxed future of a tool call.
