@@ -260,7 +260,7 @@ proptest! {
                             prop_assert!(s.values.iter().flatten().all(|v| v.is_finite()), "{} {}", info.name, s.name);
                         }
                     }
-                    // Only parameter combinations may be refused (e.g. SAR acceleration > maximum).
+                    // Only parameter values may be refused (a parameter out of its range).
                     Err(e) => prop_assert!(
                         matches!(e, tradeterm_core::CoreError::InvalidParameter { .. }),
                         "{}: {e}",

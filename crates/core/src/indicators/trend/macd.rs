@@ -44,8 +44,9 @@ pub struct MovingAverageConvergenceDivergenceSeries {
 ///
 /// # Parameters
 ///
-/// - `fast`: 2 ..= 10 000 (default 12), must not exceed `slow`.
-/// - `slow`: 2 ..= 10 000 (default 26).
+/// - `fast`: 2 ..= 10 000 (default 12).
+/// - `slow`: 2 ..= 10 000 (default 26). When `slow` is below `fast` the two
+///   are swapped, as `TA_MACD` does ([`Self::periods`] reports them as used).
 /// - `signal`: 1 ..= 10 000 (default 9).
 ///
 /// Warm-up: all three lines start at index `slow + signal - 2` (33 with the
@@ -85,17 +86,13 @@ impl MovingAverageConvergenceDivergence {
     /// Builds a MACD.
     ///
     /// # Errors
-    /// [`CoreError::InvalidParameter`] when a period is out of range or `fast > slow`.
+    /// [`CoreError::InvalidParameter`] when a period is out of range.
     pub fn new(fast: usize, slow: usize, signal: usize) -> Result<Self, CoreError> {
         let fast = check_period("fast", fast, 2)?;
         let slow = check_period("slow", slow, 2)?;
         let signal_period = check_period("signal", signal, 1)?;
-        if fast > slow {
-            return Err(CoreError::param(
-                "fast",
-                format!("must not exceed slow ({slow}), got {fast}"),
-            ));
-        }
+        // TA-Lib's rule: the shorter period is the fast one.
+        let (fast, slow) = if slow < fast { (slow, fast) } else { (fast, slow) };
         let signal = ExponentialMovingAverage::unchecked_fused(signal_period);
         Ok(Self {
             fast,
@@ -217,7 +214,15 @@ mod tests {
 
     #[test]
     fn validates_and_warms_up() {
-        assert!(MovingAverageConvergenceDivergence::new(26, 12, 9).is_err());
+        // Swapped like TA_MACD: the same lines as (12, 26).
+        let swapped = MovingAverageConvergenceDivergence::new(26, 12, 9).unwrap();
+        assert_eq!(swapped.periods(), (12, 26, 9));
+        let closes: Vec<f64> = (0..80).map(|i| 100.0 + (i as f64 * 0.7).sin() * 3.0).collect();
+        let (a, b) = (
+            swapped.over_values(&closes).unwrap(),
+            MovingAverageConvergenceDivergence::default().over_values(&closes).unwrap(),
+        );
+        assert_eq!((a.macd, a.signal, a.histogram), (b.macd, b.signal, b.histogram));
         assert!(MovingAverageConvergenceDivergence::new(1, 12, 9).is_err());
         assert!(MovingAverageConvergenceDivergence::new(12, 26, 0).is_err());
         let m = MovingAverageConvergenceDivergence::new(3, 5, 2).unwrap();

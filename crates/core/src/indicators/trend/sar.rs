@@ -27,7 +27,8 @@ use crate::{Bar, CoreError};
 /// # Parameters
 ///
 /// - `acceleration`: step and initial factor, in [0.0001, 1] (default 0.02).
-/// - `maximum`: cap of the factor, in [0.0001, 1] (default 0.2), at least `acceleration`.
+/// - `maximum`: cap of the factor, in [0.0001, 1] (default 0.2); an
+///   `acceleration` above it is lowered to it (TA-Lib's rule).
 ///
 /// Warm-up: the first value is at index 1.
 ///
@@ -70,18 +71,13 @@ impl ParabolicSar {
     /// Builds the indicator.
     ///
     /// # Errors
-    /// [`CoreError::InvalidParameter`] when a factor is not finite, not in [0.0001, 1],
-    /// or `acceleration > maximum`.
+    /// [`CoreError::InvalidParameter`] when a factor is not finite or not in
+    /// [0.0001, 1]. An `acceleration` above `maximum` is lowered to it, as
+    /// `TA_SAR` does ([`Self::factors`] reports the factors as used).
     pub fn new(acceleration: f64, maximum: f64) -> Result<Self, CoreError> {
         let acceleration = check_real("acceleration", acceleration, Self::MIN_FACTOR, 1.0)?;
         let maximum = check_real("maximum", maximum, Self::MIN_FACTOR, 1.0)?;
-        if acceleration > maximum {
-            return Err(CoreError::param(
-                "acceleration",
-                format!("must not exceed maximum ({maximum}), got {acceleration}"),
-            ));
-        }
-        Ok(Self::unchecked(acceleration, maximum))
+        Ok(Self::unchecked(acceleration.min(maximum), maximum))
     }
 
     fn unchecked(acceleration: f64, maximum: f64) -> Self {
@@ -225,7 +221,9 @@ mod tests {
     #[test]
     fn validates() {
         assert!(ParabolicSar::new(0.0, 0.2).is_err());
-        assert!(ParabolicSar::new(0.3, 0.2).is_err());
+        // Lowered to the maximum like TA_SAR: the same values as (0.2, 0.2).
+        let lowered = ParabolicSar::new(0.3, 0.2).unwrap();
+        assert_eq!(lowered.factors(), (0.2, 0.2));
         assert!(ParabolicSar::new(f64::NAN, 0.2).is_err());
         assert!(ParabolicSar::new(0.02, 0.2).is_ok());
     }
