@@ -44,6 +44,7 @@ mod error;
 mod executions;
 mod http;
 mod manage;
+mod marks;
 mod owner;
 mod poll;
 mod registry;
@@ -194,6 +195,7 @@ impl Gateway {
         });
         cluster::spawn_refresher(&inner);
         seen::spawn_toucher(&inner);
+        marks::spawn_keeper(&inner);
         Self { inner }
     }
 

@@ -143,6 +143,10 @@ pub trait Store: SessionStore + Send + Sync + 'static {
     async fn api_key(&self, key: &str) -> StoreResult<Option<ApiKeyAuth>>;
     /// Whether the key with this id is active (used to honour revocation at once).
     async fn api_key_active(&self, key_id: &str) -> StoreResult<bool>;
+    /// Every credential (API key or terminal key, by record id) revoked at
+    /// or after `since_ms`, with when, across licenses: what a gateway
+    /// publishes again as revocation marks when Redis comes back empty.
+    async fn revoked_credentials_since(&self, since_ms: i64) -> StoreResult<Vec<(String, i64)>>;
     /// Sets `last_used_at` to now.
     async fn touch_api_key(&self, key_id: &str) -> StoreResult<()>;
 

@@ -51,6 +51,7 @@ conformance!(
     concurrent_binds_bind_exactly_once,
     terminal_info_and_last_seen,
     terminals_are_touched_in_batches,
+    revoked_credentials_are_listed_since_a_time,
     api_key_format_and_only_hash_stored,
     api_key_lifecycle,
     api_key_limit,
@@ -387,6 +388,29 @@ async fn terminal_info_and_last_seen(fx: Fx) {
         s.touch_terminal("term_missing").await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+async fn revoked_credentials_are_listed_since_a_time(fx: Fx) {
+    let s = &fx.store;
+    let (l, _) = s.create_license("L", Tier::Team).await.unwrap();
+    let (kept, _) = s.create_api_key(&l.id, "kept").await.unwrap();
+    let (gone, _) = s.create_api_key(&l.id, "gone").await.unwrap();
+    let (t, old) = s.create_terminal(&l.id, "T").await.unwrap();
+    let old_id = s.terminal_key(old.expose()).await.unwrap().unwrap().key_id;
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        - 1;
+    assert!(s.revoke_api_key(&l.id, &gone.id).await.unwrap());
+    s.rotate_terminal_key(&l.id, &t.id).await.unwrap();
+    let listed = s.revoked_credentials_since(before).await.unwrap();
+    let at = |id: &str| listed.iter().find(|(k, _)| k == id).map(|(_, at)| *at);
+    assert!(at(&gone.id).is_some_and(|t| t >= before), "{listed:?}");
+    assert!(at(&old_id).is_some_and(|t| t >= before), "{listed:?}");
+    assert_eq!(at(&kept.id), None, "an active key is not listed");
+    let later = s.revoked_credentials_since(i64::MAX).await.unwrap();
+    assert!(later.is_empty(), "{later:?}");
 }
 
 async fn terminals_are_touched_in_batches(fx: Fx) {

@@ -111,3 +111,15 @@ pub(super) async fn touch_api_key(store: &SqlStore, key_id: &str) -> StoreResult
     }
     Ok(())
 }
+
+pub(super) async fn revoked_credentials_since(store: &SqlStore, since_ms: i64) -> StoreResult<Vec<(String, i64)>> {
+    const SQL: &str = "SELECT id, revoked_at FROM api_keys WHERE revoked_at >= $1 \
+                       UNION ALL SELECT id, revoked_at FROM terminal_keys WHERE revoked_at >= $1";
+    on_pool!(store, pool => sqlx::query(SQL)
+        .bind(since_ms)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(|r| Ok((r.text("id")?, r.int("revoked_at")?)))
+        .collect())
+}

@@ -406,6 +406,10 @@ impl Store for SqlStore {
         api_keys::api_key_active(self, key_id).await
     }
 
+    async fn revoked_credentials_since(&self, since_ms: i64) -> StoreResult<Vec<(String, i64)>> {
+        api_keys::revoked_credentials_since(self, since_ms).await
+    }
+
     async fn touch_api_key(&self, key_id: &str) -> StoreResult<()> {
         api_keys::touch_api_key(self, key_id).await
     }

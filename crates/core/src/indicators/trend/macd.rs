@@ -220,7 +220,9 @@ mod tests {
         let closes: Vec<f64> = (0..80).map(|i| 100.0 + (i as f64 * 0.7).sin() * 3.0).collect();
         let (a, b) = (
             swapped.over_values(&closes).unwrap(),
-            MovingAverageConvergenceDivergence::default().over_values(&closes).unwrap(),
+            MovingAverageConvergenceDivergence::default()
+                .over_values(&closes)
+                .unwrap(),
         );
         assert_eq!((a.macd, a.signal, a.histogram), (b.macd, b.signal, b.histogram));
         assert!(MovingAverageConvergenceDivergence::new(1, 12, 9).is_err());
