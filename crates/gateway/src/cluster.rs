@@ -4,8 +4,8 @@
 //! merges the table into terminal lists, and relays a command for a
 //! terminal held by another instance to it.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tradeterm_cluster::{Route, RouteTable};
@@ -125,20 +125,8 @@ pub(crate) async fn withdraw(gateway: &Gateway, conn: &Conn) {
 /// gateway lives.
 pub(crate) fn spawn_refresher(inner: &Arc<Inner>) {
     let Some(cluster) = &inner.cluster else { return };
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("no runtime: the route table is not refreshed");
-        return;
-    };
-    let every = cluster.refresh_every();
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    runtime.spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let Some(inner) = weak.upgrade() else { return };
-            refresh(&inner).await;
-        }
+    crate::spawn_round(inner, "route table", cluster.refresh_every(), async |inner| {
+        refresh(&inner).await;
     });
 }
 

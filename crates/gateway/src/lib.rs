@@ -182,6 +182,31 @@ impl std::fmt::Debug for Inner {
     }
 }
 
+/// Runs `round` every `every` (first one period after the start) for as
+/// long as the gateway lives; `what` names it in the warning logged when
+/// there is no runtime to run it on.
+pub(crate) fn spawn_round<F, Fut>(inner: &Arc<Inner>, what: &'static str, every: Duration, round: F)
+where
+    F: Fn(Arc<Inner>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!(round = what, "no runtime: this background round does not run");
+        return;
+    };
+    let weak = Arc::downgrade(inner);
+    runtime.spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(inner) = weak.upgrade() else { return };
+            round(inner).await;
+        }
+    });
+}
+
 impl Gateway {
     /// Builds the gateway state.
     pub fn new(settings: GatewaySettings, store: Arc<dyn Store>, signer: TokenSigner) -> Self {

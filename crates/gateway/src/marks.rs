@@ -10,7 +10,7 @@
 //! the marks of every credential the store says was revoked in the last
 //! 24 hours again, each with the time it has left, then the marker.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_redis::redis;
@@ -30,26 +30,15 @@ pub(crate) fn spawn_keeper(inner: &Arc<Inner>) {
     if inner.settings.redis.is_none() {
         return;
     }
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("no runtime: revocation marks are not restored after a Redis restart");
-        return;
-    };
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    runtime.spawn(async move {
-        let mut tick = tokio::time::interval(CHECK_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let Some(inner) = weak.upgrade() else { return };
-            let Some(pool) = &inner.settings.redis else { return };
-            match restore(pool, inner.store.as_ref(), READY_KEY).await {
-                Ok(Some(n)) => tracing::info!(
-                    marks = n,
-                    "Redis held no revocation marks: written again from the store"
-                ),
-                Ok(None) => {}
-                Err(e) => tracing::debug!(error = %e, "revocation marks not checked"),
-            }
+    crate::spawn_round(inner, "revocation marks", CHECK_EVERY, async |inner| {
+        let Some(pool) = &inner.settings.redis else { return };
+        match restore(pool, inner.store.as_ref(), READY_KEY).await {
+            Ok(Some(n)) => tracing::info!(
+                marks = n,
+                "Redis held no revocation marks: written again from the store"
+            ),
+            Ok(None) => {}
+            Err(e) => tracing::debug!(error = %e, "revocation marks not checked"),
         }
     });
 }

@@ -8,28 +8,15 @@
 //! with everything else for the machine. A disconnect still writes its own
 //! `last_seen` at once (`agent::disconnected`).
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use crate::Inner;
 
 /// Starts the round, for as long as the gateway lives.
 pub(crate) fn spawn_toucher(inner: &Arc<Inner>) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("no runtime: last_seen of connected terminals is written on disconnect only");
-        return;
-    };
     let every = inner.settings.heartbeat_interval;
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    runtime.spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // The first tick is immediate: nobody is connected yet.
-        tick.tick().await;
-        loop {
-            tick.tick().await;
-            let Some(inner) = weak.upgrade() else { return };
-            touch_connected(&inner).await;
-        }
+    crate::spawn_round(inner, "last_seen", every, async |inner| {
+        touch_connected(&inner).await;
     });
 }
 
