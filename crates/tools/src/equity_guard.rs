@@ -109,13 +109,20 @@ async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Opt
         verdict: None,
         error: None,
     };
-    let (Some(rules), Some(obs)) = (out.rules.clone(), obs) else {
+    let Some(obs) = obs else {
         if out.rules.is_none() {
             out.error = Some("the stored guard rules are not valid".into());
         }
         return out;
     };
     for _ in 0..CAS_ATTEMPTS {
+        // The rules of the record read last: a guard replaced while this
+        // evaluation ran is evaluated with its new rules, never the old ones.
+        out.rules = parse_rules(&record);
+        let Some(rules) = out.rules.clone() else {
+            out.error = Some("the stored guard rules are not valid".into());
+            return out;
+        };
         let Some(state) = parse_state(&record) else {
             out.error = Some("the stored guard state is not valid".into());
             return out;
@@ -586,6 +593,46 @@ mod tests {
         for field in ["daily_loss", "max_drawdown", "equity_floor", "max_open_risk", "action"] {
             assert!(props.get(field).is_some(), "{field}: {}", set.input_schema);
         }
+    }
+
+    /// A guard replaced while an evaluation of its old version runs: the
+    /// lost compare-and-swap re-reads the guard and evaluates its new rules,
+    /// so no breach of a rule that is gone is recorded in the new state.
+    #[tokio::test]
+    async fn an_evaluation_racing_a_replacement_uses_the_new_rules() {
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        let (license, _) = store.create_license("L", tradeterm_store::Tier::Pro).await.unwrap();
+        let (terminal, _) = store.create_terminal(&license.id, "T").await.unwrap();
+        let rules = |r: GuardRules| serde_json::to_value(r).unwrap();
+        let old_rules = GuardRules {
+            equity_floor: Some(10_100.0),
+            ..GuardRules::default()
+        };
+        let stale = store
+            .set_equity_guard(&license.id, &terminal.id, SOURCE_USER, &rules(old_rules))
+            .await
+            .unwrap();
+        // Replaced (the daily loss cannot be breached at the first reading).
+        let new_rules = GuardRules {
+            daily_loss: Some(tradeterm_core::equity_guard::LossLimit::Percent { percent: 5.0 }),
+            ..GuardRules::default()
+        };
+        store
+            .set_equity_guard(&license.id, &terminal.id, SOURCE_USER, &rules(new_rules))
+            .await
+            .unwrap();
+        let obs = Observation {
+            time: 1_795_003_200_000,
+            equity: 9_999.0,
+            cash_flow: 0.0,
+            open_risk: None,
+        };
+        let out = evaluate_one(&store, stale, Some(&obs)).await;
+        assert_eq!(out.error, None);
+        assert_eq!(out.rules.as_ref().and_then(|r| r.equity_floor), None, "{:?}", out.rules);
+        assert!(out.state.breaches.is_empty(), "{:?}", out.state.breaches);
+        let stored = &store.equity_guards(&license.id, &terminal.id).await.unwrap()[0];
+        assert_eq!(parse_state(stored).unwrap().breaches, Vec::new());
     }
 
     #[test]
