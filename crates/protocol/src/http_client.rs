@@ -146,6 +146,7 @@ impl HttpDispatch {
         command: Command,
         timeout: Duration,
     ) -> Result<CommandResult, DispatchError> {
+        let read_only = !command.is_trade();
         let body = DispatchRequest {
             license_id: license_id.to_owned(),
             terminal_id: terminal_id.to_owned(),
@@ -164,9 +165,13 @@ impl HttpDispatch {
             request = request.header(request_id::REQUEST_ID_HEADER, id.as_str());
         }
         let resp = request.send().await.map_err(|e| {
-            // Nothing was sent: safe to report the terminal as unreachable
-            // (any other failure leaves the outcome unknown).
-            if self.holder && e.is_connect() {
+            // The holder is gone: nothing was sent (a refused connection),
+            // or a read command lost its connection on the way (the holder
+            // died under it; reading changes nothing, so nothing is left
+            // unknown). Any other failure, and every lost trade command,
+            // leaves the outcome unknown: a gateway error, never retried.
+            let gone = e.is_connect() || (read_only && e.is_request() && !e.is_timeout());
+            if self.holder && gone {
                 DispatchError::Unreachable
             } else {
                 DispatchError::Gateway(format!("dispatch request failed: {e}"))
@@ -352,6 +357,41 @@ mod tests {
 
     fn threads_served(clients: &ThreadClients) -> usize {
         clients.clients.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    /// A holder that takes the request and dies before answering (its
+    /// connection closes): a read is unreachable, a trade's outcome unknown.
+    #[tokio::test]
+    async fn a_holder_dying_mid_request_makes_a_read_unreachable_and_a_trade_unknown() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut buf = [0_u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                drop(socket);
+            }
+        });
+        let holder = HttpDispatch::new("http://127.0.0.1:1", "t").unwrap().holder(&url);
+        let t = Duration::from_secs(5);
+        let read = holder.execute("lic", "term", Command::AccountInfo, t).await;
+        assert_eq!(read, Err(DispatchError::Unreachable));
+        let trade = Command::ClosePosition {
+            ticket: 1,
+            volume: None,
+            deviation_points: None,
+            idempotency_key: None,
+        };
+        let trade = holder.execute("lic", "term", trade, t).await;
+        assert!(matches!(trade, Err(DispatchError::Gateway(_))), "{trade:?}");
+        // Through the entry gateway (not a holder) a lost read stays a gateway error.
+        let entry = HttpDispatch::new(&url, "t").unwrap();
+        let read = entry.execute("lic", "term", Command::AccountInfo, t).await;
+        assert!(matches!(read, Err(DispatchError::Gateway(_))), "{read:?}");
     }
 
     #[test]
