@@ -506,19 +506,21 @@ impl Cluster {
     }
 
     fn start_api(&mut self, i: usize) -> Result<()> {
-        let mut cmd = self.server("tradeterm-api");
-        cmd.env("PORT", self.api[i].to_string())
-            .env("GATEWAY_URL", format!("http://{}", addr(self.lb_gateway_internal)));
-        let dir = self.dir.clone();
-        self.procs.spawn(&dir, &format!("api{}", i + 1), &mut cmd)
+        self.start_client_facing("tradeterm-api", "PORT", self.api[i], &format!("api{}", i + 1))
     }
 
     fn start_mcp(&mut self, i: usize) -> Result<()> {
-        let mut cmd = self.server("tradeterm-mcp");
-        cmd.env("MCP_PORT", self.mcp[i].to_string())
+        self.start_client_facing("tradeterm-mcp", "MCP_PORT", self.mcp[i], &format!("mcp{}", i + 1))
+    }
+
+    /// An API or MCP instance listening on `port` (its `port_var`),
+    /// reaching the gateways through the load balancer's internal frontend.
+    fn start_client_facing(&mut self, bin: &str, port_var: &str, port: u16, name: &str) -> Result<()> {
+        let mut cmd = self.server(bin);
+        cmd.env(port_var, port.to_string())
             .env("GATEWAY_URL", format!("http://{}", addr(self.lb_gateway_internal)));
         let dir = self.dir.clone();
-        self.procs.spawn(&dir, &format!("mcp{}", i + 1), &mut cmd)
+        self.procs.spawn(&dir, name, &mut cmd)
     }
 
     fn start_lb(&mut self) -> Result<()> {
