@@ -346,6 +346,10 @@ impl GatewayServer {
                 .configure(|cfg| http::configure(cfg, gateway.clone()))
         })
         .workers(workers)
+        // Agents get each command frame at once: with Nagle's algorithm a
+        // frame written while an earlier one is unacknowledged waits for the
+        // agent's (possibly delayed, up to 40 ms) ACK.
+        .tcp_nodelay(true)
         .disable_signals()
         .shutdown_timeout(5);
         let server = match &tls {

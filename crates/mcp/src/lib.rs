@@ -365,7 +365,14 @@ impl McpServer {
     /// Serves until stopped through [`McpServer::handle`].
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let stop = self.shutdown.clone();
-        axum::serve(self.listener, self.router)
+        use axum::serve::ListenerExt;
+        // No Nagle delay on answers and streamed events.
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set on an MCP connection");
+            }
+        });
+        axum::serve(listener, self.router)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
     }

@@ -170,6 +170,8 @@ impl RestServer {
                 .configure(|cfg| routes::configure(cfg, state.clone()))
         })
         .workers(workers)
+        // No Nagle delay on answers (actix keeps the OS default otherwise).
+        .tcp_nodelay(true)
         .disable_signals()
         .shutdown_timeout(5)
         .listen(listener)?
