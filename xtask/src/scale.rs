@@ -688,9 +688,11 @@ impl Cluster {
         self.procs.kill(&format!("sim{n}"))
     }
 
-    /// An API key, warmed (cached exchange) on both API instances, revoked
-    /// through the gateway: refused by both within 1 s.
-    fn revoked_api_key(&self, report: &mut Report) -> Result<()> {
+    /// Creates an API key through the gateway, uses it on both API instances
+    /// (their exchange is then cached), revokes it through the gateway and
+    /// times until each instance refuses it: the statuses before, the
+    /// revocation's status, and the time to refusal per instance.
+    fn revoke_and_time(&self) -> Result<(Vec<u16>, u16, Vec<Option<Duration>>)> {
         let lb = addr(self.lb_gateway);
         let master = format!("Bearer {}", self.load.master);
         let created = request(
@@ -701,40 +703,38 @@ impl Cluster {
             Some(r#"{"label":"to revoke"}"#),
             Duration::from_secs(10),
         )?;
-        let key_id = created.json()["data"]["key"]["id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let key = created.json()["data"]["api_key"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let bearer = format!("Bearer {key}");
-        let tools = |port: u16, auth: &str| {
-            get(&addr(port), "/api/v1/tools", &[("Authorization", auth)]).map_or(0, |r| r.status)
-        };
-        let warm: Vec<u16> = self.api.iter().map(|p| tools(*p, &bearer)).collect();
+        let v = created.json();
+        let bearer = format!("Bearer {}", v["data"]["api_key"].as_str().unwrap_or_default());
+        let id = v["data"]["key"]["id"].as_str().unwrap_or_default().to_owned();
+        let status = |p: u16| get(&addr(p), "/api/v1/tools", &[("Authorization", &bearer)]).map_or(0, |r| r.status);
+        let warm: Vec<u16> = self.api.iter().map(|p| status(*p)).collect();
         let t0 = Instant::now();
         let revoked = request(
             "DELETE",
             &lb,
-            &format!("/api/dashboard/api-keys?id={key_id}"),
+            &format!("/api/dashboard/api-keys?id={id}"),
             &[("Authorization", &master)],
             None,
             Duration::from_secs(10),
         )?;
-        let api_times: Vec<Option<Duration>> = self
+        let refused = self
             .api
             .iter()
-            .map(|p| wait_until(Duration::from_secs(5), || tools(*p, &bearer) == 401).map(|_| t0.elapsed()))
+            .map(|p| wait_until(Duration::from_secs(5), || status(*p) == 401).map(|_| t0.elapsed()))
             .collect();
-        let ok = warm == [200, 200] && revoked.status == 200 && api_times.iter().all(|t| within(*t, 1.0));
+        Ok((warm, revoked.status, refused))
+    }
+
+    /// An API key, warmed (cached exchange) on both API instances, revoked
+    /// through the gateway: refused by both within 1 s.
+    fn revoked_api_key(&self, report: &mut Report) -> Result<()> {
+        let (warm, revoked, api_times) = self.revoke_and_time()?;
+        let ok = warm == [200, 200] && revoked == 200 && api_times.iter().all(|t| within(*t, 1.0));
         report.check(
             ok,
             "revoked API key refused on every API instance within 1 s",
             format!("before {warm:?}; refused after {}", times(&api_times, "api")),
         );
-
         Ok(())
     }
 
@@ -925,37 +925,10 @@ impl Cluster {
     /// A new API key, used on both API instances, revoked through the gateway:
     /// refused by both within 1 s (the marks are back in Redis).
     fn revocation_after_recovery(&self) -> std::result::Result<String, String> {
-        let lb = addr(self.lb_gateway);
-        let master = format!("Bearer {}", self.load.master);
-        let created = request(
-            "POST",
-            &lb,
-            "/api/dashboard/api-keys",
-            &[("Authorization", &master)],
-            None,
-            Duration::from_secs(10),
-        )?;
-        let v = created.json();
-        let bearer = format!("Bearer {}", v["data"]["api_key"].as_str().unwrap_or_default());
-        let id = v["data"]["key"]["id"].as_str().unwrap_or_default().to_owned();
-        let status = |p: u16| get(&addr(p), "/api/v1/tools", &[("Authorization", &bearer)]).map_or(0, |r| r.status);
-        if self.api.iter().any(|p| status(*p) != 200) {
+        let (warm, _, all) = self.revoke_and_time()?;
+        if warm.iter().any(|s| *s != 200) {
             return Err("a new API key did not work on both API instances".into());
         }
-        let t0 = Instant::now();
-        request(
-            "DELETE",
-            &lb,
-            &format!("/api/dashboard/api-keys?id={id}"),
-            &[("Authorization", &master)],
-            None,
-            Duration::from_secs(10),
-        )?;
-        let all = self
-            .api
-            .iter()
-            .map(|p| wait_until(Duration::from_secs(5), || status(*p) == 401).map(|_| t0.elapsed()))
-            .collect::<Vec<_>>();
         if all.iter().all(|t| within(*t, 1.0)) {
             Ok(format!("a revoked key refused after {}", times(&all, "api")))
         } else {
