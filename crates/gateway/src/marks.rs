@@ -22,8 +22,8 @@ use crate::Inner;
 pub(crate) const READY_KEY: &str = "tt:marks:ready";
 /// How often a gateway checks [`READY_KEY`].
 pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(2);
-/// Life of a revocation mark, from the revocation.
-const MARK_LIFE_MS: i64 = 24 * 3600 * 1000;
+/// Life of a revocation mark, from the revocation, ms.
+const MARK_LIFE_MS: i64 = tradeterm_protocol::dispatch::REVOCATION_MARK_SECS as i64 * 1000;
 
 /// Starts the check, for as long as the gateway lives (with Redis only).
 pub(crate) fn spawn_keeper(inner: &Arc<Inner>) {

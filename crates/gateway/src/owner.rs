@@ -84,7 +84,7 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
                 .arg(tradeterm_protocol::dispatch::revocation_key(key_id))
                 .arg(1)
                 .arg("EX")
-                .arg(24 * 3600)
+                .arg(tradeterm_protocol::dispatch::REVOCATION_MARK_SECS)
                 .query_async::<()>(&mut conn)
                 .await
                 .map_err(|e| e.to_string())

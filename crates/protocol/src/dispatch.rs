@@ -110,6 +110,11 @@ pub fn revocation_key(credential_id: &str) -> String {
     format!("tt:revoked:{credential_id}")
 }
 
+/// How long a revocation mark lives from the revocation, seconds: longer
+/// than any token exchanged for an API key (15 min) plus the exchange cache
+/// (60 s). Every writer of [`revocation_key`] uses it.
+pub const REVOCATION_MARK_SECS: u64 = 24 * 3600;
+
 /// Header carrying the shared secret of the gateway's internal routes.
 pub const INTERNAL_TOKEN_HEADER: &str = "x-tradeterm-internal-token";
 

@@ -113,9 +113,8 @@ return c
 /// credential then answers "revoked" in the same round trip as the count.
 pub use tradeterm_protocol::dispatch::revocation_key;
 
-/// How long a revocation marker lives: longer than any token exchanged for an
-/// API key (15 min) plus the exchange cache (60 s).
-pub const REVOCATION_TTL_SECS: u64 = 24 * 3600;
+/// How long a revocation marker lives (seconds).
+pub use tradeterm_protocol::dispatch::REVOCATION_MARK_SECS as REVOCATION_TTL_SECS;
 
 /// Records in Redis that a credential was revoked, so that every instance
 /// refuses it at once despite its caches.
