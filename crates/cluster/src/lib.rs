@@ -20,7 +20,12 @@
 //!   answers "not found" or "not connected" from the store, or relays.
 //!   [`Dispatch::prepare`] reads the route ahead (the REST API overlaps it
 //!   with its rate-limit call); the command then uses it if it follows
-//!   within [`PREPARED_FOR`].
+//!   within [`PREPARED_FOR`]. A read (any command but a trade) is sent at
+//!   once to the holder this instance last saw for the terminal while the
+//!   table is read beside it: the answer is used if the table still names
+//!   that connection, else dropped and the read sent where the table says
+//!   (reads change nothing, so sending one twice is harmless; trades always
+//!   wait for the table).
 //! - [`conn::ThreadConnections`]: the Redis connections of these hot paths,
 //!   one multiplexed connection per thread (no pool check per call).
 //!
@@ -298,6 +303,9 @@ pub struct RoutedDispatch {
     holders: Mutex<HashMap<String, HttpDispatch>>,
     /// Routes read by [`Dispatch::prepare`] for the command about to follow.
     prepared: Mutex<HashMap<String, (Option<Route>, Instant)>>,
+    /// The last route read from the table for each terminal: where a read
+    /// goes while the table is read beside it.
+    known: Mutex<HashMap<String, Route>>,
 }
 
 /// How long a route read by [`Dispatch::prepare`] serves the command that
@@ -308,6 +316,9 @@ pub const PREPARED_FOR: Duration = Duration::from_millis(250);
 
 /// Prepared routes kept at most (unused ones beyond it are dropped).
 const PREPARED_MAX: usize = 4096;
+
+/// Known routes kept at most (all are forgotten beyond it and learnt again).
+const KNOWN_MAX: usize = 65_536;
 
 impl std::fmt::Debug for RoutedDispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -325,7 +336,117 @@ impl RoutedDispatch {
             entry,
             holders: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
+            known: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Records what the table said of a terminal.
+    fn remember(&self, terminal_id: &str, route: Option<&Route>) {
+        let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match route {
+            Some(route) => {
+                if known.len() >= KNOWN_MAX && !known.contains_key(terminal_id) {
+                    known.clear();
+                }
+                known.insert(terminal_id.to_owned(), route.clone());
+            }
+            None => {
+                known.remove(terminal_id);
+            }
+        }
+    }
+
+    /// The last route the table gave for the terminal, if it is the license's.
+    fn known(&self, license_id: &str, terminal_id: &str) -> Option<Route> {
+        let known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        known.get(terminal_id).filter(|r| r.license_id == license_id).cloned()
+    }
+
+    /// Reads the table, remembering the answer.
+    async fn lookup(&self, terminal_id: &str) -> Result<Option<Route>, RouteError> {
+        let route = self.table.lookup(terminal_id).await;
+        if let Ok(route) = &route {
+            self.remember(terminal_id, route.as_ref());
+        }
+        route
+    }
+
+    /// Sends the command where `route` (the table's answer) says.
+    async fn dispatch_on(
+        &self,
+        route: Result<Option<Route>, RouteError>,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        match route {
+            Ok(Some(route)) if route.license_id == license_id => {
+                let result = self
+                    .holder(&route.url)
+                    .execute(license_id, terminal_id, command, timeout)
+                    .await;
+                if result == Err(DispatchError::Unreachable) {
+                    tracing::info!(
+                        terminal = %terminal_id,
+                        instance = %route.instance,
+                        "the gateway the route names does not hold the terminal (down or moved)"
+                    );
+                }
+                result
+            }
+            // Another license's terminal is the entry gateway's to refuse (as not found).
+            Ok(_) => self.entry.execute(license_id, terminal_id, command, timeout).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "route table unreadable: dispatching through the entry gateway");
+                self.entry.execute(license_id, terminal_id, command, timeout).await
+            }
+        }
+    }
+
+    /// A read sent to the `known` holder at once, with the table read
+    /// beside it (see the module docs). The answer is used when the table
+    /// still names the same connection, or when the table cannot be read and
+    /// the holder answered from its own connection (a holder answers only
+    /// for terminals it holds); otherwise the read goes where the table says.
+    async fn read_ahead(
+        &self,
+        known: Route,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        let holder = self.holder(&known.url);
+        let ahead = holder.execute(license_id, terminal_id, command.clone(), timeout);
+        let lookup = self.lookup(terminal_id);
+        tokio::pin!(ahead, lookup);
+        let mut answered = None;
+        let fresh = loop {
+            tokio::select! {
+                biased;
+                route = &mut lookup => break route,
+                out = &mut ahead, if answered.is_none() => answered = Some(out),
+            }
+        };
+        let keep = match &fresh {
+            Ok(Some(route)) => route.conn == known.conn && route.url == known.url && route.license_id == license_id,
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, "route table unreadable: keeping the answer of the last known holder");
+                true
+            }
+        };
+        if keep {
+            let out = match answered {
+                Some(out) => out,
+                None => ahead.await,
+            };
+            if fresh.is_ok() || out != Err(DispatchError::Unreachable) {
+                return out;
+            }
+        }
+        self.dispatch_on(fresh, license_id, terminal_id, command, timeout).await
     }
 
     /// The route [`Dispatch::prepare`] read for this command, if recent.
@@ -363,30 +484,15 @@ impl Dispatch for RoutedDispatch {
     ) -> Result<CommandResult, DispatchError> {
         let route = match self.take_prepared(terminal_id) {
             Some(route) => Ok(route),
-            None => self.table.lookup(terminal_id).await,
-        };
-        match route {
-            Ok(Some(route)) if route.license_id == license_id => {
-                let result = self
-                    .holder(&route.url)
-                    .execute(license_id, terminal_id, command, timeout)
-                    .await;
-                if result == Err(DispatchError::Unreachable) {
-                    tracing::info!(
-                        terminal = %terminal_id,
-                        instance = %route.instance,
-                        "the gateway the route names does not hold the terminal (down or moved)"
-                    );
+            None if !command.is_trade() => {
+                if let Some(known) = self.known(license_id, terminal_id) {
+                    return self.read_ahead(known, license_id, terminal_id, command, timeout).await;
                 }
-                result
+                self.lookup(terminal_id).await
             }
-            // Another license's terminal is the entry gateway's to refuse (as not found).
-            Ok(_) => self.entry.execute(license_id, terminal_id, command, timeout).await,
-            Err(e) => {
-                tracing::warn!(error = %e, "route table unreadable: dispatching through the entry gateway");
-                self.entry.execute(license_id, terminal_id, command, timeout).await
-            }
-        }
+            None => self.lookup(terminal_id).await,
+        };
+        self.dispatch_on(route, license_id, terminal_id, command, timeout).await
     }
 
     async fn terminals(&self, license_id: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
@@ -395,7 +501,7 @@ impl Dispatch for RoutedDispatch {
 
     async fn prepare(&self, _license_id: &str, terminal_id: &str) {
         // A failed read leaves nothing: the command reads the table itself.
-        let Ok(route) = self.table.lookup(terminal_id).await else {
+        let Ok(route) = self.lookup(terminal_id).await else {
             return;
         };
         let mut prepared = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -546,6 +652,151 @@ mod tests {
             .unwrap_err();
         assert!(matches!(other, DispatchError::Gateway(_)), "{other:?}");
         t.release(&id, &held.conn).await.unwrap();
+    }
+
+    /// A fake gateway on loopback. It counts dispatch requests and answers
+    /// each with the symbol list `[name]`, or never answers once `hang` is set.
+    struct Fake {
+        url: String,
+        seen: Arc<std::sync::atomic::AtomicUsize>,
+        hang: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Fake {
+        fn seen(&self) -> usize {
+            self.seen.load(std::sync::atomic::Ordering::SeqCst)
+        }
+        fn hang(&self) {
+            self.hang.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        fn route(&self, conn: &str, since_ms: i64, terminal: &str) -> Route {
+            let mut r = route(self.url.trim_start_matches("http://"), conn, since_ms, terminal);
+            r.url = self.url.clone();
+            r
+        }
+    }
+
+    async fn fake_holder(name: &'static str) -> Fake {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let fake = Fake {
+            url: format!("http://{}", listener.local_addr().unwrap()),
+            seen: Arc::new(AtomicUsize::new(0)),
+            hang: Arc::new(AtomicBool::new(false)),
+        };
+        let (seen, hang) = (fake.seen.clone(), fake.hang.clone());
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let (seen, hang) = (seen.clone(), hang.clone());
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        // One request: its head, then `content-length` bytes.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            match sock.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        while buf.len() < head_end + len {
+                            match sock.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        buf.drain(..head_end + len);
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        if hang.load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                            return;
+                        }
+                        let reply = tradeterm_protocol::dispatch::DispatchReply::from(Ok(CommandResult::Symbols {
+                            symbols: vec![name.to_owned()],
+                        }));
+                        let body = serde_json::to_string(&reply).unwrap();
+                        let http = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if sock.write_all(http.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        fake
+    }
+
+    fn symbols(r: Result<CommandResult, DispatchError>) -> Vec<String> {
+        match r {
+            Ok(CommandResult::Symbols { symbols }) => symbols,
+            other => panic!("not a symbol list: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_goes_ahead_to_the_known_holder_and_follows_the_table() {
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        // The entry gateway refuses connections: a command sent there fails
+        // with a gateway error, which tells where it went.
+        let d = RoutedDispatch::new(t.clone(), HttpDispatch::new("http://127.0.0.1:2", "tok").unwrap());
+        // Bounded, so that a read stuck on a hung holder fails the test instead of hanging it.
+        let run = async |d: &RoutedDispatch, license: &str, command: Command| {
+            tokio::time::timeout(Duration::from_secs(20), d.execute(license, &id, command, Duration::from_secs(60)))
+                .await
+                .expect("the command must not wait for a hung holder")
+        };
+        let (a, b, c) = (fake_holder("a").await, fake_holder("b").await, fake_holder("c").await);
+        let at_a = a.route("a:1", 1_000, &id);
+        assert!(t.claim(&id, &at_a).await.unwrap());
+        // The first read learns the route, the next goes ahead to it: one request each.
+        assert_eq!(symbols(run(&d, "lic", Command::Symbols).await), ["a"]);
+        assert_eq!(symbols(run(&d, "lic", Command::Symbols).await), ["a"]);
+        assert_eq!(a.seen(), 2);
+
+        // The agent moved to b while its old connection on a hangs: the read
+        // sent ahead to a is dropped and the answer comes from b.
+        a.hang();
+        let at_b = b.route("b:1", 2_000, &id);
+        assert!(t.claim(&id, &at_b).await.unwrap());
+        assert_eq!(symbols(run(&d, "lic", Command::Symbols).await), ["b"]);
+        assert_eq!((a.seen(), b.seen()), (3, 1), "sent ahead to a, then to b");
+
+        // A trade never goes ahead: the table moved to c, the known route
+        // still names b, and only c sees the trade.
+        let at_c = c.route("c:1", 3_000, &id);
+        assert!(t.claim(&id, &at_c).await.unwrap());
+        assert_eq!(symbols(run(&d, "lic", Command::CancelOrder { ticket: 7 }).await), ["c"]);
+        assert_eq!((b.seen(), c.seen()), (1, 1));
+
+        // Another license's read never follows this license's route.
+        let other = run(&d, "other", Command::Symbols).await.unwrap_err();
+        assert!(matches!(other, DispatchError::Gateway(_)), "{other:?}");
+        assert_eq!(c.seen(), 1);
+
+        // The route is gone (agent disconnected): the read sent ahead is
+        // dropped and the entry gateway answers.
+        assert!(t.release(&id, &at_c.conn).await.unwrap());
+        let gone = run(&d, "lic", Command::Symbols).await.unwrap_err();
+        assert!(matches!(gone, DispatchError::Gateway(_)), "{gone:?}");
+        assert_eq!(c.seen(), 2, "sent ahead to c, then to the entry gateway");
+        // Nothing is known any more: the next read waits for the table.
+        let again = run(&d, "lic", Command::Symbols).await.unwrap_err();
+        assert!(matches!(again, DispatchError::Gateway(_)), "{again:?}");
+        assert_eq!(c.seen(), 2);
     }
 
     #[test]

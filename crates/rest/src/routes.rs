@@ -602,15 +602,27 @@ async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
 
 /// Authenticates and rate-limits a request; records the decision for the headers middleware.
 async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
+    let caller = authenticate(req, state).await?;
+    count(req, state, &caller, true).await?;
+    Ok(caller)
+}
+
+async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let caller = state.auth.authenticate(header).await?;
+    Ok(state.auth.authenticate(header).await?)
+}
+
+/// Counts an authenticated request (rate limit and revocation); records the
+/// decision for the headers middleware. With `prepare`, the dispatch to the
+/// terminal named by `X-Terminal-Id` gets ready beside the count.
+async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, prepare: bool) -> Result<(), RestError> {
     let Some(limiter) = &state.limiter else {
         // No Redis: revocation is checked in the store on every request.
-        state.auth.ensure_active(&caller).await?;
-        return Ok(caller);
+        state.auth.ensure_active(caller).await?;
+        return Ok(());
     };
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
     // The count and the revocation check of the credential (an API key, or
@@ -624,7 +636,7 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
         .get(TERMINAL_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
-        .filter(|id| tradeterm_tools::valid_terminal_id(id));
+        .filter(|id| prepare && tradeterm_tools::valid_terminal_id(id));
     let d = match terminal {
         Some(id) => {
             let prepare = state.services.dispatch.prepare(caller.license_id(), id);
@@ -633,18 +645,55 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
         None => count.await,
     };
     if d.revoked {
-        state.auth.forget(&caller);
-        return Err(crate::auth::revoked(&caller));
+        state.auth.forget(caller);
+        return Err(crate::auth::revoked(caller));
     }
     if !limiter.redis_healthy() {
         // Redis unreachable: revocations are not known there; ask the store.
-        state.auth.ensure_active(&caller).await?;
+        state.auth.ensure_active(caller).await?;
     }
     req.extensions_mut().insert(d);
     if !d.allowed {
         return Err(RestError::rate_limited(d.retry_after));
     }
-    Ok(caller)
+    Ok(())
+}
+
+/// Authenticates and counts a call of `tool`, then runs `work` for the
+/// caller. A call of a tool that only reads from the terminal, by a
+/// credential with ample room left, starts its work while the count is in
+/// flight ([`tradeterm_tools::ratelimit::RateLimiter::ahead`]): the answer
+/// waits for the count, a refusal answers at once and drops the work, so a
+/// refused call returns nothing of it and has changed nothing. Saves the
+/// count's round trip on the common path.
+async fn counted<W, F>(req: &HttpRequest, state: &AppState, tool: &Tool, work: W) -> Result<HttpResponse, RestError>
+where
+    W: FnOnce(tradeterm_tools::Caller) -> F,
+    F: std::future::Future<Output = Result<HttpResponse, RestError>>,
+{
+    let caller = authenticate(req, state).await?;
+    let ahead = state.limiter.as_ref().filter(|_| tradeterm_tools::reads_terminal_only(tool)).and_then(|l| {
+        let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+        l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
+    });
+    let Some(_ahead) = ahead else {
+        count(req, state, &caller, true).await?;
+        return work(tool_caller(&caller)).await;
+    };
+    let counted = count(req, state, &caller, false);
+    let work = work(tool_caller(&caller));
+    tokio::pin!(counted, work);
+    tokio::select! {
+        biased;
+        c = &mut counted => {
+            c?;
+            work.await
+        }
+        out = &mut work => {
+            counted.await?;
+            out
+        }
+    }
 }
 
 /// The tool caller of an authenticated REST request.
@@ -690,23 +739,26 @@ async fn call_tool(
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, RestError> {
-    let caller = admit(&req, &state).await?;
     let Some(tool) = tradeterm_tools::find(&path) else {
+        admit(&req, &state).await?;
         return Err(RestError::new(
             404,
             "NOT_FOUND",
             "unknown tool; GET /api/v1/tools lists them",
         ));
     };
-    let input = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_slice(&body).map_err(|e| RestError::invalid(format!("body is not valid JSON: {e}")))?
-    };
-    if !input.is_object() {
-        return Err(RestError::invalid("the body must be a JSON object"));
-    }
-    run(tool, tool_caller(&caller), &req, input, &state).await
+    counted(&req, &state, tool, async |caller| {
+        let input = if body.iter().all(u8::is_ascii_whitespace) {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_slice(&body).map_err(|e| RestError::invalid(format!("body is not valid JSON: {e}")))?
+        };
+        if !input.is_object() {
+            return Err(RestError::invalid("the body must be a JSON object"));
+        }
+        run(tool, caller, &req, input, &state).await
+    })
+    .await
 }
 
 async fn named(
@@ -715,12 +767,33 @@ async fn named(
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, RestError> {
-    let caller = match route.auth {
-        Auth::Bearer => tool_caller(&admit(&req, &state).await?),
-        Auth::MasterKey => master(&req, &state).await?,
-    };
+    match route.auth {
+        Auth::Bearer => {
+            counted(&req, &state, tool, async |caller| {
+                named_run(route, tool, params, caller, &req, &body, &state).await
+            })
+            .await
+        }
+        Auth::MasterKey => {
+            let caller = master(&req, &state).await?;
+            named_run(route, tool, params, caller, &req, &body, &state).await
+        }
+    }
+}
+
+/// The input of a named route's call (body or query string, and the path
+/// parameters), and the call.
+async fn named_run(
+    route: Route,
+    tool: &'static Tool,
+    params: PathParams,
+    caller: tradeterm_tools::Caller,
+    req: &HttpRequest,
+    body: &web::Bytes,
+    state: &AppState,
+) -> Result<HttpResponse, RestError> {
     let mut input = match route.input {
-        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice::<Value>(&body) {
+        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(RestError::invalid("the body must be a JSON object")),
             Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),
@@ -736,7 +809,7 @@ async fn named(
         }
         input.insert((*name).to_owned(), coerce(tool, name, value));
     }
-    run(tool, caller, &req, Value::Object(input), &state).await
+    run(tool, caller, req, Value::Object(input), state).await
 }
 
 /// The input of a query-string route: each parameter once, typed by the

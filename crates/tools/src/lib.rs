@@ -76,7 +76,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 pub use services::{
-    Caller, Invocation, RateLimits, ServiceSettings, Services, TerminalChoice, invoke, valid_terminal_id,
+    Caller, Invocation, RateLimits, ServiceSettings, Services, TerminalChoice, invoke, reads_terminal_only,
+    valid_terminal_id,
 };
 pub use tradeterm_core::license::Capability;
 

@@ -29,6 +29,18 @@
 //! counts the event in [`RateLimiter::fallbacks`]. No 5xx is ever caused by
 //! the rate limiter.
 //!
+//! **Counting beside the work.** A read-only call need not wait for its
+//! count: [`RateLimiter::ahead`] lets the caller start the work while the
+//! count is in flight, and the caller answers only once the count admits
+//! the request (a refused or revoked request gets its 429/401 and none of
+//! the work's output, so counting stays exact). It is granted only for a
+//! credential whose previous count on this instance, in the same window,
+//! admitted it with ample room left (more than a tenth of the limit,
+//! at least 2, beyond the calls already going ahead): the first call of a
+//! credential in a window, a credential near its limit, a revoked one and
+//! any call while Redis is unreachable wait for their count, so a client
+//! over its limit never reaches the terminal.
+//!
 //! **Metrics.** Every decision counts in
 //! `tradeterm_rate_limit_decisions_total{bucket, decision, counter}`
 //! (`allowed` / `limited` / `revoked`; `redis` or `local`), and every failed
@@ -166,6 +178,43 @@ pub struct RateLimiter {
     calls: AtomicU64,
     /// How long one Redis call may take ([`CALL_TIMEOUT`] by default).
     call_timeout: Duration,
+    /// What the last count told of each credential (see [`RateLimiter::ahead`]).
+    headroom: Mutex<HashMap<String, Headroom>>,
+}
+
+/// The room a credential had left at its last count on this instance.
+#[derive(Debug, Clone, Copy)]
+struct Headroom {
+    /// Window index of that count.
+    window: u64,
+    /// Requests the license had left in that window.
+    remaining: u64,
+    /// Calls of the credential going ahead of their count now.
+    ahead: u64,
+}
+
+/// Headroom entries kept at most (all are forgotten beyond it).
+const HEADROOM_MAX: usize = 100_000;
+
+/// A call going ahead of its count ([`RateLimiter::ahead`]); releases its
+/// share of the headroom when dropped.
+#[derive(Debug)]
+pub struct Ahead<'a> {
+    limiter: &'a RateLimiter,
+    key: String,
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        let mut map = self.limiter.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(h) = map.get_mut(&self.key) {
+            h.ahead = h.ahead.saturating_sub(1);
+        }
+    }
+}
+
+fn headroom_key(license: &str, credential: &str) -> String {
+    format!("{license}\u{0}{credential}")
 }
 
 impl std::fmt::Debug for RateLimiter {
@@ -198,6 +247,7 @@ impl RateLimiter {
             combining: Mutex::new(HashMap::new()),
             calls: AtomicU64::new(0),
             call_timeout: CALL_TIMEOUT,
+            headroom: Mutex::new(HashMap::new()),
         }
     }
 
@@ -238,7 +288,61 @@ impl RateLimiter {
         self.last_warned_window.load(Ordering::Relaxed) == u64::MAX
     }
 
+    /// Whether a read-only call of `credential` may start its work before
+    /// its count ([`RateLimiter::check_credential`]) answers; see the module
+    /// docs. The caller keeps the returned guard until the count answered,
+    /// and must still refuse the call if the count does.
+    pub fn ahead(&self, license: &str, tier: Tier, now_ms: u64, credential: &str) -> Option<Ahead<'_>> {
+        if !self.redis_healthy() {
+            return None;
+        }
+        let margin = (self.limits.of(tier) / 10).max(2);
+        let key = headroom_key(license, credential);
+        let mut map = self.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let h = map.get_mut(&key)?;
+        if h.window != now_ms / self.window_ms || h.remaining.saturating_sub(h.ahead) <= margin {
+            return None;
+        }
+        h.ahead += 1;
+        Some(Ahead { limiter: self, key })
+    }
+
+    /// Records the room a count of `credential` left (none when refused,
+    /// revoked or counted locally).
+    fn learn(&self, license: &str, credential: &str, window: u64, remaining: Option<u64>) {
+        let key = headroom_key(license, credential);
+        let mut map = self.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match remaining {
+            Some(remaining) => {
+                if map.len() >= HEADROOM_MAX && !map.contains_key(&key) {
+                    map.retain(|_, h| h.ahead > 0);
+                }
+                let h = map.entry(key).or_insert(Headroom {
+                    window,
+                    remaining,
+                    ahead: 0,
+                });
+                h.window = window;
+                h.remaining = remaining;
+            }
+            None => {
+                if let Some(h) = map.get_mut(&key) {
+                    h.remaining = 0;
+                }
+            }
+        }
+    }
+
     async fn check_inner(&self, license: &str, tier: Tier, now_ms: u64, credential: Option<&str>) -> Decision {
+        let decision = self.count(license, tier, now_ms, credential).await;
+        if let Some(credential) = credential {
+            let room = (decision.allowed && self.redis_healthy()).then_some(decision.remaining);
+            self.learn(license, credential, now_ms / self.window_ms, room);
+        }
+        decision
+    }
+
+    async fn count(&self, license: &str, tier: Tier, now_ms: u64, credential: Option<&str>) -> Decision {
         let limit = self.limits.of(tier);
         let window = now_ms / self.window_ms;
         let reset_ms = (window + 1) * self.window_ms;
@@ -632,6 +736,53 @@ mod tests {
         // The refused request was not counted; other credentials of the license still work.
         let d = limiter.check_credential(&license, Tier::Pro, now, &unique("key")).await;
         assert!(d.allowed && d.remaining == 58, "{d:?}");
+    }
+
+    #[tokio::test]
+    async fn only_a_credential_with_ample_room_left_goes_ahead_of_its_count() {
+        let p = pool("redis://127.0.0.1:6379");
+        let limiter = RateLimiter::new(p.clone(), Duration::from_secs(60), TierLimits::default());
+        let license = unique("lic");
+        let key = unique("key");
+        let now = 8_000_000 * 60_000;
+        // Nothing counted yet on this instance: the first call waits.
+        assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none());
+        // 59 left of 60: calls go ahead while more than 6 (a tenth) would stay.
+        assert!(limiter.check_credential(&license, Tier::Pro, now, &key).await.allowed);
+        let held: Vec<_> = (0..53).map_while(|_| limiter.ahead(&license, Tier::Pro, now, &key)).collect();
+        assert_eq!(held.len(), 53, "the 53rd: 59 - 52 = 7 > 6");
+        assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none(), "59 - 53 = 6: wait");
+        drop(held);
+        // Another credential of the same license learns its own room.
+        assert!(limiter.ahead(&license, Tier::Pro, now, &unique("key")).is_none());
+        // The next window starts with a count that waits.
+        assert!(limiter.ahead(&license, Tier::Pro, now + 60_000, &key).is_none());
+        // Near the limit: counts wait, so requests over it never start work.
+        for _ in 0..52 {
+            assert!(limiter.check_credential(&license, Tier::Pro, now, &key).await.allowed);
+        }
+        assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_some(), "7 left");
+        assert!(limiter.check_credential(&license, Tier::Pro, now, &key).await.allowed);
+        assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none(), "6 left: wait");
+        // A revoked credential waits for its count (which refuses it).
+        let other = unique("key");
+        assert!(limiter.check_credential(&license, Tier::Enterprise, now, &other).await.allowed);
+        assert!(limiter.ahead(&license, Tier::Enterprise, now, &other).is_some());
+        mark_revoked(&p, &other).await.unwrap();
+        assert!(limiter.check_credential(&license, Tier::Enterprise, now, &other).await.revoked);
+        assert!(limiter.ahead(&license, Tier::Enterprise, now, &other).is_none());
+    }
+
+    #[tokio::test]
+    async fn nothing_goes_ahead_while_redis_is_unreachable() {
+        let limiter = RateLimiter::new(
+            pool("redis://127.0.0.1:1"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        );
+        let now = 9_000_000 * 60_000;
+        assert!(limiter.check_credential("lic-y", Tier::Enterprise, now, "k").await.allowed);
+        assert!(limiter.ahead("lic-y", Tier::Enterprise, now, "k").is_none());
     }
 
     #[tokio::test]

@@ -218,6 +218,35 @@ pub fn valid_terminal_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// Tools whose handler only reads from the terminal (commands other than
+/// trades) and writes nothing anywhere: a call of one may start before the
+/// rate limiter has counted it (see `ratelimit::RateLimiter::ahead`), since
+/// a call it then refuses has changed nothing.
+const TERMINAL_READS_ONLY: &[&str] = &[
+    "get_tick",
+    "get_symbols",
+    "get_symbol_spec",
+    "get_bars",
+    "get_swap_calendar",
+    "estimate_fill",
+    "get_account_info",
+    "get_positions",
+    "get_position",
+    "get_orders",
+    "get_deal_history",
+    "get_order_history",
+    "get_indicator",
+    "get_key_levels",
+    "detect_patterns",
+    "detect_structure",
+];
+
+/// Whether `tool` only reads from the terminal and writes nothing (a call
+/// may then start while its rate-limit count is in flight).
+pub fn reads_terminal_only(tool: &Tool) -> bool {
+    TERMINAL_READS_ONLY.contains(&tool.name)
+}
+
 /// The capability gate: a tool gated [`Gate::Always`] needs its capability.
 pub(crate) fn gate(tool: &Tool, caps: &[Capability]) -> Result<(), ToolError> {
     if tool.gate == Gate::Always && !caps.contains(&tool.capability) {
@@ -305,6 +334,19 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_that_may_run_ahead_of_their_count_are_terminal_reads() {
+        for name in TERMINAL_READS_ONLY {
+            let tool = crate::find(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
+            assert!(tool.annotations.read_only && !tool.annotations.destructive, "{name}");
+            assert_eq!(tool.target, Target::Terminal, "{name}");
+            assert_ne!(tool.capability, Capability::Trade, "{name}");
+        }
+        for name in ["place_order", "set_equity_guard", "create_alert", "get_alerts", "list_terminals"] {
+            assert!(crate::find(name).is_none_or(|t| !reads_terminal_only(t)), "{name}");
+        }
+    }
 
     #[test]
     fn terminal_ids_are_validated() {

@@ -13,6 +13,7 @@ use tradeterm_protocol::Dispatch;
 use tradeterm_store::Tier;
 
 use crate::harness::data::bars_of;
+use crate::harness::client::Reply;
 use crate::harness::{Api, Expect, Options, TestStack, assert_close, spawn, wait_until};
 
 /// Everything of the account that an order could change (not the moving market).
@@ -674,6 +675,82 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
     // Now the outcome is recorded: a further retry is answered from the store.
     assert_eq!(flaky.place_order(&order).await, second);
     assert_eq!(fills(), 1);
+    handle.stop(true).await;
+    t.stack.stop().await;
+}
+
+/// A read of terminal data may start before its rate-limit count answers
+/// (the caller had ample room left at its previous count); the answer still
+/// waits for the count, so counting stays exact, and a call the count
+/// refuses (over the limit through another instance, or revoked) returns
+/// its refusal and none of the data.
+#[tokio::test]
+async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
+    // Two terminals: one for the reads, one whose key is rotated (which
+    // disconnects its agent).
+    let t = spawn(Options {
+        sims: 2,
+        redis: true,
+        window_ms: 3_600_000,
+        ..Options::default()
+    })
+    .await;
+    let settings = tradeterm::Settings {
+        keyvalue_url: Some("redis://127.0.0.1:6379".into()),
+        api_rate_limit_window_ms: 3_600_000,
+        ..tradeterm::Settings::default()
+    };
+    let (second, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
+    let remaining = |r: &Reply| r.headers["x-ratelimit-remaining"].to_str().unwrap().parse::<u64>().unwrap();
+    let tick = |api: &Api| {
+        let api = api.clone();
+        async move { api.send(Method::GET, "/api/v1/market/tick/EURUSD", None).await }
+    };
+
+    // The demo key (Pro, 60 per window): the first read waits for its
+    // count, the next go ahead; every one answers with its exact count.
+    let demo = t.api().on(&t.creds.terminals[0].id);
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let r = tick(&demo).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.body["data"]["bid"].is_number(), "{}", r.body);
+        seen.push(remaining(&r));
+    }
+    assert!(seen.windows(2).all(|w| w[1] + 1 == w[0]), "one count per read: {seen:?}");
+
+    // A session token whose terminal key is rotated: its next read goes
+    // ahead (ample room) and is refused as revoked, with no data.
+    let terminal = &t.creds.terminals[1];
+    let token = t.anonymous().token(&terminal.key).await.data()["token"].as_str().unwrap().to_owned();
+    let session = t.api_as(&token).on(&terminal.id);
+    for _ in 0..2 {
+        let r = tick(&session).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    t.gateway_as(&t.creds.license_key)
+        .rotate_terminal_key(&terminal.id)
+        .await
+        .data();
+    let revoked = tick(&session).await;
+    assert_eq!(revoked.status, 401, "{}", revoked.body);
+    assert!(revoked.body.get("data").is_none(), "no quote for a revoked token: {}", revoked.body);
+
+    // The demo key's room is used up through the second instance while the
+    // first still believes plenty remains: its next read goes ahead, and
+    // the count refuses it with 429 and no data.
+    let left = remaining(&tick(&demo).await);
+    assert!(left > 10, "{left}");
+    let other = demo.clone().at(&second);
+    for _ in 0..left {
+        assert_eq!(tick(&other).await.status, 200);
+    }
+    let refused = tick(&demo).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(remaining(&refused), 0);
+    assert!(refused.headers.contains_key("retry-after"));
+    assert!(refused.body.get("data").is_none(), "no quote in a refusal: {}", refused.body);
+    refused.envelope().failure(429, "RATE_LIMITED");
     handle.stop(true).await;
     t.stack.stop().await;
 }
