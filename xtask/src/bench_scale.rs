@@ -23,7 +23,8 @@
 //!
 //! Defaults: 10 000 agents, 500 connections/s, 1 000 requests/s for 10 s.
 //! `--short`: 200 agents, 200 requests/s for 2 s. Environment overrides:
-//! `SCALE_AGENTS`, `SCALE_CONNECTS_PER_SEC`, `SCALE_RATE`, `SCALE_SECONDS`.
+//! `SCALE_AGENTS`, `SCALE_CONNECTS_PER_SEC`, `SCALE_RATE`, `SCALE_SECONDS`;
+//! `SCALE_API_BIN` runs another build of `tradeterm-api` (an A/B comparison).
 //! The figures are printed as a table and written as JSON to
 //! `$CARGO_TARGET_DIR/bench-scale.json`.
 
@@ -269,7 +270,7 @@ fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<S
     wait_for("gateway", || http_ok(&format!("{gw}/healthz"), &[]))?;
     procs.0.push(
         // No data directory: the API has none since it needs `DATABASE_URL`.
-        Command::new(release.join("tradeterm-api"))
+        Command::new(api_binary(release))
             .env("HOST", "127.0.0.1")
             .env("PORT", api_port.to_string())
             .env("GATEWAY_URL", &gw)
@@ -293,6 +294,12 @@ fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<S
         gw,
         api,
     })
+}
+
+/// The REST API binary: `SCALE_API_BIN` when set (to compare two builds of
+/// the API in the same conditions), else the release build.
+fn api_binary(release: &Path) -> std::path::PathBuf {
+    std::env::var_os("SCALE_API_BIN").map_or_else(|| release.join("tradeterm-api"), std::path::PathBuf::from)
 }
 
 /// A fresh database with an enterprise license; its URL and master key.

@@ -755,9 +755,12 @@ mod tests {
         let d = RoutedDispatch::new(t.clone(), HttpDispatch::new("http://127.0.0.1:2", "tok").unwrap());
         // Bounded, so that a read stuck on a hung holder fails the test instead of hanging it.
         let run = async |d: &RoutedDispatch, license: &str, command: Command| {
-            tokio::time::timeout(Duration::from_secs(20), d.execute(license, &id, command, Duration::from_secs(60)))
-                .await
-                .expect("the command must not wait for a hung holder")
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                d.execute(license, &id, command, Duration::from_secs(60)),
+            )
+            .await
+            .expect("the command must not wait for a hung holder")
         };
         let (a, b, c) = (fake_holder("a").await, fake_holder("b").await, fake_holder("c").await);
         let at_a = a.route("a:1", 1_000, &id);

@@ -64,10 +64,17 @@ impl ThreadClients {
     }
 }
 
+/// The dispatch route of the gateway at `base`.
+fn dispatch_url(base: &str) -> Result<reqwest::Url, String> {
+    reqwest::Url::parse(&format!("{base}/internal/v1/dispatch")).map_err(|e| e.to_string())
+}
+
 /// Dispatch through a gateway reached over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpDispatch {
     base: String,
+    /// `{base}/internal/v1/dispatch`, parsed once (each request clones it).
+    dispatch_url: Result<reqwest::Url, String>,
     token: String,
     http: std::sync::Arc<ThreadClients>,
     /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
@@ -78,8 +85,10 @@ impl HttpDispatch {
     /// Client of the gateway at `base_url` (`http://127.0.0.1:8081`), authenticating with
     /// the internal token shared by the deployment.
     pub fn new(base_url: &str, internal_token: &str) -> Result<Self, DispatchError> {
+        let base = base_url.trim_end_matches('/').to_owned();
         Ok(Self {
-            base: base_url.trim_end_matches('/').to_owned(),
+            dispatch_url: dispatch_url(&base),
+            base,
             token: internal_token.to_owned(),
             http: std::sync::Arc::new(ThreadClients::new()?),
             holder: false,
@@ -95,8 +104,10 @@ impl HttpDispatch {
     /// rather than a gateway failure. Shares `self`'s connection pools.
     #[must_use]
     pub fn holder(&self, base_url: &str) -> Self {
+        let base = base_url.trim_end_matches('/').to_owned();
         Self {
-            base: base_url.trim_end_matches('/').to_owned(),
+            dispatch_url: dispatch_url(&base),
+            base,
             token: self.token.clone(),
             http: self.http.clone(),
             holder: true,
@@ -154,10 +165,14 @@ impl HttpDispatch {
             timeout_ms: timeout.as_millis() as u64,
             relayed: self.holder,
         };
+        let url = self
+            .dispatch_url
+            .clone()
+            .map_err(|e| DispatchError::Gateway(format!("invalid gateway address {}: {e}", self.base)))?;
         let mut request = self
             .http
             .get()
-            .post(format!("{}/internal/v1/dispatch", self.base))
+            .post(url)
             .header(INTERNAL_TOKEN_HEADER, &self.token)
             .timeout(timeout + Duration::from_secs(2))
             .json(&body);
@@ -413,5 +428,21 @@ mod tests {
         let h = d.holder("http://127.0.0.1:2");
         assert!(std::sync::Arc::ptr_eq(&d.http, &h.http));
         assert_eq!(h.base_url(), "http://127.0.0.1:2");
+        assert_eq!(
+            h.dispatch_url.as_ref().unwrap().as_str(),
+            "http://127.0.0.1:2/internal/v1/dispatch"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unusable_gateway_address_is_a_gateway_error() {
+        let d = HttpDispatch::new("http://[not-an-address", "t").unwrap();
+        let r = d
+            .execute("lic", "term", Command::AccountInfo, Duration::from_secs(1))
+            .await;
+        assert!(
+            matches!(&r, Err(DispatchError::Gateway(m)) if m.contains("invalid gateway address")),
+            "{r:?}"
+        );
     }
 }

@@ -612,7 +612,7 @@ async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, Res
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    Ok(state.auth.authenticate(header).await?)
+    state.auth.authenticate(header).await
 }
 
 /// Counts an authenticated request (rate limit and revocation); records the
@@ -672,10 +672,14 @@ where
     F: std::future::Future<Output = Result<HttpResponse, RestError>>,
 {
     let caller = authenticate(req, state).await?;
-    let ahead = state.limiter.as_ref().filter(|_| tradeterm_tools::reads_terminal_only(tool)).and_then(|l| {
-        let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
-        l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
-    });
+    let ahead = state
+        .limiter
+        .as_ref()
+        .filter(|_| tradeterm_tools::reads_terminal_only(tool))
+        .and_then(|l| {
+            let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+            l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
+        });
     let Some(_ahead) = ahead else {
         count(req, state, &caller, true).await?;
         return work(tool_caller(&caller)).await;

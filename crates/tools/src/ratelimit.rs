@@ -206,7 +206,11 @@ pub struct Ahead<'a> {
 
 impl Drop for Ahead<'_> {
     fn drop(&mut self) {
-        let mut map = self.limiter.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self
+            .limiter
+            .headroom
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(h) = map.get_mut(&self.key) {
             h.ahead = h.ahead.saturating_sub(1);
         }
@@ -749,9 +753,14 @@ mod tests {
         assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none());
         // 59 left of 60: calls go ahead while more than 6 (a tenth) would stay.
         assert!(limiter.check_credential(&license, Tier::Pro, now, &key).await.allowed);
-        let held: Vec<_> = (0..53).map_while(|_| limiter.ahead(&license, Tier::Pro, now, &key)).collect();
+        let held: Vec<_> = (0..53)
+            .map_while(|_| limiter.ahead(&license, Tier::Pro, now, &key))
+            .collect();
         assert_eq!(held.len(), 53, "the 53rd: 59 - 52 = 7 > 6");
-        assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none(), "59 - 53 = 6: wait");
+        assert!(
+            limiter.ahead(&license, Tier::Pro, now, &key).is_none(),
+            "59 - 53 = 6: wait"
+        );
         drop(held);
         // Another credential of the same license learns its own room.
         assert!(limiter.ahead(&license, Tier::Pro, now, &unique("key")).is_none());
@@ -766,10 +775,20 @@ mod tests {
         assert!(limiter.ahead(&license, Tier::Pro, now, &key).is_none(), "6 left: wait");
         // A revoked credential waits for its count (which refuses it).
         let other = unique("key");
-        assert!(limiter.check_credential(&license, Tier::Enterprise, now, &other).await.allowed);
+        assert!(
+            limiter
+                .check_credential(&license, Tier::Enterprise, now, &other)
+                .await
+                .allowed
+        );
         assert!(limiter.ahead(&license, Tier::Enterprise, now, &other).is_some());
         mark_revoked(&p, &other).await.unwrap();
-        assert!(limiter.check_credential(&license, Tier::Enterprise, now, &other).await.revoked);
+        assert!(
+            limiter
+                .check_credential(&license, Tier::Enterprise, now, &other)
+                .await
+                .revoked
+        );
         assert!(limiter.ahead(&license, Tier::Enterprise, now, &other).is_none());
     }
 
@@ -781,7 +800,12 @@ mod tests {
             TierLimits::default(),
         );
         let now = 9_000_000 * 60_000;
-        assert!(limiter.check_credential("lic-y", Tier::Enterprise, now, "k").await.allowed);
+        assert!(
+            limiter
+                .check_credential("lic-y", Tier::Enterprise, now, "k")
+                .await
+                .allowed
+        );
         assert!(limiter.ahead("lic-y", Tier::Enterprise, now, "k").is_none());
     }
 

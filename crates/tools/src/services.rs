@@ -343,7 +343,13 @@ mod tests {
             assert_eq!(tool.target, Target::Terminal, "{name}");
             assert_ne!(tool.capability, Capability::Trade, "{name}");
         }
-        for name in ["place_order", "set_equity_guard", "create_alert", "get_alerts", "list_terminals"] {
+        for name in [
+            "place_order",
+            "set_equity_guard",
+            "create_alert",
+            "get_alerts",
+            "list_terminals",
+        ] {
             assert!(crate::find(name).is_none_or(|t| !reads_terminal_only(t)), "{name}");
         }
     }

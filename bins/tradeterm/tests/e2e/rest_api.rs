@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tradeterm_protocol::Dispatch;
 use tradeterm_store::Tier;
 
-use crate::harness::data::bars_of;
 use crate::harness::client::Reply;
+use crate::harness::data::bars_of;
 use crate::harness::{Api, Expect, Options, TestStack, assert_close, spawn, wait_until};
 
 /// Everything of the account that an order could change (not the moving market).
@@ -701,7 +701,13 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
         ..tradeterm::Settings::default()
     };
     let (second, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
-    let remaining = |r: &Reply| r.headers["x-ratelimit-remaining"].to_str().unwrap().parse::<u64>().unwrap();
+    let remaining = |r: &Reply| {
+        r.headers["x-ratelimit-remaining"]
+            .to_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
     let tick = |api: &Api| {
         let api = api.clone();
         async move { api.send(Method::GET, "/api/v1/market/tick/EURUSD", None).await }
@@ -717,12 +723,18 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
         assert!(r.body["data"]["bid"].is_number(), "{}", r.body);
         seen.push(remaining(&r));
     }
-    assert!(seen.windows(2).all(|w| w[1] + 1 == w[0]), "one count per read: {seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[1] + 1 == w[0]),
+        "one count per read: {seen:?}"
+    );
 
     // A session token whose terminal key is rotated: its next read goes
     // ahead (ample room) and is refused as revoked, with no data.
     let terminal = &t.creds.terminals[1];
-    let token = t.anonymous().token(&terminal.key).await.data()["token"].as_str().unwrap().to_owned();
+    let token = t.anonymous().token(&terminal.key).await.data()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let session = t.api_as(&token).on(&terminal.id);
     for _ in 0..2 {
         let r = tick(&session).await;
@@ -734,7 +746,11 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
         .data();
     let revoked = tick(&session).await;
     assert_eq!(revoked.status, 401, "{}", revoked.body);
-    assert!(revoked.body.get("data").is_none(), "no quote for a revoked token: {}", revoked.body);
+    assert!(
+        revoked.body.get("data").is_none(),
+        "no quote for a revoked token: {}",
+        revoked.body
+    );
 
     // The demo key's room is used up through the second instance while the
     // first still believes plenty remains: its next read goes ahead, and
@@ -749,7 +765,11 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
     assert_eq!(refused.status, 429, "{}", refused.body);
     assert_eq!(remaining(&refused), 0);
     assert!(refused.headers.contains_key("retry-after"));
-    assert!(refused.body.get("data").is_none(), "no quote in a refusal: {}", refused.body);
+    assert!(
+        refused.body.get("data").is_none(),
+        "no quote in a refusal: {}",
+        refused.body
+    );
     refused.envelope().failure(429, "RATE_LIMITED");
     handle.stop(true).await;
     t.stack.stop().await;
