@@ -237,6 +237,7 @@ pub fn scale(args: &[String]) -> Result<()> {
 struct Servers {
     procs: Killer,
     gw_pid: u32,
+    api_pid: u32,
     gw_port: u16,
     /// Gateway base URL.
     gw: String,
@@ -285,11 +286,13 @@ fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<S
             .spawn()
             .map_err(|e| format!("tradeterm-api: {e}"))?,
     );
+    let api_pid = procs.0[1].id();
     let api = format!("http://127.0.0.1:{api_port}");
     wait_for("REST API", || http_ok(&format!("{api}/healthz"), &[]))?;
     Ok(Servers {
         procs,
         gw_pid,
+        api_pid,
         gw_port,
         gw,
         api,
@@ -401,8 +404,19 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
     let mut loads = Vec::new();
     for target in ["baseline", "dispatch", "rest"] {
         println!("load: {target}, {} requests/s for {} s", plan.rate, plan.seconds);
+        let before = (cpu_ticks(gw_pid), cpu_ticks(servers.api_pid));
         swarm.send(&format!("load {target} {} {}", plan.rate, plan.seconds))?;
-        loads.push(swarm.wait_event("load", load_timeout, true)?);
+        let mut load = swarm.wait_event("load", load_timeout, true)?;
+        let after = (cpu_ticks(gw_pid), cpu_ticks(servers.api_pid));
+        // CPU time per answered request, µs: steadier than latency on a
+        // shared machine, so the figure to compare two builds by.
+        let answered = load["ok"].as_u64().unwrap_or(0).max(1) as f64;
+        let per_request = |a: Option<u64>, b: Option<u64>| {
+            a.zip(b).map(|(a, b)| b.saturating_sub(a) as f64 * 10_000.0 / answered)
+        };
+        load["gateway_cpu_us_per_request"] = json!(per_request(before.0, after.0));
+        load["api_cpu_us_per_request"] = json!(per_request(before.1, after.1));
+        loads.push(load);
     }
     let rss_loaded = rss_kib(gw_pid);
     swarm.send("status")?;
@@ -507,7 +521,7 @@ fn report(s: &Value) {
     }
     println!();
     println!(
-        "{:<10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12}",
+        "{:<10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10}",
         "path",
         "req/s",
         "ok",
@@ -518,7 +532,9 @@ fn report(s: &Value) {
         "max ms",
         "agent p50",
         "agent p99",
-        "added p50 ms"
+        "added p50 ms",
+        "gw CPU µs",
+        "API CPU µs"
     );
     let loads = s["loads"].as_array().cloned().unwrap_or_default();
     let baseline = loads
@@ -529,7 +545,7 @@ fn report(s: &Value) {
         // No agent answers the baseline.
         let added = f(&l["p50_us"]) - l["agent_p50_us"].as_f64().unwrap_or(0.0);
         println!(
-            "{:<10} {:>9.0} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12.3}",
+            "{:<10} {:>9.0} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12.3} {:>10.0} {:>10.0}",
             l["target"].as_str().unwrap_or("?"),
             f(&l["achieved_rate"]),
             l["ok"].to_string(),
@@ -540,7 +556,9 @@ fn report(s: &Value) {
             us(&l["max_us"]),
             us(&l["agent_p50_us"]),
             us(&l["agent_p99_us"]),
-            added / 1000.0
+            added / 1000.0,
+            f(&l["gateway_cpu_us_per_request"]),
+            f(&l["api_cpu_us_per_request"])
         );
     }
     if let Some(rest) = loads.iter().find(|l| l["target"] == "rest") {
@@ -550,6 +568,6 @@ fn report(s: &Value) {
         );
     }
     println!(
-        "(latency from the request leaving the load generator to its answer read; agent = from the request frame read to the response written, in the swarm; baseline = GET /healthz of the REST API, no agent)"
+        "(latency from the request leaving the load generator to its answer read; agent = from the request frame read to the response written, in the swarm; baseline = GET /healthz of the REST API, no agent; CPU µs = the process's CPU time during the load per answered request)"
     );
 }
