@@ -411,9 +411,8 @@ fn measure(plan: &Plan, release: &Path, data: &Path) -> Result<()> {
         // CPU time per answered request, µs: steadier than latency on a
         // shared machine, so the figure to compare two builds by.
         let answered = load["ok"].as_u64().unwrap_or(0).max(1) as f64;
-        let per_request = |a: Option<u64>, b: Option<u64>| {
-            a.zip(b).map(|(a, b)| b.saturating_sub(a) as f64 * 10_000.0 / answered)
-        };
+        let per_request =
+            |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| b.saturating_sub(a) as f64 * 10_000.0 / answered);
         load["gateway_cpu_us_per_request"] = json!(per_request(before.0, after.0));
         load["api_cpu_us_per_request"] = json!(per_request(before.1, after.1));
         loads.push(load);
