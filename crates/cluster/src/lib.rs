@@ -304,8 +304,8 @@ pub struct RoutedDispatch {
     /// Routes read by [`Dispatch::prepare`] for the command about to follow.
     prepared: Mutex<HashMap<String, (Option<Route>, Instant)>>,
     /// The last route read from the table for each terminal: where a read
-    /// goes while the table is read beside it.
-    known: Mutex<HashMap<String, Route>>,
+    /// goes while the table is read beside it (shared: each read takes one).
+    known: Mutex<HashMap<String, Arc<Route>>>,
 }
 
 /// How long a route read by [`Dispatch::prepare`] serves the command that
@@ -348,7 +348,7 @@ impl RoutedDispatch {
                 if known.len() >= KNOWN_MAX && !known.contains_key(terminal_id) {
                     known.clear();
                 }
-                known.insert(terminal_id.to_owned(), route.clone());
+                known.insert(terminal_id.to_owned(), Arc::new(route.clone()));
             }
             None => {
                 known.remove(terminal_id);
@@ -357,7 +357,7 @@ impl RoutedDispatch {
     }
 
     /// The last route the table gave for the terminal, if it is the license's.
-    fn known(&self, license_id: &str, terminal_id: &str) -> Option<Route> {
+    fn known(&self, license_id: &str, terminal_id: &str) -> Option<Arc<Route>> {
         let known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         known.get(terminal_id).filter(|r| r.license_id == license_id).cloned()
     }
@@ -411,7 +411,7 @@ impl RoutedDispatch {
     /// for terminals it holds); otherwise the read goes where the table says.
     async fn read_ahead(
         &self,
-        known: Route,
+        known: Arc<Route>,
         license_id: &str,
         terminal_id: &str,
         command: Command,

@@ -616,9 +616,9 @@ async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, Res
 }
 
 /// Counts an authenticated request (rate limit and revocation); records the
-/// decision for the headers middleware. With `prepare`, the dispatch to the
-/// terminal named by `X-Terminal-Id` gets ready beside the count.
-async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, prepare: bool) -> Result<(), RestError> {
+/// decision for the headers middleware. With `with_route`, the dispatch to
+/// the terminal named by `X-Terminal-Id` gets ready beside the count.
+async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, with_route: bool) -> Result<(), RestError> {
     let Some(limiter) = &state.limiter else {
         // No Redis: revocation is checked in the store on every request.
         state.auth.ensure_active(caller).await?;
@@ -636,7 +636,7 @@ async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, prepare: bo
         .get(TERMINAL_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
-        .filter(|id| prepare && tradeterm_tools::valid_terminal_id(id));
+        .filter(|id| with_route && tradeterm_tools::valid_terminal_id(id));
     let d = match terminal {
         Some(id) => {
             let prepare = state.services.dispatch.prepare(caller.license_id(), id);
