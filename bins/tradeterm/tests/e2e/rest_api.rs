@@ -71,6 +71,26 @@ fn another_rest_server(
     (url, handle)
 }
 
+/// A stack with `sims` terminals and rate limits in Redis, and a second API
+/// instance sharing its Redis and store; an hour-long window so that a test
+/// never straddles a window boundary.
+async fn two_instances_on_redis(sims: usize) -> (TestStack, String, tradeterm_rest::ServerHandle) {
+    let t = spawn(Options {
+        sims,
+        redis: true,
+        window_ms: 3_600_000,
+        ..Options::default()
+    })
+    .await;
+    let settings = tradeterm::Settings {
+        keyvalue_url: Some("redis://127.0.0.1:6379".into()),
+        api_rate_limit_window_ms: 3_600_000,
+        ..tradeterm::Settings::default()
+    };
+    let (second, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
+    (t, second, handle)
+}
+
 #[tokio::test]
 async fn authentication_and_the_jwt_attack_set() {
     let t = spawn(Options {
@@ -415,24 +435,9 @@ async fn journal_is_license_scoped_and_survives_a_gateway_outage() {
 
 #[tokio::test]
 async fn rate_limits_per_tier_shared_across_instances_through_redis() {
-    // An hour-long window so the test never straddles a window boundary.
-    let t = spawn(Options {
-        sims: 1,
-        redis: true,
-        window_ms: 3_600_000,
-        ..Options::default()
-    })
-    .await;
+    let (t, second_url, handle) = two_instances_on_redis(1).await;
     let store = &t.stack.store;
     let (_, key) = t.other_license(Tier::Free).await;
-
-    // A second API instance sharing the same Redis and store.
-    let settings = tradeterm::Settings {
-        keyvalue_url: Some("redis://127.0.0.1:6379".into()),
-        api_rate_limit_window_ms: 3_600_000,
-        ..tradeterm::Settings::default()
-    };
-    let (second_url, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
 
     let free = t.api_as(&key);
     let mut remaining = Vec::new();
@@ -688,19 +693,7 @@ async fn a_retry_after_a_lost_answer_returns_the_first_fill_and_never_executes_t
 async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
     // Two terminals: one for the reads, one whose key is rotated (which
     // disconnects its agent).
-    let t = spawn(Options {
-        sims: 2,
-        redis: true,
-        window_ms: 3_600_000,
-        ..Options::default()
-    })
-    .await;
-    let settings = tradeterm::Settings {
-        keyvalue_url: Some("redis://127.0.0.1:6379".into()),
-        api_rate_limit_window_ms: 3_600_000,
-        ..tradeterm::Settings::default()
-    };
-    let (second, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
+    let (t, second, handle) = two_instances_on_redis(2).await;
     let remaining = |r: &Reply| {
         r.headers["x-ratelimit-remaining"]
             .to_str()
