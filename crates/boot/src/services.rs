@@ -49,6 +49,7 @@ impl Settings {
             news: self.news_service()?,
             etf_flows: self.etf_flows()?,
             rate_limits: tradeterm_tools::RateLimits {
+                redis_url: redis.as_ref().and(self.keyvalue_url.clone()),
                 redis,
                 window: Duration::from_millis(self.api_rate_limit_window_ms),
                 tiers: self.tier_limits(),

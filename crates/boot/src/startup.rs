@@ -118,12 +118,17 @@ pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
     let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
     // Scaled out (KEYVALUE_URL): each command goes to the gateway instance
     // holding its terminal, found in the route table the gateways keep.
-    let dispatch: Arc<dyn Dispatch> = match settings.keyvalue_pool()? {
-        Some(pool) => Arc::new(tradeterm_cluster::RoutedDispatch::new(
-            tradeterm_cluster::RouteTable::new(pool, settings.heartbeat_timeout()),
-            entry,
-        )),
-        None => Arc::new(entry),
+    let dispatch: Arc<dyn Dispatch> = match (settings.keyvalue_pool()?, &settings.keyvalue_url) {
+        (Some(pool), Some(url)) => {
+            let routed = tradeterm_cluster::RoutedDispatch::new(
+                tradeterm_cluster::RouteTable::new(pool, settings.heartbeat_timeout()),
+                entry,
+            );
+            // Reads then skip the table while no move of their terminal was heard.
+            routed.watch_moves(url).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Arc::new(routed)
+        }
+        _ => Arc::new(entry),
     };
     Ok(RemoteGateway { url, dispatch, client })
 }

@@ -26,6 +26,17 @@
 //!   that connection, else dropped and the read sent where the table says
 //!   (reads change nothing, so sending one twice is harmless; trades always
 //!   wait for the table).
+//! - Route moves are published: the table's scripts publish the key of
+//!   every route that changes connection or is deleted on
+//!   [`MOVES_CHANNEL`]. An instance subscribed to it
+//!   ([`RoutedDispatch::watch_moves`], which the API and MCP binaries start)
+//!   keeps a copy of the table: it loads the whole table when the
+//!   subscription comes up, and reads each route it hears of again, in
+//!   order with the messages ([`subscribe`]). A read then goes to the known
+//!   holder with no table read at all (for at most [`TRUSTED_FOR`] after
+//!   the route was read; a holder that no longer has the terminal answers
+//!   "unreachable", and the read follows the table). While the subscription
+//!   is down, reads check the table as above.
 //! - [`conn::ThreadConnections`]: the Redis connections of these hot paths,
 //!   one multiplexed connection per thread (no pool check per call).
 //!
@@ -49,10 +60,19 @@ use serde::{Deserialize, Serialize};
 use tradeterm_protocol::http_client::HttpDispatch;
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, TerminalStatus};
 
+/// Prefix of [`route_key`].
+const ROUTE_PREFIX: &str = "tt:route:";
+
 /// Redis key of a terminal's route.
 pub fn route_key(terminal_id: &str) -> String {
-    format!("tt:route:{terminal_id}")
+    format!("{ROUTE_PREFIX}{terminal_id}")
 }
+
+/// Redis channel on which the route table's scripts publish the key of
+/// every route that changed connection or was deleted (not the refreshes
+/// of a route by its own connection): what lets an API or MCP instance
+/// trust the routes it has seen ([`RoutedDispatch::watch_moves`]).
+pub const MOVES_CHANNEL: &str = "tt:route:moved";
 
 /// Where a terminal's agent is connected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,33 +104,45 @@ impl RouteError {
 
 /// Sets the route unless a newer connection of another writer holds it.
 /// KEYS[1] route key; ARGV: value, conn, since_ms, ttl_ms. Returns 1 when
-/// written, 0 when a newer connection holds the route.
+/// written, 0 when a newer connection holds the route. A write that changes
+/// the connection (not a refresh of the same one) is published on
+/// [`MOVES_CHANNEL`].
 const CLAIM: &str = r"
 local cur = redis.call('GET', KEYS[1])
+local moved = true
 if cur then
   local ok, c = pcall(cjson.decode, cur)
-  if ok and type(c) == 'table' and c.conn ~= ARGV[2] and tonumber(c.since_ms) and tonumber(c.since_ms) > tonumber(ARGV[3]) then
-    return 0
+  if ok and type(c) == 'table' then
+    if c.conn == ARGV[2] then
+      moved = false
+    elseif tonumber(c.since_ms) and tonumber(c.since_ms) > tonumber(ARGV[3]) then
+      return 0
+    end
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+if moved then redis.call('PUBLISH', 'tt:route:moved', KEYS[1]) end
 return 1
 ";
 
-/// Deletes the route if it still names this connection. KEYS[1] route key;
-/// ARGV[1] conn. Returns the number of keys deleted.
+/// Deletes the route if it still names this connection, and publishes the
+/// deletion on [`MOVES_CHANNEL`]. KEYS[1] route key; ARGV[1] conn. Returns
+/// the number of keys deleted.
 const RELEASE: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local ok, c = pcall(cjson.decode, cur)
   if ok and type(c) == 'table' and c.conn == ARGV[1] then
-    return redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1])
+    redis.call('PUBLISH', 'tt:route:moved', KEYS[1])
+    return 1
   end
 end
 return 0
 ";
 
 pub mod conn;
+pub mod subscribe;
 
 use conn::ThreadConnections;
 
@@ -304,9 +336,92 @@ pub struct RoutedDispatch {
     /// Routes read by [`Dispatch::prepare`] for the command about to follow.
     prepared: Mutex<HashMap<String, (Option<Route>, Instant)>>,
     /// The last route read from the table for each terminal: where a read
-    /// goes while the table is read beside it (shared: each read takes one).
-    known: Mutex<HashMap<String, Arc<Route>>>,
+    /// goes, while the table is read beside it or, when this instance hears
+    /// of every move ([`RoutedDispatch::watch_moves`]), alone.
+    known: Arc<Known>,
 }
+
+/// The routes an instance has seen, and whether it hears of their moves.
+#[derive(Default)]
+struct Known {
+    state: Mutex<KnownState>,
+    /// The subscription to [`MOVES_CHANNEL`] is up: every route remembered
+    /// since it came up and not heard of since is still the table's.
+    watching: std::sync::atomic::AtomicBool,
+}
+
+#[derive(Default)]
+struct KnownState {
+    /// Route (shared: each read takes one) and when it was read.
+    routes: HashMap<String, (Arc<Route>, Instant)>,
+    /// Bumped by every move heard and every new subscription: a table read
+    /// that started before a bump does not remember its answer (it may
+    /// predate the move).
+    generation: u64,
+}
+
+impl Known {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KnownState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    fn watching(&self) -> bool {
+        self.watching.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Routes were written or deleted in the table by other connections.
+    fn moved(&self, terminals: &[String]) {
+        let mut state = self.lock();
+        state.generation += 1;
+        for t in terminals {
+            state.routes.remove(t);
+        }
+    }
+
+    /// Routes read by the moves subscription, in order with the moves it
+    /// hears (so they are current whatever the generation).
+    fn load<'a>(&self, routes: impl Iterator<Item = (&'a String, Option<Route>)>) {
+        let mut state = self.lock();
+        let now = Instant::now();
+        for (terminal, route) in routes {
+            match route {
+                Some(route) => {
+                    if state.routes.len() < KNOWN_MAX || state.routes.contains_key(terminal) {
+                        state.routes.insert(terminal.clone(), (Arc::new(route), now));
+                    }
+                }
+                None => {
+                    state.routes.remove(terminal);
+                }
+            }
+        }
+    }
+
+    /// The subscription came up: nothing seen before it can be trusted (a
+    /// move may have gone unheard).
+    fn watch_started(&self) {
+        let mut state = self.lock();
+        state.generation += 1;
+        state.routes.clear();
+        self.watching.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn watch_lost(&self) {
+        let mut state = self.lock();
+        state.generation += 1;
+        self.watching.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// How long a route heard of no move is trusted without reading the table
+/// (a bound on what an unheard move could cost, for example while a
+/// gateway of an older version, which does not publish its moves, is being
+/// upgraded); then a read checks the table beside it, which renews it.
+pub const TRUSTED_FOR: Duration = Duration::from_secs(300);
 
 /// How long a route read by [`Dispatch::prepare`] serves the command that
 /// follows it: the route is then as fresh as one read for the command itself
@@ -317,8 +432,8 @@ pub const PREPARED_FOR: Duration = Duration::from_millis(250);
 /// Prepared routes kept at most (unused ones beyond it are dropped).
 const PREPARED_MAX: usize = 4096;
 
-/// Known routes kept at most (all are forgotten beyond it and learnt again).
-const KNOWN_MAX: usize = 65_536;
+/// Known routes kept at most (beyond it, the others are read each time).
+const KNOWN_MAX: usize = 262_144;
 
 impl std::fmt::Debug for RoutedDispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -336,39 +451,117 @@ impl RoutedDispatch {
             entry,
             holders: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
-            known: Mutex::new(HashMap::new()),
+            known: Arc::new(Known::default()),
         }
     }
 
-    /// Records what the table said of a terminal.
-    fn remember(&self, terminal_id: &str, route: Option<&Route>) {
-        let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// Starts hearing of route moves on [`MOVES_CHANNEL`] of the Redis at
+    /// `url`, on a thread of its own that ends with this dispatch. While the
+    /// subscription is up, a read goes to the holder this instance last saw
+    /// for the terminal without reading the table (for at most
+    /// [`TRUSTED_FOR`]); an answer "not held here" from that holder sends
+    /// it to where the table says. When the subscription is lost (Redis
+    /// restarting, network), reads check the table again until it is back.
+    ///
+    /// # Errors
+    /// `url` is not a Redis URL, or the thread could not start.
+    pub fn watch_moves(&self, url: &str) -> Result<(), RouteError> {
+        let heard = MovesHeard {
+            known: Arc::downgrade(&self.known),
+            table: self.table.clone(),
+        };
+        subscribe::spawn(url, MOVES_CHANNEL, "tt-route-moves", heard).map_err(RouteError)
+    }
+
+    /// Whether this instance hears of route moves now.
+    pub fn watching_moves(&self) -> bool {
+        self.known.watching()
+    }
+
+    /// Records what the table said of a terminal, in a read that started at
+    /// `generation` of the known routes.
+    fn remember(&self, terminal_id: &str, route: Option<&Route>, generation: u64) {
+        let mut known = self.known.lock();
         match route {
-            Some(route) => {
-                if known.len() >= KNOWN_MAX && !known.contains_key(terminal_id) {
-                    known.clear();
+            Some(route) if known.generation == generation => {
+                // Full: the routes known stay, the others are read each time.
+                if known.routes.len() < KNOWN_MAX || known.routes.contains_key(terminal_id) {
+                    known
+                        .routes
+                        .insert(terminal_id.to_owned(), (Arc::new(route.clone()), Instant::now()));
                 }
-                known.insert(terminal_id.to_owned(), Arc::new(route.clone()));
             }
+            // A move was heard while reading: the answer may predate it.
+            Some(_) => {}
             None => {
-                known.remove(terminal_id);
+                known.routes.remove(terminal_id);
             }
         }
     }
 
-    /// The last route the table gave for the terminal, if it is the license's.
-    fn known(&self, license_id: &str, terminal_id: &str) -> Option<Arc<Route>> {
-        let known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        known.get(terminal_id).filter(|r| r.license_id == license_id).cloned()
+    /// The last route the table gave for the terminal, if it is the
+    /// license's, and whether it can be trusted without reading the table.
+    fn known(&self, license_id: &str, terminal_id: &str) -> Option<(Arc<Route>, bool)> {
+        let watching = self.known.watching();
+        let known = self.known.lock();
+        let (route, at) = known
+            .routes
+            .get(terminal_id)
+            .filter(|(r, _)| r.license_id == license_id)?;
+        Some((route.clone(), watching && at.elapsed() < TRUSTED_FOR))
+    }
+
+    /// Forgets the terminal's known route if it is still `route`.
+    fn forget(&self, terminal_id: &str, route: &Arc<Route>) {
+        let mut known = self.known.lock();
+        if known
+            .routes
+            .get(terminal_id)
+            .is_some_and(|(r, _)| Arc::ptr_eq(r, route))
+        {
+            known.routes.remove(terminal_id);
+        }
     }
 
     /// Reads the table, remembering the answer.
     async fn lookup(&self, terminal_id: &str) -> Result<Option<Route>, RouteError> {
+        let generation = self.known.generation();
         let route = self.table.lookup(terminal_id).await;
         if let Ok(route) = &route {
-            self.remember(terminal_id, route.as_ref());
+            self.remember(terminal_id, route.as_ref(), generation);
         }
         route
+    }
+
+    /// A read sent to the `known` holder alone, trusted because no move of
+    /// the terminal was heard since the table named it. "Not held there"
+    /// (the instance is down, or the agent left it) sends the read where the
+    /// table says now.
+    async fn read_trusted(
+        &self,
+        known: Arc<Route>,
+        license_id: &str,
+        terminal_id: &str,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
+        let out = self
+            .holder(&known.url)
+            .execute(license_id, terminal_id, command.clone(), timeout)
+            .await;
+        if out != Err(DispatchError::Unreachable) {
+            return out;
+        }
+        self.forget(terminal_id, &known);
+        let fresh = self.lookup(terminal_id).await;
+        if let Ok(Some(route)) = &fresh
+            && route.conn == known.conn
+            && route.url == known.url
+        {
+            // The table still names the connection that just answered "not held".
+            return out;
+        }
+        self.dispatch_on(fresh, license_id, terminal_id, command, timeout).await
     }
 
     /// Sends the command where `route` (the table's answer) says.
@@ -484,12 +677,17 @@ impl Dispatch for RoutedDispatch {
     ) -> Result<CommandResult, DispatchError> {
         let route = match self.take_prepared(terminal_id) {
             Some(route) => Ok(route),
-            None if !command.is_trade() => {
-                if let Some(known) = self.known(license_id, terminal_id) {
+            None if !command.is_trade() => match self.known(license_id, terminal_id) {
+                Some((known, true)) => {
+                    return self
+                        .read_trusted(known, license_id, terminal_id, command, timeout)
+                        .await;
+                }
+                Some((known, false)) => {
                     return self.read_ahead(known, license_id, terminal_id, command, timeout).await;
                 }
-                self.lookup(terminal_id).await
-            }
+                None => self.lookup(terminal_id).await,
+            },
             None => self.lookup(terminal_id).await,
         };
         self.dispatch_on(route, license_id, terminal_id, command, timeout).await
@@ -499,7 +697,11 @@ impl Dispatch for RoutedDispatch {
         self.entry.terminals(license_id).await
     }
 
-    async fn prepare(&self, _license_id: &str, terminal_id: &str) {
+    async fn prepare(&self, license_id: &str, terminal_id: &str) {
+        // A trusted route needs no read (a trade reads the table itself).
+        if matches!(self.known(license_id, terminal_id), Some((_, true))) {
+            return;
+        }
         // A failed read leaves nothing: the command reads the table itself.
         let Ok(route) = self.lookup(terminal_id).await else {
             return;
@@ -512,6 +714,93 @@ impl Dispatch for RoutedDispatch {
             }
         }
         prepared.insert(terminal_id.to_owned(), (route, Instant::now()));
+    }
+}
+
+/// The subscription of [`RoutedDispatch::watch_moves`]; ends when the
+/// dispatch is dropped.
+struct MovesHeard {
+    known: std::sync::Weak<Known>,
+    table: RouteTable,
+}
+
+impl MovesHeard {
+    /// The terminals of every route in the table (`SCAN`).
+    async fn all_terminals(&self) -> Result<Vec<String>, RouteError> {
+        let mut cursor = 0u64;
+        let mut terminals = Vec::new();
+        loop {
+            let (next, keys): (u64, Vec<String>) = self
+                .table
+                .call(self.table.call_timeout, |mut c| async move {
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(format!("{ROUTE_PREFIX}*"))
+                        .arg("COUNT")
+                        .arg(1000)
+                        .query_async(&mut c)
+                        .await
+                })
+                .await?;
+            terminals.extend(
+                keys.iter()
+                    .filter_map(|k| k.strip_prefix(ROUTE_PREFIX))
+                    .map(str::to_owned),
+            );
+            if next == 0 || terminals.len() >= KNOWN_MAX {
+                return Ok(terminals);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Reads the routes of `terminals` (1 000 per `MGET`) into the known
+    /// routes. Runs before the next messages are handled, so a move that
+    /// happens meanwhile is applied after what this read.
+    async fn load(&self, known: &Known, terminals: &[String]) {
+        for chunk in terminals.chunks(1000) {
+            let ids: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            match self.table.lookup_all(&ids).await {
+                Ok(routes) => known.load(chunk.iter().zip(routes)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read routes heard of; they are read on their next command");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl subscribe::Subscription for MovesHeard {
+    async fn heard(&self, what: subscribe::Heard) {
+        let Some(known) = self.known.upgrade() else { return };
+        match what {
+            subscribe::Heard::Up => {
+                known.watch_started();
+                // Every route the table holds, so that no read waits for it.
+                match self.all_terminals().await {
+                    Ok(terminals) => {
+                        self.load(&known, &terminals).await;
+                        tracing::info!(routes = terminals.len(), "route table loaded");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot load the route table; routes are read as needed"),
+                }
+            }
+            subscribe::Heard::Messages(keys) => {
+                let terminals: Vec<String> = keys
+                    .iter()
+                    .map(|k| k.strip_prefix(ROUTE_PREFIX).unwrap_or(k).to_owned())
+                    .collect();
+                known.moved(&terminals);
+                self.load(&known, &terminals).await;
+            }
+            subscribe::Heard::Down => known.watch_lost(),
+        }
+    }
+
+    fn alive(&self) -> bool {
+        self.known.strong_count() > 0
     }
 }
 
@@ -800,6 +1089,142 @@ mod tests {
         let again = run(&d, "lic", Command::Symbols).await.unwrap_err();
         assert!(matches!(again, DispatchError::Gateway(_)), "{again:?}");
         assert_eq!(c.seen(), 2);
+    }
+
+    /// Writes a route straight into the table, as no gateway does: nothing
+    /// is published, so only a table read can see it.
+    async fn write_unheard(t: &RouteTable, terminal: &str, route: &Route) {
+        let mut c = t.conns.get().await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(route_key(terminal))
+            .arg(serde_json::to_string(route).unwrap())
+            .arg("PX")
+            .arg(30_000)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_watching_instance_trusts_the_routes_it_knows_until_it_hears_they_moved() {
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        let (a, b, c) = (fake_holder("a").await, fake_holder("b").await, fake_holder("c").await);
+        // A route in the table before the instance subscribes.
+        let early = terminal();
+        write_unheard(&t, &early, &a.route("a:0", 500, &early)).await;
+        let d = RoutedDispatch::new(t.clone(), HttpDispatch::new("http://127.0.0.1:2", "tok").unwrap());
+        d.watch_moves("redis://127.0.0.1:6379").unwrap();
+        for _ in 0..250 {
+            if d.watching_moves() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(d.watching_moves(), "subscribed to route moves");
+        let run = async |command: Command| {
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                d.execute("lic", &id, command, Duration::from_secs(10)),
+            )
+            .await
+            .expect("answered")
+        };
+        // The whole table was loaded on subscribing: a read of `early` goes
+        // to a with no table read (the table names b by now, unheard).
+        write_unheard(&t, &early, &b.route("b:0", 600, &early)).await;
+        let r = d
+            .execute("lic", &early, Command::Symbols, Duration::from_secs(10))
+            .await;
+        assert_eq!(symbols(r), ["a"]);
+        assert_eq!((a.seen(), b.seen()), (1, 0));
+        t.release(&early, "b:0").await.unwrap();
+
+        // A holder that is down: the read learns its route and gets "unreachable".
+        let mut dead = route("dead", "dead:1", 500, &id);
+        dead.url = "http://127.0.0.1:1".into();
+        assert!(t.claim(&id, &dead).await.unwrap());
+        assert_eq!(run(Command::Symbols).await.unwrap_err(), DispatchError::Unreachable);
+        // The table names a without a word (no move published): the trusted
+        // route answers "unreachable" again, so the read follows the table.
+        write_unheard(&t, &id, &a.route("a:1", 1_000, &id)).await;
+        assert_eq!(symbols(run(Command::Symbols).await), ["a"]);
+        assert_eq!(a.seen(), 2);
+
+        // The table names b without a word: reads keep going to a alone,
+        // which shows no table read is made for them.
+        write_unheard(&t, &id, &b.route("b:1", 2_000, &id)).await;
+        assert_eq!(symbols(run(Command::Symbols).await), ["a"]);
+        assert_eq!(symbols(run(Command::Symbols).await), ["a"]);
+        assert_eq!((a.seen(), b.seen()), (4, 0));
+        // A trade always reads the table (and the instance learns b from it).
+        assert_eq!(symbols(run(Command::CancelOrder { ticket: 1 }).await), ["b"]);
+        assert_eq!(b.seen(), 1);
+        assert_eq!(symbols(run(Command::Symbols).await), ["b"]);
+        assert_eq!((a.seen(), b.seen()), (4, 2));
+
+        // A gateway claims the route for a new connection: the move is
+        // heard, and reads follow it within moments.
+        assert!(t.claim(&id, &c.route("c:1", 3_000, &id)).await.unwrap());
+        let mut went_to_c = false;
+        for _ in 0..100 {
+            if symbols(run(Command::Symbols).await) == ["c"] {
+                went_to_c = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(went_to_c, "the move was heard");
+        assert_eq!(a.seen(), 4, "reads went to b until the move was heard, then to c");
+        let seen_b = b.seen();
+        assert_eq!(symbols(run(Command::Symbols).await), ["c"]);
+
+        // Without the subscription, nothing is trusted: a read goes ahead to
+        // c and follows the table to b.
+        d.known.watch_lost();
+        write_unheard(&t, &id, &b.route("b:2", 4_000, &id)).await;
+        let seen_c = c.seen();
+        assert_eq!(symbols(run(Command::Symbols).await), ["b"]);
+        assert_eq!((c.seen(), b.seen()), (seen_c + 1, seen_b + 1));
+        t.release(&id, "b:2").await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn claims_that_change_the_connection_and_releases_are_published() {
+        use futures_util::StreamExt;
+        let t = table(Duration::from_secs(30));
+        let id = terminal();
+        let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+        let mut pubsub = client.get_async_pubsub().await.unwrap();
+        pubsub.subscribe(MOVES_CHANNEL).await.unwrap();
+        let mut stream = pubsub.into_on_message();
+        let mut heard = async || loop {
+            let msg = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                .await
+                .expect("a message")
+                .expect("subscribed");
+            let key: String = msg.get_payload().unwrap();
+            // Other tests publish on the same channel.
+            if key == route_key(&id) {
+                return key;
+            }
+        };
+        let first = route("a", "a:1", 1_000, &id);
+        assert!(t.claim(&id, &first).await.unwrap());
+        assert_eq!(heard().await, route_key(&id));
+        // A refresh by the same connection is not a move; a new connection is.
+        assert!(t.claim(&id, &first).await.unwrap());
+        assert!(t.claim_all(&[(&id, &first)]).await.unwrap()[0]);
+        let second = route("b", "b:1", 2_000, &id);
+        assert!(t.claim(&id, &second).await.unwrap());
+        heard().await;
+        // A stale release changes nothing and says nothing; the holder's does.
+        assert!(!t.release(&id, &first.conn).await.unwrap());
+        assert!(t.release(&id, &second.conn).await.unwrap());
+        heard().await;
+        // Exactly three moves were published for this terminal.
+        let quiet = tokio::time::timeout(Duration::from_millis(300), heard()).await;
+        assert!(quiet.is_err(), "no fourth message");
     }
 
     #[test]

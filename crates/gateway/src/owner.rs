@@ -80,11 +80,17 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
     for attempt in 1..=3 {
         let result = async {
             let mut conn = pool.get().await.map_err(|e| e.to_string())?;
-            redis::cmd("SET")
+            redis::pipe()
+                .cmd("SET")
                 .arg(tradeterm_protocol::dispatch::revocation_key(key_id))
                 .arg(1)
                 .arg("EX")
                 .arg(tradeterm_protocol::dispatch::REVOCATION_MARK_SECS)
+                .ignore()
+                .cmd("PUBLISH")
+                .arg(tradeterm_protocol::dispatch::REVOCATIONS_CHANNEL)
+                .arg(key_id)
+                .ignore()
                 .query_async::<()>(&mut conn)
                 .await
                 .map_err(|e| e.to_string())

@@ -110,6 +110,12 @@ pub fn revocation_key(credential_id: &str) -> String {
     format!("tt:revoked:{credential_id}")
 }
 
+/// Redis channel on which every writer of a revocation mark also publishes
+/// the credential's id, so that instances caching what Redis last told of a
+/// credential (the REST rate limiter counting calls behind their work)
+/// forget it at once.
+pub const REVOCATIONS_CHANNEL: &str = "tt:revoked";
+
 /// How long a revocation mark lives from the revocation, seconds: longer
 /// than any token exchanged for an API key (15 min) plus the exchange cache
 /// (60 s). Every writer of [`revocation_key`] uses it.

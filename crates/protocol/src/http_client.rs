@@ -14,6 +14,13 @@ use crate::dispatch::{
     Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, RevokedKeys, TerminalStatus,
 };
 
+/// How long a pooled connection to a gateway may stay idle before the
+/// client drops it: under the gateway's keep-alive (actix-web's default,
+/// 5 s), so that a request never goes out on a connection the gateway is
+/// closing at that moment (a failure the client cannot tell from a lost
+/// request; seen as "error sending request" under load).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// HTTP clients, one per thread, sharing one configuration.
 ///
 /// A pooled connection's I/O runs on the runtime that opened it. Each
@@ -33,6 +40,7 @@ impl ThreadClients {
     fn build() -> Result<reqwest::Client, DispatchError> {
         reqwest::Client::builder()
             .pool_max_idle_per_host(64)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .connect_timeout(Duration::from_secs(2))
             .build()
             .map_err(|e| DispatchError::Gateway(e.to_string()))
@@ -295,6 +303,7 @@ impl GatewayClient {
     fn builder() -> reqwest::ClientBuilder {
         reqwest::Client::builder()
             .pool_max_idle_per_host(16)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
     }

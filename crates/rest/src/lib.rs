@@ -93,7 +93,7 @@ impl AppState {
             services.store.clone(),
             settings.exchange_cache,
         ));
-        let limiter = services.rate_limits.limiter("rest").map(Arc::new);
+        let limiter = services.rate_limits.shared("rest");
         let readiness = services.readiness();
         Self {
             settings,

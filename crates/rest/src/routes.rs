@@ -661,25 +661,32 @@ async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, with_route:
 
 /// Authenticates and counts a call of `tool`, then runs `work` for the
 /// caller. A call of a tool that only reads from the terminal, by a
-/// credential with ample room left, starts its work while the count is in
-/// flight ([`tradeterm_tools::ratelimit::RateLimiter::ahead`]): the answer
-/// waits for the count, a refusal answers at once and drops the work, so a
-/// refused call returns nothing of it and has changed nothing. Saves the
-/// count's round trip on the common path.
+/// credential with ample room left, does not wait for its count: under
+/// steady traffic its count is queued and reaches Redis shortly after
+/// ([`tradeterm_tools::ratelimit::RateLimiter::count_behind`]); otherwise it
+/// starts its work while the count is in flight
+/// ([`tradeterm_tools::ratelimit::RateLimiter::ahead`]): the answer waits for
+/// the count, a refusal answers at once and drops the work, so a refused
+/// call returns nothing of it and has changed nothing. Saves the count's
+/// round trip on the common path.
 async fn counted<W, F>(req: &HttpRequest, state: &AppState, tool: &Tool, work: W) -> Result<HttpResponse, RestError>
 where
     W: FnOnce(tradeterm_tools::Caller) -> F,
     F: std::future::Future<Output = Result<HttpResponse, RestError>>,
 {
     let caller = authenticate(req, state).await?;
-    let ahead = state
+    let reads = state
         .limiter
         .as_ref()
-        .filter(|_| tradeterm_tools::reads_terminal_only(tool))
-        .and_then(|l| {
-            let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
-            l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id)
-        });
+        .filter(|_| tradeterm_tools::reads_terminal_only(tool));
+    let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+    if let Some(d) =
+        reads.and_then(|l| l.count_behind(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id))
+    {
+        req.extensions_mut().insert(d);
+        return work(tool_caller(&caller)).await;
+    }
+    let ahead = reads.and_then(|l| l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id));
     let Some(_ahead) = ahead else {
         count(req, state, &caller, true).await?;
         return work(tool_caller(&caller)).await;

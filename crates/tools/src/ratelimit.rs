@@ -41,15 +41,33 @@
 //! any call while Redis is unreachable wait for their count, so a client
 //! over its limit never reaches the terminal.
 //!
+//! **Counting behind the work.** Under steady traffic a read-only call
+//! need not wait for Redis at all: [`RateLimiter::count_behind`] admits it
+//! on what this instance knows and queues its count, which reaches Redis
+//! (with the revocation check) within [`BEHIND_FLUSH_AFTER`], combined with
+//! the other calls queued meanwhile. It is granted only while the limiter
+//! hears revocations ([`RateLimiter::hear_revocations`]: a credential heard
+//! revoked is counted first from then on, and refused), when Redis answered
+//! a count of the credential less than [`CONFIRMED_FOR`] ago (so even a
+//! revocation that went unheard is learnt within that time plus a flush),
+//! in the same window, and while far from the limit: the calls queued on
+//! this instance stay under a sixteenth of the room left beyond half the
+//! limit (at least [`BEHIND_FLOOR`]). The last half of every window is
+//! therefore counted before the answer, which keeps the number admitted per
+//! window exact across instances, unless the other instances together admit
+//! more than half the limit within one flush (10 ms), a rate no tier
+//! reaches. A call counted behind whose count then finds the credential
+//! revoked has been answered; the next call is refused.
+//!
 //! **Metrics.** Every decision counts in
 //! `tradeterm_rate_limit_decisions_total{bucket, decision, counter}`
 //! (`allowed` / `limited` / `revoked`; `redis` or `local`), and every failed
 //! Redis count in `tradeterm_redis_errors_total{component="ratelimit"}`.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use deadpool_redis::redis;
 use tradeterm_cluster::conn::ThreadConnections;
@@ -129,14 +147,21 @@ pub use tradeterm_protocol::dispatch::revocation_key;
 pub use tradeterm_protocol::dispatch::REVOCATION_MARK_SECS as REVOCATION_TTL_SECS;
 
 /// Records in Redis that a credential was revoked, so that every instance
-/// refuses it at once despite its caches.
+/// refuses it at once despite its caches, and publishes it on
+/// `REVOCATIONS_CHANNEL` for the limiters counting calls behind their work.
 pub async fn mark_revoked(pool: &deadpool_redis::Pool, credential_id: &str) -> Result<(), String> {
     let mut conn = pool.get().await.map_err(|e| e.to_string())?;
-    redis::cmd("SET")
+    redis::pipe()
+        .cmd("SET")
         .arg(revocation_key(credential_id))
         .arg(1)
         .arg("EX")
         .arg(REVOCATION_TTL_SECS)
+        .ignore()
+        .cmd("PUBLISH")
+        .arg(tradeterm_protocol::dispatch::REVOCATIONS_CHANNEL)
+        .arg(credential_id)
+        .ignore()
         .query_async::<()>(&mut conn)
         .await
         .map_err(|e| e.to_string())
@@ -180,7 +205,46 @@ pub struct RateLimiter {
     call_timeout: Duration,
     /// What the last count told of each credential (see [`RateLimiter::ahead`]).
     headroom: Mutex<HashMap<String, Headroom>>,
+    /// Counts queued by [`RateLimiter::count_behind`], per counter.
+    behind: Mutex<HashMap<BehindKey, Behind>>,
+    /// Since when revocations are heard ([`RateLimiter::hear_revocations`]);
+    /// nothing is counted behind while they are not.
+    hearing_since: Mutex<Option<Instant>>,
+    /// Credentials heard revoked lately, and when.
+    heard_revoked: Mutex<HashMap<String, Instant>>,
 }
+
+/// How long a credential heard revoked is remembered as such (far longer
+/// than any count in flight when it was heard).
+const HEARD_REVOKED_FOR: Duration = Duration::from_secs(10);
+
+/// A counter and the revocation marker checked with it.
+type BehindKey = (String, String);
+
+/// Calls counted behind their work, waiting for their flush.
+#[derive(Debug)]
+struct Behind {
+    n: u64,
+    license: String,
+    credential: String,
+    window: u64,
+    limit: u64,
+}
+
+/// How long after the first call counted behind its queued counts go to Redis.
+pub const BEHIND_FLUSH_AFTER: Duration = Duration::from_millis(10);
+
+/// How recent the last count that Redis answered for a credential must be
+/// for a call of it to be counted behind its work: the bound on how long a
+/// revoked credential may still be served by an instance that counts behind.
+pub const CONFIRMED_FOR: Duration = Duration::from_millis(250);
+
+/// Room a credential must have left beyond half its limit to be counted behind.
+pub const BEHIND_FLOOR: u64 = 64;
+
+/// Share of the room beyond half the limit that one instance may admit
+/// before Redis counted it.
+const BEHIND_SHARE: u64 = 16;
 
 /// The room a credential had left at its last count on this instance.
 #[derive(Debug, Clone, Copy)]
@@ -191,6 +255,10 @@ struct Headroom {
     remaining: u64,
     /// Calls of the credential going ahead of their count now.
     ahead: u64,
+    /// When the count that told `remaining` was sent.
+    at: Instant,
+    /// Calls counted behind whose counts Redis has not answered yet.
+    behind: u64,
 }
 
 /// Headroom entries kept at most (all are forgotten beyond it).
@@ -252,7 +320,52 @@ impl RateLimiter {
             calls: AtomicU64::new(0),
             call_timeout: CALL_TIMEOUT,
             headroom: Mutex::new(HashMap::new()),
+            behind: Mutex::new(HashMap::new()),
+            hearing_since: Mutex::new(None),
+            heard_revoked: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Subscribes to the revocations published on `REVOCATIONS_CHANNEL` of
+    /// the Redis at `url`, on a thread of its own that ends with the
+    /// limiter: a credential heard revoked is at once no longer counted
+    /// behind its work on this instance (its next call is counted first,
+    /// and refused). Nothing is counted behind until the subscription is up,
+    /// nor while it is lost.
+    ///
+    /// # Errors
+    /// `url` is not a Redis URL, or the thread could not start.
+    pub fn hear_revocations(self: &Arc<Self>, url: &str) -> Result<(), String> {
+        tradeterm_cluster::subscribe::spawn(
+            url,
+            tradeterm_protocol::dispatch::REVOCATIONS_CHANNEL,
+            "tt-revocations",
+            RevocationsHeard(Arc::downgrade(self)),
+        )
+    }
+
+    /// Whether revocations are heard now.
+    pub fn hearing_revocations(&self) -> bool {
+        self.hearing_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// A credential was revoked: forget what Redis told of it.
+    fn revoked(&self, credential: &str) {
+        let now = Instant::now();
+        {
+            let mut heard = self
+                .heard_revoked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            heard.retain(|_, at| now.duration_since(*at) < HEARD_REVOKED_FOR);
+            heard.insert(credential.to_owned(), now);
+        }
+        let suffix = format!("\u{0}{credential}");
+        let mut map = self.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.retain(|k, _| !k.ends_with(&suffix));
     }
 
     /// The same limiter with another limit on one Redis call's time (tests
@@ -311,26 +424,35 @@ impl RateLimiter {
         Some(Ahead { limiter: self, key })
     }
 
-    /// Records the room a count of `credential` left (none when refused,
-    /// revoked or counted locally).
-    fn learn(&self, license: &str, credential: &str, window: u64, remaining: Option<u64>) {
+    /// Records the room a count of `credential` sent at `sent` left (none
+    /// when refused, revoked or counted locally); `flushed` calls counted
+    /// behind were part of it.
+    fn learn(&self, license: &str, credential: &str, window: u64, remaining: Option<u64>, sent: Instant, flushed: u64) {
         let key = headroom_key(license, credential);
         let mut map = self.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match remaining {
             Some(remaining) => {
                 if map.len() >= HEADROOM_MAX && !map.contains_key(&key) {
-                    map.retain(|_, h| h.ahead > 0);
+                    map.retain(|_, h| h.ahead > 0 || h.behind > 0);
                 }
                 let h = map.entry(key).or_insert(Headroom {
                     window,
                     remaining,
                     ahead: 0,
+                    at: sent,
+                    behind: 0,
                 });
-                h.window = window;
-                h.remaining = remaining;
+                h.behind = h.behind.saturating_sub(flushed);
+                // An older count answering late tells less than the one kept.
+                if h.window < window || (h.window == window && sent >= h.at) {
+                    h.window = window;
+                    h.remaining = remaining;
+                    h.at = sent;
+                }
             }
             None => {
                 if let Some(h) = map.get_mut(&key) {
+                    h.behind = h.behind.saturating_sub(flushed);
                     h.remaining = 0;
                 }
             }
@@ -338,12 +460,158 @@ impl RateLimiter {
     }
 
     async fn check_inner(&self, license: &str, tier: Tier, now_ms: u64, credential: Option<&str>) -> Decision {
+        let sent = Instant::now();
         let decision = self.count(license, tier, now_ms, credential).await;
         if let Some(credential) = credential {
             let room = (decision.allowed && self.redis_healthy()).then_some(decision.remaining);
-            self.learn(license, credential, now_ms / self.window_ms, room);
+            self.learn(license, credential, now_ms / self.window_ms, room, sent, 0);
         }
         decision
+    }
+
+    /// Admits a read-only call of `credential` without waiting for Redis, if
+    /// Redis counted the credential recently with ample room left (see the
+    /// module docs), and queues its count: the decision for the response's
+    /// headers. `None`: count it the usual way. Needs a Tokio runtime (the
+    /// flush runs on it); without one, nothing is counted behind.
+    pub fn count_behind(
+        self: &Arc<Self>,
+        license: &str,
+        tier: Tier,
+        now_ms: u64,
+        credential: &str,
+    ) -> Option<Decision> {
+        if !self.redis_healthy() {
+            return None;
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let hearing_since = (*self
+            .hearing_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))?;
+        if self
+            .heard_revoked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(credential)
+            .is_some_and(|at| at.elapsed() < HEARD_REVOKED_FOR)
+        {
+            return None;
+        }
+        let limit = self.limits.of(tier);
+        let window = now_ms / self.window_ms;
+        let reserve = (limit / 2).max(BEHIND_FLOOR);
+        let remaining = {
+            let mut map = self.headroom.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let h = map.get_mut(&headroom_key(license, credential))?;
+            let room = h.remaining.saturating_sub(h.ahead).saturating_sub(reserve);
+            if h.window != window
+                || h.at < hearing_since
+                || h.at.elapsed() >= CONFIRMED_FOR
+                || h.behind >= room / BEHIND_SHARE
+            {
+                return None;
+            }
+            h.behind += 1;
+            h.remaining.saturating_sub(h.ahead + h.behind)
+        };
+        let key = (
+            format!("tt:rl:{}:{license}:{window}", self.bucket),
+            revocation_key(credential),
+        );
+        let first = {
+            let mut queued = self.behind.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match queued.get_mut(&key) {
+                Some(b) => {
+                    b.n += 1;
+                    false
+                }
+                None => {
+                    queued.insert(
+                        key.clone(),
+                        Behind {
+                            n: 1,
+                            license: license.to_owned(),
+                            credential: credential.to_owned(),
+                            window,
+                            limit,
+                        },
+                    );
+                    true
+                }
+            }
+        };
+        if first {
+            let limiter = self.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(BEHIND_FLUSH_AFTER).await;
+                limiter.flush_behind(&key).await;
+            });
+        }
+        let reset_ms = (window + 1) * self.window_ms;
+        Some(Decision {
+            allowed: true,
+            limit,
+            remaining,
+            reset: reset_ms.div_ceil(1000),
+            retry_after: 0,
+            revoked: false,
+        })
+    }
+
+    /// Sends the counts queued behind their work for one counter.
+    async fn flush_behind(&self, key: &BehindKey) {
+        let Some(b) = self
+            .behind
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key)
+        else {
+            return;
+        };
+        let sent = Instant::now();
+        let result = match tokio::time::timeout(self.call_timeout, self.incr_by(&key.0, Some(&key.1), b.n as i64)).await
+        {
+            Ok(r) => r,
+            Err(_) => {
+                self.drop_connection();
+                Err(format!("timed out after {} ms", self.call_timeout.as_millis()))
+            }
+        };
+        let room = match result {
+            Ok(c) if c < 0 => {
+                tracing::info!(
+                    bucket = self.bucket,
+                    calls = b.n,
+                    "credential revoked: its next calls are refused"
+                );
+                tradeterm_telemetry::record::rate_limit(self.bucket, "revoked", true);
+                None
+            }
+            Ok(c) => {
+                self.last_warned_window.store(u64::MAX, Ordering::Relaxed);
+                let over = (c as u64).saturating_sub(b.limit).min(b.n);
+                if over > 0 {
+                    tracing::warn!(
+                        bucket = self.bucket,
+                        over,
+                        "calls counted behind their work went over the limit"
+                    );
+                }
+                // Each was admitted (and answered) already.
+                for _ in 0..b.n {
+                    tradeterm_telemetry::record::rate_limit(self.bucket, "allowed", true);
+                }
+                (over == 0).then(|| b.limit.saturating_sub(c as u64))
+            }
+            Err(e) => {
+                for _ in 0..b.n {
+                    self.local(&b.license, b.window, &e);
+                }
+                None
+            }
+        };
+        self.learn(&b.license, &b.credential, b.window, room, sent, b.n);
     }
 
     async fn count(&self, license: &str, tier: Tier, now_ms: u64, credential: Option<&str>) -> Decision {
@@ -508,6 +776,40 @@ impl RateLimiter {
         }
         entry.1 += 1;
         entry.1
+    }
+}
+
+/// The subscription of [`RateLimiter::hear_revocations`].
+struct RevocationsHeard(std::sync::Weak<RateLimiter>);
+
+impl tradeterm_cluster::subscribe::Subscription for RevocationsHeard {
+    async fn heard(&self, what: tradeterm_cluster::subscribe::Heard) {
+        use tradeterm_cluster::subscribe::Heard;
+        let Some(limiter) = self.0.upgrade() else { return };
+        match what {
+            // What was learnt before may predate an unheard revocation.
+            Heard::Up => {
+                *limiter
+                    .hearing_since
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now())
+            }
+            Heard::Down => {
+                *limiter
+                    .hearing_since
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = None
+            }
+            Heard::Messages(credentials) => {
+                for credential in &credentials {
+                    limiter.revoked(credential);
+                }
+            }
+        }
+    }
+
+    fn alive(&self) -> bool {
+        self.0.strong_count() > 0
     }
 }
 
@@ -790,6 +1092,166 @@ mod tests {
                 .revoked
         );
         assert!(limiter.ahead(&license, Tier::Enterprise, now, &other).is_none());
+    }
+
+    /// The counter of `license` in the REST bucket, read from Redis.
+    async fn counted(p: &deadpool_redis::Pool, license: &str, window: u64) -> i64 {
+        let mut c = p.get().await.unwrap();
+        redis::cmd("GET")
+            .arg(format!("tt:rl:rest:{license}:{window}"))
+            .query_async::<Option<i64>>(&mut c)
+            .await
+            .unwrap()
+            .unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn calls_counted_behind_their_work_reach_redis_and_stop_near_the_limit_or_once_revoked() {
+        let p = pool("redis://127.0.0.1:6379");
+        let limiter = Arc::new(RateLimiter::new(
+            p.clone(),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let license = unique("lic");
+        let key = unique("key");
+        let window = 8_100_000;
+        let now = window * 60_000;
+        // Not hearing revocations: nothing is counted behind.
+        assert!(
+            limiter
+                .check_credential(&license, Tier::Enterprise, now, &key)
+                .await
+                .allowed
+        );
+        assert!(limiter.count_behind(&license, Tier::Enterprise, now, &key).is_none());
+        limiter.hear_revocations("redis://127.0.0.1:6379").unwrap();
+        for _ in 0..250 {
+            if limiter.hearing_revocations() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(limiter.hearing_revocations());
+        // What was learnt before hearing began is not enough either.
+        assert!(limiter.count_behind(&license, Tier::Enterprise, now, &key).is_none());
+        let license = unique("lic");
+        assert!(
+            limiter
+                .check_credential(&license, Tier::Enterprise, now, &key)
+                .await
+                .allowed
+        );
+        // 999 of 1000 left: (999 - 500) / 16 = 31 calls may go before Redis counts them.
+        let behind: Vec<Decision> = (0..40)
+            .map_while(|_| limiter.count_behind(&license, Tier::Enterprise, now, &key))
+            .collect();
+        assert_eq!(behind.len(), 31);
+        assert!(behind.iter().all(|d| d.allowed && d.limit == 1000));
+        assert_eq!(behind.last().unwrap().remaining, 999 - 31);
+        assert_eq!(counted(&p, &license, window).await, 1, "not flushed yet");
+        // Flushed in one call: every call counted, and the room learnt again.
+        let calls = limiter.redis_calls();
+        tokio::time::sleep(BEHIND_FLUSH_AFTER * 5).await;
+        assert_eq!(counted(&p, &license, window).await, 32);
+        assert_eq!(limiter.redis_calls(), calls + 1);
+        let d = limiter.count_behind(&license, Tier::Enterprise, now, &key).unwrap();
+        assert_eq!(d.remaining, 1000 - 32 - 1);
+        // Another window starts with a count.
+        assert!(
+            limiter
+                .count_behind(&license, Tier::Enterprise, now + 60_000, &key)
+                .is_none()
+        );
+        // No count answered for CONFIRMED_FOR: the next call is counted first.
+        tokio::time::sleep(CONFIRMED_FOR + Duration::from_millis(20)).await;
+        assert_eq!(counted(&p, &license, window).await, 33);
+        assert!(limiter.count_behind(&license, Tier::Enterprise, now, &key).is_none());
+
+        // A small limit is never counted behind: half of 60 is under the floor.
+        let pro = unique("key");
+        assert!(limiter.check_credential(&license, Tier::Pro, now, &pro).await.allowed);
+        assert!(limiter.count_behind(&license, Tier::Pro, now, &pro).is_none());
+
+        // A revocation is heard at once: the next call is counted first, and refused.
+        let revoked = unique("key");
+        let other = unique("lic");
+        assert!(
+            limiter
+                .check_credential(&other, Tier::Enterprise, now, &revoked)
+                .await
+                .allowed
+        );
+        mark_revoked(&p, &revoked).await.unwrap();
+        let mut heard = false;
+        for _ in 0..100 {
+            if limiter.heard_revoked.lock().unwrap().contains_key(&revoked) {
+                heard = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(heard, "the revocation was heard");
+        assert!(limiter.count_behind(&other, Tier::Enterprise, now, &revoked).is_none());
+        assert!(limiter.ahead(&other, Tier::Enterprise, now, &revoked).is_none());
+        assert!(
+            limiter
+                .check_credential(&other, Tier::Enterprise, now, &revoked)
+                .await
+                .revoked
+        );
+
+        // A revocation that was not heard (a mark written without its
+        // message): the calls queued meanwhile were admitted, their flush
+        // learns the revocation, and nothing more goes behind.
+        let unheard = unique("key");
+        assert!(
+            limiter
+                .check_credential(&other, Tier::Enterprise, now, &unheard)
+                .await
+                .allowed
+        );
+        let mut c = p.get().await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(revocation_key(&unheard))
+            .arg(1)
+            .arg("EX")
+            .arg(60)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert!(limiter.count_behind(&other, Tier::Enterprise, now, &unheard).is_some());
+        tokio::time::sleep(BEHIND_FLUSH_AFTER * 5).await;
+        assert!(limiter.count_behind(&other, Tier::Enterprise, now, &unheard).is_none());
+        assert!(limiter.ahead(&other, Tier::Enterprise, now, &unheard).is_none());
+        assert!(
+            limiter
+                .check_credential(&other, Tier::Enterprise, now, &unheard)
+                .await
+                .revoked
+        );
+        assert_eq!(
+            counted(&p, &other, window).await,
+            2,
+            "one count of each credential before its revocation; none after"
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_is_counted_behind_while_redis_is_unreachable() {
+        let limiter = Arc::new(RateLimiter::new(
+            pool("redis://127.0.0.1:1"),
+            Duration::from_secs(60),
+            TierLimits::default(),
+        ));
+        let now = 9_100_000 * 60_000;
+        assert!(
+            limiter
+                .check_credential("lic-z", Tier::Enterprise, now, "k")
+                .await
+                .allowed
+        );
+        assert!(limiter.count_behind("lic-z", Tier::Enterprise, now, "k").is_none());
     }
 
     #[tokio::test]

@@ -106,6 +106,10 @@ impl Services {
 pub struct RateLimits {
     /// Redis pool (`None`: rate limiting off, as in development).
     pub redis: Option<deadpool_redis::Pool>,
+    /// URL of that Redis, for the revocations subscription of
+    /// [`RateLimits::shared`] (`None`: no subscription, so no call is
+    /// counted behind its work).
+    pub redis_url: Option<String>,
     /// Window (`API_RATE_LIMIT_WINDOW_MS`, default 60 000 ms).
     pub window: Duration,
     /// Requests per window per tier (`API_RATE_LIMIT_FREE/_PRO/_TEAM/_ENTERPRISE`).
@@ -116,6 +120,7 @@ impl Default for RateLimits {
     fn default() -> Self {
         Self {
             redis: None,
+            redis_url: None,
             window: Duration::from_millis(60_000),
             tiers: TierLimits::default(),
         }
@@ -139,6 +144,20 @@ impl RateLimits {
         self.redis
             .clone()
             .map(|pool| RateLimiter::with_bucket(pool, self.window, self.tiers, bucket))
+    }
+
+    /// [`RateLimits::limiter`], shared, and hearing revocations when the
+    /// Redis URL is known ([`RateLimiter::hear_revocations`]; a
+    /// subscription that cannot start is logged, and then nothing is
+    /// counted behind its work).
+    pub fn shared(&self, bucket: &'static str) -> Option<std::sync::Arc<RateLimiter>> {
+        let limiter = std::sync::Arc::new(self.limiter(bucket)?);
+        if let Some(url) = &self.redis_url
+            && let Err(e) = limiter.hear_revocations(url)
+        {
+            tracing::warn!(error = %e, "cannot hear revocations: every call waits for its count");
+        }
+        Some(limiter)
     }
 }
 

@@ -54,27 +54,52 @@ fn another_rest_server(
     settings: &tradeterm::Settings,
     dispatch: Arc<dyn Dispatch>,
 ) -> (String, tradeterm_rest::ServerHandle) {
+    let (url, handle, _) = another_rest_server_with_limiter(t, settings, dispatch);
+    (url, handle)
+}
+
+/// [`another_rest_server`], and its rate limiter (with Redis).
+fn another_rest_server_with_limiter(
+    t: &TestStack,
+    settings: &tradeterm::Settings,
+    dispatch: Arc<dyn Dispatch>,
+) -> (
+    String,
+    tradeterm_rest::ServerHandle,
+    Option<Arc<tradeterm_tools::ratelimit::RateLimiter>>,
+) {
     let services = settings.services(dispatch, t.stack.store.clone()).unwrap();
-    let server = tradeterm_rest::RestServer::build(
-        tradeterm_rest::AppState::new(
-            tradeterm_rest::RestSettings::default(),
-            services,
-            tradeterm::keys::verifier(settings, &t.key_paths()).unwrap(),
-            tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
-        ),
-        TcpListener::bind("127.0.0.1:0").unwrap(),
-    )
-    .unwrap();
+    let state = tradeterm_rest::AppState::new(
+        tradeterm_rest::RestSettings::default(),
+        services,
+        tradeterm::keys::verifier(settings, &t.key_paths()).unwrap(),
+        tradeterm_protocol::http_client::GatewayClient::new(&t.gateway).unwrap(),
+    );
+    let limiter = state.limiter().cloned();
+    let server = tradeterm_rest::RestServer::build(state, TcpListener::bind("127.0.0.1:0").unwrap()).unwrap();
     let url = format!("http://127.0.0.1:{}", server.port());
     let handle = server.handle();
     tokio::spawn(server.run_until_stopped());
-    (url, handle)
+    (url, handle, limiter)
 }
 
 /// A stack with `sims` terminals and rate limits in Redis, and a second API
 /// instance sharing its Redis and store; an hour-long window so that a test
 /// never straddles a window boundary.
 async fn two_instances_on_redis(sims: usize) -> (TestStack, String, tradeterm_rest::ServerHandle) {
+    let (t, second, handle, _) = two_instances_on_redis_with_limiter(sims).await;
+    (t, second, handle)
+}
+
+/// [`two_instances_on_redis`], and the second instance's rate limiter.
+async fn two_instances_on_redis_with_limiter(
+    sims: usize,
+) -> (
+    TestStack,
+    String,
+    tradeterm_rest::ServerHandle,
+    Arc<tradeterm_tools::ratelimit::RateLimiter>,
+) {
     let t = spawn(Options {
         sims,
         redis: true,
@@ -87,8 +112,8 @@ async fn two_instances_on_redis(sims: usize) -> (TestStack, String, tradeterm_re
         api_rate_limit_window_ms: 3_600_000,
         ..tradeterm::Settings::default()
     };
-    let (second, handle) = another_rest_server(&t, &settings, Arc::new(t.stack.gateway.clone()));
-    (t, second, handle)
+    let (second, handle, limiter) = another_rest_server_with_limiter(&t, &settings, Arc::new(t.stack.gateway.clone()));
+    (t, second, handle, limiter.expect("rate limiting on Redis"))
 }
 
 #[tokio::test]
@@ -764,6 +789,90 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
         refused.body
     );
     refused.envelope().failure(429, "RATE_LIMITED");
+    handle.stop(true).await;
+    t.stack.stop().await;
+}
+
+/// Under steady traffic, reads of a credential with ample room (enterprise
+/// tier) do not wait for Redis: their counts follow in batches, and every
+/// read is counted. A revoked key is then refused on both instances within
+/// 1 s (at once, when the revocation's message is heard in time), and after
+/// its first refusal on an instance never answered again.
+#[tokio::test]
+async fn reads_counted_behind_their_work_are_all_counted_and_revocation_still_stops_them() {
+    let (t, second, handle, limiter) = two_instances_on_redis_with_limiter(1).await;
+    for _ in 0..250 {
+        if limiter.hearing_revocations() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(limiter.hearing_revocations(), "the second instance hears revocations");
+    let store = &t.stack.store;
+    store
+        .set_license_tier(&t.creds.license_id, tradeterm_store::Tier::Enterprise)
+        .await
+        .unwrap();
+    let (record, key) = store.create_api_key(&t.creds.license_id, "behind").await.unwrap();
+    let first = t.api_as(key.expose());
+    let other = first.clone().at(&second);
+    let tick = |api: &Api| {
+        let api = api.clone();
+        async move { api.send(Method::GET, "/api/v1/market/tick/EURUSD", None).await }
+    };
+    let counter = async || {
+        let window = chrono::Utc::now().timestamp_millis() as u64 / 3_600_000;
+        let pool = deadpool_redis::Config::from_url("redis://127.0.0.1:6379")
+            .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+            .unwrap();
+        let mut c = pool.get().await.unwrap();
+        deadpool_redis::redis::cmd("GET")
+            .arg(format!("tt:rl:rest:{}:{window}", t.creds.license_id))
+            .query_async::<Option<u64>>(&mut c)
+            .await
+            .unwrap()
+            .unwrap_or(0)
+    };
+    let before = counter().await;
+    let calls_before = limiter.redis_calls();
+    for i in 0..60 {
+        let r = tick(if i % 2 == 0 { &first } else { &other }).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.body["data"]["bid"].is_number(), "{}", r.body);
+        assert_eq!(r.headers["x-ratelimit-limit"], "1000");
+    }
+    // The last counts reach Redis within a flush (10 ms) of their reads.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(counter().await - before, 60, "every read counted once");
+    // The second instance's 30 reads took fewer Redis calls than reads: all
+    // but the first went behind their work, their counts in batches.
+    let calls = limiter.redis_calls() - calls_before;
+    assert!(calls < 30, "{calls} Redis calls for 30 reads");
+
+    // Revoked through the gateway's dashboard route while reads go on.
+    t.gateway_as(&t.creds.license_key)
+        .revoke_api_key(&record.id)
+        .await
+        .data();
+    let revoked_at = std::time::Instant::now();
+    let mut refused = [false, false];
+    while refused != [true, true] {
+        assert!(
+            revoked_at.elapsed() < Duration::from_secs(1),
+            "a revoked key is refused on every instance within 1 s"
+        );
+        for (i, api) in [&first, &other].into_iter().enumerate() {
+            let r = tick(api).await;
+            if refused[i] {
+                assert_eq!(r.status, 401, "refused once, refused for good: {}", r.body);
+            } else if r.status == 401 {
+                refused[i] = true;
+            } else {
+                assert_eq!(r.status, 200, "{}", r.body);
+            }
+            assert!(r.status != 401 || r.body.get("data").is_none(), "{}", r.body);
+        }
+    }
     handle.stop(true).await;
     t.stack.stop().await;
 }
