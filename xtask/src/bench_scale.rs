@@ -24,7 +24,9 @@
 //! Defaults: 10 000 agents, 500 connections/s, 1 000 requests/s for 10 s.
 //! `--short`: 200 agents, 200 requests/s for 2 s. Environment overrides:
 //! `SCALE_AGENTS`, `SCALE_CONNECTS_PER_SEC`, `SCALE_RATE`, `SCALE_SECONDS`;
-//! `SCALE_API_BIN` runs another build of `tradeterm-api` (an A/B comparison).
+//! `SCALE_API_BIN` runs another build of `tradeterm-api` (an A/B comparison);
+//! `SCALE_SINGLE=1` runs the gateway and the REST API in one `tradeterm
+//! serve` process instead of two.
 //! The figures are printed as a table and written as JSON to
 //! `$CARGO_TARGET_DIR/bench-scale.json`.
 
@@ -248,6 +250,9 @@ struct Servers {
 /// Starts one gateway and one REST API on the database `db`, sharing the
 /// machine's Redis, and waits until both answer `/healthz`.
 fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<Servers> {
+    if std::env::var_os("SCALE_SINGLE").is_some_and(|v| v == "1") {
+        return start_single(release, data, db, token);
+    }
     let (gw_port, api_port) = (free_port()?, free_port()?);
     let mut procs = Killer(Vec::new());
     let gw_data = data.join("gateway");
@@ -293,6 +298,48 @@ fn start_servers(release: &Path, data: &Path, db: &str, token: &str) -> Result<S
         procs,
         gw_pid,
         api_pid,
+        gw_port,
+        gw,
+        api,
+    })
+}
+
+/// `SCALE_SINGLE=1`: the gateway and the REST API in one `tradeterm serve`
+/// process (no simulated terminal of its own), on the same database and
+/// Redis: no HTTP hop and no route table between the API and the gateway.
+/// The CPU columns then both show that one process.
+fn start_single(release: &Path, data: &Path, db: &str, token: &str) -> Result<Servers> {
+    let (gw_port, api_port) = (free_port()?, free_port()?);
+    let mut procs = Killer(Vec::new());
+    let gw_data = data.join("gateway");
+    procs.0.push(
+        Command::new(release.join("tradeterm"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(&gw_data)
+            .args(["--sim-terminals", "0"])
+            .env("HOST", "127.0.0.1")
+            .env("GATEWAY_PORT", gw_port.to_string())
+            .env("PORT", api_port.to_string())
+            .env("DATABASE_URL", db)
+            .env("GATEWAY_INTERNAL_TOKEN", token)
+            .env("KEYVALUE_URL", "redis://127.0.0.1:6379")
+            .env("API_RATE_LIMIT_ENTERPRISE", "1000000000")
+            .env("RUST_LOG", "warn")
+            .stdout(log_file(data, "serve.log")?)
+            .stderr(log_file(data, "serve.err")?)
+            .spawn()
+            .map_err(|e| format!("tradeterm serve: {e}"))?,
+    );
+    let pid = procs.0[0].id();
+    let gw = format!("http://127.0.0.1:{gw_port}");
+    let api = format!("http://127.0.0.1:{api_port}");
+    wait_for("gateway", || http_ok(&format!("{gw}/healthz"), &[]))?;
+    wait_for("REST API", || http_ok(&format!("{api}/healthz"), &[]))?;
+    Ok(Servers {
+        procs,
+        gw_pid: pid,
+        api_pid: pid,
         gw_port,
         gw,
         api,
