@@ -97,7 +97,7 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
         }
         .await;
         match result {
-            Ok(()) => return,
+            Ok(()) => break,
             Err(e) if attempt == 3 => {
                 tradeterm_telemetry::record::redis_error("revocation");
                 tracing::error!(key_id, error = %e, "could not publish an API-key revocation to Redis");
@@ -105,4 +105,6 @@ async fn mark_revoked(pool: &deadpool_redis::Pool, key_id: &str) {
             Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await,
         }
     }
+    // This process's own limiters forget the credential whatever Redis said.
+    tradeterm_protocol::dispatch::revoked_here(key_id);
 }

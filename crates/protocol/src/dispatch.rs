@@ -116,6 +116,34 @@ pub fn revocation_key(credential_id: &str) -> String {
 /// forget it at once.
 pub const REVOCATIONS_CHANNEL: &str = "tt:revoked";
 
+/// A listener of [`revoked_here`].
+pub type RevocationListener = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+static LISTENERS: std::sync::Mutex<Vec<std::sync::Weak<dyn Fn(&str) + Send + Sync>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Registers `listener` to hear of every credential revoked in this process
+/// ([`revoked_here`]), for as long as the caller keeps it.
+pub fn listen_to_revocations_here(listener: &RevocationListener) {
+    let mut all = LISTENERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    all.retain(|l| l.strong_count() > 0);
+    all.push(std::sync::Arc::downgrade(listener));
+}
+
+/// Tells every listener of this process that `credential_id` was revoked,
+/// at once (the [`REVOCATIONS_CHANNEL`] message reaches other processes,
+/// and this one, a moment later). Called by whoever revokes, after the
+/// revocation mark is written.
+pub fn revoked_here(credential_id: &str) {
+    let live: Vec<RevocationListener> = {
+        let all = LISTENERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.iter().filter_map(std::sync::Weak::upgrade).collect()
+    };
+    for listener in live {
+        listener(credential_id);
+    }
+}
+
 /// How long a revocation mark lives from the revocation, seconds: longer
 /// than any token exchanged for an API key (15 min) plus the exchange cache
 /// (60 s). Every writer of [`revocation_key`] uses it.

@@ -164,7 +164,9 @@ pub async fn mark_revoked(pool: &deadpool_redis::Pool, credential_id: &str) -> R
         .ignore()
         .query_async::<()>(&mut conn)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    tradeterm_protocol::dispatch::revoked_here(credential_id);
+    Ok(())
 }
 
 /// How long one Redis call may take before the requests it counts fall back
@@ -212,6 +214,8 @@ pub struct RateLimiter {
     hearing_since: Mutex<Option<Instant>>,
     /// Credentials heard revoked lately, and when.
     heard_revoked: Mutex<HashMap<String, Instant>>,
+    /// Kept while the limiter hears the revocations made in its own process.
+    revocations_here: Mutex<Option<tradeterm_protocol::dispatch::RevocationListener>>,
 }
 
 /// How long a credential heard revoked is remembered as such (far longer
@@ -323,19 +327,34 @@ impl RateLimiter {
             behind: Mutex::new(HashMap::new()),
             hearing_since: Mutex::new(None),
             heard_revoked: Mutex::new(HashMap::new()),
+            revocations_here: Mutex::new(None),
         }
     }
 
     /// Subscribes to the revocations published on `REVOCATIONS_CHANNEL` of
     /// the Redis at `url`, on a thread of its own that ends with the
-    /// limiter: a credential heard revoked is at once no longer counted
-    /// behind its work on this instance (its next call is counted first,
-    /// and refused). Nothing is counted behind until the subscription is up,
-    /// nor while it is lost.
+    /// limiter, and listens to those made in this process
+    /// (`tradeterm_protocol::dispatch::revoked_here`, heard before the
+    /// revoking call returns): a credential heard revoked is at once no
+    /// longer counted behind its work on this instance (its next call is
+    /// counted first, and refused). Nothing is counted behind until the
+    /// subscription is up, nor while it is lost.
     ///
     /// # Errors
     /// `url` is not a Redis URL, or the thread could not start.
     pub fn hear_revocations(self: &Arc<Self>, url: &str) -> Result<(), String> {
+        // Revocations made in this process are heard at once, without Redis.
+        let me = Arc::downgrade(self);
+        let here: tradeterm_protocol::dispatch::RevocationListener = Arc::new(move |credential: &str| {
+            if let Some(limiter) = me.upgrade() {
+                limiter.revoked(credential);
+            }
+        });
+        tradeterm_protocol::dispatch::listen_to_revocations_here(&here);
+        *self
+            .revocations_here
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(here);
         tradeterm_cluster::subscribe::spawn(
             url,
             tradeterm_protocol::dispatch::REVOCATIONS_CHANNEL,
@@ -1167,6 +1186,19 @@ mod tests {
         tokio::time::sleep(CONFIRMED_FOR + Duration::from_millis(20)).await;
         assert_eq!(counted(&p, &license, window).await, 33);
         assert!(limiter.count_behind(&license, Tier::Enterprise, now, &key).is_none());
+
+        // A revocation made in this process is heard before the revoking
+        // call returns, without Redis.
+        let here = unique("key");
+        assert!(
+            limiter
+                .check_credential(&license, Tier::Enterprise, now, &here)
+                .await
+                .allowed
+        );
+        assert!(limiter.count_behind(&license, Tier::Enterprise, now, &here).is_some());
+        tradeterm_protocol::dispatch::revoked_here(&here);
+        assert!(limiter.count_behind(&license, Tier::Enterprise, now, &here).is_none());
 
         // A small limit is never counted behind: half of 60 is under the floor.
         let pro = unique("key");

@@ -795,9 +795,7 @@ async fn reads_ahead_of_their_count_are_counted_and_refused_like_any_other() {
 
 /// Under steady traffic, reads of a credential with ample room (enterprise
 /// tier) do not wait for Redis: their counts follow in batches, and every
-/// read is counted. A revoked key is then refused on both instances within
-/// 1 s (at once, when the revocation's message is heard in time), and after
-/// its first refusal on an instance never answered again.
+/// read is counted. A revoked key is then refused at once on both instances.
 #[tokio::test]
 async fn reads_counted_behind_their_work_are_all_counted_and_revocation_still_stops_them() {
     let (t, second, handle, limiter) = two_instances_on_redis_with_limiter(1).await;
@@ -849,28 +847,20 @@ async fn reads_counted_behind_their_work_are_all_counted_and_revocation_still_st
     let calls = limiter.redis_calls() - calls_before;
     assert!(calls < 30, "{calls} Redis calls for 30 reads");
 
-    // Revoked through the gateway's dashboard route while reads go on.
+    // Revoked through the gateway's dashboard route while reads go on. Both
+    // instances run in this process, so both hear of it before the route
+    // answers (`revoked_here`; another process hears it on `tt:revoked`,
+    // which the scale test times): the very next read is refused on each,
+    // and stays refused.
     t.gateway_as(&t.creds.license_key)
         .revoke_api_key(&record.id)
         .await
         .data();
-    let revoked_at = std::time::Instant::now();
-    let mut refused = [false, false];
-    while refused != [true, true] {
-        assert!(
-            revoked_at.elapsed() < Duration::from_secs(1),
-            "a revoked key is refused on every instance within 1 s"
-        );
-        for (i, api) in [&first, &other].into_iter().enumerate() {
+    for _ in 0..3 {
+        for api in [&first, &other] {
             let r = tick(api).await;
-            if refused[i] {
-                assert_eq!(r.status, 401, "refused once, refused for good: {}", r.body);
-            } else if r.status == 401 {
-                refused[i] = true;
-            } else {
-                assert_eq!(r.status, 200, "{}", r.body);
-            }
-            assert!(r.status != 401 || r.body.get("data").is_none(), "{}", r.body);
+            assert_eq!(r.status, 401, "{}", r.body);
+            assert!(r.body.get("data").is_none(), "{}", r.body);
         }
     }
     handle.stop(true).await;
