@@ -119,8 +119,10 @@ pub const REVOCATIONS_CHANNEL: &str = "tt:revoked";
 /// A listener of [`revoked_here`].
 pub type RevocationListener = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
-static LISTENERS: std::sync::Mutex<Vec<std::sync::Weak<dyn Fn(&str) + Send + Sync>>> =
-    std::sync::Mutex::new(Vec::new());
+/// What [`LISTENERS`] keeps of a listener.
+type WeakListener = std::sync::Weak<dyn Fn(&str) + Send + Sync>;
+
+static LISTENERS: std::sync::Mutex<Vec<WeakListener>> = std::sync::Mutex::new(Vec::new());
 
 /// Registers `listener` to hear of every credential revoked in this process
 /// ([`revoked_here`]), for as long as the caller keeps it.
