@@ -91,6 +91,13 @@ pub struct Route {
     pub status: TerminalStatus,
 }
 
+impl Route {
+    /// Whether both name the same connection at the same instance address.
+    fn same_connection(&self, other: &Route) -> bool {
+        self.conn == other.conn && self.url == other.url
+    }
+}
+
 /// Why the route table could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("route table: {0}")]
@@ -555,8 +562,7 @@ impl RoutedDispatch {
         self.forget(terminal_id, &known);
         let fresh = self.lookup(terminal_id).await;
         if let Ok(Some(route)) = &fresh
-            && route.conn == known.conn
-            && route.url == known.url
+            && route.same_connection(&known)
         {
             // The table still names the connection that just answered "not held".
             return out;
@@ -623,7 +629,7 @@ impl RoutedDispatch {
             }
         };
         let keep = match &fresh {
-            Ok(Some(route)) => route.conn == known.conn && route.url == known.url && route.license_id == license_id,
+            Ok(Some(route)) => route.same_connection(&known) && route.license_id == license_id,
             Ok(None) => false,
             Err(e) => {
                 tracing::warn!(error = %e, "route table unreadable: keeping the answer of the last known holder");

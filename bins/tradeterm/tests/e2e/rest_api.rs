@@ -806,13 +806,8 @@ async fn reads_counted_behind_their_work_are_all_counted_and_revocation_still_st
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(limiter.hearing_revocations(), "the second instance hears revocations");
-    let store = &t.stack.store;
-    store
-        .set_license_tier(&t.creds.license_id, tradeterm_store::Tier::Enterprise)
-        .await
-        .unwrap();
-    let (record, key) = store.create_api_key(&t.creds.license_id, "behind").await.unwrap();
-    let first = t.api_as(key.expose());
+    let (key_id, key) = t.tier_key(Tier::Enterprise).await;
+    let first = t.api_as(&key);
     let other = first.clone().at(&second);
     let tick = |api: &Api| {
         let api = api.clone();
@@ -852,10 +847,7 @@ async fn reads_counted_behind_their_work_are_all_counted_and_revocation_still_st
     // answers (`revoked_here`; another process hears it on `tt:revoked`,
     // which the scale test times): the very next read is refused on each,
     // and stays refused.
-    t.gateway_as(&t.creds.license_key)
-        .revoke_api_key(&record.id)
-        .await
-        .data();
+    t.gateway_as(&t.creds.license_key).revoke_api_key(&key_id).await.data();
     for _ in 0..3 {
         for api in [&first, &other] {
             let r = tick(api).await;

@@ -186,13 +186,19 @@ impl TestStack {
     /// Moves the demo license to the Free tier and returns a new API key of
     /// it (the demo key's cached exchange still carries the old tier).
     pub async fn free_tier_key(&self) -> String {
+        self.tier_key(tradeterm_store::Tier::Free).await.1
+    }
+
+    /// Moves the demo license to `tier` and returns a new API key of it:
+    /// (its record id, the key).
+    pub async fn tier_key(&self, tier: tradeterm_store::Tier) -> (String, String) {
         let store = &self.stack.store;
-        store
-            .set_license_tier(&self.creds.license_id, tradeterm_store::Tier::Free)
+        store.set_license_tier(&self.creds.license_id, tier).await.unwrap();
+        let (record, key) = store
+            .create_api_key(&self.creds.license_id, &format!("{tier:?}").to_lowercase())
             .await
             .unwrap();
-        let (_, key) = store.create_api_key(&self.creds.license_id, "free").await.unwrap();
-        key.expose().to_owned()
+        (record.id, key.expose().to_owned())
     }
 
     /// A new license of `tier` and an API key of it: (license id, API key).
