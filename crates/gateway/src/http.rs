@@ -53,6 +53,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
             web::scope("/internal/v1")
                 .app_data(internal_json)
                 .route("/dispatch", web::post().to(internal_dispatch))
+                .route("/channel", web::get().to(crate::channel::internal_channel))
                 .route("/terminals", web::get().to(internal_terminals))
                 .route("/revoked", web::post().to(internal_revoked)),
         )
@@ -311,7 +312,7 @@ async fn rotate_terminal_key(
     } })))
 }
 
-fn check_internal(req: &HttpRequest, gateway: &Gateway) -> Result<(), ApiError> {
+pub(crate) fn check_internal(req: &HttpRequest, gateway: &Gateway) -> Result<(), ApiError> {
     let Some(expected) = gateway.settings().internal_token.as_deref() else {
         return Err(ApiError::not_found("no such route"));
     };

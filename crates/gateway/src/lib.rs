@@ -38,6 +38,7 @@
 //! credentials: a terminal of another license is reported as not found.
 
 mod agent;
+mod channel;
 mod cluster;
 mod command;
 mod error;
@@ -172,6 +173,9 @@ struct Inner {
     cluster: Option<cluster::Cluster>,
     /// Set on shutdown: no new agents, routes withdrawn.
     draining: std::sync::atomic::AtomicBool,
+    /// Set to `true` at the end of [`Gateway::shutdown`]: the dispatch
+    /// channels close (`channel.rs`).
+    channels_stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -217,6 +221,7 @@ impl Gateway {
             settings,
             registry: registry::Registry::new(),
             draining: std::sync::atomic::AtomicBool::new(false),
+            channels_stop: tokio::sync::watch::Sender::new(false),
         });
         cluster::spawn_refresher(&inner);
         seen::spawn_toucher(&inner);
@@ -240,6 +245,11 @@ impl Gateway {
         self.inner.registry.subscribe()
     }
 
+    /// Turns `true` when the dispatch channels must close.
+    pub(crate) fn channels_stop(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.inner.channels_stop.subscribe()
+    }
+
     /// Whether [`Gateway::shutdown`] has begun.
     pub fn is_draining(&self) -> bool {
         self.inner.draining.load(std::sync::atomic::Ordering::Relaxed)
@@ -257,8 +267,9 @@ impl Gateway {
     /// close code 1012, "service restart"; a long-poll session's next
     /// exchange answers 503), which agents take as "reconnect" (behind a
     /// load balancer, to another instance). The routes of this instance are
-    /// withdrawn from the cluster's route table. Returns the number of
-    /// agents disconnected.
+    /// withdrawn from the cluster's route table, and the dispatch channels
+    /// answer what they are running and close (`channel.rs`). Returns the
+    /// number of agents disconnected.
     pub async fn shutdown(&self, grace: Duration) -> usize {
         use std::sync::atomic::Ordering;
         self.inner.draining.store(true, Ordering::Relaxed);
@@ -283,6 +294,9 @@ impl Gateway {
         while self.inner.registry.len() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Dispatch channels: whatever they are still running answers
+        // (`channel::DRAIN_FOR`), then they close and their clients move on.
+        self.inner.channels_stop.send_replace(true);
         tracing::info!(agents = conns.len(), "gateway drained");
         conns.len()
     }

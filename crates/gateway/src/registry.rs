@@ -80,6 +80,10 @@ pub(crate) struct Conn {
     pub permissions: Mutex<Permissions>,
     pub connected_since: i64,
     pub last_seen: AtomicI64,
+    /// When the agent's last `ping` was answered (ms since the epoch; 0:
+    /// never). While the agent pings, the gateway's `pong`s are its sign of
+    /// life and the gateway sends no pings of its own (`agent::serve`).
+    pub pinged: AtomicI64,
     /// Where requests for the agent go.
     pub outbound: Outbound,
     pub pending: Mutex<HashMap<String, oneshot::Sender<Response>>>,

@@ -55,6 +55,16 @@ pub(crate) fn agent_gone(conn: &Conn) {
     record::agent_disconnected(conn.outbound.transport(), platform(conn.terminal.platform));
 }
 
+/// A dispatch channel opened (`crate::channel`).
+pub(crate) fn channel_opened() {
+    record::dispatch_channel_opened();
+}
+
+/// A dispatch channel closed.
+pub(crate) fn channel_closed() {
+    record::dispatch_channel_closed();
+}
+
 /// The readiness checks of a gateway listener bound at `addr`: the database,
 /// Redis when configured, and the listener itself (it accepts connections).
 pub(crate) fn readiness(gateway: &crate::Gateway, addr: std::net::SocketAddr) -> tradeterm_telemetry::Readiness {

@@ -6,125 +6,16 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tradeterm_core::{AccountInfo, TradeMode};
-use tradeterm_gateway::{Gateway, GatewaySettings};
-use tradeterm_protocol::agent::{
-    AccountIdentity, AgentFrame, AgentInfo, Event, GatewayFrame, Hello, Permissions, Platform, Response,
-    TerminalIdentity, TradeResult, codes,
-};
+use tradeterm_protocol::agent::{AgentFrame, Event, GatewayFrame, Permissions, Response, TradeResult, codes};
 use tradeterm_protocol::http_client::HttpDispatch;
-use tradeterm_protocol::token::{CredentialKind, TokenSigner, TokenVerifier, generate_rsa_pem_pair};
+use tradeterm_protocol::token::CredentialKind;
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, PROTOCOL_VERSION};
-use tradeterm_store::{SqlStore, Store, Tier};
+use tradeterm_store::Tier;
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-const INTERNAL: &str = "internal-test-token";
-
-struct TestApp {
-    base: String,
-    ws_url: String,
-    gateway: Gateway,
-    store: Arc<dyn Store>,
-    verifier: TokenVerifier,
-    license_id: String,
-    license_key: String,
-    terminals: Vec<(String, String)>,
-    http: reqwest::Client,
-    _dir: tempfile::TempDir,
-}
-
-async fn spawn_app() -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("gw.db").display());
-    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.unwrap());
-    let (private, public) = generate_rsa_pem_pair().unwrap();
-    let signer = TokenSigner::from_pem(private.as_bytes(), "test-iss", "test-aud").unwrap();
-    let verifier = TokenVerifier::from_pem(public.as_bytes(), "test-iss", "test-aud").unwrap();
-    let settings = GatewaySettings {
-        heartbeat_interval: Duration::from_millis(200),
-        heartbeat_timeout: Duration::from_millis(1000),
-        hello_timeout: Duration::from_secs(2),
-        internal_token: Some(INTERNAL.into()),
-        key_recheck: Duration::from_millis(300),
-        ..GatewaySettings::default()
-    };
-    let gateway = Gateway::new(settings, store.clone(), signer);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let server = gateway.server(listener).unwrap();
-    let port = server.port();
-    tokio::spawn(server.run_until_stopped());
-    let (license, key) = store.create_license("acme", Tier::Pro).await.unwrap();
-    let mut terminals = Vec::new();
-    for name in ["alpha", "beta"] {
-        let (t, k) = store.create_terminal(&license.id, name).await.unwrap();
-        terminals.push((t.id, k.expose().to_owned()));
-    }
-    TestApp {
-        base: format!("http://127.0.0.1:{port}"),
-        ws_url: format!("ws://127.0.0.1:{port}/agent/v1"),
-        gateway,
-        store,
-        verifier,
-        license_id: license.id,
-        license_key: key.expose().to_owned(),
-        terminals,
-        http: reqwest::Client::new(),
-        _dir: dir,
-    }
-}
-
-fn hello(key: &str, uid: &str, permissions: Permissions) -> String {
-    AgentFrame::Hello(Box::new(Hello {
-        protocol_version: PROTOCOL_VERSION,
-        terminal_key: key.to_owned(),
-        terminal: TerminalIdentity {
-            uid: uid.to_owned(),
-            platform: Platform::MT5,
-            build: 4000,
-        },
-        account: AccountIdentity {
-            login: 5001,
-            server: "Test-Demo".into(),
-            company: "Test Broker".into(),
-            currency: "USD".into(),
-            leverage: 100,
-            trade_mode: TradeMode::Demo,
-        },
-        permissions,
-        agent: AgentInfo {
-            name: "scripted".into(),
-            version: "0".into(),
-        },
-    }))
-    .to_json()
-}
-
-async fn next_gateway_frame(ws: &mut Ws) -> GatewayFrame {
-    loop {
-        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("frame in time");
-        match msg {
-            Some(Ok(Message::Text(t))) => {
-                return GatewayFrame::parse(&t).expect("valid gateway frame");
-            }
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
-            other => panic!("unexpected websocket message {other:?}"),
-        }
-    }
-}
-
-/// Connects and completes the handshake, returning the socket and the welcome frame.
-async fn connect(app: &TestApp, key: &str, uid: &str, permissions: Permissions) -> (Ws, GatewayFrame) {
-    let (mut ws, _) = tokio_tungstenite::connect_async(&app.ws_url).await.unwrap();
-    ws.send(Message::text(hello(key, uid, permissions))).await.unwrap();
-    let first = next_gateway_frame(&mut ws).await;
-    (ws, first)
-}
+mod common;
+use common::{INTERNAL, Ws, connect, hello, next_gateway_frame, scrape, spawn_app};
 
 fn account() -> AccountInfo {
     AccountInfo {
@@ -872,15 +763,6 @@ async fn pushed_quotes_answer_tick_commands_while_fresh() {
     }
 }
 
-/// Scrapes `GET /metrics` of the gateway.
-async fn scrape(app: &TestApp) -> tradeterm_telemetry::scrape::Scrape {
-    let resp = app.http.get(format!("{}/metrics", app.base)).send().await.unwrap();
-    assert_eq!(resp.status(), 200);
-    let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
-    assert!(ct.starts_with("text/plain"), "{ct}");
-    tradeterm_telemetry::scrape::Scrape::parse(&resp.text().await.unwrap())
-}
-
 /// Answers the next request frame with the account, returning its id.
 async fn answer_account_request(ws: &mut Ws) -> String {
     loop {
@@ -1029,4 +911,75 @@ async fn connected_terminals_have_last_seen_renewed_each_heartbeat_interval() {
     .await;
     // A terminal with no agent is left alone.
     assert_eq!(seen(&idle_id).await, None);
+}
+
+/// Heartbeats (`docs/agent-protocol.md`): an agent that pings hears the
+/// gateway's `pong`s and no gateway `ping`; one that never pings gets the
+/// gateway's `ping`s once an interval, and its `pong`s keep it connected
+/// past the heartbeat timeout.
+#[tokio::test]
+async fn the_gateway_pings_only_agents_that_do_not_ping() {
+    let app = spawn_app().await; // interval 200 ms, timeout 1 s
+    let (_, key_a) = app.terminals[0].clone();
+    let (silent_id, key_b) = app.terminals[1].clone();
+
+    let (mut pinging, first) = connect(&app, &key_a, "uid-pinging", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+    let (mut silent, first) = connect(&app, &key_b, "uid-silent", Permissions::default()).await;
+    assert!(matches!(first, GatewayFrame::Welcome { .. }), "{first:?}");
+
+    // The pinging agent: a ping every 100 ms for 1.5 s (7 intervals).
+    let pinger = tokio::spawn(async move {
+        let (mut pongs, mut pings) = (0, 0);
+        for ts in 0..15 {
+            pinging
+                .send(Message::text(AgentFrame::Ping { ts }.to_json()))
+                .await
+                .unwrap();
+            let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+            while let Ok(msg) = tokio::time::timeout_at(deadline, pinging.next()).await {
+                match msg {
+                    Some(Ok(Message::Text(t))) => match GatewayFrame::parse(&t).unwrap() {
+                        GatewayFrame::Pong { .. } => pongs += 1,
+                        GatewayFrame::Ping { .. } => pings += 1,
+                        other => panic!("unexpected {other:?}"),
+                    },
+                    Some(Ok(_)) => {}
+                    other => panic!("the pinging agent lost its connection: {other:?}"),
+                }
+            }
+        }
+        (pongs, pings)
+    });
+
+    // The silent agent only answers the gateway's pings, for 1.5 s.
+    let mut gateway_pings = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(1500);
+    while let Ok(msg) = tokio::time::timeout_at(deadline, silent.next()).await {
+        match msg {
+            Some(Ok(Message::Text(t))) => match GatewayFrame::parse(&t).unwrap() {
+                GatewayFrame::Ping { ts } => {
+                    gateway_pings += 1;
+                    silent
+                        .send(Message::text(AgentFrame::Pong { ts }.to_json()))
+                        .await
+                        .unwrap();
+                }
+                other => panic!("unexpected {other:?}"),
+            },
+            Some(Ok(_)) => {}
+            other => panic!("the silent agent lost its connection: {other:?}"),
+        }
+    }
+    let (pongs, pings) = pinger.await.unwrap();
+    assert_eq!(pongs, 15, "every agent ping is answered");
+    assert_eq!(pings, 0, "no gateway ping to an agent that pings");
+    assert!(
+        (5..=8).contains(&gateway_pings),
+        "a ping every 200 ms to the silent agent, got {gateway_pings} in 1.5 s"
+    );
+    // Past the 1 s heartbeat timeout, the silent agent is still connected.
+    let list = app.gateway.terminals(&app.license_id).await.unwrap();
+    let silent_status = list.iter().find(|t| t.id == silent_id).unwrap();
+    assert!(silent_status.connected, "{silent_status:?}");
 }

@@ -210,6 +210,36 @@ pub struct DispatchRequest {
     pub relayed: bool,
 }
 
+/// Path of the gateway's dispatch channel: a WebSocket (`GET`, with the
+/// internal token in [`INTERNAL_TOKEN_HEADER`]) that carries
+/// [`ChannelRequest`]s to the gateway and [`ChannelReply`]s back, many at a
+/// time and in any order, instead of one `POST /internal/v1/dispatch` per
+/// command (`docs/gateway.md`, "The dispatch channel").
+pub const CHANNEL_PATH: &str = "/internal/v1/channel";
+
+/// A dispatch on the channel: the body of `POST /internal/v1/dispatch`,
+/// numbered by the client, with the request id that route takes from
+/// `X-Request-Id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelRequest {
+    /// The client's number for this request, echoed by its reply.
+    pub seq: u64,
+    /// Request id of the call that caused the dispatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The dispatch.
+    pub dispatch: DispatchRequest,
+}
+
+/// The answer to a [`ChannelRequest`]: what the dispatch route answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelReply {
+    /// The request's `seq`.
+    pub seq: u64,
+    /// The answer.
+    pub reply: DispatchReply,
+}
+
 /// Body of the answer of the dispatch route (HTTP 200 in both cases).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DispatchReply {

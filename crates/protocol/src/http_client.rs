@@ -10,6 +10,7 @@ use tradeterm_telemetry::record::{DispatchSide, DispatchTimer};
 use tradeterm_telemetry::request_id;
 
 use crate::agent::{Command, CommandResult};
+use crate::channel::Outcome;
 use crate::dispatch::{
     Dispatch, DispatchError, DispatchReply, DispatchRequest, INTERNAL_TOKEN_HEADER, RevokedKeys, TerminalStatus,
 };
@@ -85,6 +86,8 @@ pub struct HttpDispatch {
     dispatch_url: Result<reqwest::Url, String>,
     token: String,
     http: std::sync::Arc<ThreadClients>,
+    /// Dispatch channels to the gateways, by thread (`crate::channel`).
+    channels: std::sync::Arc<crate::channel::Channels>,
     /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
     holder: bool,
 }
@@ -99,6 +102,7 @@ impl HttpDispatch {
             base,
             token: internal_token.to_owned(),
             http: std::sync::Arc::new(ThreadClients::new()?),
+            channels: std::sync::Arc::default(),
             holder: false,
         })
     }
@@ -109,7 +113,8 @@ impl HttpDispatch {
     /// never relays further), and a refused connection, which means the
     /// request never reached the instance (it is down, its agents are
     /// reconnecting elsewhere), is reported as [`DispatchError::Unreachable`]
-    /// rather than a gateway failure. Shares `self`'s connection pools.
+    /// rather than a gateway failure. Shares `self`'s connection pools and
+    /// dispatch channels.
     #[must_use]
     pub fn holder(&self, base_url: &str) -> Self {
         let base = base_url.trim_end_matches('/').to_owned();
@@ -118,6 +123,7 @@ impl HttpDispatch {
             base,
             token: self.token.clone(),
             http: self.http.clone(),
+            channels: self.channels.clone(),
             holder: true,
         }
     }
@@ -155,10 +161,12 @@ impl HttpDispatch {
 }
 
 impl HttpDispatch {
-    /// `POST /internal/v1/dispatch`, with the current request's id in
-    /// `X-Request-Id` so that the gateway logs it and puts it into the
-    /// agent's request id (`tradeterm_telemetry::request_id`).
-    async fn post_dispatch(
+    /// Sends a dispatch over this thread's channel to the gateway when it is
+    /// open (`crate::channel`), else as `POST /internal/v1/dispatch`; the
+    /// current request's id goes with it either way, so that the gateway
+    /// logs it and puts it into the agent's request id
+    /// (`tradeterm_telemetry::request_id`).
+    async fn send_dispatch(
         &self,
         license_id: &str,
         terminal_id: &str,
@@ -173,6 +181,38 @@ impl HttpDispatch {
             timeout_ms: timeout.as_millis() as u64,
             relayed: self.holder,
         };
+        let id = request_id::current();
+        if let Some(channel) = self.channels.get(&self.base, &self.token) {
+            let wait = timeout + Duration::from_secs(2);
+            match channel.dispatch(&body, id.as_ref().map(|i| i.as_str()), wait).await {
+                Outcome::Reply(reply) => return reply.into_result(),
+                Outcome::Unsent => {}
+                // As with an HTTP connection lost under a request: a read
+                // sent to the holder changed nothing and goes back to the
+                // route table; anything else has an unknown outcome.
+                Outcome::Lost(why) if self.holder && read_only => {
+                    tracing::debug!(gateway = %self.base, %why, "dispatch channel lost under a read");
+                    return Err(DispatchError::Unreachable);
+                }
+                Outcome::Lost(why) => return Err(DispatchError::Gateway(format!("dispatch request failed: {why}"))),
+                Outcome::TimedOut => {
+                    return Err(DispatchError::Gateway(
+                        "dispatch request failed: no answer from the gateway in time".into(),
+                    ));
+                }
+            }
+        }
+        self.post_dispatch(body, id, read_only, timeout).await
+    }
+
+    /// `POST /internal/v1/dispatch`, with the request id in `X-Request-Id`.
+    async fn post_dispatch(
+        &self,
+        body: DispatchRequest,
+        id: Option<request_id::RequestId>,
+        read_only: bool,
+        timeout: Duration,
+    ) -> Result<CommandResult, DispatchError> {
         let url = self
             .dispatch_url
             .clone()
@@ -184,7 +224,7 @@ impl HttpDispatch {
             .header(INTERNAL_TOKEN_HEADER, &self.token)
             .timeout(timeout + Duration::from_secs(2))
             .json(&body);
-        if let Some(id) = request_id::current() {
+        if let Some(id) = id {
             request = request.header(request_id::REQUEST_ID_HEADER, id.as_str());
         }
         let resp = request.send().await.map_err(|e| {
@@ -221,7 +261,7 @@ impl Dispatch for HttpDispatch {
         timeout: Duration,
     ) -> Result<CommandResult, DispatchError> {
         let timer = DispatchTimer::start(DispatchSide::Client, command.name());
-        let result = self.post_dispatch(license_id, terminal_id, command, timeout).await;
+        let result = self.send_dispatch(license_id, terminal_id, command, timeout).await;
         timer.finish(DispatchError::outcome_of(&result));
         result
     }

@@ -18,6 +18,8 @@
 
 pub mod agent;
 pub mod auth;
+#[cfg(feature = "client")]
+mod channel;
 pub mod dispatch;
 #[cfg(feature = "client")]
 pub mod http_client;

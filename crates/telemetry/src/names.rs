@@ -54,6 +54,11 @@ pub const MCP_SESSIONS_OPEN: &str = "tradeterm_mcp_sessions_open";
 /// Counter of MCP sessions opened by this process.
 pub const MCP_SESSIONS_TOTAL: &str = "tradeterm_mcp_sessions_total";
 
+/// Gauge of dispatch channels (`GET /internal/v1/channel`) open on this
+/// gateway process now: one per thread of each REST or MCP instance (or
+/// relaying gateway) that dispatches here.
+pub const DISPATCH_CHANNELS_OPEN: &str = "tradeterm_dispatch_channels_open";
+
 /// Every metric: name, kind and help text (the `# HELP` lines of `/metrics`).
 pub const ALL: &[(&str, Kind, &str)] = &[
     (
@@ -98,6 +103,11 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         "Failed database calls, by kind of error.",
     ),
     (MCP_SESSIONS_OPEN, Kind::Gauge, "MCP sessions open in this process."),
+    (
+        DISPATCH_CHANNELS_OPEN,
+        Kind::Gauge,
+        "Dispatch channels from API, MCP and gateway instances open on this gateway now.",
+    ),
     (
         MCP_SESSIONS_TOTAL,
         Kind::Counter,

@@ -116,6 +116,16 @@ pub fn agent_connected(transport: &'static str, platform: &'static str) {
     counter!(names::AGENT_CONNECTIONS_TOTAL, "transport" => transport, "platform" => platform).increment(1);
 }
 
+/// A dispatch channel opened on this gateway.
+pub fn dispatch_channel_opened() {
+    gauge!(names::DISPATCH_CHANNELS_OPEN).increment(1.0);
+}
+
+/// A dispatch channel counted by [`dispatch_channel_opened`] closed.
+pub fn dispatch_channel_closed() {
+    gauge!(names::DISPATCH_CHANNELS_OPEN).decrement(1.0);
+}
+
 /// An agent counted by [`agent_connected`] is gone.
 pub fn agent_disconnected(transport: &'static str, platform: &'static str) {
     gauge!(names::AGENTS_CONNECTED, "transport" => transport, "platform" => platform).decrement(1.0);
