@@ -49,6 +49,10 @@ pub struct Settings {
     pub gateway_internal_token: Option<String>,
     /// Gateway base URL for separate REST/MCP processes (`GATEWAY_URL`).
     pub gateway_url: Option<String>,
+    /// Whether separate REST/MCP processes keep dispatch channels open to
+    /// the gateways (`GATEWAY_DISPATCH_CHANNEL`, default true; false sends
+    /// every dispatch as an HTTP request). See `docs/gateway.md`.
+    pub gateway_dispatch_channel: bool,
     /// Key-value store URL for rate limiting (`KEYVALUE_URL`).
     pub keyvalue_url: Option<String>,
     /// Rate-limit window in ms (`API_RATE_LIMIT_WINDOW_MS`, default 60000).
@@ -132,6 +136,7 @@ impl Default for Settings {
             jwt_audience: tradeterm_protocol::token::DEFAULT_AUDIENCE.into(),
             token_lifetime_secs: tradeterm_protocol::token::DEFAULT_LIFETIME_SECS,
             gateway_internal_token: None,
+            gateway_dispatch_channel: true,
             gateway_url: None,
             keyvalue_url: None,
             api_rate_limit_window_ms: 60_000,
@@ -212,6 +217,7 @@ const ENV_KEYS: &[&str] = &[
     "TOKEN_LIFETIME_SECS",
     "GATEWAY_INTERNAL_TOKEN",
     "GATEWAY_URL",
+    "GATEWAY_DISPATCH_CHANNEL",
     "KEYVALUE_URL",
     "API_RATE_LIMIT_WINDOW_MS",
     "API_RATE_LIMIT_FREE",

@@ -114,7 +114,10 @@ pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
              same value on the gateway (docs/deploy.md)"
         );
     };
-    let entry = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut entry = HttpDispatch::new(&url, internal).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !settings.gateway_dispatch_channel {
+        entry = entry.without_channels();
+    }
     let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
     // Scaled out (KEYVALUE_URL): each command goes to the gateway instance
     // holding its terminal, found in the route table the gateways keep.

@@ -107,7 +107,12 @@ impl Channel {
     }
 
     /// Sends `dispatch` and waits up to `wait` for its reply.
-    pub(crate) async fn dispatch(&self, dispatch: &DispatchRequest, request_id: Option<&str>, wait: Duration) -> Outcome {
+    pub(crate) async fn dispatch(
+        &self,
+        dispatch: &DispatchRequest,
+        request_id: Option<&str>,
+        wait: Duration,
+    ) -> Outcome {
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
         let frame = match serde_json::to_string(&Outgoing {
             seq,

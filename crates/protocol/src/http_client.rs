@@ -86,8 +86,9 @@ pub struct HttpDispatch {
     dispatch_url: Result<reqwest::Url, String>,
     token: String,
     http: std::sync::Arc<ThreadClients>,
-    /// Dispatch channels to the gateways, by thread (`crate::channel`).
-    channels: std::sync::Arc<crate::channel::Channels>,
+    /// Dispatch channels to the gateways, by thread (`crate::channel`);
+    /// `None`: every dispatch is an HTTP request.
+    channels: Option<std::sync::Arc<crate::channel::Channels>>,
     /// Talks to the gateway that holds the terminal (see [`HttpDispatch::holder`]).
     holder: bool,
 }
@@ -102,7 +103,7 @@ impl HttpDispatch {
             base,
             token: internal_token.to_owned(),
             http: std::sync::Arc::new(ThreadClients::new()?),
-            channels: std::sync::Arc::default(),
+            channels: Some(std::sync::Arc::default()),
             holder: false,
         })
     }
@@ -126,6 +127,15 @@ impl HttpDispatch {
             channels: self.channels.clone(),
             holder: true,
         }
+    }
+
+    /// The same client sending every dispatch as an HTTP request, never
+    /// over a dispatch channel (`GATEWAY_DISPATCH_CHANNEL=false`; holders
+    /// made from it too).
+    #[must_use]
+    pub fn without_channels(mut self) -> Self {
+        self.channels = None;
+        self
     }
 
     /// The gateway's base URL.
@@ -182,7 +192,7 @@ impl HttpDispatch {
             relayed: self.holder,
         };
         let id = request_id::current();
-        if let Some(channel) = self.channels.get(&self.base, &self.token) {
+        if let Some(channel) = self.channels.as_ref().and_then(|c| c.get(&self.base, &self.token)) {
             let wait = timeout + Duration::from_secs(2);
             match channel.dispatch(&body, id.as_ref().map(|i| i.as_str()), wait).await {
                 Outcome::Reply(reply) => return reply.into_result(),
