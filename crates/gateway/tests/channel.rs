@@ -17,7 +17,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::SinkExt;
 use tokio_tungstenite::tungstenite::Message;
 use tradeterm_protocol::agent::{AgentFrame, GatewayFrame, Permissions, Response};
-use tradeterm_protocol::dispatch::{ChannelRequest, DispatchReply, INTERNAL_TOKEN_HEADER};
+use tradeterm_protocol::dispatch::{ChannelReply, ChannelRequest, DispatchReply, INTERNAL_TOKEN_HEADER};
 use tradeterm_protocol::http_client::HttpDispatch;
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError};
 
@@ -35,6 +35,8 @@ struct Seen {
     channels: AtomicUsize,
     /// Dispatches received on a channel (each channel then closes unanswered).
     on_channel: AtomicUsize,
+    /// Channels whose client closed them.
+    closed: AtomicUsize,
 }
 
 /// Answers every HTTP dispatch `NOT_FOUND`, so that a caller can tell it
@@ -65,6 +67,45 @@ async fn channel(req: HttpRequest, body: web::Payload, seen: web::Data<Arc<Seen>
                 return;
             }
         }
+    });
+    Ok(response)
+}
+
+/// Accepts a channel and answers its dispatches late: never for terminal
+/// `never`, after 2.5 s for any other (an `account_info` reply); counts the
+/// channels its client closes.
+async fn slow_channel(
+    req: HttpRequest,
+    body: web::Payload,
+    seen: web::Data<Arc<Seen>>,
+) -> actix_web::Result<HttpResponse> {
+    let (response, session, mut stream) = actix_ws::handle(&req, body)?;
+    seen.channels.fetch_add(1, Ordering::SeqCst);
+    let seen = seen.get_ref().clone();
+    actix_web::rt::spawn(async move {
+        while let Some(Ok(message)) = stream.recv().await {
+            match message {
+                actix_ws::Message::Text(text) => {
+                    let request: ChannelRequest = serde_json::from_str(&text).expect("a channel request");
+                    seen.on_channel.fetch_add(1, Ordering::SeqCst);
+                    if request.dispatch.terminal_id == "never" {
+                        continue;
+                    }
+                    let mut session = session.clone();
+                    actix_web::rt::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(2500)).await;
+                        let reply = ChannelReply {
+                            seq: request.seq,
+                            reply: DispatchReply::from(Err::<CommandResult, _>(DispatchError::NotFound)),
+                        };
+                        let _ = session.text(serde_json::to_string(&reply).unwrap()).await;
+                    });
+                }
+                actix_ws::Message::Close(_) => break,
+                _ => {}
+            }
+        }
+        seen.closed.fetch_add(1, Ordering::SeqCst);
     });
     Ok(response)
 }
@@ -279,4 +320,73 @@ async fn dispatches_go_over_the_channel_once_it_is_open() {
             - before.value(names::HTTP_REQUESTS_TOTAL, &dispatch_route),
         1.0
     );
+}
+
+/// A dispatch with no answer by its timeout (plus 2 s) is a gateway error
+/// and takes its channel out of use, but the other dispatches on that
+/// channel still get their answers; the channel closes after the last one,
+/// and the thread's next dispatches go over HTTP while a new one opens.
+#[actix_web::test]
+async fn an_unanswered_dispatch_retires_its_channel_without_failing_the_others() {
+    let seen = Arc::new(Seen::default());
+    let data = web::Data::new(seen.clone());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/internal/v1/dispatch", web::post().to(post))
+            .route("/internal/v1/channel", web::get().to(slow_channel))
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = HttpDispatch::new(&base, TOKEN).unwrap();
+
+    // Over HTTP while the channel opens.
+    let first = client
+        .execute("lic", "t1", Command::AccountInfo, Duration::from_secs(1))
+        .await;
+    assert_eq!(first, Err(DispatchError::NotFound));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.channels.load(Ordering::SeqCst) < 1 {
+        assert!(Instant::now() < deadline, "no channel opened");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    // One dispatch never answered (timeout 100 ms: gives up after 2.1 s),
+    // one answered after 2.5 s (timeout 5 s), both on the channel.
+    let never = client.execute("lic", "never", Command::AccountInfo, Duration::from_millis(100));
+    let late = client.execute("lic", "t1", Command::AccountInfo, Duration::from_secs(5));
+    let (never, late) = tokio::join!(never, late);
+    assert_eq!(seen.on_channel.load(Ordering::SeqCst), 2, "both went on the channel");
+    match never {
+        Err(DispatchError::Gateway(m)) => assert!(m.contains("no answer from the gateway in time"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(late, Err(DispatchError::NotFound), "the late answer still arrived");
+    // The retired channel closed after its last answer.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.closed.load(Ordering::SeqCst) < 1 {
+        assert!(Instant::now() < deadline, "the retired channel stayed open");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The next dispatch goes over HTTP, and a new channel opens.
+    let posts = seen.posts.load(Ordering::SeqCst);
+    let next = client
+        .execute("lic", "t1", Command::AccountInfo, Duration::from_secs(1))
+        .await;
+    assert_eq!(next, Err(DispatchError::NotFound));
+    assert_eq!(seen.posts.load(Ordering::SeqCst), posts + 1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.channels.load(Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "no new channel opened");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    handle.stop(false).await;
 }

@@ -86,20 +86,43 @@ pub(crate) struct Channel {
     /// Dispatches waiting for their reply, by `seq`.
     pending: Mutex<HashMap<u64, oneshot::Sender<DispatchReply>>>,
     next: AtomicU64,
+    /// The connection is up.
     open: AtomicBool,
+    /// Takes no new dispatches (one of its dispatches went unanswered: it
+    /// may be half open); it closes once the ones it carries are answered.
+    retired: AtomicBool,
 }
 
 impl Channel {
-    /// Marks the channel closed and fails every dispatch waiting on it
-    /// (their senders are dropped: [`Outcome::Lost`]).
+    /// The connection is gone: marks the channel closed and fails every
+    /// dispatch still waiting on it (their senders are dropped:
+    /// [`Outcome::Lost`]).
     fn close(&self) {
         self.open.store(false, Ordering::SeqCst);
         let waiting = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         drop(waiting);
+        // Wakes the writer, which then closes the connection.
+        let _ = self.out.send(String::new());
     }
 
-    fn is_open(&self) -> bool {
-        self.open.load(Ordering::SeqCst)
+    /// Whether a new dispatch may go on this channel.
+    fn usable(&self) -> bool {
+        self.open.load(Ordering::SeqCst) && !self.retired.load(Ordering::SeqCst) && !self.out.is_closed()
+    }
+
+    /// Takes the channel out of use without failing the dispatches it
+    /// carries: each still gets its answer or its own timeout, and the
+    /// channel closes after the last one.
+    fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+        self.close_if_done();
+    }
+
+    fn close_if_done(&self) {
+        if self.retired.load(Ordering::SeqCst) && self.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+        {
+            self.close();
+        }
     }
 
     fn forget(&self, seq: u64) {
@@ -128,7 +151,7 @@ impl Channel {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(seq, tx);
         // Closed before the hand-over: nothing went out.
-        if !self.is_open() || self.out.send(frame).is_err() {
+        if !self.usable() || self.out.send(frame).is_err() {
             self.forget(seq);
             return Outcome::Unsent;
         }
@@ -137,9 +160,10 @@ impl Channel {
             Ok(Err(_)) => Outcome::Lost("the dispatch channel closed before the gateway answered".into()),
             Err(_) => {
                 self.forget(seq);
-                // A channel that let a dispatch time out may be half open:
-                // the thread's next dispatch opens a new one.
-                self.close();
+                // The gateway answers every dispatch by its timeout: one that
+                // did not may be on a half-open channel. The thread's next
+                // dispatch opens a new one.
+                self.retire();
                 Outcome::TimedOut
             }
         }
@@ -154,6 +178,7 @@ impl Channel {
         if let Some(tx) = waiter {
             let _ = tx.send(reply.reply);
         }
+        self.close_if_done();
     }
 }
 
@@ -180,7 +205,7 @@ impl Channels {
         let key = (std::thread::current().id(), base.to_owned());
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         match slots.get(&key) {
-            Some(Slot::Open(c)) if c.is_open() => return Some(c.clone()),
+            Some(Slot::Open(c)) if c.usable() => return Some(c.clone()),
             Some(Slot::Opening) => return None,
             Some(Slot::Failed(at)) if at.elapsed() < RETRY_AFTER => return None,
             None if slots.len() >= MAX_CHANNELS => return None,
@@ -239,11 +264,12 @@ async fn open(url: &str, token: &str) -> Result<Arc<Channel>, String> {
         pending: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),
         open: AtomicBool::new(true),
+        retired: AtomicBool::new(false),
     });
     let writer = channel.clone();
     tokio::spawn(async move {
         'frames: while let Some(frame) = frames.recv().await {
-            if !writer.is_open() {
+            if !writer.open.load(Ordering::SeqCst) {
                 break;
             }
             if sink.feed(Message::text(frame)).await.is_err() {
@@ -276,13 +302,8 @@ async fn open(url: &str, token: &str) -> Result<Arc<Channel>, String> {
                 Ok(Message::Close(_)) | Err(_) => break,
                 Ok(_) => {}
             }
-            if !reader.is_open() {
-                break;
-            }
         }
         reader.close();
-        // Wakes the writer so that it ends too.
-        let _ = reader.out.send(String::new());
     });
     Ok(channel)
 }
