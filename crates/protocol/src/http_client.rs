@@ -1,7 +1,10 @@
-//! [`HttpDispatch`]: the one HTTP client of a remote gateway's dispatch route,
-//! used by REST and MCP instances that do not run the gateway in-process.
-//! It passes the current request id on (`X-Request-Id`) and counts each
-//! dispatch in `tradeterm_dispatch_total{side="client"}`.
+//! [`HttpDispatch`]: the one client of a remote gateway's dispatch route,
+//! used by REST and MCP instances that do not run the gateway in-process
+//! (and by a gateway relaying to another). A dispatch goes over the
+//! thread's dispatch channel to that gateway when one is open
+//! (`crate::channel`), else as `POST /internal/v1/dispatch`. It passes the
+//! current request id on and counts each dispatch in
+//! `tradeterm_dispatch_total{side="client"}`.
 
 use std::time::Duration;
 
