@@ -951,6 +951,7 @@ mod tests {
 
     /// A fake gateway on loopback. It counts dispatch requests and answers
     /// each with the symbol list `[name]`, or never answers once `hang` is set.
+    /// It refuses the dispatch channel (404), so dispatches come over HTTP.
     struct Fake {
         url: String,
         seen: Arc<std::sync::atomic::AtomicUsize>,
@@ -1011,6 +1012,15 @@ mod tests {
                             }
                         }
                         buf.drain(..head_end + len);
+                        if !head.starts_with("post /internal/v1/dispatch ") {
+                            // The dispatch channel's upgrade: refused, so
+                            // that every dispatch comes over HTTP.
+                            let refused = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                            if sock.write_all(refused.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        }
                         seen.fetch_add(1, Ordering::SeqCst);
                         if hang.load(Ordering::SeqCst) {
                             tokio::time::sleep(Duration::from_secs(3600)).await;

@@ -142,6 +142,6 @@ mod tests {
                 assert!(name.ends_with("_seconds"), "{name}");
             }
         }
-        assert_eq!(seen.len(), 11);
+        assert_eq!(seen.len(), 12);
     }
 }

@@ -67,10 +67,17 @@ async fn a_swarm_answers_dispatch_and_rest_through_the_gateway() {
         license_id: p.license_id.clone(),
     };
     for target in [rest, dispatch] {
+        let before = swarm.status().answered;
         swarm.start_recording();
         let report = run_load(&target, &ids, 100.0, Duration::from_millis(500))
             .await
             .unwrap();
+        // An agent records its answer right after writing it: the last
+        // answer may reach the load before its agent has counted it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while swarm.status().answered < before + 50 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         let answered = swarm.take_recording();
         assert_eq!(report.sent, 50, "{report:?}");
         assert_eq!((report.ok, report.failed), (50, 0), "{report:?}");

@@ -458,11 +458,13 @@ async fn serve(index: usize, ws: &mut Ws, shared: &Shared, stop: &mut watch::Rec
                         if ws.send(text(&AgentFrame::Response(response))).await.is_err() {
                             return End::Lost { welcomed: true };
                         }
-                        shared.answered.fetch_add(1, Ordering::Relaxed);
+                        // Recorded before it is counted: once `answered`
+                        // shows an answer, its time is in the recording.
                         if shared.recording.load(Ordering::Relaxed) {
                             let us = received.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                             lock(&shared.answer_us).push(us);
                         }
+                        shared.answered.fetch_add(1, Ordering::SeqCst);
                         None
                     }
                     Ok(GatewayFrame::Ping { ts }) => Some(AgentFrame::Pong { ts }),
