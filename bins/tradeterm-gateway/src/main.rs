@@ -85,6 +85,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     instance,
                     advertise_url,
                 }),
+            workers: settings.gateway_workers,
             ..GatewaySettings::default()
         },
         store,

@@ -129,6 +129,7 @@ impl Stack {
             production: settings.production(),
             redis: settings.keyvalue_pool()?,
             tls: tls.clone(),
+            workers: settings.gateway_workers,
             ..GatewaySettings::default()
         };
         let gateway = Gateway::new(gw_settings, store.clone(), signer);

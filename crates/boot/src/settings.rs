@@ -107,6 +107,12 @@ pub struct Settings {
     /// Minutes without a request after which a dashboard session ends
     /// (`DASHBOARD_SESSION_MINUTES`, 1-1440, default 30). See `docs/dashboard.md`.
     pub dashboard_session_minutes: u64,
+    /// Threads serving the gateway's listener (`GATEWAY_WORKERS`, 1-64,
+    /// default 2). An agent's connection and a dispatch for it are often
+    /// served by different threads; with one, no dispatch crosses threads
+    /// (lower latency and CPU per dispatch, one core per instance). See
+    /// `docs/performance.md`.
+    pub gateway_workers: usize,
     /// Name of this gateway instance in the cluster's route table and logs
     /// (`GATEWAY_INSTANCE_ID`; default `HOST:GATEWAY_PORT`). Only with
     /// `KEYVALUE_URL`. See `docs/deploy.md`.
@@ -158,6 +164,7 @@ impl Default for Settings {
             gateway_tls_key: None,
             agent_allow_plain_ws: false,
             dashboard_session_minutes: 30,
+            gateway_workers: 2,
             gateway_instance_id: None,
             gateway_advertise_url: None,
         }
@@ -238,6 +245,7 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_TLS_KEY",
     "AGENT_ALLOW_PLAIN_WS",
     "DASHBOARD_SESSION_MINUTES",
+    "GATEWAY_WORKERS",
     "GATEWAY_INSTANCE_ID",
     "GATEWAY_ADVERTISE_URL",
 ];
@@ -285,6 +293,9 @@ impl Settings {
         }
         if !(1..=1440).contains(&self.dashboard_session_minutes) {
             bail!("DASHBOARD_SESSION_MINUTES must be between 1 and 1440");
+        }
+        if !(1..=64).contains(&self.gateway_workers) {
+            bail!("GATEWAY_WORKERS must be between 1 and 64");
         }
         Ok(())
     }
@@ -648,6 +659,17 @@ mod tests {
         for bad in ["0", "1441"] {
             let e = Settings::load_from(None, &env(&[("DASHBOARD_SESSION_MINUTES", bad)])).unwrap_err();
             assert!(format!("{e:#}").contains("DASHBOARD_SESSION_MINUTES"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn gateway_workers() {
+        assert_eq!(Settings::load_from(None, &[]).unwrap().gateway_workers, 2);
+        let s = Settings::load_from(None, &env(&[("GATEWAY_WORKERS", "1")])).unwrap();
+        assert_eq!(s.gateway_workers, 1);
+        for bad in ["0", "65"] {
+            let e = Settings::load_from(None, &env(&[("GATEWAY_WORKERS", bad)])).unwrap_err();
+            assert!(format!("{e:#}").contains("GATEWAY_WORKERS"), "{bad}");
         }
     }
 
