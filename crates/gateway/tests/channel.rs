@@ -110,6 +110,40 @@ async fn slow_channel(
     Ok(response)
 }
 
+/// How the fake gateway serves its channel.
+#[derive(Clone, Copy)]
+enum Channel {
+    /// [`channel`]: reads one request and drops the connection.
+    DropsAtFirstRequest,
+    /// [`slow_channel`]: answers late, or never.
+    AnswersLate,
+}
+
+/// A fake gateway on loopback (one worker), its HTTP dispatch route
+/// answering `NOT_FOUND` ([`post`]): its base URL and handle.
+fn fake_gateway(seen: &Arc<Seen>, kind: Channel) -> (String, actix_web::dev::ServerHandle) {
+    let data = web::Data::new(seen.clone());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        let channel_route = match kind {
+            Channel::DropsAtFirstRequest => web::get().to(channel),
+            Channel::AnswersLate => web::get().to(slow_channel),
+        };
+        App::new()
+            .app_data(data.clone())
+            .route("/internal/v1/dispatch", web::post().to(post))
+            .route("/internal/v1/channel", channel_route)
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    (format!("http://127.0.0.1:{port}"), handle)
+}
+
 /// Dispatches `command` to the fake until one went over a channel (the
 /// first ones go over HTTP while it opens); that dispatch's result.
 async fn until_sent_on_a_channel(
@@ -135,23 +169,7 @@ async fn until_sent_on_a_channel(
 #[actix_web::test]
 async fn a_channel_lost_under_a_dispatch_fails_it_like_a_lost_http_request() {
     let seen = Arc::new(Seen::default());
-    let data = web::Data::new(seen.clone());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .route("/internal/v1/dispatch", web::post().to(post))
-            .route("/internal/v1/channel", web::get().to(channel))
-    })
-    .workers(1)
-    .listen(listener)
-    .unwrap()
-    .run();
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
-
-    let base = format!("http://127.0.0.1:{port}");
+    let (base, handle) = fake_gateway(&seen, Channel::DropsAtFirstRequest);
     let holder = HttpDispatch::new(&base, TOKEN).unwrap().holder(&base);
 
     // A read lost with its channel: unreachable, back to the route table.
@@ -329,22 +347,7 @@ async fn dispatches_go_over_the_channel_once_it_is_open() {
 #[actix_web::test]
 async fn an_unanswered_dispatch_retires_its_channel_without_failing_the_others() {
     let seen = Arc::new(Seen::default());
-    let data = web::Data::new(seen.clone());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .route("/internal/v1/dispatch", web::post().to(post))
-            .route("/internal/v1/channel", web::get().to(slow_channel))
-    })
-    .workers(1)
-    .listen(listener)
-    .unwrap()
-    .run();
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
-    let base = format!("http://127.0.0.1:{port}");
+    let (base, handle) = fake_gateway(&seen, Channel::AnswersLate);
     let client = HttpDispatch::new(&base, TOKEN).unwrap();
 
     // Over HTTP while the channel opens.
