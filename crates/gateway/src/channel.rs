@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, Session};
-use tradeterm_protocol::dispatch::{ChannelReply, ChannelRequest, DispatchReply};
+use tradeterm_protocol::dispatch::{ChannelReply, ChannelRequest};
 use tradeterm_telemetry::request_id::{self, RequestId};
 
 use crate::{ApiError, Gateway};
@@ -103,20 +103,9 @@ async fn answer(gateway: &Gateway, mut session: Session, request: ChannelRequest
         dispatch,
     } = request;
     let id = RequestId::from_header(id.as_deref().map(str::as_bytes));
-    let result = request_id::scope(
-        id,
-        gateway.execute_here_or_relay(
-            &dispatch.license_id,
-            &dispatch.terminal_id,
-            dispatch.command,
-            Duration::from_millis(dispatch.timeout_ms),
-            !dispatch.relayed,
-        ),
-    )
-    .await;
     let reply = ChannelReply {
         seq,
-        reply: DispatchReply::from(result),
+        reply: request_id::scope(id, crate::http::run_dispatch(gateway, dispatch)).await,
     };
     match serde_json::to_string(&reply) {
         Ok(text) => {

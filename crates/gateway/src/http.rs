@@ -338,17 +338,23 @@ async fn internal_dispatch(
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     check_internal(&req, &gateway)?;
-    let body = body.into_inner();
+    Ok(HttpResponse::Ok().json(run_dispatch(&gateway, body.into_inner()).await))
+}
+
+/// Runs a dispatch asked for by another process (this route, or the
+/// dispatch channel): here, or relayed to the holder unless it was relayed
+/// already.
+pub(crate) async fn run_dispatch(gateway: &Gateway, dispatch: DispatchRequest) -> DispatchReply {
     let result = gateway
         .execute_here_or_relay(
-            &body.license_id,
-            &body.terminal_id,
-            body.command,
-            Duration::from_millis(body.timeout_ms),
-            !body.relayed,
+            &dispatch.license_id,
+            &dispatch.terminal_id,
+            dispatch.command,
+            Duration::from_millis(dispatch.timeout_ms),
+            !dispatch.relayed,
         )
         .await;
-    Ok(HttpResponse::Ok().json(DispatchReply::from(result)))
+    DispatchReply::from(result)
 }
 
 #[derive(Debug, Deserialize)]
