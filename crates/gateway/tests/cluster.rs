@@ -14,14 +14,13 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tradeterm_cluster::{RouteTable, RoutedDispatch};
 use tradeterm_core::{AccountInfo, TradeMode};
 use tradeterm_gateway::{ClusterSettings, Gateway, GatewaySettings, ServerHandle};
-use tradeterm_protocol::agent::{
-    AccountIdentity, AgentFrame, AgentInfo, GatewayFrame, Hello, Permissions, Platform, Response, TerminalIdentity,
-    codes,
-};
+use tradeterm_protocol::agent::{AgentFrame, GatewayFrame, Permissions, Platform, Response, codes};
 use tradeterm_protocol::http_client::HttpDispatch;
 use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
-use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, PROTOCOL_VERSION};
+use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError};
 use tradeterm_store::{SqlStore, Store, Tier};
+
+mod common;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -100,30 +99,9 @@ async fn cluster() -> Cluster {
     }
 }
 
+/// The hello of the one installation these tests connect.
 fn hello(key: &str) -> String {
-    AgentFrame::Hello(Box::new(Hello {
-        protocol_version: PROTOCOL_VERSION,
-        terminal_key: key.to_owned(),
-        terminal: TerminalIdentity {
-            uid: "install-1".into(),
-            platform: Platform::MT5,
-            build: 4000,
-        },
-        account: AccountIdentity {
-            login: 5001,
-            server: "Test-Demo".into(),
-            company: "Test Broker".into(),
-            currency: "USD".into(),
-            leverage: 100,
-            trade_mode: TradeMode::Demo,
-        },
-        permissions: Permissions::default(),
-        agent: AgentInfo {
-            name: "scripted".into(),
-            version: "0".into(),
-        },
-    }))
-    .to_json()
+    common::hello(key, "install-1", Permissions::default())
 }
 
 async fn next_frame(ws: &mut Ws) -> Option<GatewayFrame> {
