@@ -268,8 +268,9 @@ async fn open(url: &str, token: &str) -> Result<Arc<Channel>, String> {
     });
     let writer = channel.clone();
     tokio::spawn(async move {
+        // An empty frame is `close`'s wake-up: the channel is closing.
         'frames: while let Some(frame) = frames.recv().await {
-            if !writer.open.load(Ordering::SeqCst) {
+            if frame.is_empty() || !writer.open.load(Ordering::SeqCst) {
                 break;
             }
             if sink.feed(Message::text(frame)).await.is_err() {
@@ -277,7 +278,7 @@ async fn open(url: &str, token: &str) -> Result<Arc<Channel>, String> {
             }
             // Whatever else is queued goes out in the same write.
             while let Ok(frame) = frames.try_recv() {
-                if sink.feed(Message::text(frame)).await.is_err() {
+                if frame.is_empty() || sink.feed(Message::text(frame)).await.is_err() {
                     break 'frames;
                 }
             }
