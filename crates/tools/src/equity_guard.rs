@@ -283,17 +283,28 @@ pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Re
         return Ok((Vec::new(), Err("no guard".into())));
     }
     let with_risk = needs_open_risk(&records);
-    let reading = async {
+    let read = async || {
         let account = ctx.account().await?;
         let obs = observation_of(ctx, &account, with_risk).await?;
         Ok::<_, ToolError>((account, obs))
-    }
-    .await;
-    match reading {
-        Ok((account, obs)) => Ok((
-            observe(store, &ctx.license_id, &terminal, Some(&obs)).await?,
-            Ok(account),
-        )),
+    };
+    match read().await {
+        Ok((account, obs)) => {
+            let evaluated = observe(store, &ctx.license_id, &terminal, Some(&obs)).await?;
+            // A background evaluation (the alert monitor) read the account
+            // after this call did and was stored first: this observation is
+            // stale and has no verdict. A fresh one, read now, has one.
+            let overtaken = evaluated
+                .iter()
+                .any(|e| e.rules.is_some() && e.verdict.is_none() && e.error.is_none());
+            if overtaken && let Ok((account, obs)) = read().await {
+                return Ok((
+                    observe(store, &ctx.license_id, &terminal, Some(&obs)).await?,
+                    Ok(account),
+                ));
+            }
+            Ok((evaluated, Ok(account)))
+        }
         Err(e) => Ok((
             observe(store, &ctx.license_id, &terminal, None).await?,
             Err(e.to_string()),
