@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tradeterm_core::{AccountInfo, TradeMode};
-use tradeterm_gateway::{Gateway, GatewaySettings};
+use tradeterm_gateway::Gateway;
 use tradeterm_protocol::agent::{
     AccountIdentity, AgentFrame, AgentInfo, Event, GatewayFrame, Hello, Permissions, Platform, Response,
     TerminalIdentity, TradeResult, TransactionKind, codes,
@@ -21,9 +21,10 @@ use tradeterm_protocol::agent::{
 use tradeterm_protocol::poll::{
     PollBatch, PollClient, PollError, PollReply, PollWelcome, SESSION_EXPIRED, SESSION_HEADER,
 };
-use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
 use tradeterm_protocol::{Command, CommandResult, Dispatch, DispatchError, PROTOCOL_VERSION};
-use tradeterm_store::{SqlStore, Store, Tier};
+use tradeterm_store::Store;
+
+mod common;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -46,44 +47,21 @@ struct TestApp {
 }
 
 /// A gateway on port 0 with fast heartbeats (interval 200 ms, the given
-/// timeout) and key checks (300 ms), a Pro license and two terminals.
+/// timeout) and key checks (300 ms), a Pro license and two terminals, no
+/// internal token; with a long-poll client of it.
 async fn spawn_app(heartbeat_timeout: Duration) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("gw.db").display());
-    let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.unwrap());
-    let (private, _) = generate_rsa_pem_pair().unwrap();
-    let signer = TokenSigner::from_pem(private.as_bytes(), "test-iss", "test-aud").unwrap();
-    let settings = GatewaySettings {
-        heartbeat_interval: Duration::from_millis(200),
-        heartbeat_timeout,
-        hello_timeout: Duration::from_secs(2),
-        key_recheck: Duration::from_millis(300),
-        ..GatewaySettings::default()
-    };
-    let gateway = Gateway::new(settings, store.clone(), signer);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let server = gateway.server(listener).unwrap();
-    let port = server.port();
-    tokio::spawn(server.run_until_stopped());
-    let (license, key) = store.create_license("acme", Tier::Pro).await.unwrap();
-    let mut terminals = Vec::new();
-    for name in ["alpha", "beta"] {
-        let (t, k) = store.create_terminal(&license.id, name).await.unwrap();
-        terminals.push((t.id, k.expose().to_owned()));
-    }
-    let http = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
+    let c = common::spawn_app_with(heartbeat_timeout, None).await;
     TestApp {
-        poll: PollClient::new(http.clone(), &format!("{base}/agent/v1/poll")),
-        base,
-        ws_url: format!("ws://127.0.0.1:{port}/agent/v1"),
-        gateway,
-        store,
-        license_id: license.id,
-        license_key: key.expose().to_owned(),
-        terminals,
-        http,
-        _dir: dir,
+        poll: PollClient::new(c.http.clone(), &format!("{}/agent/v1/poll", c.base)),
+        base: c.base,
+        ws_url: c.ws_url,
+        gateway: c.gateway,
+        store: c.store,
+        license_id: c.license_id,
+        license_key: c.license_key,
+        terminals: c.terminals,
+        http: c.http,
+        _dir: c._dir,
     }
 }
 

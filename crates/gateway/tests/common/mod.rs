@@ -36,7 +36,15 @@ pub struct TestApp {
     pub _dir: tempfile::TempDir,
 }
 
+/// [`spawn_app_with`] with a 1 s heartbeat timeout and the internal token
+/// [`INTERNAL`].
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Duration::from_millis(1000), Some(INTERNAL)).await
+}
+
+/// A gateway on port 0 with fast heartbeats (interval 200 ms, the given
+/// timeout) and key checks (300 ms), a Pro license and two terminals.
+pub async fn spawn_app_with(heartbeat_timeout: Duration, internal_token: Option<&str>) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("gw.db").display());
     let store: Arc<dyn Store> = Arc::new(SqlStore::connect(&url).await.unwrap());
@@ -45,9 +53,9 @@ pub async fn spawn_app() -> TestApp {
     let verifier = TokenVerifier::from_pem(public.as_bytes(), "test-iss", "test-aud").unwrap();
     let settings = GatewaySettings {
         heartbeat_interval: Duration::from_millis(200),
-        heartbeat_timeout: Duration::from_millis(1000),
+        heartbeat_timeout,
         hello_timeout: Duration::from_secs(2),
-        internal_token: Some(INTERNAL.into()),
+        internal_token: internal_token.map(str::to_owned),
         key_recheck: Duration::from_millis(300),
         ..GatewaySettings::default()
     };
