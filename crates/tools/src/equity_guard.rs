@@ -252,11 +252,23 @@ pub(crate) async fn open_risk(ctx: &ToolContext, account: &AccountInfo) -> Resul
     Ok(Some(summary.open_risk()))
 }
 
-/// The observation of an account reading at `now` (with the open risk when
-/// a guard of the terminal needs it).
+/// The time of an account reading that has just returned: the wall clock
+/// now, never before the call's own time. An observation is stamped when
+/// its equity was read, not when the call began: a call that waited for the
+/// terminal (under load, tens of milliseconds) would otherwise carry a time
+/// older than a reading the monitor made meanwhile, and be refused as out of
+/// order however often it read again.
+pub(crate) fn reading_time(ctx: &ToolContext) -> UnixMs {
+    chrono::Utc::now().timestamp_millis().max(ctx.now_ms)
+}
+
+/// The observation of an account reading made at `time` (see
+/// [`reading_time`]), with the open risk when a guard of the terminal needs
+/// it.
 pub(crate) async fn observation_of(
     ctx: &ToolContext,
     account: &AccountInfo,
+    time: UnixMs,
     with_risk: bool,
 ) -> Result<Observation, ToolError> {
     let open_risk = if with_risk {
@@ -265,16 +277,25 @@ pub(crate) async fn observation_of(
         None
     };
     Ok(Observation {
-        time: ctx.now_ms,
+        time,
         equity: account.equity,
         cash_flow: 0.0,
         open_risk,
     })
 }
 
+/// Readings of one tool call: the first, and new ones while a background
+/// evaluation keeps overtaking them.
+const READ_ATTEMPTS: usize = 3;
+
 /// Reads the account of the context's terminal and evaluates it on every
 /// guard. When the terminal cannot be read, the guards are returned as
 /// stored with `Err(reason)`.
+///
+/// A background evaluation (the monitor, on an `account` event) that read
+/// the account after this call did and stored first makes this call's
+/// observation stale (no verdict): the call then reads again, with a newer
+/// time, so that its answer carries the rules' status.
 pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Result<AccountInfo, String>), ToolError> {
     let terminal = ctx.terminal()?.to_owned();
     let store = ctx.services.store.as_ref();
@@ -285,30 +306,30 @@ pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Re
     let with_risk = needs_open_risk(&records);
     let read = async || {
         let account = ctx.account().await?;
-        let obs = observation_of(ctx, &account, with_risk).await?;
+        let time = reading_time(ctx);
+        let obs = observation_of(ctx, &account, time, with_risk).await?;
         Ok::<_, ToolError>((account, obs))
     };
-    match read().await {
-        Ok((account, obs)) => {
-            let evaluated = observe(store, &ctx.license_id, &terminal, Some(&obs)).await?;
-            // A background evaluation (the alert monitor) read the account
-            // after this call did and was stored first: this observation is
-            // stale and has no verdict. A fresh one, read now, has one.
-            let overtaken = evaluated
-                .iter()
-                .any(|e| e.rules.is_some() && e.verdict.is_none() && e.error.is_none());
-            if overtaken && let Ok((account, obs)) = read().await {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match read().await {
+            Ok((account, obs)) => {
+                let evaluated = observe(store, &ctx.license_id, &terminal, Some(&obs)).await?;
+                let overtaken = evaluated
+                    .iter()
+                    .any(|e| e.rules.is_some() && e.verdict.is_none() && e.error.is_none());
+                if !overtaken || attempt == READ_ATTEMPTS {
+                    return Ok((evaluated, Ok(account)));
+                }
+            }
+            Err(e) => {
                 return Ok((
-                    observe(store, &ctx.license_id, &terminal, Some(&obs)).await?,
-                    Ok(account),
+                    observe(store, &ctx.license_id, &terminal, None).await?,
+                    Err(e.to_string()),
                 ));
             }
-            Ok((evaluated, Ok(account)))
         }
-        Err(e) => Ok((
-            observe(store, &ctx.license_id, &terminal, None).await?,
-            Err(e.to_string()),
-        )),
     }
 }
 
@@ -644,6 +665,108 @@ mod tests {
         assert!(out.state.breaches.is_empty(), "{:?}", out.state.breaches);
         let stored = &store.equity_guards(&license.id, &terminal.id).await.unwrap()[0];
         assert_eq!(parse_state(stored).unwrap().breaches, Vec::new());
+    }
+
+    /// A terminal whose account reads race a background evaluation: the
+    /// first read lets "the monitor" store an observation of a reading made
+    /// after this one (20 ms later, as an `account` event would) before
+    /// answering; later reads answer after that reading's time.
+    struct RacingMonitor {
+        store: std::sync::Arc<tradeterm_store::SqlStore>,
+        reads: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl tradeterm_protocol::Dispatch for RacingMonitor {
+        async fn execute(
+            &self,
+            license: &str,
+            terminal: &str,
+            command: Command,
+            _timeout: std::time::Duration,
+        ) -> Result<CommandResult, tradeterm_protocol::DispatchError> {
+            let Command::AccountInfo = command else {
+                return Err(tradeterm_protocol::DispatchError::Unreachable);
+            };
+            let account = AccountInfo {
+                login: 1,
+                name: "n".into(),
+                server: "s".into(),
+                company: "c".into(),
+                currency: "USD".into(),
+                leverage: 100,
+                trade_mode: tradeterm_core::TradeMode::Demo,
+                balance: 10_000.0,
+                equity: 10_000.0,
+                margin: 0.0,
+                free_margin: 10_000.0,
+                margin_level: None,
+                profit: 0.0,
+            };
+            let later = chrono::Utc::now().timestamp_millis() + 20;
+            if self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                let monitor = Observation {
+                    time: later,
+                    equity: 10_000.0,
+                    cash_flow: 0.0,
+                    open_risk: None,
+                };
+                let stored = observe(self.store.as_ref(), license, terminal, Some(&monitor))
+                    .await
+                    .unwrap();
+                assert!(stored[0].verdict.is_some(), "the monitor's observation is stored");
+            } else {
+                tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+            }
+            Ok(CommandResult::AccountInfo(account))
+        }
+
+        async fn terminals(
+            &self,
+            _license: &str,
+        ) -> Result<Vec<tradeterm_protocol::TerminalStatus>, tradeterm_protocol::DispatchError> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// The race behind the intermittent `set_equity_guard` answer without a
+    /// rule status (e2e `equity_guard_tools` under load), made deterministic:
+    /// a call that began a while ago (its context's time is 5 s old) reads the
+    /// account while the monitor stores a newer reading first. The call's
+    /// observation is stamped when its reading returned, and a stale one is
+    /// read again with a newer time, so the answer carries every rule's
+    /// status. (Stamped with the call's start time, both readings were older
+    /// than the monitor's and the rule status came back empty.)
+    #[tokio::test]
+    async fn a_call_overtaken_by_the_monitor_still_answers_with_the_rules_status() {
+        let store = std::sync::Arc::new(tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap());
+        let (license, _) = store.create_license("L", tradeterm_store::Tier::Pro).await.unwrap();
+        let (terminal, _) = store.create_terminal(&license.id, "T").await.unwrap();
+        let dispatch = std::sync::Arc::new(RacingMonitor {
+            store: store.clone(),
+            reads: Default::default(),
+        });
+        let services = crate::Services::new(dispatch.clone(), store.clone());
+        let caller = crate::Caller {
+            license_id: license.id.clone(),
+            credential: "key_test".into(),
+            caps: vec![Capability::Read, Capability::Trade],
+        };
+        let mut ctx = ToolContext::new(std::sync::Arc::new(services), caller, Some(terminal.id.clone()));
+        ctx.now_ms -= 5_000;
+        let tool = crate::find("set_equity_guard").unwrap();
+        let set = tool
+            .call(ctx, serde_json::json!({ "equity_floor": 9_000.0 }))
+            .await
+            .unwrap();
+        assert_eq!(set["guard"]["rule_status"][0]["rule"], "equity_floor", "{set}");
+        assert_eq!(set["guard"]["rule_status"][0]["evaluated"], true, "{set}");
+        assert_eq!(set["guard"]["status"], "ok", "{set}");
+        assert_eq!(
+            dispatch.reads.load(std::sync::atomic::Ordering::SeqCst),
+            2,
+            "read once more"
+        );
     }
 
     #[test]

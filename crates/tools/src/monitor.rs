@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tradeterm_core::AccountInfo;
 
-use crate::equity_guard::{needs_open_risk, observation_of, observe};
+use crate::equity_guard::{needs_open_risk, observation_of, observe, reading_time};
 use crate::{Caller, Services, ToolContext, ToolError};
 
 /// Timing of the monitor.
@@ -149,7 +149,7 @@ impl Monitor {
             Some(a) => a,
             None => ctx.account().await?,
         };
-        let obs = observation_of(&ctx, &account, needs_open_risk(&records)).await?;
+        let obs = observation_of(&ctx, &account, reading_time(&ctx), needs_open_risk(&records)).await?;
         let guards = observe(store, license_id, terminal_id, Some(&obs)).await?;
         for guard in guards.iter().filter(|guard| guard.error.is_some()) {
             tracing::warn!(
