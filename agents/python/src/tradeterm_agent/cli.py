@@ -19,6 +19,7 @@ from typing import Any, List, Optional
 
 from . import __version__
 from .agent import Agent, Settings, agent_url
+from .rpyc_link import RPYC_VERSION
 from .terminal import load_api
 
 log = logging.getLogger("tradeterm_agent")
@@ -75,8 +76,14 @@ def parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("terminal")
     g.add_argument("--mt5-module", default=_env("TRADETERM_MT5_MODULE"),
                    help="module with the MetaTrader5 API to import (default MetaTrader5) [TRADETERM_MT5_MODULE]")
-    g.add_argument("--mt5linux", default=_env("TRADETERM_MT5LINUX"), metavar="HOST:PORT",
-                   help="use an mt5linux (rpyc) server instead of a local module [TRADETERM_MT5LINUX]")
+    g.add_argument("--rpyc", "--mt5linux", dest="rpyc", default=_env("TRADETERM_RPYC") or _env("TRADETERM_MT5LINUX"),
+                   metavar="HOST:PORT",
+                   help="use the MetaTrader5 module of an RPyC classic server (a Windows Python under Wine, "
+                        "rpyc %s) instead of a local module; --mt5linux is an alias "
+                        "[TRADETERM_RPYC, TRADETERM_MT5LINUX]" % RPYC_VERSION)
+    g.add_argument("--rpyc-timeout", type=float, default=float(_env("TRADETERM_RPYC_TIMEOUT") or 90.0),
+                   help="seconds one call through RPyC may take before the link is dropped (default 90) "
+                        "[TRADETERM_RPYC_TIMEOUT]")
     g.add_argument("--terminal-path", default=_env("TRADETERM_MT5_PATH"),
                    help="path of terminal64.exe for initialize() [TRADETERM_MT5_PATH]")
     g.add_argument("--login", type=int, default=int(_env("TRADETERM_MT5_LOGIN") or 0) or None,
@@ -106,6 +113,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
                     "TRADETERM_TERMINAL_KEY keeps it out of process lists")
     if args.poll_interval <= 0 or args.tick_interval <= 0:
         raise ValueError("--poll-interval and --tick-interval must be positive")
+    if args.rpyc_timeout <= 0:
+        raise ValueError("--rpyc-timeout must be positive")
+    if args.rpyc and args.mt5_module:
+        raise ValueError("give either --mt5-module or --rpyc (--mt5linux), not both")
     if args.ca_file and not Path(args.ca_file).is_file():
         raise ValueError("--ca-file %s does not exist" % args.ca_file)
     return Settings(
@@ -153,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     logging.getLogger("websockets").setLevel(max(level, logging.INFO))
     try:
         settings = settings_from(args)
-        api: Any = load_api(args.mt5_module, args.mt5linux)
+        api: Any = load_api(args.mt5_module, args.rpyc, args.rpyc_timeout)
     except (ValueError, RuntimeError) as e:
         print("tradeterm-agent: %s" % e, file=sys.stderr)
         return 2

@@ -52,25 +52,23 @@ class AgentError(Exception):
         return out
 
 
-def load_api(module: Optional[str] = None, mt5linux: Optional[str] = None) -> Any:
+def load_api(module: Optional[str] = None, rpyc: Optional[str] = None, rpyc_timeout: float = 90.0) -> Any:
     """Imports the terminal API: the ``MetaTrader5`` module (or another module
-    with the same API, named by ``module``), or an ``mt5linux.MetaTrader5``
-    client connected to ``HOST:PORT``."""
-    if mt5linux:
-        host, _, port = mt5linux.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError("--mt5linux expects HOST:PORT, got %r" % mt5linux)
-        try:
-            from mt5linux import MetaTrader5  # type: ignore[import-not-found]
-        except ImportError as e:
-            raise RuntimeError("--mt5linux needs the mt5linux package: pip install mt5linux") from e
-        return MetaTrader5(host=host, port=int(port))
+    with the same API, named by ``module``), or, with ``rpyc`` = ``HOST:PORT``,
+    the ``MetaTrader5`` module of an RPyC classic server (a Windows Python
+    under Wine; ``--rpyc``, alias ``--mt5linux``), see ``rpyc_link.py``.
+    Raises ``ValueError``/``RuntimeError`` with a message for the user."""
+    if rpyc:
+        from . import rpyc_link
+
+        return rpyc_link.connect(rpyc, timeout=rpyc_timeout)
     name = module or "MetaTrader5"
     try:
         return importlib.import_module(name)
     except ImportError as e:
         raise RuntimeError(
-            "cannot import %r (%s): install the MetaTrader5 package (Windows) or use --mt5linux HOST:PORT" % (name, e)
+            "cannot import %r (%s): install the MetaTrader5 package (Windows), or reach a terminal under Wine "
+            "with --rpyc HOST:PORT (alias --mt5linux)" % (name, e)
         ) from e
 
 
@@ -118,7 +116,7 @@ class Terminal:
         try:
             err = self.api.last_error()
             return int(err[0]), str(err[1])
-        except Exception as e:  # a broken link (mt5linux) must not hide the first error
+        except Exception as e:  # a broken link (RPyC) must not hide the first error
             return (-1, "last_error() failed: %s" % e)
 
     def initialize(self) -> bool:
