@@ -53,3 +53,24 @@ def test_missing_terminal_module_is_a_clear_error(monkeypatch: Any, capsys: Any)
     assert cli.main(["--gateway", "ws://x:1", "--mt5-module", "no_such_module_xyz"]) == 2
     err = capsys.readouterr().err
     assert "no_such_module_xyz" in err and "--mt5linux" in err and "tt_term_k" not in err
+
+
+def test_rpyc_option_and_its_alias(monkeypatch: Any) -> None:
+    for k in list(__import__("os").environ):
+        if k.startswith("TRADETERM_"):
+            monkeypatch.delenv(k, raising=False)
+    p = cli.parser()
+    assert p.parse_args(["--rpyc", "127.0.0.1:18812"]).rpyc == "127.0.0.1:18812"
+    assert p.parse_args(["--mt5linux", "10.0.0.5:18812"]).rpyc == "10.0.0.5:18812"  # the old name, same link
+    assert p.parse_args([]).rpyc_timeout == 90.0
+    monkeypatch.setenv("TRADETERM_MT5LINUX", "h:1")
+    assert cli.parser().parse_args([]).rpyc == "h:1"
+    monkeypatch.setenv("TRADETERM_RPYC", "h:2")
+    assert cli.parser().parse_args([]).rpyc == "h:2"
+    with pytest.raises(ValueError, match="not both"):
+        settings(monkeypatch, ["--gateway", "ws://x:1", "--rpyc", "h:1", "--mt5-module", "fake_mt5"],
+                 TRADETERM_TERMINAL_KEY="k")
+    with pytest.raises(ValueError, match="rpyc-timeout"):
+        settings(monkeypatch, ["--gateway", "ws://x:1", "--rpyc-timeout", "0"], TRADETERM_TERMINAL_KEY="k")
+    monkeypatch.setenv("TRADETERM_TERMINAL_KEY", "tt_term_k")
+    assert cli.main(["--gateway", "ws://x:1", "--rpyc", "no-port"]) == 2

@@ -47,6 +47,10 @@ log = logging.getLogger("tradeterm_agent.rpyc")
 #: The rpyc version the ``linux`` extra pins; the Windows side must run the same.
 RPYC_VERSION = "6.0.2"
 DEFAULT_PORT = 18812
+#: How to start the server in the Windows Python (rpyc 6's ``rpyc.cli.rpyc_classic``
+#: has no ``__main__`` guard, so ``python -m rpyc.cli.rpyc_classic`` does nothing;
+#: the console script ``Scripts\rpyc_classic.exe`` is the same as this).
+SERVER_COMMAND = 'python -c "from rpyc.cli.rpyc_classic import main; main()" --host 127.0.0.1 -p %d'
 
 RES_E_INTERNAL_FAIL_RECEIVE = -10002
 RES_E_INTERNAL_FAIL_CONNECT = -10004
@@ -289,11 +293,12 @@ class RpycApi:
                     stream.close()
                 except Exception:
                     pass
+                first = (str(e).strip().splitlines() or [""])[0]
                 if getattr(e, "_remote_tb", None) and isinstance(e, ImportError):
                     raise LinkDown("the Python of the RPyC server %s cannot import MetaTrader5 (%s): "
-                                   "pip install MetaTrader5 in that (Windows) Python" % (self.address, e)) from e
+                                   "pip install MetaTrader5 in that (Windows) Python" % (self.address, first)) from e
                 raise LinkDown("RPyC server %s did not answer as an rpyc %s classic server (%s: %s)"
-                               % (self.address, RPYC_VERSION, type(e).__name__, e)) from e
+                               % (self.address, RPYC_VERSION, type(e).__name__, first)) from e
             self._conn, self._call = conn, call
             self._consts = {str(k): int(v) for k, v in consts}
             self.server = {"MetaTrader5": version, "python": py, "platform": platform, "module": path}
@@ -400,8 +405,7 @@ def connect(address: str, option: str = "--rpyc", timeout: float = 90.0) -> Rpyc
         api.connect()
     except LinkDown as e:
         raise RuntimeError(
-            "%s: start the RPyC classic server in the Windows Python under Wine "
-            "(python -m rpyc.cli.rpyc_classic --host 127.0.0.1 -p %d) after the terminal, "
-            "with rpyc==%s on both sides" % (e, port, RPYC_VERSION)
+            "%s; start the terminal, then the RPyC classic server in the Windows Python under Wine "
+            "(%s), with rpyc==%s on both sides" % (e, SERVER_COMMAND % port, RPYC_VERSION)
         ) from e
     return api
