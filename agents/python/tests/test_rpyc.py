@@ -138,6 +138,8 @@ def test_the_server_is_as_unfriendly_as_the_package(server: RpycServer) -> None:
     mt5 = server.ctl.modules.MetaTrader5
     info = mt5.account_info()
     assert isinstance(info, BaseNetref) and type(info).__name__ != "AccountInfo"
+    # Records as the package's C core builds them: struct sequences, _asdict() but no _fields.
+    assert not hasattr(info, "_fields") and info._asdict()["login"] == 5123456 and info.n_sequence_fields == 28
     rates = mt5.copy_rates_from_pos("EURUSD", mt5.TIMEFRAME_M1, 0, 10)
     assert isinstance(rates, BaseNetref)
     with pytest.raises(Exception):
@@ -199,6 +201,27 @@ def test_requests_go_as_real_dicts_and_results_nest(server: RpycServer, api: Rpy
         api.initialize(1, 2)
     with pytest.raises(TypeError, match="cannot send object"):
         api.symbol_info(object())
+
+
+def test_the_helper_reads_c_struct_sequences(monkeypatch: Any) -> None:
+    """The package's records are C struct sequences (PyStructSequence, like
+    os.stat_result): the server-side helper reads their field names from the
+    type, with or without _asdict(), and this side gets named tuples."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "MetaTrader5", types.ModuleType("MetaTrader5"))
+    ns: dict = {}
+    exec(rpyc_link.HELPER, ns)
+    t = time.gmtime(86400)
+    out = rpyc_link.decode(ns["_tt_out"](t))
+    assert type(out).__name__ == "struct_time" and out.tm_year == 1970 and out.tm_yday == 2 and len(out) == 9
+    st = rpyc_link.decode(ns["_tt_out"](("x", os.stat(__file__))))  # inside a container too
+    assert st[1].st_size == os.stat(__file__).st_size
+    rates = np.zeros(2, dtype=RATES_DTYPE)
+    rates["close"] = [1.5, 2.5]
+    back = rpyc_link.decode(ns["_tt_out"](rates))
+    assert back.dtype == RATES_DTYPE and list(back["close"]) == [1.5, 2.5]
+    assert rpyc_link.decode(ns["_tt_out"](np.int64(7))) == 7 and ns["_tt_out"]({"a": (1, 2)}) == ("D", (("a", ("S", (1, 2))),))
 
 
 def test_arrays_without_numpy_on_this_side(server: RpycServer, api: RpycApi, monkeypatch: Any) -> None:

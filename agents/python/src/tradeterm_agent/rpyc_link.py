@@ -13,7 +13,8 @@ is one more network round trip. So the bridge never touches a netref: on
 connecting it installs two small functions in the server's namespace
 (``HELPER``), and each API call is **one** round trip that runs the function
 on the Windows side and returns its result converted there to nested tuples
-of builtins (which RPyC sends by value): named tuples as
+of builtins (which RPyC sends by value): the package's records (C struct
+sequences with ``_asdict()``, named-tuple-like) as
 ``(typename, fields, values)``, numpy structured arrays as their raw bytes
 with the dtype's layout (copied once, never element by element). Here they
 become named tuples again and numpy structured arrays (or, without numpy,
@@ -61,12 +62,32 @@ RES_E_INTERNAL_FAIL_TIMEOUT = -10005
 HELPER = r'''
 import MetaTrader5 as _tt_mt5
 
+def _tt_fields(x):
+    """(names, values) of a record type: the package's are C struct sequences
+    with _asdict() (no _fields); namedtuples have _fields."""
+    t = type(x)
+    names = getattr(x, "_fields", None)
+    if names is not None:
+        return tuple(names), tuple(x)
+    if hasattr(x, "_asdict"):
+        d = x._asdict()
+        return tuple(d), tuple(d.values())
+    if hasattr(t, "n_sequence_fields"):
+        names = getattr(t, "__match_args__", None)
+        if names is None:
+            names = tuple(k for k, v in vars(t).items() if type(v).__name__ == "member_descriptor")
+        names = tuple(names)[: t.n_sequence_fields]
+        return names, tuple(getattr(x, n) for n in names)
+    return None, None
+
 def _tt_out(x):
     t = type(x)
     if x is None or t in (bool, int, float, str, bytes):
         return x
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return ("T", t.__name__, tuple(str(f) for f in x._fields), tuple(_tt_out(v) for v in x))
+    if isinstance(x, tuple) and t is not tuple:
+        names, values = _tt_fields(x)
+        if names is not None:
+            return ("T", t.__name__, tuple(str(n) for n in names), tuple(_tt_out(v) for v in values))
     if isinstance(x, (tuple, list)):
         return ("S", tuple(_tt_out(v) for v in x))
     if isinstance(x, dict):
@@ -80,7 +101,8 @@ def _tt_out(x):
     if t.__module__ == "numpy" and hasattr(x, "item"):
         return _tt_out(x.item())
     if hasattr(x, "_asdict"):
-        return ("T", t.__name__, tuple(x._asdict()), tuple(_tt_out(v) for v in x._asdict().values()))
+        d = x._asdict()
+        return ("T", t.__name__, tuple(str(n) for n in d), tuple(_tt_out(v) for v in d.values()))
     return ("R", repr(x))
 
 def _tt_in(x):

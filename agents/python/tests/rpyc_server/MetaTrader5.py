@@ -6,10 +6,13 @@ The server is started with ``PYTHONPATH=tests/rpyc_server:tests`` so that
 (the test asserts the bridge's process has no ``MetaTrader5``). Like the real
 package (a C extension):
 
-- results are named tuples whose class lives in a module ``MetaTrader5`` the
-  Linux side cannot import (so pickling them to the other side fails) and
-  numpy structured arrays with the documented dtypes (``copy_rates_*``,
-  ``copy_ticks_*``);
+- records are what the package's ``_core`` builds: C struct sequences
+  (``PyStructSequence``: a tuple subclass with one attribute per field and an
+  ``_asdict()`` method, **no** ``_fields``), modelled here by tuple
+  subclasses of the same shape, whose classes live in a module
+  ``MetaTrader5`` the Linux side cannot import (so pickling one to the other
+  side fails); arrays are numpy structured arrays with the documented dtypes
+  (``copy_rates_*``, ``copy_ticks_*``);
 - ``None`` on failure with ``last_error()`` giving ``(code, message)``;
 - functions refuse anything that is not a builtin value: an RPyC proxy
   (netref) of the caller's ``dict`` is a ``TypeError``, as it is for the
@@ -22,7 +25,8 @@ package (a C extension):
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+import operator
+from typing import Any, Dict
 
 import fake_mt5 as _f
 
@@ -32,10 +36,38 @@ for _k in dir(_f):
     if _k.isupper() and type(getattr(_f, _k)) is int:
         globals()[_k] = getattr(_f, _k)
 
-for _cls in (_f.AccountInfo, _f.TerminalInfo, _f.SymbolInfo, _f.Tick, _f.TradePosition, _f.TradeOrder,
-             _f.TradeDeal, _f.TradeRequest, _f.OrderCheckResult, _f.OrderSendResult):
-    _cls.__module__ = "MetaTrader5"
-    globals()[_cls.__name__] = _cls
+def _structseq(nt: Any) -> Any:
+    """A struct-sequence-like record type with the fields of the named tuple ``nt``."""
+    names = tuple(nt._fields)
+
+    def _asdict(self: Any) -> Dict[str, Any]:
+        return dict(zip(names, self))
+
+    def __repr__(self: Any) -> str:
+        return "%s(%s)" % (nt.__name__, ", ".join("%s=%r" % kv for kv in zip(names, self)))
+
+    ns: Dict[str, Any] = {"__slots__": (), "__module__": "MetaTrader5", "__match_args__": names,
+                          "n_fields": len(names), "n_sequence_fields": len(names), "n_unnamed_fields": 0,
+                          "_asdict": _asdict, "__repr__": __repr__}
+    for i, n in enumerate(names):
+        ns[n] = property(operator.itemgetter(i))
+    return type(nt.__name__, (tuple,), ns)
+
+
+_RECORDS = {}
+for _nt in (_f.AccountInfo, _f.TerminalInfo, _f.SymbolInfo, _f.Tick, _f.TradePosition, _f.TradeOrder,
+            _f.TradeDeal, _f.TradeRequest, _f.OrderCheckResult, _f.OrderSendResult):
+    _RECORDS[_nt] = globals()[_nt.__name__] = _structseq(_nt)
+
+
+def _native(x: Any) -> Any:
+    """The fake's named tuples → the package's record types (tuples of them stay tuples)."""
+    cls = _RECORDS.get(type(x))
+    if cls is not None:
+        return cls(_native(v) for v in x)
+    if type(x) is tuple:
+        return tuple(_native(v) for v in x)
+    return x
 
 _SIMPLE = (type(None), bool, int, float, str, _dt.datetime)
 
@@ -56,7 +88,7 @@ def _strict(name: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         for v in list(args) + list(kwargs.values()):
             _check(name, v)
-        return getattr(_f._default, name)(*args, **kwargs)
+        return _native(getattr(_f._default, name)(*args, **kwargs))
 
     call.__name__ = call.__qualname__ = name
     return call
