@@ -631,7 +631,7 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
         &unconverted,
     );
 
-    Ok(ExposureReport {
+    let report = ExposureReport {
         legs,
         currencies,
         gross_exposure: gross,
@@ -647,7 +647,59 @@ pub fn assess_exposure(req: &ExposureRequest<'_>) -> Result<ExposureReport, Core
         reasons,
         limits: req.limits,
         warnings: req.limits.warnings(),
-    })
+    };
+    if let Some(field) = non_finite_field(&report) {
+        return Err(CoreError::InvalidInput(format!(
+            "`{field}` is not a finite number: the volumes, contract sizes, prices or rates are too large to measure"
+        )));
+    }
+    Ok(report)
+}
+
+/// The first figure of a report that is not a finite number (an overflow of
+/// `volume × contract_size × price × rate`, or a share of a tiny equity), so
+/// that no report carries one (JSON has no infinity: it would be `null`
+/// where a number is promised).
+fn non_finite_field(report: &ExposureReport) -> Option<&'static str> {
+    let bad = |x: f64| !x.is_finite();
+    let bad_opt = |x: Option<f64>| x.is_some_and(bad);
+    for leg in &report.legs {
+        if bad(leg.notional_quote) {
+            return Some("notional_quote");
+        }
+        if bad_opt(leg.notional) {
+            return Some("notional");
+        }
+        if bad_opt(leg.pct_equity) {
+            return Some("pct_equity");
+        }
+    }
+    for currency in &report.currencies {
+        if bad(currency.amount) {
+            return Some("amount");
+        }
+        if bad_opt(currency.amount_account) {
+            return Some("amount_account");
+        }
+        if bad_opt(currency.pct_equity) {
+            return Some("pct_equity");
+        }
+    }
+    for group in &report.correlated_groups {
+        if bad(group.notional) || bad(group.pct_equity) {
+            return Some("correlated_groups");
+        }
+    }
+    [
+        ("gross_exposure", report.gross_exposure),
+        ("gross_pct_equity", report.gross_pct_equity),
+        ("net_exposure", report.net_exposure),
+        ("net_pct_equity", report.net_pct_equity),
+        ("concentration_pct_equity", report.concentration_pct_equity),
+    ]
+    .into_iter()
+    .find(|(_, x)| bad(*x))
+    .map(|(name, _)| name)
 }
 
 /// Rejects bad limits, a non-finite equity, a bad rate or a bad leg.
@@ -1312,6 +1364,21 @@ mod tests {
         assert_eq!(r.concentration_source.as_deref(), Some("currency EUR"));
         assert_eq!(r.verdict, Verdict::Proceed, "{:?}", r.reasons);
         assert_eq!(r.reasons.len(), 1);
+    }
+
+    #[test]
+    fn an_overflowing_exposure_is_refused_not_infinite() {
+        // 1e305 lots of 100 000 units: the notional overflows to infinity.
+        let legs = [leg(None, "EURUSD", Side::Buy, 1e305, 1.1)];
+        let rt = rates(&[("EUR", 1.1)]);
+        let e = assess_exposure(&req(&legs, 50_000.0, &rt, None))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a finite number"), "{e}");
+        // A finite notional over a tiny equity overflows the percentages.
+        let legs = [leg(None, "EURUSD", Side::Buy, 1e6, 1.1)];
+        let e = assess_exposure(&req(&legs, 1e-300, &rt, None)).unwrap_err().to_string();
+        assert!(e.contains("pct_equity"), "{e}");
     }
 
     #[test]

@@ -328,8 +328,10 @@ pub struct SizingResult {
     /// Volume to trade in lots: rounded down to the volume step and clamped to
     /// the symbol's limits.
     pub volume: f64,
-    /// The exact volume for the risk budget, before rounding and clamping.
-    pub raw_volume: f64,
+    /// The exact volume for the risk budget, before rounding and clamping; `null` when the loss per lot is 0 (a
+    /// stop distance below the price's resolution): any volume fits the budget, so `volume` is the symbol's
+    /// maximum (said in `warnings`).
+    pub raw_volume: Option<f64>,
     /// Whether and how the volume was clamped.
     pub clamp: VolumeClamp,
     /// Risk budget, account currency.
@@ -579,23 +581,33 @@ pub fn calculate_position_size(
     let tick_value_account = tick_value_profit * rate;
     let loss_per_lot = distance / spec.tick_size * tick_value_account + commission;
     let raw_volume = budget / loss_per_lot;
-    if !raw_volume.is_finite() {
+    if raw_volume.is_nan() || !loss_per_lot.is_finite() {
         return Err(SizingError::invalid("stop", "the loss per lot is not a finite number"));
     }
+    // A loss per lot of 0 (or so small that the budget over it overflows):
+    // any volume fits the budget; the symbol's maximum is the answer.
+    let raw_volume = raw_volume.is_finite().then_some(raw_volume);
+    if raw_volume.is_none() {
+        warnings.push(format!(
+            "the stop distance {distance} loses {loss_per_lot} {} per lot: any volume fits the budget, so the volume \
+             is the symbol's maximum",
+            account.currency
+        ));
+    }
 
-    let (volume, clamp) = clamp_volume(spec, raw_volume);
+    let (volume, clamp) = clamp_volume(spec, raw_volume.unwrap_or(f64::INFINITY));
     let money_at_risk = volume * loss_per_lot;
     let exceeds_risk_budget = money_at_risk > budget * (1.0 + 1e-9);
-    match clamp {
-        VolumeClamp::RaisedToMinimum => warnings.push(format!(
+    match (clamp, raw_volume) {
+        (VolumeClamp::RaisedToMinimum, Some(raw_volume)) => warnings.push(format!(
             "the volume for the budget ({raw_volume:.4} lots) is below the minimum {} lots: the minimum risks {money_at_risk:.2} {} instead of {budget:.2}",
             spec.volume_min, account.currency
         )),
-        VolumeClamp::LoweredToMaximum => warnings.push(format!(
+        (VolumeClamp::LoweredToMaximum, Some(raw_volume)) => warnings.push(format!(
             "the volume for the budget ({raw_volume:.2} lots) is above the maximum {} lots: lowered to it",
             spec.volume_max
         )),
-        VolumeClamp::None => {}
+        _ => {}
     }
 
     let margin = rates

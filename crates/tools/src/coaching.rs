@@ -36,12 +36,13 @@ pub struct ExplainSetupInput {
     pub symbol: String,
     /// Timeframe: M1, M5, M15, M30, H1, H4, D1, W1 or MN1.
     pub timeframe: Timeframe,
-    /// Bars of history to analyse (100-5000, default 500). Fewer than 300 adds a `few_bars` caveat.
+    /// Bars of history to analyse (100-5000, default 500). Fewer than 300 adds a `few_bars` caveat. Fewer than
+    /// 3 × swing_length are raised to 3 × swing_length (said in `warnings`).
     #[serde(default)]
     #[schemars(range(min = MIN_SETUP_BARS, max = MAX_SETUP_BARS))]
     pub bars: Option<u32>,
-    /// Swing window (1-100, default 10): a swing is confirmed `swing_length` bars after it forms.
-    /// `bars` must be at least 3 × swing_length.
+    /// Swing window (1-100, default 10): a swing is confirmed `swing_length` bars after it forms. At least
+    /// 3 × swing_length bars are read, whatever `bars` says.
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_SETUP_SWING_LENGTH))]
     pub swing_length: Option<u32>,
@@ -61,9 +62,13 @@ pub struct ExplainSetupOutput {
     /// The explanation.
     #[serde(flatten)]
     pub report: SetupReport,
+    /// What the input asked that was adjusted (`bars` raised to 3 × swing_length); empty otherwise.
+    pub warnings: Vec<String>,
 }
 
-fn setup_args(input: &ExplainSetupInput) -> Result<(u32, usize), ToolError> {
+/// The bars to read and the swing length, with a warning when `bars` is
+/// raised to 3 × swing_length (the fewest bars that confirm swings).
+fn setup_args(input: &ExplainSetupInput) -> Result<(u32, usize, Option<String>), ToolError> {
     let bars = input.bars.unwrap_or(DEFAULT_SETUP_BARS);
     if !(MIN_SETUP_BARS..=MAX_SETUP_BARS).contains(&bars) {
         return Err(ToolError::InvalidInput(format!(
@@ -77,16 +82,15 @@ fn setup_args(input: &ExplainSetupInput) -> Result<(u32, usize), ToolError> {
         )));
     }
     if bars < 3 * swing {
-        return Err(ToolError::InvalidInput(format!(
-            "`bars` ({bars}) must be at least 3 × swing_length ({})",
-            3 * swing
-        )));
+        let raised = 3 * swing;
+        let warning = format!("`bars` {bars} was raised to {raised}, 3 × swing_length {swing}: fewer confirm no swing");
+        return Ok((raised, swing as usize, Some(warning)));
     }
-    Ok((bars, swing as usize))
+    Ok((bars, swing as usize, None))
 }
 
 async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<ExplainSetupOutput, ToolError> {
-    let (bar_count, swing_length) = setup_args(&input)?;
+    let (bar_count, swing_length, warning) = setup_args(&input)?;
     let bars = fetch_bars(
         &ctx,
         &input.symbol,
@@ -111,6 +115,7 @@ async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<Exp
         symbol: input.symbol,
         timeframe: input.timeframe,
         report,
+        warnings: warning.into_iter().collect(),
     })
 }
 
@@ -222,7 +227,11 @@ async fn score_journal_entry(ctx: ToolContext, input: ScoreJournalInput) -> Resu
                 "give `entry_id` (a stored journal entry) or `entry` (an inline entry)".into(),
             ));
         }
-        (None, Some(body)) => (None, StoredEntry::from(body)),
+        (None, Some(body)) => {
+            // What `add_journal_entry` checks: the schema's rules of an entry (JournalBody's serde reads its shape only).
+            body.validate_in("entry.")?;
+            (None, StoredEntry::from(body))
+        }
         (Some(id), None) => {
             // Another license's entry is reported exactly as a missing one: the store filters by license.
             let stored = ctx
@@ -306,13 +315,69 @@ mod tests {
 
     #[test]
     fn setup_argument_bounds() {
-        assert_eq!(setup_args(&input(None, None)).unwrap(), (500, 10));
+        assert_eq!(setup_args(&input(None, None)).unwrap(), (500, 10, None));
         assert!(setup_args(&input(Some(99), None)).is_err());
         assert!(setup_args(&input(Some(5001), None)).is_err());
         assert!(setup_args(&input(None, Some(0))).is_err());
         assert!(setup_args(&input(None, Some(101))).is_err());
-        let e = setup_args(&input(Some(100), Some(50))).unwrap_err().to_string();
-        assert!(e.contains("3 × swing_length"), "{e}");
+        // Schema-valid: fewer bars than 3 × swing_length are raised, with a warning (no refusal).
+        let (bars, swing, warning) = setup_args(&input(Some(200), Some(100))).unwrap();
+        assert_eq!((bars, swing), (300, 100));
+        let warning = warning.unwrap();
+        assert!(warning.contains("raised to 300"), "{warning}");
+    }
+
+    /// No terminal at all: `score_journal_entry` with an inline entry needs none.
+    struct NoTerminal;
+
+    #[async_trait::async_trait]
+    impl tradeterm_protocol::Dispatch for NoTerminal {
+        async fn execute(
+            &self,
+            _license: &str,
+            _terminal: &str,
+            _command: tradeterm_protocol::Command,
+            _timeout: std::time::Duration,
+        ) -> Result<tradeterm_protocol::CommandResult, tradeterm_protocol::DispatchError> {
+            Err(tradeterm_protocol::DispatchError::Unreachable)
+        }
+
+        async fn terminals(
+            &self,
+            _license: &str,
+        ) -> Result<Vec<tradeterm_protocol::TerminalStatus>, tradeterm_protocol::DispatchError> {
+            Ok(Vec::new())
+        }
+    }
+
+    async fn score(input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        let services = crate::Services::new(std::sync::Arc::new(NoTerminal), std::sync::Arc::new(store));
+        let caller = crate::Caller {
+            license_id: "lic_test".into(),
+            credential: "key_test".into(),
+            caps: vec![Capability::Read, Capability::Analytics],
+        };
+        let ctx = ToolContext::new(std::sync::Arc::new(services), caller, None);
+        crate::find("score_journal_entry").unwrap().call(ctx, input).await
+    }
+
+    #[tokio::test]
+    async fn an_inline_entry_is_held_to_its_schema() {
+        let ok = score(serde_json::json!({ "entry": { "symbol": "EURUSD", "tags": ["breakout"] } })).await;
+        assert!(ok.is_ok(), "{ok:?}");
+        for (entry, field) in [
+            (serde_json::json!({ "tags": [""] }), "`entry.tags`"),
+            (serde_json::json!({ "emotions": ["x".repeat(65)] }), "`entry.emotions`"),
+            (serde_json::json!({ "symbol": "EUR USD" }), "`entry.symbol`"),
+            (serde_json::json!({ "symbol": "" }), "`entry.symbol`"),
+            (serde_json::json!({ "entry_price": 0 }), "`entry.entry_price`"),
+            (serde_json::json!({ "opened_at": "yesterday" }), "`entry.opened_at`"),
+        ] {
+            let e = score(serde_json::json!({ "entry": entry })).await.unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR", "{entry}");
+            assert!(e.to_string().contains(field), "{entry}: {e}");
+        }
     }
 
     #[test]

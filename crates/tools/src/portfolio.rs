@@ -29,6 +29,9 @@ pub const MAX_CORRELATION_BARS: u32 = 5_000;
 pub const DEFAULT_CORRELATION_BARS: u32 = 200;
 /// Pairs listed in `most_correlated` and `least_correlated`.
 pub const PAIRS_LISTED: usize = 3;
+/// Largest `proposed_trade.volume`, in lots: far above any symbol's volume
+/// limit, and small enough that its notional stays a finite number.
+pub const MAX_PROPOSED_VOLUME: f64 = 1_000_000.0;
 
 /// Input of `get_correlation_matrix`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -193,9 +196,9 @@ pub struct ProposedTrade {
     pub symbol: String,
     /// `buy` (long) or `sell` (short).
     pub side: Side,
-    /// Volume in lots. One the symbol cannot trade (below its minimum, above its maximum, off its step) is
-    /// assessed all the same, with a warning.
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Volume in lots (above 0, at most 1000000). One the symbol cannot trade (below its minimum, above its maximum,
+    /// off its step) is assessed all the same, with a warning.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_PROPOSED_VOLUME))]
     pub volume: f64,
 }
 
@@ -357,17 +360,25 @@ async fn correlations_of(
     ))
 }
 
+/// Checks the proposed trade: a symbol, and a volume above 0 and at most
+/// [`MAX_PROPOSED_VOLUME`] (what the schema says), so that its notional is
+/// a finite number.
+fn check_proposed(proposed: &ProposedTrade) -> Result<(), ToolError> {
+    check_symbol(&proposed.symbol)?;
+    if !proposed.volume.is_finite() || proposed.volume <= 0.0 || proposed.volume > MAX_PROPOSED_VOLUME {
+        return Err(ToolError::InvalidInput(format!(
+            "`proposed_trade.volume` must be a number of lots above 0 and at most {MAX_PROPOSED_VOLUME}"
+        )));
+    }
+    Ok(())
+}
+
 async fn check_portfolio_exposure(ctx: ToolContext, input: ExposureInput) -> Result<ExposureOutput, ToolError> {
     let limits = limits_of(&input)?;
     let timeframe = input.correlation_timeframe.unwrap_or(Timeframe::H1);
     let bars = check_bars("correlation_bars", input.correlation_bars)?;
     if let Some(proposed) = &input.proposed_trade {
-        check_symbol(&proposed.symbol)?;
-        if !proposed.volume.is_finite() || proposed.volume <= 0.0 {
-            return Err(ToolError::InvalidInput(
-                "`proposed_trade.volume` must be a positive number of lots".into(),
-            ));
-        }
+        check_proposed(proposed)?;
     }
     let (account, open) = try_join(ctx.account(), positions(&ctx, None)).await?;
 
@@ -578,6 +589,24 @@ mod tests {
         })
         .unwrap_err();
         assert!(error.to_string().contains("correlation_threshold"), "{error}");
+    }
+
+    #[test]
+    fn the_proposed_volume_is_bounded_in_the_schema_and_the_check() {
+        let t = crate::find("check_portfolio_exposure").unwrap();
+        let volume = &t.input_schema["$defs"]["ProposedTrade"]["properties"]["volume"];
+        assert_eq!(volume["maximum"].as_f64(), Some(MAX_PROPOSED_VOLUME), "{volume}");
+        let trade = |volume| ProposedTrade {
+            symbol: "EURUSD".into(),
+            side: Side::Buy,
+            volume,
+        };
+        assert!(check_proposed(&trade(MAX_PROPOSED_VOLUME)).is_ok());
+        for volume in [0.0, -1.0, 1e300, f64::INFINITY] {
+            let e = check_proposed(&trade(volume)).unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR");
+            assert!(e.to_string().contains("`proposed_trade.volume`"), "{e}");
+        }
     }
 
     #[test]

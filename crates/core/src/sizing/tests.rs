@@ -533,7 +533,7 @@ fn a_buy_stop_distance_past_zero_is_sized_with_a_warning() {
     let out = calculate_position_size(&eurusd(), &account(10_000.0, 10_000.0), &r, &rates(1.0, 1.1)).unwrap();
     assert!(close(out.stop_distance, 2.0) && close(out.stop_price, -0.9), "{out:?}");
     assert!(close(out.loss_per_lot, 200_000.0), "{}", out.loss_per_lot);
-    assert!(close(out.raw_volume, 0.0005));
+    assert!(close(out.raw_volume.unwrap(), 0.0005));
     assert_eq!((out.volume, out.clamp), (0.01, VolumeClamp::RaisedToMinimum));
     assert!(
         out.warnings
@@ -554,4 +554,29 @@ fn a_buy_stop_distance_past_zero_is_sized_with_a_warning() {
         close(out.stop_price, 3.1) && !out.warnings.iter().any(|w| w.contains("zero")),
         "{out:?}"
     );
+}
+
+#[test]
+fn a_stop_too_close_to_lose_anything_is_sized_at_the_maximum() {
+    // 1e-310 points of EURUSD: the loss per lot is (about) 0, any volume fits the budget.
+    let r = req(
+        Side::Buy,
+        1.10000,
+        RiskSpec::PercentOfBalance { percent: 1.0 },
+        StopSpec::Points { points: 1e-310 },
+    );
+    let spec = eurusd();
+    let out = calculate_position_size(&spec, &account(10_000.0, 10_000.0), &r, &rates(1.0, 1.1)).unwrap();
+    assert_eq!(out.raw_volume, None, "{out:?}");
+    assert_eq!(
+        (out.volume, out.clamp),
+        (spec.volume_max, VolumeClamp::LoweredToMaximum)
+    );
+    assert!(out.money_at_risk.is_finite() && out.loss_per_lot.is_finite(), "{out:?}");
+    assert!(
+        out.warnings.iter().any(|w| w.contains("any volume fits the budget")),
+        "{:?}",
+        out.warnings
+    );
+    assert!(serde_json::to_value(&out).unwrap()["raw_volume"].is_null());
 }

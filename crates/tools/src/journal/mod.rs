@@ -92,8 +92,18 @@ pub struct JournalBody {
 
 impl JournalBody {
     fn validate(&self) -> Result<(), ToolError> {
-        if let Some(symbol) = &self.symbol {
-            crate::market::check_symbol(symbol)?;
+        self.validate_in("")
+    }
+
+    /// Checks every rule the schema states, naming a field `{at}{name}`
+    /// (`entry.tags` for an entry given as the `entry` field of an input).
+    pub(crate) fn validate_in(&self, at: &str) -> Result<(), ToolError> {
+        if let Some(symbol) = &self.symbol
+            && !crate::schema::is_symbol(symbol)
+        {
+            return Err(ToolError::InvalidInput(format!(
+                "`{at}symbol` must be a symbol: 1-32 letters, digits or ._#-+!"
+            )));
         }
         for (name, value) in [
             ("volume", self.volume),
@@ -104,7 +114,7 @@ impl JournalBody {
             ("profit", self.profit),
         ] {
             if value.is_some_and(|x| !x.is_finite()) {
-                return Err(ToolError::InvalidInput(format!("`{name}` must be a finite number")));
+                return Err(ToolError::InvalidInput(format!("`{at}{name}` must be a finite number")));
             }
         }
         // Prices are above 0 (what the journal rubric reads; the schema says so).
@@ -115,14 +125,16 @@ impl JournalBody {
             ("take_profit", self.take_profit),
         ] {
             if value.is_some_and(|x| x <= 0.0) {
-                return Err(ToolError::InvalidInput(format!("`{name}` must be a price above 0")));
+                return Err(ToolError::InvalidInput(format!("`{at}{name}` must be a price above 0")));
             }
         }
         for (name, value) in [("opened_at", &self.opened_at), ("closed_at", &self.closed_at)] {
             if let Some(text) = value
                 && parse_iso(text).is_err()
             {
-                return Err(ToolError::InvalidInput(format!("`{name}` must be an ISO 8601 time")));
+                return Err(ToolError::InvalidInput(format!(
+                    "`{at}{name}` must be an ISO 8601 time"
+                )));
             }
         }
         for (name, value) in [
@@ -136,7 +148,7 @@ impl JournalBody {
                 .is_some_and(|text_value| text_value.chars().count() > MAX_TEXT)
             {
                 return Err(ToolError::InvalidInput(format!(
-                    "`{name}` may have at most {MAX_TEXT} characters"
+                    "`{at}{name}` may have at most {MAX_TEXT} characters"
                 )));
             }
         }
@@ -147,7 +159,7 @@ impl JournalBody {
                     .any(|text| text.is_empty() || text.chars().count() > MAX_TAG_CHARS)
             {
                 return Err(ToolError::InvalidInput(format!(
-                    "`{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
+                    "`{at}{name}` may hold at most {MAX_TAGS} items of 1-64 characters"
                 )));
             }
         }
