@@ -22,9 +22,26 @@ long   TermBuild(void) { return TerminalInfoInteger(TERMINAL_BUILD); }
 long   TermLogin(void) { return AccountInfoInteger(ACCOUNT_LOGIN); }
 string TermUid(void) { return TtSha256Hex(TerminalInfoString(TERMINAL_DATA_PATH)); }
 
+// Why automated trading is off, "" when it is on: the terminal's Algo Trading
+// button, the expert's "Allow Algo Trading" property, and the permissions the broker
+// sets on the account (ACCOUNT_TRADE_ALLOWED, ACCOUNT_TRADE_EXPERT): with any
+// of them off the trade server would refuse every order.
+string TermTradeBlock(void)
+  {
+   if(TerminalInfoInteger(TERMINAL_TRADE_ALLOWED) == 0)
+      return "the terminal's Algo Trading button is off";
+   if(MQLInfoInteger(MQL_TRADE_ALLOWED) == 0)
+      return "the expert's Allow Algo Trading property is off";
+   if(AccountInfoInteger(ACCOUNT_TRADE_ALLOWED) == 0)
+      return "the broker disabled trading on this account (ACCOUNT_TRADE_ALLOWED)";
+   if(AccountInfoInteger(ACCOUNT_TRADE_EXPERT) == 0)
+      return "the broker disabled expert trading on this account (ACCOUNT_TRADE_EXPERT)";
+   return "";
+  }
+
 bool TermAutomatedTrading(void)
   {
-   return TerminalInfoInteger(TERMINAL_TRADE_ALLOWED) != 0 && MQLInfoInteger(MQL_TRADE_ALLOWED) != 0;
+   return TermTradeBlock() == "";
   }
 
 string TtTradeModeName(void)

@@ -1,25 +1,20 @@
-// fake_terminal.h: a small deterministic MetaTrader terminal for the harness.
-//
-// Market: EURUSD, GBPUSD, USDJPY, XAUUSD; quotes are a deterministic function
-// of time (a new quote every 200 ms), so bars and tick history can be computed
-// for any range. Trade server time is UTC+2 (the agent must convert).
-// Account: a demo hedging account, 10 000 USD, leverage 1:100; market and
-// pending orders, SL/TP hits, partial closes, deals and history orders.
+// fake_terminal.h: the MQL5 side of the harness's fake MetaTrader terminal:
+// a demo hedging account, 10 000 USD, leverage 1:100, over the market of
+// fake_market.h; market and pending orders, SL/TP hits, partial closes,
+// deals and history orders, an economic calendar, OnTradeTransaction.
 // Trading is always open (every day 00:00-24:00 server time), so the harness
-// works at weekends.
-//
-// It offers the MQL5 API the agent calls (OrderSend with MqlTradeRequest,
-// PositionGet*, HistoryDeal*, CopyRates, CopyTicksRange, Calendar*, ...) and,
-// in fake_terminal4.h, the MQL4 API.
+// works at weekends. It offers the MQL5 API the agent calls (OrderSend with
+// MqlTradeRequest, PositionGet*, HistoryDeal*, CopyTicksRange, Calendar*,
+// ...); the MQL4 API is in fake_terminal4.h, and a build has one or the other.
 #pragma once
 
-#include "mql_compat.h"
+#ifdef TT_HARNESS_MT4
+#error "fake_terminal.h is the MQL5 API: an MT4 build includes fake_terminal4.h only"
+#endif
 
-#include <functional>
-#include <map>
+#include "fake_market.h"
 
-// ---------------------------------------------------------------- constants
-enum ENUM_TIMEFRAMES { PERIOD_CURRENT = 0, PERIOD_M1 = 1, PERIOD_M5 = 5, PERIOD_M15 = 15, PERIOD_M30 = 30, PERIOD_H1 = 16385, PERIOD_H4 = 16388, PERIOD_D1 = 16408, PERIOD_W1 = 32769, PERIOD_MN1 = 49153 };
+// ---------------------------------------------------------------- MQL5-only constants
 enum ENUM_ORDER_TYPE { ORDER_TYPE_BUY, ORDER_TYPE_SELL, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_SELL_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_SELL_STOP, ORDER_TYPE_BUY_STOP_LIMIT, ORDER_TYPE_SELL_STOP_LIMIT, ORDER_TYPE_CLOSE_BY };
 enum ENUM_TRADE_REQUEST_ACTIONS { TRADE_ACTION_DEAL = 1, TRADE_ACTION_PENDING = 5, TRADE_ACTION_SLTP = 6, TRADE_ACTION_MODIFY = 7, TRADE_ACTION_REMOVE = 8, TRADE_ACTION_CLOSE_BY = 10 };
 enum ENUM_ORDER_TYPE_FILLING { ORDER_FILLING_FOK, ORDER_FILLING_IOC, ORDER_FILLING_RETURN, ORDER_FILLING_BOC };
@@ -29,15 +24,7 @@ enum ENUM_POSITION_TYPE { POSITION_TYPE_BUY, POSITION_TYPE_SELL };
 enum ENUM_DEAL_TYPE { DEAL_TYPE_BUY, DEAL_TYPE_SELL, DEAL_TYPE_BALANCE };
 enum ENUM_DEAL_ENTRY { DEAL_ENTRY_IN, DEAL_ENTRY_OUT, DEAL_ENTRY_INOUT, DEAL_ENTRY_OUT_BY };
 enum ENUM_DEAL_REASON { DEAL_REASON_CLIENT, DEAL_REASON_MOBILE, DEAL_REASON_WEB, DEAL_REASON_EXPERT, DEAL_REASON_SL, DEAL_REASON_TP, DEAL_REASON_SO };
-enum ENUM_DAY_OF_WEEK { SUNDAY, MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY };
 enum ENUM_TRADE_TRANSACTION_TYPE { TRADE_TRANSACTION_ORDER_ADD, TRADE_TRANSACTION_ORDER_UPDATE, TRADE_TRANSACTION_ORDER_DELETE, TRADE_TRANSACTION_HISTORY_ADD, TRADE_TRANSACTION_HISTORY_UPDATE, TRADE_TRANSACTION_HISTORY_DELETE, TRADE_TRANSACTION_DEAL_ADD, TRADE_TRANSACTION_DEAL_UPDATE, TRADE_TRANSACTION_DEAL_DELETE, TRADE_TRANSACTION_POSITION, TRADE_TRANSACTION_REQUEST };
-enum ENUM_ACCOUNT_TRADE_MODE { ACCOUNT_TRADE_MODE_DEMO, ACCOUNT_TRADE_MODE_CONTEST, ACCOUNT_TRADE_MODE_REAL };
-enum ENUM_ACCOUNT_INFO_INTEGER { ACCOUNT_LOGIN, ACCOUNT_TRADE_MODE, ACCOUNT_LEVERAGE, ACCOUNT_MARGIN_MODE };
-enum ENUM_ACCOUNT_INFO_DOUBLE { ACCOUNT_BALANCE, ACCOUNT_EQUITY, ACCOUNT_MARGIN, ACCOUNT_MARGIN_FREE, ACCOUNT_MARGIN_LEVEL, ACCOUNT_PROFIT };
-enum ENUM_ACCOUNT_INFO_STRING { ACCOUNT_NAME, ACCOUNT_SERVER, ACCOUNT_COMPANY, ACCOUNT_CURRENCY };
-enum ENUM_TERMINAL_INFO_INTEGER { TERMINAL_BUILD, TERMINAL_TRADE_ALLOWED, TERMINAL_CONNECTED };
-enum ENUM_TERMINAL_INFO_STRING { TERMINAL_DATA_PATH, TERMINAL_NAME };
-enum ENUM_MQL_INFO_INTEGER { MQL_TRADE_ALLOWED, MQL_TESTER };
 enum ENUM_POSITION_PROPERTY_INTEGER { POSITION_TICKET, POSITION_TIME, POSITION_TIME_MSC, POSITION_TYPE, POSITION_MAGIC, POSITION_IDENTIFIER };
 enum ENUM_POSITION_PROPERTY_DOUBLE { POSITION_VOLUME, POSITION_PRICE_OPEN, POSITION_SL, POSITION_TP, POSITION_PRICE_CURRENT, POSITION_SWAP, POSITION_PROFIT };
 enum ENUM_POSITION_PROPERTY_STRING { POSITION_SYMBOL, POSITION_COMMENT };
@@ -47,9 +34,6 @@ enum ENUM_ORDER_PROPERTY_STRING { ORDER_SYMBOL, ORDER_COMMENT };
 enum ENUM_DEAL_PROPERTY_INTEGER { DEAL_TICKET, DEAL_ORDER, DEAL_TIME_MSC, DEAL_TYPE, DEAL_ENTRY, DEAL_MAGIC, DEAL_REASON, DEAL_POSITION_ID };
 enum ENUM_DEAL_PROPERTY_DOUBLE { DEAL_VOLUME, DEAL_PRICE, DEAL_COMMISSION, DEAL_SWAP, DEAL_PROFIT };
 enum ENUM_DEAL_PROPERTY_STRING { DEAL_SYMBOL, DEAL_COMMENT };
-enum ENUM_SYMBOL_INFO_INTEGER { SYMBOL_SELECT, SYMBOL_DIGITS, SYMBOL_TRADE_STOPS_LEVEL, SYMBOL_SWAP_MODE, SYMBOL_SWAP_ROLLOVER3DAYS, SYMBOL_TRADE_CALC_MODE, SYMBOL_FILLING_MODE, SYMBOL_TRADE_MODE };
-enum ENUM_SYMBOL_INFO_DOUBLE { SYMBOL_BID, SYMBOL_ASK, SYMBOL_POINT, SYMBOL_TRADE_TICK_SIZE, SYMBOL_TRADE_TICK_VALUE, SYMBOL_TRADE_CONTRACT_SIZE, SYMBOL_VOLUME_MIN, SYMBOL_VOLUME_MAX, SYMBOL_VOLUME_STEP, SYMBOL_SWAP_LONG, SYMBOL_SWAP_SHORT };
-enum ENUM_SYMBOL_INFO_STRING { SYMBOL_DESCRIPTION, SYMBOL_CURRENCY_BASE, SYMBOL_CURRENCY_PROFIT, SYMBOL_CURRENCY_MARGIN };
 enum ENUM_SYMBOL_SWAP_MODE { SYMBOL_SWAP_MODE_DISABLED, SYMBOL_SWAP_MODE_POINTS, SYMBOL_SWAP_MODE_CURRENCY_SYMBOL, SYMBOL_SWAP_MODE_CURRENCY_MARGIN, SYMBOL_SWAP_MODE_CURRENCY_DEPOSIT, SYMBOL_SWAP_MODE_INTEREST_CURRENT, SYMBOL_SWAP_MODE_INTEREST_OPEN, SYMBOL_SWAP_MODE_REOPEN_CURRENT, SYMBOL_SWAP_MODE_REOPEN_BID };
 enum ENUM_SYMBOL_CALC_MODE { SYMBOL_CALC_MODE_FOREX, SYMBOL_CALC_MODE_FOREX_NO_LEVERAGE, SYMBOL_CALC_MODE_FUTURES, SYMBOL_CALC_MODE_CFD, SYMBOL_CALC_MODE_CFDINDEX, SYMBOL_CALC_MODE_CFDLEVERAGE };
 enum ENUM_CALENDAR_EVENT_SECTOR { CALENDAR_SECTOR_NONE, CALENDAR_SECTOR_MARKET, CALENDAR_SECTOR_GDP, CALENDAR_SECTOR_JOBS, CALENDAR_SECTOR_PRICES, CALENDAR_SECTOR_MONEY, CALENDAR_SECTOR_TRADE, CALENDAR_SECTOR_GOVERNMENT, CALENDAR_SECTOR_BUSINESS, CALENDAR_SECTOR_CONSUMER, CALENDAR_SECTOR_HOUSING, CALENDAR_SECTOR_TAXES, CALENDAR_SECTOR_HOLIDAYS };
@@ -67,13 +51,12 @@ enum ENUM_CALENDAR_EVENT_IMPORTANCE { CALENDAR_IMPORTANCE_NONE, CALENDAR_IMPORTA
 #define TRADE_RETCODE_INVALID_PRICE 10015
 #define TRADE_RETCODE_INVALID_STOPS 10016
 #define TRADE_RETCODE_TRADE_DISABLED 10017
+#define TRADE_RETCODE_SERVER_DISABLES_AT 10026
 #define TRADE_RETCODE_NO_MONEY 10019
 #define TRADE_RETCODE_INVALID_ORDER 10035
 #define TRADE_RETCODE_POSITION_CLOSED 10036
 #define TRADE_RETCODE_INVALID_CLOSE_VOLUME 10038
 
-struct MqlTick { datetime time; double bid; double ask; double last; ulong volume; long time_msc; uint flags; double volume_real; };
-struct MqlRates { datetime time; double open; double high; double low; double close; long tick_volume; int spread; long real_volume; };
 struct MqlTradeRequest {
     ENUM_TRADE_REQUEST_ACTIONS action; ulong magic; ulong order; string symbol; double volume; double price; double stoplimit;
     double sl; double tp; ulong deviation; ENUM_ORDER_TYPE type; ENUM_ORDER_TYPE_FILLING type_filling; ENUM_ORDER_TYPE_TIME type_time;
@@ -90,22 +73,14 @@ struct MqlCalendarValue { ulong id; ulong event_id; datetime time; datetime peri
 struct MqlCalendarEvent { ulong id; int type; ENUM_CALENDAR_EVENT_SECTOR sector; int frequency; int time_mode; ulong country_id; int unit; ENUM_CALENDAR_EVENT_IMPORTANCE importance; int multiplier; uint digits; string source_url; string event_code; string name; };
 struct MqlCalendarCountry { ulong id; string name; string code; string currency; string currency_symbol; string url_name; };
 
-struct TtRates { std::vector<MqlRates> v; };
-struct TtTicks { std::vector<MqlTick> v; };
 struct TtCalendarValues { std::vector<MqlCalendarValue> v; };
 
-template <class T> void ZeroMemory(T &x) { x = T(); }
 
 // ---------------------------------------------------------------- the fake
+
+// ---------------------------------------------------------------- the MT5 account
 namespace fake {
 
-const long kServerOffset = 7200;  // trade server time = UTC + 2 h
-const long kStepMs = 200;         // a new quote every 200 ms
-
-struct Sym {
-    std::string name, desc, base, profit, margin;
-    int digits; double contract; double base_price; int spread_points; int calc_mode; double phase; bool selected;
-};
 struct Pos {
     long ticket; std::string symbol; int type; double volume; double open; long open_ms; double sl, tp; long magic; std::string comment; double swap;
 };
@@ -116,18 +91,13 @@ struct Ord {
 struct Deal {
     long ticket, order; long position; std::string symbol; int type, entry, reason; double volume, price, profit, swap, commission; long time_ms; long magic; std::string comment;
 };
-
-struct Terminal {
-    std::vector<Sym> syms;
+struct Terminal : Market {
     std::vector<Pos> positions;
     std::vector<Ord> orders;    // pending
     std::vector<Ord> history;   // finished orders
     std::vector<Deal> deals;
     double balance = 10000.0;
-    long leverage = 100;
     long next_order = 5000001, next_deal = 7000001;
-    bool terminal_trade_allowed = true, mql_trade_allowed = true;
-    int trade_mode = ACCOUNT_TRADE_MODE_DEMO;
     Pos selected_pos{};
     Ord selected_ord{};
     std::vector<long> hist_deals, hist_orders;  // HistorySelect selection
@@ -136,54 +106,13 @@ struct Terminal {
     long last_step = 0;
 
     Terminal() {
-        syms.push_back({"EURUSD", "Euro vs US Dollar", "EUR", "USD", "EUR", 5, 100000, 1.08400, 12, SYMBOL_CALC_MODE_FOREX, 0.0, true});
-        syms.push_back({"GBPUSD", "Great Britain Pound vs US Dollar", "GBP", "USD", "GBP", 5, 100000, 1.26500, 15, SYMBOL_CALC_MODE_FOREX, 1.0, true});
-        syms.push_back({"USDJPY", "US Dollar vs Japanese Yen", "USD", "JPY", "USD", 3, 100000, 151.200, 14, SYMBOL_CALC_MODE_FOREX, 2.0, true});
-        syms.push_back({"XAUUSD", "Gold vs US Dollar", "XAU", "USD", "XAU", 2, 100, 2650.00, 30, SYMBOL_CALC_MODE_CFDLEVERAGE, 3.0, true});
+        login = 5012345;
+        server = "Tradeterm-Harness";
         // A balance deal: the initial deposit, a day ago.
         long t = now_server_ms() - 86400000L;
         deals.push_back({next_deal++, 0, 0, "", DEAL_TYPE_BALANCE, DEAL_ENTRY_IN, DEAL_REASON_CLIENT, 0, 0, balance, 0, 0, t, 0, "deposit"});
     }
 
-    static long now_utc_ms() {
-        struct timeval tv;
-        gettimeofday(&tv, nullptr);
-        return (long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-    }
-    static long now_server_ms() { return now_utc_ms() + kServerOffset * 1000; }
-
-    const Sym *sym(const std::string &n) const {
-        for (auto &s : syms) if (s.name == n) return &s;
-        return nullptr;
-    }
-    static double point(const Sym &s) { return pow(10.0, -s.digits); }
-    // Mid price at a quote step (server ms, floored to the step).
-    static double mid(const Sym &s, long ms) {
-        double t = (double)(ms / kStepMs);
-        double x = 0.0015 * sin(t / 1500.0 + s.phase) + 0.0004 * sin(t / 97.0 + 2 * s.phase) + 0.0001 * sin(t / 7.0 + s.phase);
-        return s.base_price * (1.0 + x);
-    }
-    static double bid_at(const Sym &s, long ms) {
-        double p = point(s);
-        return round((mid(s, ms) - s.spread_points * p / 2) / p) * p;
-    }
-    static double ask_at(const Sym &s, long ms) { return NormalizeDouble(bid_at(s, ms) + s.spread_points * point(s), s.digits); }
-    static long step_of(long ms) { return ms / kStepMs * kStepMs; }
-
-    // Value of one unit of `ccy` in USD.
-    double usd(const std::string &ccy) const {
-        if (ccy == "USD") return 1.0;
-        long now = now_server_ms();
-        for (auto &s : syms) {
-            if (s.base == ccy && s.profit == "USD") return bid_at(s, now);
-            if (s.profit == ccy && s.base == "USD") return 1.0 / bid_at(s, now);
-        }
-        return 1.0;
-    }
-    double margin_of(const Sym &s, double volume, double price) const {
-        if (s.calc_mode == SYMBOL_CALC_MODE_FOREX) return volume * s.contract * usd(s.base) / (double)leverage;
-        return volume * s.contract * price * usd(s.profit) / (double)leverage;
-    }
     double profit_of(const Pos &p, double close) const {
         const Sym *s = sym(p.symbol);
         if (!s) return 0;
@@ -225,19 +154,11 @@ struct Terminal {
     }
     // SL/TP of a position of `buy` direction entering/held at `ref` (bid for buys' exits, ask for sells').
     uint check_stops(const Sym &s, bool buy, double ref, double sl, double tp) const {
-        double dist = 10 * point(s);
-        if (buy) {
-            if (sl > 0 && sl > ref - dist) return TRADE_RETCODE_INVALID_STOPS;
-            if (tp > 0 && tp < ref + dist) return TRADE_RETCODE_INVALID_STOPS;
-        } else {
-            if (sl > 0 && sl < ref + dist) return TRADE_RETCODE_INVALID_STOPS;
-            if (tp > 0 && tp > ref - dist) return TRADE_RETCODE_INVALID_STOPS;
-        }
-        return 0;
+        return stops_ok(s, buy, ref, sl, tp) ? 0 : TRADE_RETCODE_INVALID_STOPS;
     }
     uint check_request(const MqlTradeRequest &r, double &fill, double &need) const {
         fill = 0; need = 0;
-        const Sym *s = sym(r.symbol.s);
+        const Sym *s = sym(r.symbol.utf8());
         if (!s) return TRADE_RETCODE_INVALID;
         long now = now_server_ms();
         double bid = bid_at(*s, now), ask = ask_at(*s, now);
@@ -320,6 +241,9 @@ struct Terminal {
         res = MqlTradeResult();
         long now = now_server_ms();
         if (!terminal_trade_allowed || !mql_trade_allowed) { _LastError = 4752; return false; }
+        // The broker's permissions: the trade server refuses.
+        if (!account_trade_allowed) { res.retcode = TRADE_RETCODE_TRADE_DISABLED; res.comment = string("Trade disabled"); return false; }
+        if (!account_trade_expert) { res.retcode = TRADE_RETCODE_SERVER_DISABLES_AT; res.comment = string("AutoTrading disabled by server"); return false; }
         auto reply = [&](uint rc, const char *comment) { res.retcode = rc; res.comment = string(comment); return rc == TRADE_RETCODE_DONE || rc == TRADE_RETCODE_PLACED; };
         if (r.action == TRADE_ACTION_DEAL && r.position != 0) {
             Pos *p = position((long)r.position);
@@ -327,9 +251,9 @@ struct Terminal {
             if (check_volume(*sym(p->symbol), r.volume) || r.volume > p->volume + 1e-9) return reply(TRADE_RETCODE_INVALID_CLOSE_VOLUME, "Invalid close volume");
             long order = next_order++;
             double price = close_price(*p);
-            Ord o{order, p->symbol, p->type == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, r.volume, r.volume, price, 0, 0, now, now, (long)r.magic, r.comment.s, 0, p->ticket};
+            Ord o{order, p->symbol, p->type == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, r.volume, r.volume, price, 0, 0, now, now, (long)r.magic, r.comment.utf8(), 0, p->ticket};
             long pos = p->ticket;
-            long d = close_volume(*p, r.volume, order, DEAL_REASON_EXPERT, r.comment.s);
+            long d = close_volume(*p, r.volume, order, DEAL_REASON_EXPERT, r.comment.utf8());
             finish(o, ORDER_STATE_FILLED, pos);
             res.order = (ulong)order; res.deal = (ulong)d; res.volume = r.volume; res.price = price;
             return reply(TRADE_RETCODE_DONE, "Request executed");
@@ -343,14 +267,14 @@ struct Terminal {
             if (rc == TRADE_RETCODE_NO_MONEY) return reply(rc, "No money");
             if (rc) return reply(rc, "Invalid request");
             long order = next_order++;
-            Ord o{order, r.symbol.s, r.type, r.volume, r.volume, fill, r.sl, r.tp, now, 0, (long)r.magic, r.comment.s.substr(0, 31), ORDER_STATE_PLACED, 0};
+            Ord o{order, r.symbol.utf8(), r.type, r.volume, r.volume, fill, r.sl, r.tp, now, 0, (long)r.magic, r.comment.utf8().substr(0, 31), ORDER_STATE_PLACED, 0};
             if (r.action == TRADE_ACTION_PENDING) {
                 orders.push_back(o);
-                emit(TRADE_TRANSACTION_ORDER_ADD, 0, order, r.type, 0, r.symbol.s);
+                emit(TRADE_TRANSACTION_ORDER_ADD, 0, order, r.type, 0, r.symbol.utf8());
                 res.order = (ulong)order; res.volume = r.volume; res.price = r.price;
                 return reply(TRADE_RETCODE_PLACED, "Request placed");
             }
-            long d = open_position(r.symbol.s, r.type, r.volume, fill, r.sl, r.tp, (long)r.magic, o.comment, order, DEAL_REASON_EXPERT);
+            long d = open_position(r.symbol.utf8(), r.type, r.volume, fill, r.sl, r.tp, (long)r.magic, o.comment, order, DEAL_REASON_EXPERT);
             finish(o, ORDER_STATE_FILLED, order);
             res.order = (ulong)order; res.deal = (ulong)d; res.volume = r.volume; res.price = fill;
             return reply(TRADE_RETCODE_DONE, "Request executed");
@@ -415,106 +339,18 @@ struct Terminal {
             finish(o, ORDER_STATE_FILLED, o.ticket);
         }
     }
-
-    // ---- bars
-    static long tf_seconds(ENUM_TIMEFRAMES tf) {
-        switch (tf) {
-        case PERIOD_M1: return 60; case PERIOD_M5: return 300; case PERIOD_M15: return 900; case PERIOD_M30: return 1800;
-        case PERIOD_H1: return 3600; case PERIOD_H4: return 14400; case PERIOD_D1: return 86400; case PERIOD_W1: return 604800;
-        default: return 0;
-        }
-    }
-    // Open time (server seconds) of the bar containing t.
-    static long bar_open(ENUM_TIMEFRAMES tf, long t) {
-        if (tf == PERIOD_MN1) {
-            time_t tt = (time_t)t; struct tm g; gmtime_r(&tt, &g);
-            g.tm_mday = 1; g.tm_hour = 0; g.tm_min = 0; g.tm_sec = 0;
-            return (long)timegm(&g);
-        }
-        if (tf == PERIOD_W1) {
-            long day = (t >= 0 ? t / 86400 : (t - 86399) / 86400);
-            long wd = ((day + 4) % 7 + 7) % 7;  // 0 = Sunday
-            return (day - wd) * 86400;
-        }
-        long s = tf_seconds(tf);
-        return t - ((t % s) + s) % s;
-    }
-    static long bar_next(ENUM_TIMEFRAMES tf, long open) {
-        if (tf == PERIOD_MN1) {
-            time_t tt = (time_t)open; struct tm g; gmtime_r(&tt, &g);
-            g.tm_mon += 1;
-            return (long)timegm(&g);
-        }
-        return open + tf_seconds(tf);
-    }
-    static long bar_prev(ENUM_TIMEFRAMES tf, long open) {
-        if (tf == PERIOD_MN1) {
-            time_t tt = (time_t)open; struct tm g; gmtime_r(&tt, &g);
-            g.tm_mon -= 1;
-            return (long)timegm(&g);
-        }
-        return open - tf_seconds(tf);
-    }
-    MqlRates make_bar(const Sym &s, ENUM_TIMEFRAMES tf, long open) const {
-        long now = now_server_ms();
-        long start = open * 1000, end = std::min(bar_next(tf, open) * 1000 - 1, now);
-        MqlRates r{};
-        r.time = open;
-        r.open = bid_at(s, start);
-        r.close = bid_at(s, end);
-        r.high = std::max(r.open, r.close);
-        r.low = std::min(r.open, r.close);
-        for (int k = 1; k < 16; k++) {
-            double b = bid_at(s, start + (end - start) * k / 16);
-            r.high = std::max(r.high, b);
-            r.low = std::min(r.low, b);
-        }
-        r.tick_volume = std::max(1L, (end - start) / kStepMs);
-        r.spread = s.spread_points;
-        return r;
-    }
 };
 
 inline Terminal &T() {
     static Terminal t;
     return t;
 }
+inline Market &M() { return T(); }
 
 } // namespace fake
 
-// ---------------------------------------------------------------- MQL5 API
-static string _Symbol = "EURUSD";
+// ---------------------------------------------------------------- MQL5-only API
 inline datetime TimeTradeServer() { return TimeGMT() + fake::kServerOffset; }
-inline datetime TimeCurrent() { return TimeGMT() + fake::kServerOffset; }
-
-static int g_fake_timer_ms = 0;
-inline bool EventSetMillisecondTimer(int ms) { g_fake_timer_ms = ms; return true; }
-inline bool EventSetTimer(int s) { g_fake_timer_ms = s * 1000; return true; }
-inline void EventKillTimer() { g_fake_timer_ms = 0; }
-
-inline long TerminalInfoInteger(ENUM_TERMINAL_INFO_INTEGER p) {
-    if (p == TERMINAL_BUILD) return 4755;
-    if (p == TERMINAL_TRADE_ALLOWED) return fake::T().terminal_trade_allowed;
-    return 1;
-}
-inline string TerminalInfoString(ENUM_TERMINAL_INFO_STRING p) {
-    (void)p;
-    const char *d = getenv("MQL_DATA_PATH");
-    return string(d && *d ? d : "C:\\Users\\harness\\AppData\\Roaming\\MetaQuotes\\Terminal\\HARNESS");
-}
-inline long MQLInfoInteger(ENUM_MQL_INFO_INTEGER p) {
-    if (p == MQL_TRADE_ALLOWED) return fake::T().mql_trade_allowed;
-    return 0;
-}
-
-inline long AccountInfoInteger(ENUM_ACCOUNT_INFO_INTEGER p) {
-    switch (p) {
-    case ACCOUNT_LOGIN: return 5012345;
-    case ACCOUNT_TRADE_MODE: return fake::T().trade_mode;
-    case ACCOUNT_LEVERAGE: return fake::T().leverage;
-    default: return 2;  // hedging
-    }
-}
 inline double AccountInfoDouble(ENUM_ACCOUNT_INFO_DOUBLE p) {
     auto &t = fake::T();
     double margin = t.used_margin(), equity = t.equity();
@@ -528,158 +364,26 @@ inline double AccountInfoDouble(ENUM_ACCOUNT_INFO_DOUBLE p) {
     }
     return 0;
 }
-inline string AccountInfoString(ENUM_ACCOUNT_INFO_STRING p) {
-    switch (p) {
-    case ACCOUNT_NAME: return "Harness Demo";
-    case ACCOUNT_SERVER: return "Tradeterm-Harness";
-    case ACCOUNT_COMPANY: return "tradeterm harness";
-    case ACCOUNT_CURRENCY: return "USD";
-    }
-    return "";
-}
-
-inline bool SymbolExist(const string &name, bool &is_custom) { is_custom = false; return fake::T().sym(name.s) != nullptr; }
-inline bool SymbolSelect(const string &name, bool select) {
-    auto *s = const_cast<fake::Sym *>(fake::T().sym(name.s));
-    if (!s) { _LastError = 4301; return false; }
-    s->selected = select;
-    return true;
-}
-inline int SymbolsTotal(bool selected) {
-    int n = 0;
-    for (auto &s : fake::T().syms) if (!selected || s.selected) n++;
-    return n;
-}
-inline string SymbolName(int pos, bool selected) {
-    int n = 0;
-    for (auto &s : fake::T().syms) {
-        if (selected && !s.selected) continue;
-        if (n == pos) return string(s.name);
-        n++;
-    }
-    return "";
-}
-inline bool SymbolInfoTick(const string &symbol, MqlTick &tick) {
-    tick = MqlTick();
-    const fake::Sym *s = fake::T().sym(symbol.s);
-    if (!s) { _LastError = 4301; return false; }
-    long now = fake::Terminal::now_server_ms();
-    long step = fake::Terminal::step_of(now);
-    tick.bid = fake::Terminal::bid_at(*s, step);
-    tick.ask = fake::Terminal::ask_at(*s, step);
-    tick.time_msc = step;
-    tick.time = step / 1000;
-    return true;
-}
-inline double SymbolInfoDouble(const string &symbol, ENUM_SYMBOL_INFO_DOUBLE p) {
-    const fake::Sym *s = fake::T().sym(symbol.s);
-    if (!s) { _LastError = 4301; return 0; }
-    long now = fake::Terminal::now_server_ms();
-    switch (p) {
-    case SYMBOL_BID: return fake::Terminal::bid_at(*s, now);
-    case SYMBOL_ASK: return fake::Terminal::ask_at(*s, now);
-    case SYMBOL_POINT: case SYMBOL_TRADE_TICK_SIZE: return fake::Terminal::point(*s);
-    case SYMBOL_TRADE_TICK_VALUE: return fake::Terminal::point(*s) * s->contract * fake::T().usd(s->profit);
-    case SYMBOL_TRADE_CONTRACT_SIZE: return s->contract;
-    case SYMBOL_VOLUME_MIN: return 0.01;
-    case SYMBOL_VOLUME_MAX: return 100;
-    case SYMBOL_VOLUME_STEP: return 0.01;
-    case SYMBOL_SWAP_LONG: return -6.5;
-    case SYMBOL_SWAP_SHORT: return 1.2;
-    }
-    return 0;
-}
-inline long SymbolInfoInteger(const string &symbol, ENUM_SYMBOL_INFO_INTEGER p) {
-    const fake::Sym *s = fake::T().sym(symbol.s);
-    if (!s) { _LastError = 4301; return 0; }
-    switch (p) {
-    case SYMBOL_SELECT: return s->selected;
-    case SYMBOL_DIGITS: return s->digits;
-    case SYMBOL_TRADE_STOPS_LEVEL: return 10;
-    case SYMBOL_SWAP_MODE: return SYMBOL_SWAP_MODE_POINTS;
-    case SYMBOL_SWAP_ROLLOVER3DAYS: return WEDNESDAY;
-    case SYMBOL_TRADE_CALC_MODE: return s->calc_mode;
-    case SYMBOL_FILLING_MODE: return SYMBOL_FILLING_FOK | SYMBOL_FILLING_IOC;
-    case SYMBOL_TRADE_MODE: return 4;
-    }
-    return 0;
-}
-inline string SymbolInfoString(const string &symbol, ENUM_SYMBOL_INFO_STRING p) {
-    const fake::Sym *s = fake::T().sym(symbol.s);
-    if (!s) { _LastError = 4301; return ""; }
-    switch (p) {
-    case SYMBOL_DESCRIPTION: return string(s->desc);
-    case SYMBOL_CURRENCY_BASE: return string(s->base);
-    case SYMBOL_CURRENCY_PROFIT: return string(s->profit);
-    case SYMBOL_CURRENCY_MARGIN: return string(s->margin);
-    }
-    return "";
-}
+inline bool SymbolExist(const string &name, bool &is_custom) { is_custom = false; return fake::T().sym(name.utf8()) != nullptr; }
 inline bool SymbolInfoMarginRate(const string &symbol, ENUM_ORDER_TYPE type, double &initial, double &maintenance) {
     (void)type;
-    if (!fake::T().sym(symbol.s)) return false;
+    if (!fake::T().sym(symbol.utf8())) return false;
     initial = 1.0;
     maintenance = 1.0;
     return true;
 }
-// Trading every day, 00:00-24:00 server time.
-inline bool SymbolInfoSessionTrade(const string &symbol, ENUM_DAY_OF_WEEK day, uint index, datetime &from, datetime &to) {
-    (void)day;
-    if (!fake::T().sym(symbol.s) || index > 0) return false;
-    from = 0;
-    to = 86400;
-    return true;
-}
-
-inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, int start_pos, int count, std::vector<MqlRates> &out) {
-    auto &t = fake::T();
-    const fake::Sym *s = t.sym(symbol.s);
-    out.clear();
-    if (!s || count <= 0) { _LastError = 4401; return -1; }
-    long open = fake::Terminal::bar_open(tf, fake::Terminal::now_server_ms() / 1000);
-    for (int i = 0; i < start_pos; i++) open = fake::Terminal::bar_prev(tf, open);
-    std::vector<MqlRates> rev;
-    for (int i = 0; i < count; i++) { rev.push_back(t.make_bar(*s, tf, open)); open = fake::Terminal::bar_prev(tf, open); }
-    out.assign(rev.rbegin(), rev.rend());
-    return (int)out.size();
-}
-inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, datetime start_time, int count, std::vector<MqlRates> &out) {
-    auto &t = fake::T();
-    const fake::Sym *s = t.sym(symbol.s);
-    out.clear();
-    if (!s || count <= 0) { _LastError = 4401; return -1; }
-    long now = fake::Terminal::now_server_ms() / 1000;
-    if (start_time > now) start_time = now;
-    long open = fake::Terminal::bar_open(tf, start_time);
-    std::vector<MqlRates> rev;
-    for (int i = 0; i < count; i++) { rev.push_back(t.make_bar(*s, tf, open)); open = fake::Terminal::bar_prev(tf, open); }
-    out.assign(rev.rbegin(), rev.rend());
-    return (int)out.size();
-}
-inline int CopyRates(const string &symbol, ENUM_TIMEFRAMES tf, datetime start_time, datetime stop_time, std::vector<MqlRates> &out) {
-    auto &t = fake::T();
-    const fake::Sym *s = t.sym(symbol.s);
-    out.clear();
-    if (!s) { _LastError = 4401; return -1; }
-    long now = fake::Terminal::now_server_ms() / 1000;
-    if (stop_time > now) stop_time = now;
-    long open = fake::Terminal::bar_open(tf, start_time);
-    if (open < start_time) open = fake::Terminal::bar_next(tf, open);
-    for (; open <= stop_time && out.size() < 200000; open = fake::Terminal::bar_next(tf, open)) out.push_back(t.make_bar(*s, tf, open));
-    return (int)out.size();
-}
 inline int CopyTicksRange(const string &symbol, std::vector<MqlTick> &out, int flags, ulong from_msc, ulong to_msc) {
     (void)flags;
     out.clear();
-    const fake::Sym *s = fake::T().sym(symbol.s);
+    const fake::Sym *s = fake::T().sym(symbol.utf8());
     if (!s) { _LastError = 4401; return -1; }
-    long now = fake::Terminal::now_server_ms();
+    long now = fake::Market::now_server_ms();
     long to = std::min((long)to_msc, now);
     long from = std::max((long)from_msc, now - 86400000L);
     double pb = 0, pa = 0;
-    for (long st = fake::Terminal::step_of(from); st <= to && out.size() < 500000; st += fake::kStepMs) {
+    for (long st = fake::Market::step_of(from); st <= to && out.size() < 500000; st += fake::kStepMs) {
         if (st < from) continue;
-        double b = fake::Terminal::bid_at(*s, st), a = fake::Terminal::ask_at(*s, st);
+        double b = fake::Market::bid_at(*s, st), a = fake::Market::ask_at(*s, st);
         if (b == pb && a == pa) continue;
         pb = b; pa = a;
         MqlTick k{};
@@ -710,7 +414,7 @@ inline bool OrderCheck(const MqlTradeRequest &req, MqlTradeCheckResult &res) {
 }
 inline bool OrderCalcMargin(ENUM_ORDER_TYPE type, const string &symbol, double volume, double price, double &margin) {
     (void)type;
-    const fake::Sym *s = fake::T().sym(symbol.s);
+    const fake::Sym *s = fake::T().sym(symbol.utf8());
     if (!s) return false;
     margin = round(fake::T().margin_of(*s, volume, price) * 100) / 100;
     return true;

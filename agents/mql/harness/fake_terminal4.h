@@ -1,5 +1,5 @@
 // fake_terminal4.h: the MQL4 trade and account API over the fake market of
-// fake_terminal.h, with MT4's own model: one list of orders (market trades
+// fake_market.h (an MT4 build sees no MQL5-only function), with MT4's own model: one list of orders (market trades
 // and pending orders, each with a ticket), a history of closed trades and
 // deleted orders, partial closes that give the remainder a new ticket with
 // the comment "from #N" (and "to #M" on the closed part), "[sl]"/"[tp]"
@@ -7,7 +7,7 @@
 // from GetLastError.
 #pragma once
 
-#include "fake_terminal.h"
+#include "fake_market.h"
 
 #define OP_BUY 0
 #define OP_SELL 1
@@ -40,6 +40,14 @@
 #define MODE_MARGINCALCMODE 28
 #define MODE_MARGINREQUIRED 32
 
+namespace fake {
+inline Market &M() {
+    static Market m;
+    if (m.server.empty()) { m.login = 2012345; m.server = "Tradeterm-Harness4"; }
+    return m;
+}
+} // namespace fake
+
 namespace fake4 {
 
 struct O {
@@ -54,13 +62,13 @@ struct Book {
     long next_ticket = 80000001;
 
     Book() {
-        long t = fake::Terminal::now_server_ms() / 1000 - 86400;
+        long t = fake::Market::now_server_ms() / 1000 - 86400;
         history.push_back({next_ticket++, "", 6, 0, 0, t, 0, t, 0, 0, 0, "deposit", balance, 0, 0, 0});
     }
-    static fake::Terminal &M() { return fake::T(); }
-    static long now() { return fake::Terminal::now_server_ms() / 1000; }
-    static double bid(const fake::Sym &s) { return fake::Terminal::bid_at(s, fake::Terminal::now_server_ms()); }
-    static double ask(const fake::Sym &s) { return fake::Terminal::ask_at(s, fake::Terminal::now_server_ms()); }
+    static fake::Market &M() { return fake::M(); }
+    static long now() { return fake::Market::now_server_ms() / 1000; }
+    static double bid(const fake::Sym &s) { return fake::Market::bid_at(s, fake::Market::now_server_ms()); }
+    static double ask(const fake::Sym &s) { return fake::Market::ask_at(s, fake::Market::now_server_ms()); }
     double close_of(const O &o) const {
         const fake::Sym *s = M().sym(o.symbol);
         if (!s) return 0;
@@ -88,12 +96,14 @@ struct Book {
     }
     bool fail(int e) { _LastError = e; return false; }
     bool trade_allowed() { return M().terminal_trade_allowed && M().mql_trade_allowed; }
+    // 133 ERR_TRADE_DISABLED when the broker disabled trading or expert trading on the account.
+    bool account_refuses() { if (M().account_allows()) return false; _LastError = 133; return true; }
     bool volume_ok(double v) const {
         if (v < 0.01 - 1e-9 || v > 100 + 1e-9) return false;
         return fabs(v / 0.01 - round(v / 0.01)) < 1e-6;
     }
     bool stops_ok(const fake::Sym &s, bool buy, double ref, double sl, double tp) const {
-        return M().check_stops(s, buy, ref, sl, tp) == 0;
+        return M().stops_ok(s, buy, ref, sl, tp);
     }
 
     // Closes `lots` of open trade `ticket` at `price`.
@@ -193,11 +203,12 @@ inline int OrderSend(const string &symbol, int cmd, double volume, double price,
     (void)arrow;
     auto &b = fake4::B();
     if (!b.trade_allowed()) { _LastError = 4109; return -1; }
-    const fake::Sym *s = fake::T().sym(symbol.s);
+    if (b.account_refuses()) return -1;
+    const fake::Sym *s = fake::M().sym(symbol.utf8());
     if (!s) { _LastError = 4106; return -1; }
     if (cmd < OP_BUY || cmd > OP_SELLSTOP) { _LastError = 3; return -1; }
     if (!b.volume_ok(volume)) { _LastError = 131; return -1; }
-    double bid = fake4::Book::bid(*s), ask = fake4::Book::ask(*s), pt = fake::Terminal::point(*s), dist = 10 * pt;
+    double bid = fake4::Book::bid(*s), ask = fake4::Book::ask(*s), pt = fake::Market::point(*s), dist = 10 * pt;
     bool buy = cmd == OP_BUY || cmd == OP_BUYLIMIT || cmd == OP_BUYSTOP;
     double fill = price;
     if (cmd <= OP_SELL) {
@@ -210,9 +221,9 @@ inline int OrderSend(const string &symbol, int cmd, double volume, double price,
         if (!ok) { _LastError = 130; return -1; }
         if (!b.stops_ok(*s, buy, price, stoploss, takeprofit)) { _LastError = 130; return -1; }
     }
-    double need = fake::T().margin_of(*s, volume, fill);
+    double need = fake::M().margin_of(*s, volume, fill);
     if (need > b.equity() - b.margin()) { _LastError = 134; return -1; }
-    fake4::O o{b.next_ticket++, symbol.s, cmd, volume, fill, fake4::Book::now(), 0, 0, stoploss, takeprofit, magic, comment.s.substr(0, 31), 0, 0, 0, expiration};
+    fake4::O o{b.next_ticket++, symbol.utf8(), cmd, volume, fill, fake4::Book::now(), 0, 0, stoploss, takeprofit, magic, comment.utf8().substr(0, 31), 0, 0, 0, expiration};
     b.open.push_back(o);
     return (int)o.ticket;
 }
@@ -220,11 +231,12 @@ inline bool OrderClose(int ticket, double lots, double price, int slippage, colo
     (void)arrow;
     auto &b = fake4::B();
     if (!b.trade_allowed()) return b.fail(4109);
+    if (b.account_refuses()) return false;
     fake4::O *o = b.find_open(ticket);
     if (!o || o->type > OP_SELL) return b.fail(4108);
     if (!b.volume_ok(lots) || lots > o->lots + 1e-9) return b.fail(131);
-    const fake::Sym *s = fake::T().sym(o->symbol);
-    if (fabs(price - b.close_of(*o)) > slippage * fake::Terminal::point(*s) + 1e-9) return b.fail(138);
+    const fake::Sym *s = fake::M().sym(o->symbol);
+    if (fabs(price - b.close_of(*o)) > slippage * fake::Market::point(*s) + 1e-9) return b.fail(138);
     b.close_part(ticket, lots, nullptr);
     return true;
 }
@@ -232,10 +244,11 @@ inline bool OrderModify(int ticket, double price, double stoploss, double takepr
     (void)arrow;
     auto &b = fake4::B();
     if (!b.trade_allowed()) return b.fail(4109);
+    if (b.account_refuses()) return false;
     fake4::O *o = b.find_open(ticket);
     if (!o) return b.fail(4108);
     if (o->sl == stoploss && o->tp == takeprofit && o->open_price == price) return b.fail(1);
-    const fake::Sym *s = fake::T().sym(o->symbol);
+    const fake::Sym *s = fake::M().sym(o->symbol);
     bool buy = o->type == OP_BUY || o->type == OP_BUYLIMIT || o->type == OP_BUYSTOP;
     double ref = o->type <= OP_SELL ? b.close_of(*o) : price;
     if (!b.stops_ok(*s, buy, ref, stoploss, takeprofit)) return b.fail(130);
@@ -248,6 +261,7 @@ inline bool OrderDelete(int ticket, color arrow = clrNONE) {
     (void)arrow;
     auto &b = fake4::B();
     if (!b.trade_allowed()) return b.fail(4109);
+    if (b.account_refuses()) return false;
     for (size_t i = 0; i < b.open.size(); i++) {
         if (b.open[i].ticket != ticket) continue;
         if (b.open[i].type <= OP_SELL) return b.fail(4108);
@@ -260,18 +274,18 @@ inline bool OrderDelete(int ticket, color arrow = clrNONE) {
     return b.fail(4108);
 }
 inline double MarketInfo(const string &symbol, int mode) {
-    const fake::Sym *s = fake::T().sym(symbol.s);
+    const fake::Sym *s = fake::M().sym(symbol.utf8());
     if (!s) { _LastError = 4106; return 0; }
     switch (mode) {
     case MODE_TIME: return (double)TimeCurrent();
     case MODE_BID: return fake4::Book::bid(*s);
     case MODE_ASK: return fake4::Book::ask(*s);
-    case MODE_POINT: case MODE_TICKSIZE: return fake::Terminal::point(*s);
+    case MODE_POINT: case MODE_TICKSIZE: return fake::Market::point(*s);
     case MODE_DIGITS: return s->digits;
     case MODE_SPREAD: return s->spread_points;
     case MODE_STOPLEVEL: return 10;
     case MODE_LOTSIZE: return s->contract;
-    case MODE_TICKVALUE: return fake::Terminal::point(*s) * s->contract * fake::T().usd(s->profit);
+    case MODE_TICKVALUE: return fake::Market::point(*s) * s->contract * fake::M().usd(s->profit);
     case MODE_SWAPLONG: return -6.5;
     case MODE_SWAPSHORT: return 1.2;
     case MODE_TRADEALLOWED: return 1;
@@ -279,18 +293,18 @@ inline double MarketInfo(const string &symbol, int mode) {
     case MODE_LOTSTEP: return 0.01;
     case MODE_MAXLOT: return 100;
     case MODE_SWAPTYPE: return 0;
-    case MODE_PROFITCALCMODE: return s->calc_mode == SYMBOL_CALC_MODE_FOREX ? 0 : 1;
-    case MODE_MARGINCALCMODE: return s->calc_mode == SYMBOL_CALC_MODE_FOREX ? 0 : 1;
-    case MODE_MARGINREQUIRED: return fake::T().margin_of(*s, 1.0, fake4::Book::ask(*s));
+    case MODE_PROFITCALCMODE: return s->calc_mode == fake::kCalcForex ? 0 : 1;
+    case MODE_MARGINCALCMODE: return s->calc_mode == fake::kCalcForex ? 0 : 1;
+    case MODE_MARGINREQUIRED: return fake::M().margin_of(*s, 1.0, fake4::Book::ask(*s));
     }
     return 0;
 }
 inline double AccountFreeMarginCheck(const string &symbol, int cmd, double volume) {
     (void)cmd;
     auto &b = fake4::B();
-    const fake::Sym *s = fake::T().sym(symbol.s);
+    const fake::Sym *s = fake::M().sym(symbol.utf8());
     if (!s) { _LastError = 4106; return 0; }
-    double after = round((b.equity() - b.margin() - fake::T().margin_of(*s, volume, fake4::Book::ask(*s))) * 100) / 100;
+    double after = round((b.equity() - b.margin() - fake::M().margin_of(*s, volume, fake4::Book::ask(*s))) * 100) / 100;
     if (after < 0) _LastError = 134;
     return after;
 }
@@ -299,10 +313,10 @@ inline double AccountEquity() { return fake4::B().equity(); }
 inline double AccountMargin() { return fake4::B().margin(); }
 inline double AccountFreeMargin() { return round((fake4::B().equity() - fake4::B().margin()) * 100) / 100; }
 inline double AccountProfit() { return round(fake4::B().floating() * 100) / 100; }
-inline int AccountNumber() { return 2012345; }
-inline int AccountLeverage() { return 100; }
+inline int AccountNumber() { return (int)fake::M().current_login(); }
+inline int AccountLeverage() { return (int)fake::M().leverage; }
 inline string AccountName() { return "Harness Demo"; }
-inline string AccountServer() { return "Tradeterm-Harness4"; }
+inline string AccountServer() { return string(fake::M().server); }
 inline string AccountCompany() { return "tradeterm harness"; }
 inline string AccountCurrency() { return "USD"; }
 inline bool RefreshRates() { return true; }

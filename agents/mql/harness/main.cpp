@@ -9,14 +9,17 @@
 //
 // Arguments: --url URL --key KEY [--transport ws|poll] [--allow-trading]
 //            [--symbols EURUSD,GBPUSD] [--seconds N] [--stop-file PATH]
+//            [--algo-off] [--login-after-ms N] [--account-trade-off]
+//            [--account-expert-off]
+// The terminal's allow-list is $MQL_ALLOWED_URLS (see mql_compat.h).
 // Stops after N seconds, when the stop file appears, or on SIGTERM/SIGINT.
 #include <csignal>
 
-#include "fake_terminal.h"
 #ifdef TT_HARNESS_MT4
 #include "fake_terminal4.h"
 #include "../../mt4/TradetermAgent.mq4"
 #else
+#include "fake_terminal.h"
 #include "../../mt5/TradetermAgent.mq5"
 #endif
 
@@ -41,7 +44,10 @@ int main(int argc, char **argv) {
         else if (a == "--symbols") { inp_Symbols = string(v); i++; }
         else if (a == "--seconds") { seconds = atof(v.c_str()); i++; }
         else if (a == "--stop-file") { stop_file = v; i++; }
-        else if (a == "--algo-off") { fake::T().terminal_trade_allowed = false; }
+        else if (a == "--algo-off") { fake::M().terminal_trade_allowed = false; }
+        else if (a == "--login-after-ms") { fake::M().login_after_ms = atol(v.c_str()); i++; }
+        else if (a == "--account-trade-off") { fake::M().account_trade_allowed = false; }
+        else if (a == "--account-expert-off") { fake::M().account_trade_expert = false; }
         else { fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
     }
     signal(SIGTERM, on_signal);
@@ -61,14 +67,17 @@ int main(int argc, char **argv) {
         if (!stop_file.empty() && access(stop_file.c_str(), F_OK) == 0) break;
         int period = g_fake_timer_ms > 0 ? g_fake_timer_ms : 50;
         uint t0 = GetTickCount();
-        fake::T().step();
 #ifdef TT_HARNESS_MT4
         fake4::B().step();
-#endif
+        OnTick();
+        OnTimer();
+#else
+        fake::T().step();
         fake::T().deliver();
         OnTick();
         OnTimer();
         fake::T().deliver();
+#endif
         uint spent = GetTickCount() - t0;
         if ((int)spent < period) Sleep(period - (int)spent);
     }

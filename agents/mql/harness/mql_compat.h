@@ -1,23 +1,45 @@
 // mql_compat.h: the MQL runtime functions the tradeterm agents call, mapped
 // onto C++17 and POSIX so that the same .mqh/.mq5/.mq4 sources compile with
-// g++ (see agents/mql/README.md, "The harness").
+// g++ (see agents/mql/README.md, "The harness"). It models MetaTrader's
+// documented behaviour, not the friendliest one; each modelled behaviour has
+// a check in selftest.cpp ("compat_*") that fails on a friendlier model.
 //
 // What is mapped here:
 //   - MQL types (uchar, ushort, uint, ulong, datetime, string) and the dynamic
 //     array wrappers TtInts/TtLongs/TtDoubles/TtStrings/TtBytes/TtChars (in MQL
 //     they are declared in Tradeterm/Platform.mqh with native `T v[]` arrays);
+//   - `string` holds UTF-16 code units as in MQL: StringLen, StringGetCharacter,
+//     StringSubstr and StringFind count units; StringToCharArray and
+//     CharArrayToString convert with the code page (CP_UTF8, CP_ACP modelled
+//     as Latin-1) and StringToCharArray copies the terminating zero when
+//     count is -1, never shrinking the array;
 //   - string functions, ArrayResize/ArraySize/ArrayCopy, math, time;
-//   - Socket* -> POSIX sockets, TLS through OpenSSL with -DTT_HARNESS_TLS;
-//   - WebRequest -> a small HTTP/1.1 client over POSIX sockets (https:// with
-//     -DTT_HARNESS_TLS);
-//   - FileOpen & co. -> stdio in the directory $MQL_FILES_DIR (default ./files);
+//   - MQL5 builds only (not with -DTT_HARNESS_MT4: MQL4 has no sockets):
+//     Socket* -> POSIX sockets, TLS through OpenSSL with -DTT_HARNESS_TLS.
+//     SocketRead returns -1 when nothing arrives within its timeout (and a
+//     timeout of 0 means the default 120 s); SocketIsReadable speculatively
+//     answers 1 on an empty buffer until a read function has looked; a
+//     socket connected to port 443 is secured by SocketConnect itself and
+//     SocketTlsHandshake on it fails;
+//   - WebRequest -> a small HTTP/1.1 client (https:// with -DTT_HARNESS_TLS)
+//     that first applies the terminal's allow-list ($MQL_ALLOWED_URLS):
+//     -1 with 4014 (MQL5) / 4060 (MQL4) for a URL not in it; the allow-list
+//     applies to SocketConnect too;
+//   - FileOpen & co. -> stdio in $MQL_FILES_DIR (default ./files) or, with
+//     FILE_COMMON, $MQL_COMMON_DIR; FILE_TXT|FILE_ANSI text in the code page
+//     given, FILE_TXT alone UTF-16LE with a byte order mark;
 //   - CryptEncode (BASE64, SHA1, SHA256);
 //   - Print/Comment -> stderr.
-// The trade and market-data API is in fake_terminal.h.
+// Harness-only knobs (no MetaTrader equivalent): $MQL_PORT_MAP ("443=8443,80=8080")
+// connects a requested port to another local port, so that the port-443
+// rules are exercised against a gateway on a free port.
+// The trade and market-data API is in fake_market.h, fake_terminal.h (MQL5)
+// and fake_terminal4.h (MQL4).
 #pragma once
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 #include <cstdarg>
@@ -34,6 +56,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -58,33 +81,109 @@ typedef unsigned int color;
 #define INIT_FAILED 1
 #define INIT_PARAMETERS_INCORRECT 2
 
+// ---------------------------------------------------------------- UTF-16
+namespace compat_utf {
+// UTF-8 bytes to UTF-16 code units (malformed bytes become U+FFFD).
+inline std::u16string from_utf8(const std::string &b) {
+    std::u16string out;
+    out.reserve(b.size());
+    size_t i = 0, n = b.size();
+    while (i < n) {
+        uint c = (uchar)b[i];
+        uint cp = 0xFFFD;
+        size_t len = 1;
+        if (c < 0x80) cp = c;
+        else if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+        else { out.push_back((char16_t)0xFFFD); i++; continue; }
+        bool ok = i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) {
+            uint d = (uchar)b[i + k];
+            if ((d & 0xC0) != 0x80) ok = false;
+            else cp = (cp << 6) | (d & 0x3F);
+        }
+        if (!ok) { out.push_back((char16_t)0xFFFD); i++; continue; }
+        i += len;
+        if (cp >= 0x10000 && cp <= 0x10FFFF) {
+            cp -= 0x10000;
+            out.push_back((char16_t)(0xD800 + (cp >> 10)));
+            out.push_back((char16_t)(0xDC00 + (cp & 0x3FF)));
+        } else {
+            out.push_back((char16_t)cp);
+        }
+    }
+    return out;
+}
+// UTF-16 code units to UTF-8 bytes (a lone surrogate becomes U+FFFD).
+inline std::string to_utf8(const std::u16string &u) {
+    std::string out;
+    out.reserve(u.size());
+    for (size_t i = 0; i < u.size(); i++) {
+        uint cp = u[i];
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < u.size() && u[i + 1] >= 0xDC00 && u[i + 1] < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (u[i + 1] - 0xDC00);
+            i++;
+        } else if (cp >= 0xD800 && cp < 0xE000) {
+            cp = 0xFFFD;
+        }
+        if (cp < 0x80) out += (char)cp;
+        else if (cp < 0x800) { out += (char)(0xC0 | (cp >> 6)); out += (char)(0x80 | (cp & 0x3F)); }
+        else if (cp < 0x10000) { out += (char)(0xE0 | (cp >> 12)); out += (char)(0x80 | ((cp >> 6) & 0x3F)); out += (char)(0x80 | (cp & 0x3F)); }
+        else { out += (char)(0xF0 | (cp >> 18)); out += (char)(0x80 | ((cp >> 12) & 0x3F)); out += (char)(0x80 | ((cp >> 6) & 0x3F)); out += (char)(0x80 | (cp & 0x3F)); }
+    }
+    return out;
+}
+// Code units to bytes in a code page: CP_UTF8, anything else is the ANSI
+// page, modelled as Latin-1 (Windows-1252 differs at 0x80-0x9F): units
+// above 0xFF become '?'.
+inline std::string encode(const std::u16string &u, uint codepage) {
+    if (codepage == CP_UTF8) return to_utf8(u);
+    std::string out;
+    for (size_t i = 0; i < u.size(); i++) {
+        uint c = u[i];
+        if (c >= 0xD800 && c < 0xDC00 && i + 1 < u.size() && u[i + 1] >= 0xDC00 && u[i + 1] < 0xE000) i++;
+        out += c <= 0xFF ? (char)c : '?';
+    }
+    return out;
+}
+inline std::u16string decode(const std::string &b, uint codepage) {
+    if (codepage == CP_UTF8) return from_utf8(b);
+    std::u16string out;
+    for (char c : b) out.push_back((char16_t)(uchar)c);
+    return out;
+}
+} // namespace compat_utf
+
 // ---------------------------------------------------------------- string
-// A thin wrapper over std::string with MQL's value semantics. Adding a number
-// to a string is an error here (MQL converts implicitly, std::string would
-// append a char): the shared code always converts with IntegerToString or
-// DoubleToString, and this catches any place that forgets.
+// MQL's string: UTF-16 code units with value semantics. Adding a number to a
+// string is an error here (MQL converts implicitly, std::string would append
+// a char): the shared code always converts with IntegerToString or
+// DoubleToString, and this catches any place that forgets. C++ literals are
+// UTF-8 and decoded; utf8() gives the harness the text back as UTF-8.
 class string {
 public:
-    std::string s;
+    std::u16string u;
     string() {}
-    string(const char *c) : s(c ? c : "") {}
-    string(const std::string &x) : s(x) {}
-    string &operator+=(const string &o) { s += o.s; return *this; }
-    string &operator+=(const char *o) { s += o; return *this; }
+    string(const char *c) : u(compat_utf::from_utf8(c ? c : "")) {}
+    string(const std::string &x) : u(compat_utf::from_utf8(x)) {}
+    static string units(const std::u16string &x) { string r; r.u = x; return r; }
+    std::string utf8() const { return compat_utf::to_utf8(u); }
+    string &operator+=(const string &o) { u += o.u; return *this; }
+    string &operator+=(const char *o) { u += compat_utf::from_utf8(o); return *this; }
     template <class T> string &operator+=(T) = delete;
-    const char *c_str() const { return s.c_str(); }
 };
-inline string operator+(const string &a, const string &b) { return string(a.s + b.s); }
-inline string operator+(const string &a, const char *b) { return string(a.s + b); }
-inline string operator+(const char *a, const string &b) { return string(a + b.s); }
+inline string operator+(const string &a, const string &b) { return string::units(a.u + b.u); }
+inline string operator+(const string &a, const char *b) { return string::units(a.u + compat_utf::from_utf8(b)); }
+inline string operator+(const char *a, const string &b) { return string::units(compat_utf::from_utf8(a) + b.u); }
 template <class T> string operator+(const string &, T) = delete;
 template <class T> string operator+(T, const string &) = delete;
-inline bool operator==(const string &a, const string &b) { return a.s == b.s; }
-inline bool operator==(const string &a, const char *b) { return a.s == b; }
-inline bool operator!=(const string &a, const string &b) { return a.s != b.s; }
-inline bool operator!=(const string &a, const char *b) { return a.s != b; }
-inline bool operator<(const string &a, const string &b) { return a.s < b.s; }
-inline bool operator>(const string &a, const string &b) { return a.s > b.s; }
+inline bool operator==(const string &a, const string &b) { return a.u == b.u; }
+inline bool operator==(const string &a, const char *b) { return a.u == compat_utf::from_utf8(b); }
+inline bool operator!=(const string &a, const string &b) { return a.u != b.u; }
+inline bool operator!=(const string &a, const char *b) { return a.u != compat_utf::from_utf8(b); }
+inline bool operator<(const string &a, const string &b) { return a.u < b.u; }
+inline bool operator>(const string &a, const string &b) { return a.u > b.u; }
 
 // ---------------------------------------------------------------- errors
 static int _LastError = 0;
@@ -122,28 +221,29 @@ int ArrayCopy(std::vector<T> &dst, const std::vector<T> &src, int dst_start = 0,
 }
 
 // ---------------------------------------------------------------- strings
-inline int StringLen(const string &s) { return (int)s.s.size(); }
+// Positions and lengths are in UTF-16 code units, as in MQL.
+inline int StringLen(const string &s) { return (int)s.u.size(); }
 inline string StringSubstr(const string &s, int start, int length = -1) {
     if (start < 0) start = 0;
-    if (start >= (int)s.s.size()) return string();
-    if (length < 0) return string(s.s.substr((size_t)start));
-    return string(s.s.substr((size_t)start, (size_t)length));
+    if (start >= (int)s.u.size()) return string();
+    if (length < 0) return string::units(s.u.substr((size_t)start));
+    return string::units(s.u.substr((size_t)start, (size_t)length));
 }
 inline int StringFind(const string &s, const string &match, int start = 0) {
     if (start < 0) start = 0;
-    size_t p = s.s.find(match.s, (size_t)start);
-    return p == std::string::npos ? -1 : (int)p;
+    size_t p = s.u.find(match.u, (size_t)start);
+    return p == std::u16string::npos ? -1 : (int)p;
 }
 inline ushort StringGetCharacter(const string &s, int pos) {
-    if (pos < 0 || pos >= (int)s.s.size()) return 0;
-    return (ushort)(uchar)s.s[(size_t)pos];
+    if (pos < 0 || pos >= (int)s.u.size()) return 0;
+    return (ushort)s.u[(size_t)pos];
 }
-inline long StringToInteger(const string &s) { return strtol(s.s.c_str(), nullptr, 10); }
-inline double StringToDouble(const string &s) { return strtod(s.s.c_str(), nullptr); }
+inline long StringToInteger(const string &s) { return strtol(s.utf8().c_str(), nullptr, 10); }
+inline double StringToDouble(const string &s) { return strtod(s.utf8().c_str(), nullptr); }
 inline string IntegerToString(long v, int str_len = 0, ushort fill = ' ') {
-    std::string r = std::to_string(v);
-    while ((int)r.size() < str_len) r.insert(r.begin(), (char)fill);
-    return string(r);
+    std::u16string r = compat_utf::from_utf8(std::to_string(v));
+    while ((int)r.size() < str_len) r.insert(r.begin(), (char16_t)fill);
+    return string::units(r);
 }
 inline string DoubleToString(double v, int digits = 8) {
     if (digits < 0) digits = 0;
@@ -152,55 +252,61 @@ inline string DoubleToString(double v, int digits = 8) {
     snprintf(buf, sizeof buf, "%.*f", digits, v);
     return string(buf);
 }
-inline string ShortToString(ushort c) { return string(std::string(1, (char)c)); }
-inline string CharToString(uchar c) { return string(std::string(1, (char)c)); }
-inline bool StringAdd(string &s, const string &add) { s.s += add.s; return true; }
+inline string ShortToString(ushort c) { return string::units(std::u16string(1, (char16_t)c)); }
+inline string CharToString(uchar c) { return string::units(std::u16string(1, (char16_t)c)); }
+inline bool StringAdd(string &s, const string &add) { s.u += add.u; return true; }
 inline int StringReplace(string &s, const string &find, const string &repl) {
-    if (find.s.empty()) return 0;
+    if (find.u.empty()) return 0;
     int n = 0;
     size_t p = 0;
-    while ((p = s.s.find(find.s, p)) != std::string::npos) {
-        s.s.replace(p, find.s.size(), repl.s);
-        p += repl.s.size();
+    while ((p = s.u.find(find.u, p)) != std::u16string::npos) {
+        s.u.replace(p, find.u.size(), repl.u);
+        p += repl.u.size();
         n++;
     }
     return n;
 }
 inline int StringSplit(const string &s, ushort sep, std::vector<string> &out) {
     out.clear();
-    std::string cur;
-    for (char c : s.s) {
-        if ((uchar)c == sep) { out.push_back(string(cur)); cur.clear(); }
+    std::u16string cur;
+    for (char16_t c : s.u) {
+        if ((ushort)c == sep) { out.push_back(string::units(cur)); cur.clear(); }
         else cur += c;
     }
-    out.push_back(string(cur));
+    out.push_back(string::units(cur));
     return (int)out.size();
 }
-inline bool StringToUpper(string &s) { for (auto &c : s.s) c = (char)toupper((uchar)c); return true; }
-inline bool StringToLower(string &s) { for (auto &c : s.s) c = (char)tolower((uchar)c); return true; }
-// The harness keeps strings as UTF-8 bytes, so both code pages copy bytes.
+// ASCII letters only (the shared code lower-cases schemes and header names).
+inline bool StringToUpper(string &s) { for (auto &c : s.u) if (c >= 'a' && c <= 'z') c = (char16_t)(c - 32); return true; }
+inline bool StringToLower(string &s) { for (auto &c : s.u) if (c >= 'A' && c <= 'Z') c = (char16_t)(c + 32); return true; }
+// The text converted to the code page, copied to array[start..]; with
+// count -1 (WHOLE_ARRAY) the terminating zero is copied too. A dynamic
+// array grows when needed and is never shrunk. Returns the number of
+// elements copied (terminating zero included).
 template <class B>
 int StringToCharArray(const string &text, std::vector<B> &array, int start = 0, int count = -1,
                       uint codepage = CP_ACP) {
-    (void)codepage;
-    size_t n = text.s.size();
+    if (start < 0) start = 0;
+    std::string bytes = compat_utf::encode(text.u, codepage);
+    bytes.push_back('\0');
+    size_t n = bytes.size();
     if (count >= 0 && (size_t)count < n) n = (size_t)count;
-    if ((int)array.size() < start + (int)n + 1) array.resize((size_t)start + n + 1);
-    for (size_t i = 0; i < n; i++) array[(size_t)start + i] = (B)text.s[i];
-    array[(size_t)start + n] = 0;
-    return (int)n + 1;
+    if (array.size() < (size_t)start + n) array.resize((size_t)start + n);
+    for (size_t i = 0; i < n; i++) array[(size_t)start + i] = (B)bytes[i];
+    return (int)n;
 }
+// array[start..start+count) (up to a zero) decoded from the code page.
 template <class B>
 string CharArrayToString(const std::vector<B> &array, int start = 0, int count = -1, uint codepage = CP_ACP) {
-    (void)codepage;
     std::string r;
     int end = (int)array.size();
+    if (start < 0) start = 0;
     if (count >= 0 && start + count < end) end = start + count;
     for (int i = start; i < end; i++) {
         if (array[(size_t)i] == 0) break;
         r += (char)array[(size_t)i];
     }
-    return string(r);
+    return string::units(compat_utf::decode(r, codepage));
 }
 
 // ---------------------------------------------------------------- math
@@ -247,15 +353,20 @@ inline string TimeToString(datetime t) {
 
 // ---------------------------------------------------------------- output
 static std::string g_compat_comment;
-inline void Print(const string &s) { fprintf(stderr, "[agent] %s\n", s.c_str()); }
+inline void Print(const string &s) { fprintf(stderr, "[agent] %s\n", s.utf8().c_str()); }
 inline void Comment(const string &s) {
-    if (s.s != g_compat_comment) {
-        g_compat_comment = s.s;
-        fprintf(stderr, "[chart] %s\n", s.c_str());
+    if (s.utf8() != g_compat_comment) {
+        g_compat_comment = s.utf8();
+        fprintf(stderr, "[chart] %s\n", s.utf8().c_str());
     }
 }
 
 // ---------------------------------------------------------------- files
+// The sandbox: $MQL_FILES_DIR (MQL5/Files or MQL4/Files of the terminal)
+// and, with FILE_COMMON, $MQL_COMMON_DIR (Terminal/Common/Files). Text files
+// (FILE_TXT, FILE_CSV) are read a line at a time; FILE_ANSI ones hold the
+// text in the code page given to FileOpen (CP_UTF8, or the ANSI page), the
+// others UTF-16LE after a byte order mark.
 #define FILE_READ 1
 #define FILE_WRITE 2
 #define FILE_BIN 4
@@ -268,17 +379,25 @@ inline void Comment(const string &s) {
 #define FILE_REWRITE 512
 #define FILE_COMMON 4096
 #define SEEK_SET_ 0
-static std::vector<FILE *> g_compat_files;
-inline std::string compat_files_dir() {
-    const char *d = getenv("MQL_FILES_DIR");
-    std::string dir = d && *d ? d : "files";
+struct CompatFile { FILE *f; int flags; uint codepage; };
+static std::vector<CompatFile> g_compat_files;
+inline std::string compat_dir(const char *env, const char *def) {
+    const char *d = getenv(env);
+    std::string dir = d && *d ? d : def;
     mkdir(dir.c_str(), 0700);
     return dir;
 }
+inline std::string compat_files_dir() { return compat_dir("MQL_FILES_DIR", "files"); }
+inline std::string compat_common_dir() { return compat_dir("MQL_COMMON_DIR", "common-files"); }
+inline std::string compat_path(const string &name, int flags) {
+    return ((flags & FILE_COMMON) ? compat_common_dir() : compat_files_dir()) + "/" + name.utf8();
+}
+inline bool compat_unicode(int flags) { return (flags & (FILE_TXT | FILE_CSV)) && !(flags & FILE_ANSI); }
 inline int FileOpen(const string &name, int flags, short delimiter = '\t', uint codepage = CP_ACP) {
     (void)delimiter;
-    (void)codepage;
-    std::string path = compat_files_dir() + "/" + name.s;
+    std::string path = compat_path(name, flags);
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) { _LastError = 5004; return INVALID_HANDLE; }  // ERR_CANNOT_OPEN_FILE
     const char *mode = "rb";
     if ((flags & FILE_READ) && (flags & FILE_WRITE)) {
         FILE *probe = fopen(path.c_str(), "ab");
@@ -289,56 +408,78 @@ inline int FileOpen(const string &name, int flags, short delimiter = '\t', uint 
     }
     FILE *f = fopen(path.c_str(), mode);
     if (!f) { _LastError = 5004; return INVALID_HANDLE; }
-    g_compat_files.push_back(f);
+    if (compat_unicode(flags) && (flags & FILE_READ)) {
+        // Skip the byte order mark.
+        int a = fgetc(f), b = fgetc(f);
+        if (!(a == 0xFF && b == 0xFE)) fseek(f, 0, SEEK_SET);
+    }
+    g_compat_files.push_back({f, flags, codepage});
     return (int)g_compat_files.size() - 1;
 }
-inline FILE *compat_file(int h) {
-    if (h < 0 || h >= (int)g_compat_files.size()) return nullptr;
-    return g_compat_files[(size_t)h];
+inline CompatFile *compat_file(int h) {
+    if (h < 0 || h >= (int)g_compat_files.size() || !g_compat_files[(size_t)h].f) return nullptr;
+    return &g_compat_files[(size_t)h];
 }
 inline void FileClose(int h) {
-    FILE *f = compat_file(h);
-    if (f) { fclose(f); g_compat_files[(size_t)h] = nullptr; }
+    CompatFile *f = compat_file(h);
+    if (f) { fclose(f->f); f->f = nullptr; }
 }
-inline void FileFlush(int h) { FILE *f = compat_file(h); if (f) fflush(f); }
+inline void FileFlush(int h) { CompatFile *f = compat_file(h); if (f) fflush(f->f); }
 inline bool FileIsEnding(int h) {
-    FILE *f = compat_file(h);
+    CompatFile *f = compat_file(h);
     if (!f) return true;
-    int c = fgetc(f);
+    int c = fgetc(f->f);
     if (c == EOF) return true;
-    ungetc(c, f);
+    ungetc(c, f->f);
     return false;
 }
+// Text files: the next line without its "\r\n".
 inline string FileReadString(int h, int length = -1) {
     (void)length;
-    FILE *f = compat_file(h);
-    std::string r;
+    CompatFile *f = compat_file(h);
     if (!f) return string();
+    if (compat_unicode(f->flags)) {
+        std::u16string r;
+        int a, b;
+        while ((a = fgetc(f->f)) != EOF && (b = fgetc(f->f)) != EOF) {
+            char16_t c = (char16_t)(a | (b << 8));
+            if (c == '\n') break;
+            if (c != '\r') r += c;
+        }
+        return string::units(r);
+    }
+    std::string r;
     int c;
-    while ((c = fgetc(f)) != EOF) {
+    while ((c = fgetc(f->f)) != EOF) {
         if (c == '\n') break;
         if (c != '\r') r += (char)c;
     }
-    return string(r);
+    return string::units(compat_utf::decode(r, f->codepage));
 }
+// Returns the number of bytes written.
 inline uint FileWriteString(int h, const string &s, int length = -1) {
     (void)length;
-    FILE *f = compat_file(h);
+    CompatFile *f = compat_file(h);
     if (!f) return 0;
-    return (uint)fwrite(s.s.data(), 1, s.s.size(), f);
+    if (compat_unicode(f->flags)) {
+        std::string bytes;
+        if (ftell(f->f) == 0) bytes = "\xFF\xFE";
+        for (char16_t c : s.u) { bytes += (char)(c & 0xFF); bytes += (char)(c >> 8); }
+        return (uint)fwrite(bytes.data(), 1, bytes.size(), f->f);
+    }
+    std::string bytes = compat_utf::encode(s.u, f->codepage);
+    return (uint)fwrite(bytes.data(), 1, bytes.size(), f->f);
 }
 inline bool FileSeek(int h, long offset, int origin) {
-    FILE *f = compat_file(h);
-    return f && fseek(f, offset, origin) == 0;
+    CompatFile *f = compat_file(h);
+    return f && fseek(f->f, offset, origin) == 0;
 }
 inline bool FileIsExist(const string &name, int flags = 0) {
-    (void)flags;
     struct stat st;
-    return stat((compat_files_dir() + "/" + name.s).c_str(), &st) == 0;
+    return stat(compat_path(name, flags).c_str(), &st) == 0;
 }
 inline bool FileDelete(const string &name, int flags = 0) {
-    (void)flags;
-    return unlink((compat_files_dir() + "/" + name.s).c_str()) == 0;
+    return unlink(compat_path(name, flags).c_str()) == 0;
 }
 
 // ---------------------------------------------------------------- crypt
@@ -450,18 +591,125 @@ inline int CryptEncode(ENUM_CRYPT_METHOD method, const std::vector<uchar> &data,
     return (int)result.size();
 }
 
-// ---------------------------------------------------------------- sockets
-// MQL5's Socket* functions over POSIX TCP sockets. TLS (SocketTlsHandshake,
-// SocketTlsSend, SocketTlsReadAvailable, https:// WebRequest) is mapped onto
-// OpenSSL when built with -DTT_HARNESS_TLS -lssl -lcrypto, trusting the CA
-// file $MQL_CA_FILE (the terminal trusts the Windows certificate store);
-// without it SocketTlsHandshake fails with 5274 and https:// with 5200.
-static std::vector<int> g_compat_socks;
+// ---------------------------------------------------------------- allow-list
+// Tools > Options > Expert Advisors > "Allow WebRequest for listed URL": the
+// harness reads the list from $MQL_ALLOWED_URLS (comma-separated, e.g.
+// "https://gateway.example.com,http://127.0.0.1:8081"). An empty or unset
+// list allows nothing, as in a fresh terminal. WebRequest needs an entry
+// with the URL's scheme, host and port (the scheme's default when none is
+// written) whose path is a prefix of the URL's; SocketConnect an entry with
+// the host and port.
+struct CompatUrl { std::string scheme, host, path; uint port = 0; bool ok = false; };
+inline CompatUrl compat_parse_url(const std::string &url) {
+    CompatUrl r;
+    size_t sep = url.find("://");
+    if (sep == std::string::npos) return r;
+    r.scheme = url.substr(0, sep);
+    for (auto &c : r.scheme) c = (char)tolower((uchar)c);
+    std::string rest = url.substr(sep + 3);
+    size_t slash = rest.find('/');
+    std::string hostport = slash == std::string::npos ? rest : rest.substr(0, slash);
+    r.path = slash == std::string::npos ? "/" : rest.substr(slash);
+    r.port = r.scheme == "https" ? 443 : 80;
+    size_t colon = hostport.rfind(':');
+    r.host = hostport;
+    if (colon != std::string::npos) {
+        r.host = hostport.substr(0, colon);
+        long p = atol(hostport.c_str() + colon + 1);
+        if (p <= 0 || p > 65535) return r;
+        r.port = (uint)p;
+    }
+    for (auto &c : r.host) c = (char)tolower((uchar)c);
+    r.ok = !r.host.empty();
+    return r;
+}
+inline std::vector<CompatUrl> compat_allow_list() {
+    std::vector<CompatUrl> out;
+    const char *env = getenv("MQL_ALLOWED_URLS");
+    std::string all = env ? env : "";
+    size_t p = 0;
+    while (p <= all.size()) {
+        size_t e = all.find(',', p);
+        if (e == std::string::npos) e = all.size();
+        std::string item = all.substr(p, e - p);
+        while (!item.empty() && item.back() == ' ') item.pop_back();
+        while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+        CompatUrl u = compat_parse_url(item);
+        if (u.ok) out.push_back(u);
+        p = e + 1;
+    }
+    return out;
+}
+inline bool compat_url_allowed(const CompatUrl &u) {
+    for (auto &a : compat_allow_list()) {
+        if (a.scheme != u.scheme || a.host != u.host || a.port != u.port) continue;
+        std::string prefix = a.path == "/" ? "" : a.path;
+        if (u.path.compare(0, prefix.size(), prefix) == 0) return true;
+    }
+    return false;
+}
+inline bool compat_host_allowed(const std::string &host, uint port) {
+    std::string h = host;
+    for (auto &c : h) c = (char)tolower((uchar)c);
+    for (auto &a : compat_allow_list())
+        if (a.host == h && a.port == port) return true;
+    return false;
+}
+// $MQL_PORT_MAP ("443=8443"): the local port a requested port really goes to.
+inline uint compat_mapped_port(uint port) {
+    const char *env = getenv("MQL_PORT_MAP");
+    std::string all = env ? env : "";
+    size_t p = 0;
+    while (p < all.size()) {
+        size_t e = all.find(',', p);
+        if (e == std::string::npos) e = all.size();
+        std::string item = all.substr(p, e - p);
+        size_t eq = item.find('=');
+        if (eq != std::string::npos && (uint)atol(item.c_str()) == port) return (uint)atol(item.c_str() + eq + 1);
+        p = e + 1;
+    }
+    return port;
+}
+
+inline int compat_connect(const std::string &host, uint port, uint timeout_ms) {
+    struct addrinfo hints, *res = nullptr;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    std::string p = std::to_string(port);
+    if (getaddrinfo(host.c_str(), p.c_str(), &hints, &res) != 0 || !res) return -1;
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) continue;
+        int fl = fcntl(fd, F_GETFL, 0);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (r != 0 && errno == EINPROGRESS) {
+            struct pollfd pf = {fd, POLLOUT, 0};
+            if (poll(&pf, 1, (int)timeout_ms) == 1) {
+                int err = 0;
+                socklen_t len = sizeof err;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                r = err == 0 ? 0 : -1;
+            }
+        }
+        fcntl(fd, F_SETFL, fl);
+        if (r == 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
 #ifdef TT_HARNESS_TLS
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-static std::vector<SSL *> g_compat_ssl;
-inline SSL *compat_ssl(int h) { return h >= 0 && h < (int)g_compat_ssl.size() ? g_compat_ssl[(size_t)h] : nullptr; }
 // Client TLS over a connected blocking fd; the fd is non-blocking afterwards.
 inline SSL *compat_tls_connect(int fd, const std::string &host) {
     static SSL_CTX *ctx = nullptr;
@@ -508,130 +756,166 @@ inline int compat_tls_read(SSL *ssl, std::vector<uchar> &out, size_t maxlen) {
     return got == 0 && closed ? -1 : (int)got;
 }
 #endif
-inline int compat_fd(int h) { return h >= 0 && h < (int)g_compat_socks.size() ? g_compat_socks[(size_t)h] : -1; }
+
+// ---------------------------------------------------------------- sockets
+// MQL5 only: MQL4 has no Socket* functions (the MT4 build does not see them).
+// Error codes: 5270 ERR_NETSOCKET_INVALIDHANDLE, 5272
+// ERR_NETSOCKET_CANNOT_CONNECT, 5273 ERR_NETSOCKET_IO_ERROR, 5274
+// ERR_NETSOCKET_HANDSHAKE_FAILED, 4014 ERR_FUNCTION_NOT_ALLOWED (the host
+// is not in the allow-list).
+#ifndef TT_HARNESS_MT4
+#define TT_COMPAT_DEFAULT_READ_MS 120000
+struct CompatSock {
+    int fd = -1;
+    uint port = 0;          // the port asked for (443: secured by SocketConnect)
+    bool secured = false;   // TLS established
+    bool peer_closed = false;
+    bool speculative = true;  // SocketIsReadable may still answer 1 on an empty buffer
+    uint send_ms = 0, recv_ms = 0;
+#ifdef TT_HARNESS_TLS
+    SSL *ssl = nullptr;
+#endif
+};
+static std::vector<CompatSock> g_compat_socks;
+inline CompatSock *compat_sock(int h) { return h >= 0 && h < (int)g_compat_socks.size() ? &g_compat_socks[(size_t)h] : nullptr; }
+inline int compat_fd(int h) { CompatSock *s = compat_sock(h); return s ? s->fd : -1; }
 inline int SocketCreate(uint flags = 0) {
     (void)flags;
-#ifdef TT_HARNESS_TLS
-    g_compat_ssl.push_back(nullptr);
-#endif
-    g_compat_socks.push_back(-1);
+    g_compat_socks.push_back(CompatSock());
     return (int)g_compat_socks.size() - 1;
 }
-inline int compat_connect(const std::string &host, uint port, uint timeout_ms) {
-    struct addrinfo hints, *res = nullptr;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    std::string p = std::to_string(port);
-    if (getaddrinfo(host.c_str(), p.c_str(), &hints, &res) != 0 || !res) return -1;
-    int fd = -1;
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0) continue;
-        int fl = fcntl(fd, F_GETFL, 0);
-        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (r != 0 && errno == EINPROGRESS) {
-            struct pollfd pf = {fd, POLLOUT, 0};
-            if (poll(&pf, 1, (int)timeout_ms) == 1) {
-                int err = 0;
-                socklen_t len = sizeof err;
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-                r = err == 0 ? 0 : -1;
-            }
-        }
-        fcntl(fd, F_SETFL, fl);
-        if (r == 0) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            break;
-        }
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    return fd;
-}
+// The TCP connection; to port 443 also the TLS handshake (the terminal
+// secures connections to 443 itself: MQL5 reference, SocketTlsHandshake).
 inline bool SocketConnect(int h, const string &host, uint port, uint timeout) {
-    if (h < 0 || h >= (int)g_compat_socks.size()) { _LastError = 5270; return false; }
-    int fd = compat_connect(host.s, port, timeout);
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return false; }
+    if (!compat_host_allowed(host.utf8(), port)) { _LastError = 4014; return false; }
+    int fd = compat_connect(host.utf8(), compat_mapped_port(port), timeout);
     if (fd < 0) { _LastError = 5272; return false; }
-    g_compat_socks[(size_t)h] = fd;
+    *s = CompatSock();
+    s->fd = fd;
+    s->port = port;
+    if (port == 443) {
+#ifdef TT_HARNESS_TLS
+        s->ssl = compat_tls_connect(fd, host.utf8());
+        s->secured = s->ssl != nullptr;
+#endif
+        if (!s->secured) { close(fd); s->fd = -1; _LastError = 5274; return false; }
+    }
     return true;
 }
-inline bool SocketTimeouts(int h, uint send_ms, uint recv_ms) { (void)h; (void)send_ms; (void)recv_ms; return true; }
-#ifdef TT_HARNESS_TLS
+inline bool SocketTimeouts(int h, uint send_ms, uint recv_ms) {
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return false; }
+    s->send_ms = send_ms;
+    s->recv_ms = recv_ms;
+    return true;
+}
+// Fails on a socket that is already secure (a connection to port 443): the
+// reference says not to call it there; the harness makes a second handshake
+// an error so that an advisor calling it is caught.
 inline bool SocketTlsHandshake(int h, const string &host) {
-    int fd = compat_fd(h);
-    SSL *ssl = fd < 0 ? nullptr : compat_tls_connect(fd, host.s);
-    if (!ssl) { _LastError = 5274; return false; }
-    g_compat_ssl[(size_t)h] = ssl;
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return false; }
+    if (s->fd < 0 || s->secured) { _LastError = 5274; return false; }
+#ifdef TT_HARNESS_TLS
+    s->ssl = compat_tls_connect(s->fd, host.utf8());
+    s->secured = s->ssl != nullptr;
+#else
+    (void)host;
+#endif
+    if (!s->secured) { _LastError = 5274; return false; }
     return true;
 }
 inline int SocketTlsSend(int h, const std::vector<uchar> &buffer, uint len) {
-    SSL *ssl = compat_ssl(h);
-    if (!ssl) { _LastError = 5274; return -1; }
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return -1; }
+    if (!s->secured) { _LastError = 5274; return -1; }
     if (len > buffer.size()) len = (uint)buffer.size();
-    if (!compat_tls_write(ssl, compat_fd(h), buffer.data(), len)) { _LastError = 5273; return -1; }
+#ifdef TT_HARNESS_TLS
+    if (!compat_tls_write(s->ssl, s->fd, buffer.data(), len)) { _LastError = 5273; return -1; }
+#endif
     return (int)len;
 }
+// What is decrypted now, at most maxlen bytes; 0 when nothing is there (a
+// regular situation), -1 with 5273 when the connection is gone.
 inline int SocketTlsReadAvailable(int h, std::vector<uchar> &buffer, uint maxlen) {
-    SSL *ssl = compat_ssl(h);
-    if (!ssl) { _LastError = 5274; return -1; }
-    int n = compat_tls_read(ssl, buffer, maxlen);
-    if (n < 0) _LastError = 5273;
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return -1; }
+    if (!s->secured) { _LastError = 5274; return -1; }
+    s->speculative = true;
+    int n = -1;
+#ifdef TT_HARNESS_TLS
+    n = compat_tls_read(s->ssl, buffer, maxlen);
+#else
+    (void)buffer;
+    (void)maxlen;
+#endif
+    if (n < 0) { s->peer_closed = true; _LastError = 5273; }
     return n;
 }
-#else
-inline bool SocketTlsHandshake(int h, const string &host) { (void)h; (void)host; _LastError = 5274; return false; }
-inline int SocketTlsSend(int h, const std::vector<uchar> &buffer, uint len) { (void)h; (void)buffer; (void)len; _LastError = 5274; return -1; }
-inline int SocketTlsReadAvailable(int h, std::vector<uchar> &buffer, uint maxlen) { (void)h; (void)buffer; (void)maxlen; _LastError = 5274; return -1; }
-#endif
+inline bool compat_probe_closed(CompatSock *s) {
+    if (s->fd < 0) return true;
+    if (s->peer_closed) return true;
+    char c;
+    ssize_t n = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) s->peer_closed = true;
+    return s->peer_closed;
+}
 inline bool SocketIsConnected(int h) {
-    int fd = compat_fd(h);
-    if (fd < 0) return false;
-    struct pollfd pf = {fd, POLLIN, 0};
-    if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR))) {
-        char c;
-        if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) return false;
-    }
-    return true;
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return false; }
+    return !compat_probe_closed(s);
 }
+// Bytes waiting; on an empty buffer a speculative 1 (MQL5 book, "Checking
+// socket status": the real check is deferred to the next read call, as a
+// rule on the first call on a socket) unless the last answer already was a
+// speculative 1 with no read since. 0 with 5273 when the connection is gone.
 inline uint SocketIsReadable(int h) {
-    int fd = compat_fd(h);
-    if (fd < 0) return 0;
-    char buf[65536];
-    ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-    return n > 0 ? (uint)n : 0;
+    CompatSock *s = compat_sock(h);
+    if (!s || s->fd < 0) { _LastError = 5270; return 0; }
+    int n = 0;
+    if (ioctl(s->fd, FIONREAD, &n) == 0 && n > 0) return (uint)n;
+    if (compat_probe_closed(s)) { _LastError = 5273; return 0; }
+    if (s->speculative) { s->speculative = false; return 1; }
+    return 0;
 }
-inline bool SocketIsWritable(int h) { return compat_fd(h) >= 0; }
+inline bool SocketIsWritable(int h) { CompatSock *s = compat_sock(h); return s && s->fd >= 0 && !s->peer_closed; }
+// Waits until maxlen bytes arrived or timeout ms passed (0 = the default,
+// 120 000 ms). Nothing within the timeout is -1, like a broken connection
+// (both with 5273: only SocketIsConnected tells them apart). A secured
+// socket is read with SocketTlsRead*.
 inline int SocketRead(int h, std::vector<uchar> &buffer, uint maxlen, uint timeout) {
-    int fd = compat_fd(h);
-    if (fd < 0) { _LastError = 5270; return -1; }
+    CompatSock *s = compat_sock(h);
+    if (!s || s->fd < 0) { _LastError = 5270; return -1; }
+    if (s->secured) { _LastError = 5273; return -1; }
+    if (timeout == 0) timeout = TT_COMPAT_DEFAULT_READ_MS;
+    s->speculative = true;
     buffer.resize(maxlen);
     uint got = 0;
     uint start = GetTickCount();
     while (got < maxlen) {
-        ssize_t n = recv(fd, buffer.data() + got, maxlen - got, MSG_DONTWAIT);
+        ssize_t n = recv(s->fd, buffer.data() + got, maxlen - got, MSG_DONTWAIT);
         if (n > 0) { got += (uint)n; continue; }
-        if (n == 0) { _LastError = 5273; break; }
-        if (errno != EAGAIN && errno != EWOULDBLOCK) { _LastError = 5273; break; }
+        if (n == 0) { s->peer_closed = true; break; }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { s->peer_closed = true; break; }
         uint waited = GetTickCount() - start;
         if (waited >= timeout) break;
-        struct pollfd pf = {fd, POLLIN, 0};
+        struct pollfd pf = {s->fd, POLLIN, 0};
         poll(&pf, 1, (int)(timeout - waited));
     }
     buffer.resize(got);
-    if (got == 0 && _LastError == 5273) return -1;
+    if (got == 0) { _LastError = 5273; return -1; }
     return (int)got;
 }
 inline int SocketSend(int h, const std::vector<uchar> &buffer, uint len) {
-    int fd = compat_fd(h);
-    if (fd < 0) { _LastError = 5270; return -1; }
+    CompatSock *s = compat_sock(h);
+    if (!s || s->fd < 0) { _LastError = 5270; return -1; }
+    if (s->secured) { _LastError = 5273; return -1; }  // plain bytes into a TLS stream
     uint sent = 0;
     if (len > buffer.size()) len = (uint)buffer.size();
     while (sent < len) {
-        ssize_t n = send(fd, buffer.data() + sent, len - sent, MSG_NOSIGNAL);
+        ssize_t n = send(s->fd, buffer.data() + sent, len - sent, MSG_NOSIGNAL);
         if (n <= 0) {
             if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
             _LastError = 5273;
@@ -642,46 +926,52 @@ inline int SocketSend(int h, const std::vector<uchar> &buffer, uint len) {
     return (int)sent;
 }
 inline bool SocketClose(int h) {
+    CompatSock *s = compat_sock(h);
+    if (!s) { _LastError = 5270; return false; }
 #ifdef TT_HARNESS_TLS
-    if (SSL *ssl = compat_ssl(h)) { SSL_shutdown(ssl); SSL_free(ssl); g_compat_ssl[(size_t)h] = nullptr; }
+    if (s->ssl) { SSL_shutdown(s->ssl); SSL_free(s->ssl); s->ssl = nullptr; }
 #endif
-    int fd = compat_fd(h);
-    if (fd >= 0) { close(fd); g_compat_socks[(size_t)h] = -1; }
+    if (s->fd >= 0) close(s->fd);
+    *s = CompatSock();
     return true;
 }
+#endif  // !TT_HARNESS_MT4
 
 // ---------------------------------------------------------------- WebRequest
-// HTTP/1.1 over a fresh connection per request (Connection: close), http:// only.
-// Returns the status code, or -1 with 5200 (bad URL), 5201 (connect failed),
-// 5202 (timeout) or 5203 (request failed), as MetaTrader does.
+// HTTP/1.1 over a fresh connection per request (Connection: close). Returns
+// the HTTP status, or -1 with: 4014 (MQL5 ERR_FUNCTION_NOT_ALLOWED) / 4060
+// (MQL4 ERR_FUNCTION_NOT_CONFIRMED) when the URL is not in the allow-list,
+// 5200 bad URL, 5201 cannot connect, 5202 timeout, 5203 request failed.
+// result_headers: the response's header lines ("Name: value\r\n" each).
+#ifdef TT_HARNESS_MT4
+#define TT_COMPAT_ERR_URL_NOT_ALLOWED 4060
+#else
+#define TT_COMPAT_ERR_URL_NOT_ALLOWED 4014
+#endif
 inline int WebRequest(const string &method, const string &url, const string &headers, int timeout,
                       const std::vector<char> &data, std::vector<char> &result, string &result_headers) {
-    std::string u = url.s;
-    bool tls = u.rfind("https://", 0) == 0;
+    CompatUrl cu = compat_parse_url(url.utf8());
+    if (!cu.ok || (cu.scheme != "http" && cu.scheme != "https")) { _LastError = 5200; return -1; }
+    if (!compat_url_allowed(cu)) { _LastError = TT_COMPAT_ERR_URL_NOT_ALLOWED; return -1; }
+    bool tls = cu.scheme == "https";
 #ifndef TT_HARNESS_TLS
-    if (tls) { _LastError = 5200; return -1; }
+    if (tls) { _LastError = 5203; return -1; }
 #endif
-    if (!tls && u.rfind("http://", 0) != 0) { _LastError = 5200; return -1; }
-    u = u.substr(tls ? 8 : 7);
-    size_t slash = u.find('/');
-    std::string hostport = slash == std::string::npos ? u : u.substr(0, slash);
-    std::string path = slash == std::string::npos ? "/" : u.substr(slash);
-    std::string host = hostport;
-    uint port = tls ? 443 : 80;
-    size_t colon = hostport.rfind(':');
-    if (colon != std::string::npos) { host = hostport.substr(0, colon); port = (uint)atoi(hostport.substr(colon + 1).c_str()); }
-    int fd = compat_connect(host, port, (uint)timeout);
+    std::string hostport = cu.host;
+    if (cu.port != (tls ? 443u : 80u)) hostport += ":" + std::to_string(cu.port);
+    int fd = compat_connect(cu.host, compat_mapped_port(cu.port), (uint)timeout);
     if (fd < 0) { _LastError = 5201; return -1; }
 #ifdef TT_HARNESS_TLS
     SSL *ssl = nullptr;
-    if (tls && !(ssl = compat_tls_connect(fd, host))) { close(fd); _LastError = 5203; return -1; }
+    if (tls && !(ssl = compat_tls_connect(fd, cu.host))) { close(fd); _LastError = 5203; return -1; }
     auto done = [&]() { if (ssl) { SSL_shutdown(ssl); SSL_free(ssl); } close(fd); };
 #else
     auto done = [&]() { close(fd); };
 #endif
-    std::string req = method.s + " " + path + " HTTP/1.1\r\nHost: " + hostport + "\r\nConnection: close\r\n";
-    req += headers.s;
-    if (!headers.s.empty() && headers.s.substr(headers.s.size() - 2) != "\r\n") req += "\r\n";
+    std::string hs = headers.utf8();
+    std::string req = method.utf8() + " " + cu.path + " HTTP/1.1\r\nHost: " + hostport + "\r\nConnection: close\r\n";
+    req += hs;
+    if (!hs.empty() && hs.substr(hs.size() - 2) != "\r\n") req += "\r\n";
     req += "Content-Length: " + std::to_string(data.size()) + "\r\n\r\n";
     req.append(data.begin(), data.end());
 #ifdef TT_HARNESS_TLS
@@ -725,8 +1015,7 @@ inline int WebRequest(const string &method, const string &url, const string &hea
         // Stop early when Content-Length is satisfied (the server may keep the socket open).
         size_t he = resp.find("\r\n\r\n");
         if (he != std::string::npos) {
-            std::string head = resp.substr(0, he);
-            std::string lower = head;
+            std::string lower = resp.substr(0, he);
             for (auto &c : lower) c = (char)tolower((uchar)c);
             size_t cl = lower.find("content-length:");
             if (cl != std::string::npos && resp.size() - he - 4 >= (size_t)atol(lower.c_str() + cl + 15)) break;
@@ -758,6 +1047,7 @@ inline int WebRequest(const string &method, const string &url, const string &hea
         body = out;
     }
     result.assign(body.begin(), body.end());
-    result_headers = string(head);
+    size_t eol = head.find("\r\n");
+    result_headers = string(eol == std::string::npos ? std::string() : head.substr(eol + 2) + "\r\n");
     return status;
 }

@@ -9,7 +9,8 @@
 //| Before including this file the expert defines                    |
 //|  - the terminal adapter (Terminal5.mqh / Terminal4.mqh):         |
 //|    TermPlatform, TermBuild, TermUid, TermLogin,                  |
-//|    TermAccountIdentity, TermAutomatedTrading, TermAccountInfoJson|
+//|    TermAccountIdentity, TermAutomatedTrading, TermTradeBlock,    |
+//|    TermAccountInfoJson,                                          |
 //|    TermAccountNumbers, TermQuote, TermExecute;                   |
 //|  - the transport: TransportConnect, TransportPump,               |
 //|    TransportClose, TransportError, TransportName, TransportIsPoll|
@@ -27,7 +28,7 @@
 
 #define TT_IDEM_KEY_MAX 256
 #define TT_IDEM_KEEP    2000
-#define TT_MAX_RESULT   (16 * 1024 * 1024 - 4096)
+#define TT_MAX_RESULT   (16 * 1024 * 1024 - 4096)  // bytes of UTF-8
 
 //+------------------------------------------------------------------+
 //| Idempotency keys and their first outcome, kept in a text file in |
@@ -36,6 +37,9 @@
 //|   <scope:key as JSON string> TAB <fingerprint> TAB <outcome>     |
 //| outcome: P (started, outcome unknown), R<result>, E<error>,      |
 //| X (forgotten: failed before reaching the trade server).          |
+//| The file is named after the terminal key (a hash of it), known   |
+//| in OnInit, not after ACCOUNT_LOGIN (0 until the account is       |
+//| authorised); trading is refused while the file cannot be read.   |
 //+------------------------------------------------------------------+
 class TtIdem
   {
@@ -45,23 +49,37 @@ public:
    TtStrings         m_outcomes;
    int               m_n;
    string            m_file;
+   bool              ready;     // the file was read (or does not exist yet)
+   string            m_lastMsg;
 
-                     TtIdem(void) { m_n = 0; m_file = ""; }
+                     TtIdem(void) { m_n = 0; m_file = ""; ready = false; m_lastMsg = ""; }
 
-   void              Load(const string file)
+   // Reads the store from `file` (the records written before a restart).
+   bool              Load(const string file)
      {
       m_file = file;
       m_n = 0;
       ArrayResize(m_keys.v, 0);
       ArrayResize(m_fps.v, 0);
       ArrayResize(m_outcomes.v, 0);
+      ready = Merge(file);
+      return ready;
+     }
+
+   // Adds the records of `file` (true when read or absent).
+   bool              Merge(const string file)
+     {
       if(!FileIsExist(file))
-         return;
+         return true;
+      ResetLastError();
       int h = FileOpen(file, FILE_READ | FILE_TXT | FILE_ANSI | FILE_SHARE_READ, '\t', CP_UTF8);
       if(h == INVALID_HANDLE)
         {
-         Print("tradeterm: cannot read " + file + ", error " + IntegerToString(GetLastError()));
-         return;
+         string msg = "tradeterm: cannot read " + file + ", error " + IntegerToString(GetLastError());
+         if(msg != m_lastMsg)
+            Print(msg);
+         m_lastMsg = msg;
+         return false;
         }
       int lines = 0;
       while(!FileIsEnding(h))
@@ -80,8 +98,9 @@ public:
          lines++;
         }
       FileClose(h);
-      if(lines > 2 * TT_IDEM_KEEP)
+      if(lines > 2 * TT_IDEM_KEEP && file == m_file)
          Rewrite();
+      return true;
      }
 
    int               Find(const string key)
@@ -171,6 +190,7 @@ public:
    TtStrings         m_outbox;
    TtStrings         m_inbox;
    TtIdem            m_idem;
+   bool              m_legacyMerged; // the store of agent 1.0.0 (named after the login) was read
    int               m_requests;
    // streaming
    TtDoubles         m_sentBid;
@@ -197,6 +217,7 @@ public:
       m_allowTrading = false;
       m_sentAllow = -1;
       m_sentAuto = -1;
+      m_legacyMerged = false;
       m_agentName = "tradeterm-agent-mql";
      }
 
@@ -219,16 +240,42 @@ public:
          m_sentTime.v[i] = 0;
          m_sentAt.v[i] = 0;
         }
-      m_idem.Load("tradeterm_idempotency_" + IntegerToString(TermLogin()) + ".txt");
+      m_legacyMerged = false;
+      if(m_key != "")
+         m_idem.Load(IdemFile());
+     }
+
+   // The idempotency file of this terminal key: stable from OnInit on
+   // (ACCOUNT_LOGIN can still be 0 then).
+   string            IdemFile(void)
+     {
+      return "tradeterm_idempotency_" + StringSubstr(TtSha256Hex(m_key), 0, 16) + ".txt";
      }
 
    bool              IsConnected(void) { return m_state == TT_ST_CONNECTED; }
-   bool              TradingEnabled(void) { return m_allowTrading && TermAutomatedTrading(); }
+   bool              TradingEnabled(void) { return TradingBlock() == ""; }
+
+   // Why trade commands are refused, "" when they are not.
+   string            TradingBlock(void)
+     {
+      if(!m_allowTrading && !TermAutomatedTrading())
+         return "the agent's allow-trading input and the terminal's automated trading are both off (" + TermTradeBlock() + ")";
+      if(!m_allowTrading)
+         return "the agent's allow-trading input (inp_AllowTrading) is off";
+      string block = TermTradeBlock();
+      if(block != "")
+         return block;
+      if(!m_idem.ready)
+         return "the idempotency file " + IdemFile() + " cannot be read yet";
+      return "";
+     }
 
    // One timer tick: connect when due, exchange frames, push events.
    void              OnTimer(void)
      {
       uint now = GetTickCount();
+      if(!m_idem.ready && m_key != "")
+         m_idem.Load(IdemFile());
       if(m_state == TT_ST_IDLE)
         {
          if(m_url == "" || m_key == "")
@@ -237,6 +284,15 @@ public:
             UpdateComment();
             return;
            }
+         // The hello carries the account: wait until the terminal is logged
+         // in (ACCOUNT_LOGIN is 0 before the account is authorised).
+         if(TermLogin() == 0)
+           {
+            m_lastError = "waiting for the trade account to log in";
+            UpdateComment();
+            return;
+           }
+         MergeLegacyIdem();
          if(m_lastAttempt == 0 || now - m_lastAttempt >= (uint)m_wait)
             Connect();
          UpdateComment();
@@ -256,7 +312,7 @@ public:
       int wait = 0;
       if(TransportIsPoll() && m_state == TT_ST_CONNECTED && ArraySize(m_outbox.v) == 0)
          wait = m_pollWaitMs;
-      for(int round = 0; round < 4; round++)
+      for(int pass = 0; pass < 4; pass++)
         {
          int before = ArraySize(m_inbox.v);
          if(!TransportPump(m_outbox, m_inbox, wait))
@@ -302,13 +358,12 @@ public:
 
    string            StatusLine(void)
      {
-      string trading = "trading OFF";
-      if(TradingEnabled())
-         trading = "trading ON";
-      else if(m_allowTrading)
-         trading = "trading OFF (Algo Trading is off)";
-      else
+      string trading = "trading ON";
+      string block = TradingBlock();
+      if(!m_allowTrading)
          trading = "trading OFF (inp_AllowTrading is false)";
+      else if(block != "")
+         trading = "trading OFF (" + block + ")";
       string s = "tradeterm agent ";
       s = s + TT_AGENT_VERSION + " | " + TransportName() + " | ";
       if(m_state == TT_ST_CONNECTED)
@@ -325,6 +380,16 @@ public:
      }
 
 private:
+   // Keys recorded by agent 1.0.0 lived in a file named after the login:
+   // read them too once the login is known.
+   void              MergeLegacyIdem(void)
+     {
+      if(m_legacyMerged || !m_idem.ready)
+         return;
+      m_legacyMerged = true;
+      m_idem.Merge("tradeterm_idempotency_" + IntegerToString(TermLogin()) + ".txt");
+     }
+
    void              UpdateComment(void)
      {
       Comment(StatusLine());
@@ -487,19 +552,12 @@ private:
       if(!j.IsObject(cmdNode) || cmd == "")
          ok = TtFail(err, TT_UNKNOWN_COMMAND, "the request has no command `cmd`");
       else if(TtIsTradeCommand(cmd) && !TradingEnabled())
-        {
-         string why = "the terminal's automated-trading (Algo Trading) switch is off";
-         if(!m_allowTrading && !TermAutomatedTrading())
-            why = "the agent's allow-trading input and the terminal's automated-trading switch are both off";
-         else if(!m_allowTrading)
-            why = "the agent's allow-trading input (inp_AllowTrading) is off";
-         ok = TtFail(err, TT_TRADING_DISABLED, "live trading is disabled on this terminal: " + why);
-        }
+         ok = TtFail(err, TT_TRADING_DISABLED, "live trading is disabled on this terminal: " + TradingBlock());
       else if(TtIsIdempotentCommand(cmd))
          ok = ExecuteOnce(j, cmdNode, cmd, result, err);
       else
          ok = Execute(j, cmdNode, cmd, result, err);
-      if(ok && StringLen(result) > TT_MAX_RESULT)
+      if(ok && TtUtf8Len(result) > TT_MAX_RESULT)
         {
          // The gateway closes a connection on frames over 16 MiB.
          result = "";
@@ -540,7 +598,7 @@ private:
             return TtFail(err, TT_INVALID_ARGUMENT, "idempotency_key must be 1 to 256 bytes long");
          return Execute(j, cmdNode, cmd, result, err);
         }
-      if(StringLen(key) > TT_IDEM_KEY_MAX)
+      if(TtUtf8Len(key) > TT_IDEM_KEY_MAX)
          return TtFail(err, TT_INVALID_ARGUMENT, "idempotency_key must be 1 to 256 bytes long");
       string full = cmd + ":" + key;
       string fp = j.Serialize(cmdNode);

@@ -182,6 +182,30 @@ int TtSplitList(const string text, TtStrings &out)
    return k;
   }
 
+// Length of `s` in bytes of UTF-8 (MQL strings are UTF-16 code units:
+// StringLen counts units, the protocol's limits count the bytes sent).
+int TtUtf8Len(const string s)
+  {
+   int n = StringLen(s);
+   int bytes = 0;
+   for(int i = 0; i < n; i++)
+     {
+      ushort c = StringGetCharacter(s, i);
+      if(c < 0x80)
+         bytes += 1;
+      else if(c < 0x800)
+         bytes += 2;
+      else if(c >= 0xD800 && c < 0xDC00 && i + 1 < n && StringGetCharacter(s, i + 1) >= 0xDC00 && StringGetCharacter(s, i + 1) < 0xE000)
+        {
+         bytes += 4;
+         i++;
+        }
+      else
+         bytes += 3;
+     }
+   return bytes;
+  }
+
 // Lower-case hex of bytes.
 string TtHex(TtBytes &b, const int n)
   {

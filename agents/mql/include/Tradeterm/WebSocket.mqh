@@ -6,6 +6,16 @@
 //| ping answered with pong, close answered with close. Never waits  |
 //| long: connecting is bounded by a timeout, reading only takes     |
 //| what is already there.                                           |
+//|                                                                  |
+//| MetaTrader's rules (MQL5 reference) this code follows:           |
+//|  - a connection to port 443 is secured by SocketConnect itself:  |
+//|    SocketTlsHandshake is called only for TLS on other ports;     |
+//|  - SocketRead returns -1 both on error and when nothing arrived  |
+//|    within its timeout, and SocketIsReadable may answer a         |
+//|    speculative 1 on an empty buffer: -1 is a lost connection     |
+//|    only when SocketIsConnected says so;                          |
+//|  - a SocketRead timeout of 0 means the default (120 s): the read |
+//|    timeout is TT_WS_READ_TIMEOUT_MS, never 0.                    |
 //+------------------------------------------------------------------+
 #ifndef TRADETERM_WEBSOCKET_MQH
 #define TRADETERM_WEBSOCKET_MQH
@@ -15,6 +25,7 @@
 
 #define TT_WS_MAX_MESSAGE (16 * 1024 * 1024)
 #define TT_WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define TT_WS_READ_TIMEOUT_MS 1
 
 class TtWebSocket
   {
@@ -66,7 +77,8 @@ public:
          return false;
         }
       SocketTimeouts(m_sock, timeoutMs, timeoutMs);
-      if(m_tls && !SocketTlsHandshake(m_sock, u.host))
+      // Port 443: the terminal secured the socket in SocketConnect.
+      if(m_tls && u.port != 443 && !SocketTlsHandshake(m_sock, u.host))
         {
          error = "TLS handshake with " + u.host + " failed, error " + IntegerToString(GetLastError());
          Close();
@@ -365,11 +377,12 @@ private:
      {
       if(m_sock == INVALID_HANDLE)
          return false;
-      for(int round = 0; round < 64; round++)
+      for(int pass = 0; pass < 64; pass++)
         {
          int got = 0;
          if(m_tls)
            {
+            // 0 = nothing decrypted yet (regular), -1 = the connection is gone.
             got = SocketTlsReadAvailable(m_sock, m_tmp.v, 1048576);
             if(got < 0)
                return false;
@@ -387,9 +400,15 @@ private:
               }
             if(avail > 1048576)
                avail = 1048576;
-            got = SocketRead(m_sock, m_tmp.v, avail, 100);
+            got = SocketRead(m_sock, m_tmp.v, avail, TT_WS_READ_TIMEOUT_MS);
             if(got < 0)
-               return false;
+              {
+               // Nothing within the timeout (a speculative SocketIsReadable)
+               // or an error: only a closed socket is a lost connection.
+               if(!SocketIsConnected(m_sock))
+                  return false;
+               break;
+              }
            }
          if(got <= 0)
             break;

@@ -227,6 +227,7 @@ impl Node {
             cmd.env("MQL_CA_FILE", ca);
         }
         let child = cmd
+            .env("MQL_ALLOWED_URLS", allowed_url(url))
             .args(["--url", url, "--transport", transport, "--key", key])
             .args(["--allow-trading", "--symbols", "EURUSD,GBPUSD,USDJPY"])
             .env("MQL_FILES_DIR", home.join("files"))
@@ -261,6 +262,19 @@ impl Node {
         });
         (out.status.code().unwrap_or(-1), report)
     }
+}
+
+/// The entry the terminal's allow-list needs for `url` (Tools > Options >
+/// Expert Advisors): scheme, host and port, as a user types it.
+fn allowed_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL with a scheme");
+    let scheme = match scheme {
+        "ws" => "http",
+        "wss" => "https",
+        s => s,
+    };
+    let host_port = rest.split('/').next().unwrap_or_default();
+    format!("{scheme}://{host_port}")
 }
 
 /// What a harness agent is waited for, with its log as it stands.
