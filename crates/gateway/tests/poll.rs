@@ -797,6 +797,8 @@ async fn a_replayed_batch_and_a_redelivered_request_execute_nothing_twice() {
             deal: None,
             order: 11,
             position: 13,
+            order_state: None,
+            position_volume: None,
         },
     };
     let batch = agent.batch(

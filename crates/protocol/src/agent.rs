@@ -687,10 +687,12 @@ pub enum TransactionKind {
     DealAdded,
     /// A pending order was placed.
     OrderAdded,
-    /// A pending order was cancelled, triggered or expired.
+    /// A pending order was cancelled, triggered or expired (`order_state` says which, when the agent knows).
     OrderRemoved,
     /// A position's SL/TP changed.
     PositionModified,
+    /// A pending order's price, stop loss, take profit or expiry changed.
+    OrderModified,
 }
 
 /// An unsolicited event, tagged by `kind`.
@@ -717,6 +719,17 @@ pub enum Event {
         /// Position ticket involved (0 if none).
         #[serde(default)]
         position: u64,
+        /// For `order_removed`: how the order ended (MQL5's
+        /// `MqlTradeTransaction.order_state`): `filled` when a pending order
+        /// was triggered, `canceled`, `expired` or `rejected`. Optional:
+        /// without it the gateway reports a cancellation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        order_state: Option<OrderState>,
+        /// For `deal_added` and `position_modified`: the volume left in the
+        /// position afterwards (0 when the deal closed it). Optional: without
+        /// it the gateway counts volumes from the deals it saw.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position_volume: Option<f64>,
     },
     /// Account state changed (balance, equity, margin).
     Account(AccountInfo),

@@ -48,6 +48,10 @@ pub(crate) enum SimEvent {
         deal: Option<Deal>,
         order: u64,
         position: u64,
+        /// How a removed order ended.
+        order_state: Option<OrderState>,
+        /// Volume left in the position afterwards (deals and modifications).
+        position_volume: Option<f64>,
     },
     /// Balance, equity or margin changed beyond price moves.
     Account,
@@ -231,11 +235,36 @@ impl Broker {
     }
 
     fn trade_event(&mut self, transaction: TransactionKind, deal: Option<Deal>, order: u64, position: u64) {
+        self.trade_event_with(transaction, deal, order, position, None);
+    }
+
+    /// A trade transaction as MetaTrader 5 reports it: with the state of a
+    /// removed order, and the volume left in the position of a deal or a
+    /// modification (0 once closed), read after the change.
+    fn trade_event_with(
+        &mut self,
+        transaction: TransactionKind,
+        deal: Option<Deal>,
+        order: u64,
+        position: u64,
+        order_state: Option<OrderState>,
+    ) {
+        let position_volume = match transaction {
+            TransactionKind::DealAdded | TransactionKind::PositionModified if position != 0 => Some(
+                self.positions
+                    .iter()
+                    .find(|p| p.ticket == position)
+                    .map_or(0.0, |p| p.volume),
+            ),
+            _ => None,
+        };
         self.emit(SimEvent::Trade {
             transaction,
             deal,
             order,
             position,
+            order_state,
+            position_volume,
         });
     }
 
@@ -692,7 +721,7 @@ impl Broker {
             comment: o.comment.clone(),
             magic: o.magic,
         });
-        self.trade_event(TransactionKind::OrderRemoved, None, o.ticket, position);
+        self.trade_event_with(TransactionKind::OrderRemoved, None, o.ticket, position, Some(state));
     }
 
     /// Closes a position and opens the same volume the other way, both at

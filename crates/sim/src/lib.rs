@@ -374,12 +374,16 @@ impl Simulator {
                     deal,
                     order,
                     position,
+                    order_state,
+                    position_volume,
                 } => {
                     out.push(Event::TradeTransaction {
                         transaction,
                         deal,
                         order,
                         position,
+                        order_state,
+                        position_volume,
                     });
                 }
                 SimEvent::Account => account = true,
