@@ -281,3 +281,136 @@ mod erased {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tradeterm_core::{Deal, Side};
+    use tradeterm_protocol::Event as Agent;
+
+    use super::*;
+
+    fn deal(entry: DealEntry, volume: f64, comment: &str) -> Deal {
+        Deal {
+            ticket: 900,
+            order: 70,
+            position: 70,
+            symbol: "EURUSD".into(),
+            side: Side::Buy,
+            entry,
+            volume,
+            price: 1.1,
+            time: 1,
+            profit: if entry == DealEntry::Out { -12.5 } else { 0.0 },
+            swap: 0.0,
+            commission: 0.0,
+            magic: 0,
+            comment: comment.into(),
+        }
+    }
+
+    fn deal_added(d: Deal, position_volume: Option<f64>) -> Agent {
+        Agent::TradeTransaction {
+            transaction: TransactionKind::DealAdded,
+            order: d.order,
+            position: d.position,
+            deal: Some(d),
+            order_state: None,
+            position_volume,
+        }
+    }
+
+    fn kinds(outs: &[Out]) -> Vec<&'static str> {
+        outs.iter()
+            .map(|o| match o {
+                Out::Append(d) | Out::Quote(d) | Out::Account(d) => d.kind.as_str(),
+            })
+            .collect()
+    }
+
+    fn data(outs: &[Out], i: usize) -> &serde_json::Value {
+        match &outs[i] {
+            Out::Append(d) | Out::Quote(d) | Out::Account(d) => &d.data,
+        }
+    }
+
+    #[test]
+    fn a_position_opened_added_to_closed_in_part_then_by_its_stop() {
+        let mut t = Translator::default();
+        let open = t.agent_event("L", "T", &deal_added(deal(DealEntry::In, 0.2, ""), Some(0.2)), 5);
+        assert_eq!(kinds(&open), ["deal.added", "order.filled", "position.opened"]);
+        let add = t.agent_event("L", "T", &deal_added(deal(DealEntry::In, 0.1, ""), None), 6);
+        assert_eq!(kinds(&add), ["deal.added", "order.filled", "position.modified"]);
+        assert_eq!(data(&add, 2)["change"], "added");
+        assert!((data(&add, 2)["volume"].as_f64().unwrap() - 0.3).abs() < 1e-9);
+        // Without the agent's position_volume, the volumes seen count.
+        let part = t.agent_event("L", "T", &deal_added(deal(DealEntry::Out, 0.1, ""), None), 7);
+        assert_eq!(kinds(&part), ["deal.added", "order.filled", "position.modified"]);
+        assert_eq!(data(&part, 2)["change"], "partial_close");
+        let closed = t.agent_event(
+            "L",
+            "T",
+            &deal_added(deal(DealEntry::Out, 0.2, "[sl 1.09]"), Some(0.0)),
+            8,
+        );
+        assert_eq!(kinds(&closed), ["deal.added", "order.filled", "position.closed"]);
+        let c = data(&closed, 2);
+        assert_eq!(
+            (&c["reason"], &c["profit"], &c["symbol"]),
+            (&"sl".into(), &(-12.5).into(), &"EURUSD".into())
+        );
+        // A close of a position opened before the agent connected (volume
+        // unknown, none sent) is a close.
+        let unknown = t.agent_event("L", "T2", &deal_added(deal(DealEntry::Out, 0.1, "tp"), None), 9);
+        assert_eq!(kinds(&unknown)[2], "position.closed");
+        assert_eq!(data(&unknown, 2)["reason"], "tp");
+        // Balance deals are only deals.
+        let mut balance = deal(DealEntry::Balance, 0.0, "deposit");
+        balance.position = 0;
+        assert_eq!(
+            kinds(&t.agent_event("L", "T", &deal_added(balance, None), 10)),
+            ["deal.added"]
+        );
+    }
+
+    #[test]
+    fn removed_orders_say_how_they_ended_and_permission_changes_only_when_they_change() {
+        let mut t = Translator::default();
+        let removed = |state| Agent::TradeTransaction {
+            transaction: TransactionKind::OrderRemoved,
+            deal: None,
+            order: 5,
+            position: 0,
+            order_state: state,
+            position_volume: None,
+        };
+        for (state, kind) in [
+            (Some(OrderState::Canceled), vec!["order.cancelled"]),
+            (Some(OrderState::Expired), vec!["order.expired"]),
+            (Some(OrderState::Rejected), vec!["order.rejected"]),
+            (Some(OrderState::Filled), vec![]),
+            (None, vec!["order.cancelled"]),
+        ] {
+            assert_eq!(kinds(&t.agent_event("L", "T", &removed(state), 1)), kind, "{state:?}");
+        }
+        let on = Permissions {
+            allow_trading: true,
+            automated_trading: true,
+        };
+        let off = Permissions {
+            allow_trading: true,
+            automated_trading: false,
+        };
+        let connected = t.connected("L", "T", ("sim", "1"), on, 1);
+        assert_eq!(kinds(&connected), ["terminal.connected"]);
+        assert!(
+            t.agent_event("L", "T", &Agent::Permissions(on), 2).is_empty(),
+            "no change"
+        );
+        let changed = t.agent_event("L", "T", &Agent::Permissions(off), 3);
+        assert_eq!(kinds(&changed), ["terminal.trading_permission_changed"]);
+        assert_eq!(data(&changed, 0)["trading_enabled"], false);
+        // Another license's terminal of the same id has its own state.
+        assert_eq!(kinds(&t.agent_event("L2", "T", &Agent::Permissions(off), 4)).len(), 1);
+        assert_eq!(kinds(&t.disconnected("L", "T", "closed", 5)), ["terminal.disconnected"]);
+    }
+}
