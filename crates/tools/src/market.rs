@@ -112,7 +112,7 @@ pub(crate) async fn fetch_bars(
         }
         (c, None) => Some(c.unwrap_or(100)),
     };
-    match ctx
+    let answer = match ctx
         .run(Command::Bars {
             symbol: symbol.to_owned(),
             timeframe,
@@ -120,8 +120,18 @@ pub(crate) async fn fetch_bars(
             from,
             to,
         })
-        .await?
+        .await
     {
+        // A range that starts after the terminal's clock (`to` defaults to
+        // its now, which may run behind the server's) is refused by some
+        // agents as `from` after `to`: it is the empty range it is.
+        Err(ToolError::InvalidInput(why)) if from.is_some() => match ctx.tick(symbol).await {
+            Ok(tick) if from.is_some_and(|f| f > tick.time) => return Ok(Vec::new()),
+            _ => return Err(ToolError::InvalidInput(why)),
+        },
+        answer => answer?,
+    };
+    match answer {
         CommandResult::Bars { mut bars, .. } => {
             if bars.len() > MAX_BARS as usize {
                 bars.drain(..bars.len() - MAX_BARS as usize);
@@ -193,4 +203,84 @@ pub(crate) fn tools() -> Vec<Tool> {
             Ok(BarsOutput { symbol: input.symbol, timeframe: input.timeframe, bars })
         }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tradeterm_core::time::parse_iso;
+    use tradeterm_protocol::agent::{ErrorBody, codes};
+    use tradeterm_protocol::{DispatchError, TerminalStatus};
+
+    use super::*;
+
+    /// A terminal whose clock is at `NOW`: it refuses a range starting after
+    /// it (`from` after its default `to`), as the simulator does.
+    struct BehindClock;
+
+    const NOW: &str = "2026-11-18T12:00:00Z";
+
+    #[async_trait::async_trait]
+    impl tradeterm_protocol::Dispatch for BehindClock {
+        async fn execute(
+            &self,
+            _license: &str,
+            _terminal: &str,
+            command: Command,
+            _timeout: std::time::Duration,
+        ) -> Result<CommandResult, DispatchError> {
+            let now = parse_iso(NOW).unwrap();
+            match command {
+                Command::Bars { from: Some(from), .. } if from > now => Err(DispatchError::CommandFailed(
+                    ErrorBody::new(codes::INVALID_ARGUMENT, "`from` is after `to`"),
+                )),
+                Command::Bars { symbol, timeframe, .. } => Ok(CommandResult::Bars {
+                    symbol,
+                    timeframe,
+                    bars: Vec::new(),
+                }),
+                Command::Tick { symbol } => Ok(CommandResult::Tick(Tick {
+                    symbol,
+                    bid: 1.1,
+                    ask: 1.1002,
+                    time: now - 1_000,
+                })),
+                _ => Err(DispatchError::Unreachable),
+            }
+        }
+
+        async fn terminals(&self, _license: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+            Ok(Vec::new())
+        }
+    }
+
+    async fn get_bars(input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        let services = crate::Services::new(Arc::new(BehindClock), Arc::new(store));
+        let caller = crate::Caller {
+            license_id: "lic_test".into(),
+            credential: "key_test".into(),
+            caps: vec![Capability::Read],
+        };
+        let ctx = ToolContext::new(Arc::new(services), caller, Some("term_test".into()));
+        crate::find("get_bars").unwrap().call(ctx, input).await
+    }
+
+    #[tokio::test]
+    async fn a_range_after_the_terminals_clock_is_empty_not_refused() {
+        for input in [
+            serde_json::json!({ "symbol": "EURUSD", "timeframe": "H1", "from": "2026-11-20T00:00:00Z" }),
+            serde_json::json!({ "symbol": "EURUSD", "timeframe": "H1", "from": "2026-11-20T00:00:00Z",
+                                "to": "2026-11-21T00:00:00Z" }),
+            // `to` before `from`: empty, without asking the terminal.
+            serde_json::json!({ "symbol": "EURUSD", "timeframe": "H1", "from": "2026-11-20T00:00:00Z",
+                                "to": "2026-11-01T00:00:00Z" }),
+        ] {
+            let out = get_bars(input.clone()).await.unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(out["bars"], serde_json::json!([]), "{input}");
+        }
+        let ok = get_bars(serde_json::json!({ "symbol": "EURUSD", "timeframe": "H1", "from": "2026-11-01T00:00:00Z" }));
+        assert!(ok.await.is_ok());
+    }
 }

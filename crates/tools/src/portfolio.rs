@@ -83,6 +83,8 @@ pub struct CorrelationOutput {
     pub least_correlated: Vec<CorrelatedPair>,
     /// Symbols whose correlations are undefined (`null`) because their price did not move.
     pub undefined: Vec<String>,
+    /// What is surprising about the input (two names that differ only in case); empty otherwise.
+    pub warnings: Vec<String>,
 }
 
 fn core_err(e: CoreError) -> ToolError {
@@ -102,13 +104,29 @@ fn check_symbols(symbols: &[String]) -> Result<(), ToolError> {
     }
     for (i, s) in symbols.iter().enumerate() {
         check_symbol(s)?;
-        if symbols[..i].iter().any(|o| o.eq_ignore_ascii_case(s)) {
+        // What the schema's `uniqueItems` says: the same name twice.
+        if symbols[..i].contains(s) {
             return Err(ToolError::InvalidInput(format!(
                 "`symbols` lists `{s}` twice; the symbols must be distinct"
             )));
         }
     }
     Ok(())
+}
+
+/// Names listed more than once in another case (`EURUSD`, `eurusd`):
+/// distinct for the schema, so both are answered; most terminals read them
+/// as one instrument, which correlates 1 with itself.
+fn case_duplicates(symbols: &[String]) -> Vec<String> {
+    symbols
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            symbols[..i].iter().find(|o| o.eq_ignore_ascii_case(s)).map(|o| {
+                format!("`{o}` and `{s}` differ only in case: most terminals read them as one symbol (correlation 1)")
+            })
+        })
+        .collect()
 }
 
 fn check_bars(field: &str, bars: Option<u32>) -> Result<u32, ToolError> {
@@ -172,6 +190,7 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
         .filter(|(i, (_, row))| row[*i].is_none())
         .map(|(_, (s, _))| s.clone())
         .collect();
+    let warnings = case_duplicates(&input.symbols);
     Ok(CorrelationOutput {
         symbols: input.symbols,
         timeframe,
@@ -184,6 +203,7 @@ async fn get_correlation_matrix(ctx: ToolContext, input: CorrelationInput) -> Re
         most_correlated,
         least_correlated,
         undefined,
+        warnings,
     })
 }
 
@@ -549,10 +569,17 @@ mod tests {
             let e = check_symbols(&names(n)).unwrap_err().to_string();
             assert!(e.contains("between 2 and 12"), "{e}");
         }
-        let e = check_symbols(&["EURUSD".into(), "eurusd".into()])
+        let e = check_symbols(&["EURUSD".into(), "EURUSD".into()])
             .unwrap_err()
             .to_string();
         assert!(e.contains("twice"), "{e}");
+        // Distinct for the schema's `uniqueItems`: answered, with a warning.
+        let case = ["EURUSD".to_owned(), "eurusd".to_owned()];
+        assert!(check_symbols(&case).is_ok());
+        let warnings = case_duplicates(&case);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("differ only in case"), "{warnings:?}");
+        assert!(case_duplicates(&names(3)).is_empty());
         assert!(check_symbols(&["EURUSD".into(), "BAD SYMBOL".into()]).is_err());
     }
 

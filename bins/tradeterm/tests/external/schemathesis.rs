@@ -21,6 +21,20 @@
 //! the free margin, the terminal's own order check. An order that would be
 //! refused stays refused; the check stays on for them (a 400 would fail it).
 //!
+//! The long form (by hand, not in CI: about four minutes a seed) is the
+//! issue-36 acceptance run: `SCHEMATHESIS_SEEDS=1,2,3` runs one random
+//! (non-deterministic) generation per seed instead of the fixed one, and
+//! `SCHEMATHESIS_UNTUNED=1` drops the tuning (the configuration file then
+//! holds the credentials only, which schemathesis cannot take for two
+//! schemes on its command line): the only failures allowed are then the
+//! broker-side refusals of [`ORDER_OPERATIONS`] ("schema-valid request
+//! rejected", 422), reported and counted but not failing the test.
+//!
+//! ```text
+//! SCHEMATHESIS_UNTUNED=1 SCHEMATHESIS_SEEDS=1,2,3 \
+//!     cargo test -p tradeterm --test external schemathesis -- --nocapture
+//! ```
+//!
 //! The stack has no Redis, so rate limiting is off (a 429 would still be
 //! documented: every metered operation lists `RATE_LIMITED`). Orders are dry
 //! runs unless the input says `"dry_run": false`, and the simulated
@@ -47,6 +61,33 @@ const EXAMPLES: u32 = 100;
 /// The fixed seed (with `--generation-deterministic`): the same requests every run.
 const SEED: u32 = 20_261_126;
 
+/// The seeds of the long form (`SCHEMATHESIS_SEEDS`, comma-separated); none: the fixed, deterministic run.
+fn seeds() -> Vec<u32> {
+    std::env::var("SCHEMATHESIS_SEEDS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+/// Whether the tuning of [`ORDER_OPERATIONS`] is left out (`SCHEMATHESIS_UNTUNED=1`).
+fn untuned() -> bool {
+    std::env::var("SCHEMATHESIS_UNTUNED").is_ok_and(|v| v == "1")
+}
+
+/// Whether a failure kind of the report is a broker-side refusal of an order
+/// operation: schemathesis's "schema-valid request rejected" (ST202, the
+/// `positive_data_acceptance` check) on [`ORDER_OPERATIONS`] only.
+fn is_broker_refusal(kind: &Value) -> bool {
+    let code = kind["code"].as_str().unwrap_or_default();
+    let operations = kind["operations"].as_array().cloned().unwrap_or_default();
+    (code == "ST202" || code.contains("positive_data_acceptance"))
+        && !operations.is_empty()
+        && operations
+            .iter()
+            .all(|op| ORDER_OPERATIONS.contains(&op.as_str().unwrap_or_default()))
+}
+
 #[allow(clippy::print_stdout, reason = "schemathesis's summary is the test's report")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemathesis_finds_no_failure() {
@@ -61,29 +102,70 @@ async fn schemathesis_finds_no_failure() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("schemathesis.toml");
     let quoted = |items: &[&str]| items.iter().map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
-    std::fs::write(
-        &config,
-        format!(
-            "[auth.openapi.bearerAuth]\nbearer = \"{}\"\n\n[auth.openapi.masterKey]\nbearer = \"{}\"\n\n\
-             [[operations]]\ninclude-name = [{}]\nchecks.positive_data_acceptance.expected-statuses = [{}]\n",
-            t.creds.api_key,
-            t.creds.license_key,
+    let untuned = untuned();
+    let mut text = format!(
+        "[auth.openapi.bearerAuth]\nbearer = \"{}\"\n\n[auth.openapi.masterKey]\nbearer = \"{}\"\n",
+        t.creds.api_key, t.creds.license_key,
+    );
+    if !untuned {
+        text.push_str(&format!(
+            "\n[[operations]]\ninclude-name = [{}]\nchecks.positive_data_acceptance.expected-statuses = [{}]\n",
             quoted(ORDER_OPERATIONS),
             quoted(ORDER_ACCEPTED_STATUSES)
-        ),
-    )
-    .unwrap();
-    let report = dir.path().join("report.json");
-    let url = format!("{}/api/v1/openapi.json", t.rest);
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let seeds = seeds();
+    let runs: Vec<Option<u32>> = if seeds.is_empty() {
+        vec![None]
+    } else {
+        seeds.into_iter().map(Some).collect()
+    };
+    let mut problems = Vec::new();
+    for seed in runs {
+        let label = seed.map_or_else(
+            || format!("deterministic, seed {SEED}"),
+            |s| format!("random, seed {s}"),
+        );
+        if let Err(problem) = run_once(&schemathesis, &config, dir.path(), &t.rest, seed, untuned, &label).await {
+            problems.push(problem);
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    t.stack.stop().await;
+}
+
+/// One schemathesis run: `seed` `None` is the fixed deterministic one.
+/// Answers what failed, if anything did (broker refusals are allowed when `untuned`).
+#[allow(clippy::print_stdout, reason = "schemathesis's summary is the test's report")]
+async fn run_once(
+    schemathesis: &std::path::Path,
+    config: &std::path::Path,
+    dir: &std::path::Path,
+    rest: &str,
+    seed: Option<u32>,
+    untuned: bool,
+    label: &str,
+) -> Result<(), String> {
+    let report = dir.join(format!("report-{}.json", seed.map_or(0, |s| s)));
+    let url = format!("{rest}/api/v1/openapi.json");
     let mut cmd = Command::new(schemathesis);
-    cmd.arg("--config-file")
-        .arg(&config)
-        .args(["run", &url, "--checks", "all", "--max-examples", &EXAMPLES.to_string()])
-        .args(["--seed", &SEED.to_string(), "--generation-deterministic"])
-        .args(["--workers", "2", "--request-timeout", "60"])
+    cmd.arg("--config-file").arg(config).args([
+        "run",
+        &url,
+        "--checks",
+        "all",
+        "--max-examples",
+        &EXAMPLES.to_string(),
+    ]);
+    match seed {
+        None => cmd.args(["--seed", &SEED.to_string(), "--generation-deterministic"]),
+        Some(seed) => cmd.args(["--seed", &seed.to_string()]),
+    };
+    cmd.args(["--workers", "2", "--request-timeout", "60"])
         .args(["--no-color", "--report", "json", "--report-json-path"])
         .arg(&report)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("NO_COLOR", "1");
     let started = std::time::Instant::now();
     let out = tokio::task::spawn_blocking(move || cmd.output().expect("running schemathesis"))
@@ -95,32 +177,43 @@ async fn schemathesis_finds_no_failure() {
     let summary = stdout
         .find("=== SUMMARY")
         .map_or(stdout.as_ref(), |at| &stdout[stdout[..at].rfind('\n').unwrap_or(0)..]);
-    println!("schemathesis ({:.0} s):{summary}", elapsed.as_secs_f64());
+    println!("schemathesis ({label}, {:.0} s):{summary}", elapsed.as_secs_f64());
     let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
         .unwrap_or_else(|e| panic!("schemathesis wrote no JSON report ({e}):\n{stdout}\n{stderr}"));
     // One entry per kind of failure, with the operations it was seen on.
-    let kinds = run["failures"].as_array().cloned().unwrap_or_default();
+    let all = run["failures"].as_array().cloned().unwrap_or_default();
+    let (allowed, kinds): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|k| untuned && is_broker_refusal(k));
+    let describe = |kinds: &[Value]| -> Vec<String> {
+        kinds
+            .iter()
+            .flat_map(|kind| {
+                let code = kind["code"].as_str().unwrap_or_default().to_owned();
+                let title = kind["title"].clone();
+                let count = kind["count"].as_u64().unwrap_or(1);
+                kind["operations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |op| format!("{code} {title} ×{count} on {}", op.as_str().unwrap_or_default()))
+            })
+            .collect()
+    };
+    if !allowed.is_empty() {
+        println!("broker-side refusals ({label}), allowed: {:#?}", describe(&allowed));
+    }
     let failures: u64 = kinds.iter().map(|k| k["count"].as_u64().unwrap_or(1)).sum();
     let errors = run["errors"].as_array().map_or(0, Vec::len);
-    let seen: Vec<String> = kinds
-        .iter()
-        .flat_map(|kind| {
-            let code = kind["code"].as_str().unwrap_or_default().to_owned();
-            let title = kind["title"].clone();
-            kind["operations"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |op| format!("{code} {title} on {}", op.as_str().unwrap_or_default()))
-        })
-        .collect();
-    assert!(
-        failures == 0 && seen.is_empty() && errors == 0,
-        "schemathesis: {failures} failures ({seen:#?}), {errors} errors (exit {:?}):\n{stdout}\n{stderr}",
-        out.status.code()
-    );
+    let seen = describe(&kinds);
+    if failures != 0 || !seen.is_empty() || errors != 0 {
+        return Err(format!(
+            "schemathesis ({label}): {failures} failures ({seen:#?}), {errors} errors (exit {:?}):\n{stdout}\n{stderr}",
+            out.status.code()
+        ));
+    }
     let operations = run["operations"]["tested"].as_u64().unwrap_or(0);
-    assert!(operations >= 100, "every operation is tested: {}", run["operations"]);
-    t.stack.stop().await;
+    if operations < 100 {
+        return Err(format!("every operation is tested ({label}): {}", run["operations"]));
+    }
+    Ok(())
 }

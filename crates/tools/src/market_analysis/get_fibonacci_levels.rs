@@ -2,12 +2,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::Timeframe;
 use tradeterm_core::fibonacci::{self, FibLevel, LegDirection};
 use tradeterm_core::regime::SwingPoint;
 use tradeterm_core::time::{UnixMs, iso};
+use tradeterm_core::{Bar, Timeframe};
 
-use super::{SwingOut, bars_arg, bars_of, core_err, last_time, spec, swing_arg, swing_out};
+use super::{SwingOut, bars_arg, bars_of, last_time, spec, swing_arg, swing_out};
 use crate::{Tool, ToolContext, ToolError};
 
 /// Fewest bars the tool accepts (`bars`).
@@ -31,24 +31,29 @@ pub struct FibonacciInput {
     pub bars: Option<u32>,
 }
 
-/// Output of `get_fibonacci_levels`.
+/// Output of `get_fibonacci_levels`. Without a confirmed leg (no swing high and swing low confirmed in the bars,
+/// or fewer bars than 3 × swing_length on the terminal) the leg's fields are `null`, the levels empty, and
+/// `warnings` says why: a result, not an error.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FibonacciOutput {
     /// Instrument.
     pub symbol: String,
     /// Timeframe.
     pub timeframe: Timeframe,
-    /// `up` (low then high: retracements below the high) or `down` (high then low: retracements above the low).
-    pub direction: LegDirection,
-    /// Swing high of the leg.
-    pub swing_high: SwingOut,
-    /// Swing low of the leg.
-    pub swing_low: SwingOut,
-    /// `high − low`.
-    pub range: f64,
-    /// Retracements 0.236, 0.382, 0.5, 0.618, 0.786.
+    /// Bars analysed.
+    pub bars: usize,
+    /// `up` (low then high: retracements below the high) or `down` (high then low: retracements above the low);
+    /// `null` without a confirmed leg.
+    pub direction: Option<LegDirection>,
+    /// Swing high of the leg; `null` without a confirmed leg.
+    pub swing_high: Option<SwingOut>,
+    /// Swing low of the leg; `null` without a confirmed leg.
+    pub swing_low: Option<SwingOut>,
+    /// `high − low`; `null` without a confirmed leg.
+    pub range: Option<f64>,
+    /// Retracements 0.236, 0.382, 0.5, 0.618, 0.786 (empty without a confirmed leg).
     pub retracements: Vec<FibLevel>,
-    /// Extensions 1.272, 1.618, 2.618 beyond the leg's end.
+    /// Extensions 1.272, 1.618, 2.618 beyond the leg's end (empty without a confirmed leg).
     pub extensions: Vec<FibLevel>,
     /// Close of the last bar, to place price among the levels.
     pub last_close: f64,
@@ -56,6 +61,26 @@ pub struct FibonacciOutput {
     #[serde(with = "iso")]
     #[schemars(with = "iso::Schema")]
     pub time: UnixMs,
+    /// Why there is no leg (too few bars, no confirmed swing high/low pair); empty with a leg.
+    pub warnings: Vec<String>,
+}
+
+/// The answer without a leg, saying why.
+fn without_leg(input: FibonacciInput, bars: &[Bar], why: String) -> FibonacciOutput {
+    FibonacciOutput {
+        symbol: input.symbol,
+        timeframe: input.timeframe,
+        bars: bars.len(),
+        direction: None,
+        swing_high: None,
+        swing_low: None,
+        range: None,
+        retracements: Vec::new(),
+        extensions: Vec::new(),
+        last_close: bars.last().map(|b| b.close).unwrap_or_default(),
+        time: last_time(bars),
+        warnings: vec![why],
+    }
 }
 
 async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutput, ToolError> {
@@ -65,21 +90,39 @@ async fn handle(ctx: ToolContext, input: FibonacciInput) -> Result<FibonacciOutp
     let bar_count =
         bars_arg(input.bars, 500, MIN_FIBONACCI_BARS)?.max(u32::try_from(3 * swing_length).unwrap_or(u32::MAX));
     let bars = bars_of(&ctx, &input.symbol, input.timeframe, bar_count).await?;
-    let fib = fibonacci::from_bars(&bars, swing_length).map_err(core_err)?;
+    if bars.len() < 3 * swing_length {
+        let why = format!(
+            "the terminal has {} {} bars of {}; swing_length {swing_length} needs at least {} to confirm a swing",
+            bars.len(),
+            input.timeframe,
+            input.symbol,
+            3 * swing_length
+        );
+        return Ok(without_leg(input, &bars, why));
+    }
+    tradeterm_core::bars::validate_series(&bars)
+        .map_err(|e| ToolError::Dispatch(format!("the terminal's bars: {e}")))?;
+    let fib = match fibonacci::from_bars(&bars, swing_length) {
+        Ok(fib) => fib,
+        // Enough valid bars: what is left is "no confirmed swing high/low pair", a result.
+        Err(e) => return Ok(without_leg(input, &bars, e.to_string())),
+    };
     let swing = |p: &SwingPoint| {
         swing_out(p, &bars).ok_or_else(|| ToolError::Internal("a swing was confirmed outside the bars".into()))
     };
     Ok(FibonacciOutput {
         symbol: input.symbol,
         timeframe: input.timeframe,
-        direction: fib.direction,
-        swing_high: swing(&fib.high)?,
-        swing_low: swing(&fib.low)?,
-        range: fib.range,
+        bars: bars.len(),
+        direction: Some(fib.direction),
+        swing_high: Some(swing(&fib.high)?),
+        swing_low: Some(swing(&fib.low)?),
+        range: Some(fib.range),
         retracements: fib.retracements,
         extensions: fib.extensions,
         last_close: bars.last().map(|b| b.close).unwrap_or_default(),
         time: last_time(&bars),
+        warnings: Vec::new(),
     })
 }
 
@@ -87,7 +130,7 @@ pub(super) fn tool() -> Tool {
     spec(
         "get_fibonacci_levels",
         "Fibonacci levels",
-        "Fibonacci retracements (0.236, 0.382, 0.5, 0.618, 0.786) and extensions (1.272, 1.618, 2.618) of the last confirmed swing leg (the last swing high and swing low), with the leg's direction and the swings' prices and times.",
+        "Fibonacci retracements (0.236, 0.382, 0.5, 0.618, 0.786) and extensions (1.272, 1.618, 2.618) of the last confirmed swing leg (the last swing high and swing low), with the leg's direction and the swings' prices and times. Without a confirmed leg (too few bars, no swing high/low pair) the leg is `null`, the levels empty, and `warnings` says why.",
     )
     .build(handle)
 }

@@ -83,6 +83,18 @@ async fn bars_of(ctx: &ToolContext, symbol: &str, timeframe: Timeframe, n: u32) 
     Ok(bars)
 }
 
+/// Why `bars` are too few for an analysis needing `need` of them (the
+/// terminal's history is shorter than that), if they are: the tools answer
+/// with what there is and say so, rather than refusing a valid request.
+fn short_history(bars: &[Bar], need: usize, symbol: &str, timeframe: Timeframe, what: &str) -> Option<String> {
+    (bars.len() < need).then(|| {
+        format!(
+            "the terminal has {} {timeframe} bars of {symbol}; {what} need at least {need}",
+            bars.len()
+        )
+    })
+}
+
 /// Open time of the last bar (0 for no bars; the tools only call it with some).
 fn last_time(bars: &[Bar]) -> UnixMs {
     bars.last().map_or(0, |b| b.time)
@@ -242,8 +254,143 @@ pub(crate) fn tools() -> Vec<Tool> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod fake {
+    //! A terminal with a short history, for the "answer with what there is" rules.
+
+    use std::sync::Arc;
+
+    use tradeterm_protocol::{Command, CommandResult, DispatchError, TerminalStatus};
+
     use super::*;
+
+    /// Answers every `bars` command with `count` H1 bars: a zig-zag when
+    /// `swinging`, else a steady rise (no swing high/low pair).
+    pub(crate) struct ShortHistory {
+        pub count: usize,
+        pub swinging: bool,
+    }
+
+    #[async_trait::async_trait]
+    impl tradeterm_protocol::Dispatch for ShortHistory {
+        async fn execute(
+            &self,
+            _license: &str,
+            _terminal: &str,
+            command: Command,
+            _timeout: std::time::Duration,
+        ) -> Result<CommandResult, DispatchError> {
+            let Command::Bars { symbol, timeframe, .. } = command else {
+                return Err(DispatchError::Unreachable);
+            };
+            let bars = (0..self.count)
+                .map(|i| {
+                    let x = i as f64;
+                    let mid = if self.swinging {
+                        1.1 + 0.01 * (x / 7.0).sin() + 0.0001 * (x * 1.3).cos()
+                    } else {
+                        1.1 + 0.001 * x
+                    };
+                    Bar {
+                        time: 1_700_000_000_000 + i as i64 * 3_600_000,
+                        open: mid,
+                        high: mid + 0.0008,
+                        low: mid - 0.0008,
+                        close: mid + 0.0002,
+                        volume: 100.0,
+                    }
+                })
+                .collect();
+            Ok(CommandResult::Bars {
+                symbol,
+                timeframe,
+                bars,
+            })
+        }
+
+        async fn terminals(&self, _license: &str) -> Result<Vec<TerminalStatus>, DispatchError> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// Calls `tool` on a terminal of `count` bars.
+    pub(crate) async fn call(
+        tool: &str,
+        count: usize,
+        swinging: bool,
+        input: serde_json::Value,
+    ) -> Result<serde_json::Value, ToolError> {
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        let services = crate::Services::new(Arc::new(ShortHistory { count, swinging }), Arc::new(store));
+        let caller = crate::Caller {
+            license_id: "lic_test".into(),
+            credential: "key_test".into(),
+            caps: vec![Capability::Read, Capability::Analytics],
+        };
+        let ctx = ToolContext::new(Arc::new(services), caller, Some("term_test".into()));
+        crate::find(tool).unwrap().call(ctx, input).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_short_history_is_answered_with_what_there_is() {
+        let input = json!({ "symbol": "EURUSD", "timeframe": "MN1" });
+        let out = fake::call("get_volatility_regime", 30, true, input.clone())
+            .await
+            .unwrap();
+        assert!(out["regime"].is_null() && out["metrics"].is_null(), "{out}");
+        assert_eq!(out["bars"], 30);
+        assert!(
+            out["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("the terminal has 30 MN1 bars"),
+            "{out}"
+        );
+        let out = fake::call("get_volatility_regime", 400, true, input.clone())
+            .await
+            .unwrap();
+        assert!(out["regime"].is_string() && out["warnings"] == json!([]), "{out}");
+
+        let style = json!({ "symbol": "EURUSD", "timeframe": "MN1", "swing_length": 63 });
+        let out = fake::call("recommend_strategy_style", 150, true, style.clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            (out["style"].as_str(), out["bias"].as_str()),
+            (Some("stand-aside"), Some("neutral")),
+            "{out}"
+        );
+        assert!(out["regime"].is_null() && out["structure"].is_null(), "{out}");
+        assert!(out["warnings"][0].as_str().unwrap().contains("at least 189"), "{out}");
+        let out = fake::call("recommend_strategy_style", 500, true, style).await.unwrap();
+        assert!(out["regime"].is_string() && out["structure"].is_object(), "{out}");
+
+        let fib = json!({ "symbol": "EURUSD", "timeframe": "MN1", "swing_length": 20 });
+        let out = fake::call("get_fibonacci_levels", 40, true, fib.clone()).await.unwrap();
+        assert!(out["direction"].is_null() && out["swing_high"].is_null(), "{out}");
+        assert_eq!(out["retracements"], json!([]));
+        assert!(
+            out["warnings"][0].as_str().unwrap().contains("needs at least 60"),
+            "{out}"
+        );
+        // Enough bars, no swing high/low pair: a result too.
+        let out = fake::call("get_fibonacci_levels", 500, false, fib.clone())
+            .await
+            .unwrap();
+        assert!(out["direction"].is_null(), "{out}");
+        assert!(
+            out["warnings"][0].as_str().unwrap().contains("no confirmed swing"),
+            "{out}"
+        );
+        let out = fake::call("get_fibonacci_levels", 500, true, fib).await.unwrap();
+        assert!(out["direction"].is_string() && out["warnings"] == json!([]), "{out}");
+    }
 
     #[test]
     fn every_tool_is_analytics_read_only_and_terminal_scoped() {
