@@ -12,6 +12,8 @@
 #include <Tradeterm/Json.mqh>
 #include <Tradeterm/Protocol.mqh>
 
+class TtCalendarValues { public: TT_ARRAY(MqlCalendarValue); };
+
 long   g_ttMagic = 0;        // default magic number (inp_Magic)
 int    g_ttDeviation = 10;   // default deviation in points (inp_Deviation)
 

@@ -47,8 +47,6 @@ enum ENUM_SYMBOL_INFO_STRING { SYMBOL_DESCRIPTION, SYMBOL_CURRENCY_BASE, SYMBOL_
 
 struct MqlTick { datetime time; double bid; double ask; double last; ulong volume; long time_msc; uint flags; double volume_real; };
 struct MqlRates { datetime time; double open; double high; double low; double close; long tick_volume; int spread; long real_volume; };
-struct TtRates { std::vector<MqlRates> v; };
-struct TtTicks { std::vector<MqlTick> v; };
 
 template <class T> void ZeroMemory(T &x) { x = T(); }
 

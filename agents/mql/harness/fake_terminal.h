@@ -73,7 +73,6 @@ struct MqlCalendarValue { ulong id; ulong event_id; datetime time; datetime peri
 struct MqlCalendarEvent { ulong id; int type; ENUM_CALENDAR_EVENT_SECTOR sector; int frequency; int time_mode; ulong country_id; int unit; ENUM_CALENDAR_EVENT_IMPORTANCE importance; int multiplier; uint digits; string source_url; string event_code; string name; };
 struct MqlCalendarCountry { ulong id; string name; string code; string currency; string currency_symbol; string url_name; };
 
-struct TtCalendarValues { std::vector<MqlCalendarValue> v; };
 
 
 // ---------------------------------------------------------------- the fake

@@ -192,13 +192,9 @@ inline void ResetLastError() { _LastError = 0; }
 inline void SetUserError(ushort e) { _LastError = 65536 + e; }
 
 // ---------------------------------------------------------------- arrays
-// In MQL these are classes with one public native dynamic array `v[]`.
-struct TtInts { std::vector<int> v; };
-struct TtLongs { std::vector<long> v; };
-struct TtDoubles { std::vector<double> v; };
-struct TtStrings { std::vector<string> v; };
-struct TtBytes { std::vector<uchar> v; };
-struct TtChars { std::vector<char> v; };
+// The wrappers TtInts & co. (Tradeterm/Platform.mqh) hold `TT_ARRAY(T)`: a
+// native dynamic array `T v[]` in MQL, a std::vector here.
+#define TT_ARRAY(T) std::vector<T> v
 
 template <class T> int ArraySize(const std::vector<T> &a) { return (int)a.size(); }
 template <class T> int ArrayResize(std::vector<T> &a, int n, int reserve = 0) {

@@ -6,10 +6,19 @@
 //! compiles is the code exercised here. Each agent connects to
 //! `tradeterm serve` and must pass the conformance kit
 //! (`tradeterm agent check --trading`): MT5 over WebSocket and long-poll,
-//! MT4 over long-poll, and (with OpenSSL) MT5 over `wss://` and MT4 over
-//! `https://` against a gateway serving TLS. A harness built with one command
-//! deliberately broken must make the kit fail and name that command.
+//! MT4 over long-poll, also through a proxy that holds every gateway→agent
+//! chunk 300 ms (reads time out, the gateway answers late: never a dropped
+//! connection), and (with OpenSSL) MT5 over `wss://` and MT4 over `https://`
+//! against a gateway serving TLS, on a free port and on port 443 (which the
+//! terminal secures itself). A harness built with one command deliberately
+//! broken must make the kit fail and name that command; an account whose
+//! broker disabled expert trading must get `TRADING_DISABLED`, never an
+//! order. The harness's own self-test (`selftest.cpp`: the modelled
+//! MetaTrader behaviours and the agent core) runs first, and the lines only
+//! MetaEditor compiles are checked for form.
 
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -217,8 +226,18 @@ impl Node {
         )
     }
 
-    /// Starts a harness agent and waits until it is welcomed.
-    fn agent(&self, exe: &Path, name: &str, url: &str, transport: &str, key: &str) -> KillOnDrop {
+    /// Starts a harness agent (`extra` arguments, `env` variables) and
+    /// waits until it is welcomed; its log is `<name>/agent.log`.
+    fn agent(
+        &self,
+        exe: &Path,
+        name: &str,
+        url: &str,
+        transport: &str,
+        key: &str,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> KillOnDrop {
         let home = self.dir.path().join(name);
         std::fs::create_dir_all(&home).unwrap();
         let log = home.join("agent.log");
@@ -228,8 +247,10 @@ impl Node {
         }
         let child = cmd
             .env("MQL_ALLOWED_URLS", allowed_url(url))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(["--url", url, "--transport", transport, "--key", key])
             .args(["--allow-trading", "--symbols", "EURUSD,GBPUSD,USDJPY"])
+            .args(extra)
             .env("MQL_FILES_DIR", home.join("files"))
             .env("MQL_DATA_PATH", format!("C:\\harness\\{name}"))
             .stdout(Stdio::null())
@@ -242,6 +263,11 @@ impl Node {
             text.contains("connected as term_").then_some(())
         });
         guard
+    }
+
+    /// The log of the agent `name`.
+    fn agent_log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name).join("agent.log")).unwrap_or_default()
     }
 
     /// Runs the kit with `--trading --json`: (exit code, report).
@@ -262,6 +288,53 @@ impl Node {
         });
         (out.status.code().unwrap_or(-1), report)
     }
+}
+
+/// A TCP proxy to `127.0.0.1:target` that holds every chunk the gateway
+/// sends for `delay` before passing it on (what the agent sends goes through
+/// at once): a gateway that answers slowly, on purpose. Returns its port;
+/// it serves until the test process ends.
+fn slow_proxy(target: u16, delay: Duration) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for agent in listener.incoming() {
+            let Ok(agent) = agent else { continue };
+            let Ok(gateway) = TcpStream::connect(("127.0.0.1", target)) else {
+                continue;
+            };
+            let _ = agent.set_nodelay(true);
+            let _ = gateway.set_nodelay(true);
+            let (mut from_agent, mut to_gateway) = (agent.try_clone().unwrap(), gateway.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_agent, &mut to_gateway);
+                let _ = to_gateway.shutdown(Shutdown::Write);
+            });
+            let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+            let mut from_gateway = gateway;
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                while let Ok(n) = from_gateway.read(&mut buf) {
+                    if n == 0 || tx.send((Instant::now() + delay, buf[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut to_agent = agent;
+            std::thread::spawn(move || {
+                for (due, bytes) in rx {
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    if to_agent.write_all(&bytes).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_agent.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    port
 }
 
 /// The entry the terminal's allow-list needs for `url` (Tools > Options >
@@ -309,6 +382,50 @@ fn commands(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// One agent run against the kit.
+struct Scenario<'a> {
+    name: &'static str,
+    node: &'a Node,
+    exe: &'a Path,
+    url: String,
+    transport: &'static str,
+    platform: &'static str,
+    args: Vec<&'static str>,
+    env: Vec<(&'static str, String)>,
+}
+
+impl<'a> Scenario<'a> {
+    fn new(
+        name: &'static str,
+        node: &'a Node,
+        exe: &'a Path,
+        url: String,
+        transport: &'static str,
+        platform: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            node,
+            exe,
+            url,
+            transport,
+            platform,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    fn args(mut self, args: &[&'static str]) -> Self {
+        self.args.extend_from_slice(args);
+        self
+    }
+
+    fn env(mut self, env: Vec<(&'static str, String)>) -> Self {
+        self.env = env;
+        self
+    }
+}
+
 #[test]
 fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
     if !have_gxx() {
@@ -331,25 +448,40 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
             &bin.join("mt5-agent-broken"),
             &["TT_HARNESS_BREAK=\"symbol_spec\""],
         ),
-        start_build("mql/harness/selftest.cpp", &bin.join("selftest5"), &[]),
-        start_build("mql/harness/selftest.cpp", &bin.join("selftest4"), &["TT_HARNESS_MT4"]),
+        start_build("mql/harness/selftest.cpp", &bin.join("selftest5"), plain5),
+        start_build("mql/harness/selftest.cpp", &bin.join("selftest4"), plain4),
     ]);
     let (mt5, mt4, broken) = (&built[0], &built[1], &built[2]);
 
     // What the gateway cannot show: fragmented and masked frames, lost
     // long-poll replies and re-sent batches, the agent's own trading switch
     // check, idempotency across a restart, trade events (MT5 and MT4 builds).
+    // The MT5 self-test with OpenSSL also checks port 443 against a TLS
+    // echo server with this certificate.
+    let cert_dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cert_file, key_file) = (cert_dir.path().join("cert.pem"), cert_dir.path().join("key.pem"));
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
     for selftest in &built[3..] {
         let files = tempfile::tempdir().unwrap();
         let out = Command::new(selftest)
-            .env("MQL_FILES_DIR", files.path())
+            .env("MQL_FILES_DIR", files.path().join("Files"))
+            .env("MQL_COMMON_DIR", files.path().join("Common"))
+            .env("MQL_SELFTEST_CERT", &cert_file)
+            .env("MQL_SELFTEST_KEY", &key_file)
             .output()
             .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{} failed:\n{stderr}", selftest.display());
         assert!(
-            out.status.success(),
-            "{} failed:\n{}",
-            selftest.display(),
-            String::from_utf8_lossy(&out.stderr)
+            !stderr.contains("SKIPPED"),
+            "{}: a check was skipped:\n{stderr}",
+            selftest.display()
         );
     }
     eprintln!("harness built in {:?}", started.elapsed());
@@ -357,18 +489,55 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
     let tls_node = tls.then(|| Node::start(true));
     eprintln!("tradeterm serve up after {:?}", started.elapsed());
 
-    let mut scenarios: Vec<(&str, &Node, &Path, String, &str, &str)> = vec![
-        ("mt5-websocket", &node, mt5, node.ws_url(), "ws", "MT5"),
-        ("mt5-longpoll", &node, mt5, node.gateway(), "poll", "MT5"),
-        ("mt4-longpoll", &node, mt4, node.gateway(), "poll", "MT4"),
+    // Gateway→agent 300 ms late: longer than the agent's SocketRead timeout
+    // and its timer period, so reads really time out while a reply is due.
+    let slow = slow_proxy(node.ports[1], Duration::from_millis(300));
+    let slow_ws = format!("ws://127.0.0.1:{slow}/agent/v1");
+    let slow_http = format!("http://127.0.0.1:{slow}");
+    let mut scenarios = vec![
+        // The account logs in 1.5 s after the start: the hello waits for it.
+        Scenario::new("mt5-websocket", &node, mt5, node.ws_url(), "ws", "MT5").args(&["--login-after-ms", "1500"]),
+        Scenario::new("mt5-longpoll", &node, mt5, node.gateway(), "poll", "MT5"),
+        Scenario::new("mt4-longpoll", &node, mt4, node.gateway(), "poll", "MT4").args(&["--login-after-ms", "1500"]),
+        Scenario::new("mt5-websocket-slow", &node, mt5, slow_ws, "ws", "MT5"),
+        Scenario::new("mt5-longpoll-slow", &node, mt5, slow_http.clone(), "poll", "MT5"),
+        Scenario::new("mt4-longpoll-slow", &node, mt4, slow_http, "poll", "MT4"),
     ];
     if let Some(t) = &tls_node {
-        scenarios.push(("mt5-wss", t, mt5, t.ws_url(), "ws", "MT5"));
-        scenarios.push(("mt4-https", t, mt4, t.gateway(), "poll", "MT4"));
+        // A free port: the agent makes the TLS handshake itself.
+        scenarios.push(Scenario::new("mt5-wss", t, mt5, t.ws_url(), "ws", "MT5"));
+        scenarios.push(Scenario::new("mt4-https", t, mt4, t.gateway(), "poll", "MT4"));
+        // Port 443 (the default URLs'): the terminal secures the socket in
+        // SocketConnect and a handshake on it fails. The harness connects
+        // the agent's port 443 to the gateway's port.
+        let map = vec![("MQL_PORT_MAP", format!("443={}", t.ports[1]))];
+        scenarios.push(
+            Scenario::new(
+                "mt5-wss-443",
+                t,
+                mt5,
+                "wss://localhost/agent/v1".to_owned(),
+                "ws",
+                "MT5",
+            )
+            .env(map.clone()),
+        );
+        scenarios.push(
+            Scenario::new("mt5-https-443", t, mt5, "https://localhost".to_owned(), "poll", "MT5").env(map.clone()),
+        );
+        scenarios.push(Scenario::new("mt4-https-443", t, mt4, "https://localhost".to_owned(), "poll", "MT4").env(map));
     }
-    for (name, node, exe, url, transport, platform) in scenarios {
+    for sc in &scenarios {
+        let (name, node, platform) = (sc.name, sc.node, sc.platform);
         let (terminal, key) = node.terminal(name);
-        let _agent = node.agent(exe, name, &url, transport, &key);
+        let _agent = node.agent(sc.exe, name, &sc.url, sc.transport, &key, &sc.args, &sc.env);
+        if sc.args.contains(&"--login-after-ms") {
+            let log = node.agent_log(name);
+            assert!(
+                log.contains("waiting for the trade account to log in"),
+                "{name}: the agent did not wait for the login:\n{log}"
+            );
+        }
         let (code, report) = node.check(&terminal);
         eprintln!("{name}: kit done after {:?}", started.elapsed());
         let failed = failing(&report);
@@ -403,9 +572,53 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
         }
     }
 
+    // The broker disabled expert trading (ACCOUNT_TRADE_EXPERT) or trading
+    // (ACCOUNT_TRADE_ALLOWED) on the account: every trade is refused with
+    // TRADING_DISABLED, nothing reaches the trade server as a rejected order.
+    for (name, exe, url, transport, flag) in [
+        (
+            "mt5-account-expert-off",
+            mt5,
+            node.ws_url(),
+            "ws",
+            "--account-expert-off",
+        ),
+        (
+            "mt4-account-trade-off",
+            mt4,
+            node.gateway(),
+            "poll",
+            "--account-trade-off",
+        ),
+    ] {
+        let (terminal, key) = node.terminal(name);
+        let _agent = node.agent(exe, name, &url, transport, &key, &[flag], &[]);
+        let (code, report) = node.check(&terminal);
+        assert_eq!(
+            code, 1,
+            "{name}: the kit must fail when the account refuses expert trading: {report}"
+        );
+        let failed = failing(&report);
+        assert!(
+            failed.iter().any(|f| f.contains("TRADING_DISABLED")),
+            "{name}: no TRADING_DISABLED among the failures:\n{}",
+            failed.join("\n")
+        );
+        assert!(
+            !failed.iter().any(|f| f.contains("TRADE_REJECTED")),
+            "{name}: an order reached the trade server:\n{}",
+            failed.join("\n")
+        );
+        let log = node.agent_log(name);
+        assert!(
+            log.contains("trading OFF (the broker disabled"),
+            "{name}: the status line does not say why:\n{log}"
+        );
+    }
+
     // One command answering garbage: the kit fails and names it.
     let (terminal, key) = node.terminal("mt5-broken");
-    let _agent = node.agent(broken, "mt5-broken", &node.ws_url(), "ws", &key);
+    let _agent = node.agent(broken, "mt5-broken", &node.ws_url(), "ws", &key, &[], &[]);
     let (code, report) = node.check(&terminal);
     assert_eq!(code, 1, "the kit must fail on a broken agent: {report}");
     assert_eq!(report["ok"], false);
@@ -426,4 +639,142 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
             "only symbol_spec is broken, yet: {c}"
         );
     }
+}
+
+/// Lines only MetaEditor compiles: those in `#ifdef __MQL5__`, `__MQL4__`
+/// or `TT_MQL` branches of the agents' sources, as (file, line).
+fn mql_only_lines() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut files = Vec::new();
+    for dir in ["mql/include/Tradeterm", "mt5", "mt4"] {
+        for entry in std::fs::read_dir(Path::new(AGENTS).join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "mqh" || e == "mq5" || e == "mq4") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // One entry per open conditional: whether its current branch is MetaEditor's only.
+        let mut stack: Vec<(bool, bool)> = Vec::new();
+        for line in text.lines() {
+            let t = line.trim();
+            let directive = t.split_whitespace().next().unwrap_or_default();
+            match directive {
+                "#ifdef" | "#ifndef" => {
+                    let name = t.split_whitespace().nth(1).unwrap_or_default();
+                    let mql = matches!(name, "__MQL5__" | "__MQL4__" | "TT_MQL");
+                    stack.push((mql && directive == "#ifdef", mql && directive == "#ifndef"));
+                }
+                "#else" => {
+                    if let Some(top) = stack.last_mut() {
+                        *top = (top.1, top.0);
+                    }
+                }
+                "#endif" => {
+                    stack.pop();
+                }
+                _ => {
+                    if stack.iter().any(|s| s.0) && !t.is_empty() && !t.starts_with("//") {
+                        out.push((path.file_name().unwrap().to_string_lossy().into_owned(), t.to_owned()));
+                    }
+                }
+            }
+        }
+        assert!(stack.is_empty(), "{}: unbalanced #ifdef/#endif", path.display());
+    }
+    out
+}
+
+/// What g++ never compiles is kept to a few lines of fixed forms, and those
+/// are checked here: the two `#define`s of Platform.mqh and the `#property`
+/// lines of the experts (known names, MQL string literals that g++ parses
+/// as C string literals, `version` as `N.NN`).
+#[test]
+fn mql_only_lines_are_few_and_well_formed() {
+    let lines = mql_only_lines();
+    let mut literals = Vec::new();
+    for (file, line) in &lines {
+        if line == "#define TT_MQL" || line == "#define TT_ARRAY(T) T v[]" {
+            assert_eq!(file, "Platform.mqh", "{file}: {line}");
+            continue;
+        }
+        let rest = line
+            .strip_prefix("#property ")
+            .unwrap_or_else(|| panic!("{file}: `{line}` is compiled by MetaEditor only; move it into shared code"));
+        let (name, value) = rest.split_once(' ').map_or((rest, ""), |(n, v)| (n, v.trim()));
+        match name {
+            "strict" => {
+                assert!(file.ends_with(".mq4") && value.is_empty(), "{file}: {line}");
+            }
+            "copyright" | "link" | "description" | "version" => {
+                assert!(
+                    value.len() >= 2 && value.starts_with('"') && value.ends_with('"'),
+                    "{file}: `{line}`: the value must be one string literal"
+                );
+                let inner = &value[1..value.len() - 1];
+                assert!(!inner.contains('"') || inner.contains("\\\""), "{file}: `{line}`");
+                if name == "version" {
+                    let ok = inner.split_once('.').is_some_and(|(a, b)| {
+                        !a.is_empty()
+                            && a.chars().all(|c| c.is_ascii_digit())
+                            && b.len() == 2
+                            && b.chars().all(|c| c.is_ascii_digit())
+                    });
+                    assert!(ok, "{file}: `{line}`: version must be N.NN");
+                }
+                if name == "link" {
+                    assert!(
+                        inner.starts_with("https://") || inner.starts_with("http://"),
+                        "{file}: {line}"
+                    );
+                }
+                if name == "description" {
+                    assert!(
+                        inner.len() <= 511,
+                        "{file}: {line}: a description line is at most 511 characters"
+                    );
+                }
+                literals.push(value.to_owned());
+            }
+            other => panic!("{file}: unknown #property `{other}`"),
+        }
+    }
+    for file in ["TradetermAgent.mq5", "TradetermAgent.mq4"] {
+        assert!(
+            lines
+                .iter()
+                .any(|(f, l)| f == file && l.starts_with("#property version")),
+            "{file}: no #property version"
+        );
+    }
+    assert_eq!(
+        lines.iter().filter(|(_, l)| l.starts_with("#define")).count(),
+        3,
+        "Platform.mqh: the MQL-only #defines changed: {lines:?}"
+    );
+    if !have_gxx() {
+        return;
+    }
+    // The literals are valid string literals (g++ parses them).
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("properties.cpp");
+    let body: String = literals
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("extern const char *const tt_property_{i};\nconst char *const tt_property_{i} = {l};\n"))
+        .collect();
+    std::fs::write(&src, body).unwrap();
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "#property values:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
