@@ -9,6 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::alert_rules::{AlertCondition, AlertState, Feed, on_closed_bars};
+use tradeterm_core::confluence::{self, Assessment, SeriesRef};
 use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_core::{Bar, Timeframe};
 use tradeterm_protocol::{Command, CommandResult};
@@ -132,11 +133,10 @@ async fn set_alert(ctx: ToolContext, input: SetAlertInput) -> Result<AlertRuleOu
         check_symbol(symbol)?;
         ctx.spec(symbol).await?;
     }
+    let mut not_yet = None;
     if let Feed::Bars(symbol, timeframe, count) = condition.feed(RULE_BARS) {
         let bars = closed_bars(&ctx, symbol, timeframe, count, ctx.now_ms).await?;
-        let mut scratch = AlertState::default();
-        on_closed_bars(&condition, &mut scratch, &bars)
-            .map_err(|e| ToolError::InvalidInput(format!("the condition cannot be evaluated: {e}")))?;
+        not_yet = unevaluable(&condition, &bars)?;
     }
     let terminal = ctx.terminal()?.to_owned();
     let stored_condition =
@@ -152,7 +152,57 @@ async fn set_alert(ctx: ToolContext, input: SetAlertInput) -> Result<AlertRuleOu
             once: input.once.unwrap_or(false),
         })
         .await?;
-    rule_out(record)
+    let mut rule = rule_out(record)?;
+    if let Some(why) = not_yet {
+        rule.error = Some(why);
+    }
+    Ok(rule)
+}
+
+/// Why a valid condition cannot be evaluated on the history it reads (an
+/// indicator warm-up longer than the [`RULE_BARS`] bars, a terminal with a
+/// shorter history): the rule is set all the same and says so in `error`,
+/// as the alert engine does. Anything else wrong with the condition (a
+/// name, a parameter, an output) is refused.
+fn unevaluable(condition: &AlertCondition, bars: &[Bar]) -> Result<Option<String>, ToolError> {
+    let refuse =
+        |e: tradeterm_core::CoreError| ToolError::InvalidInput(format!("the condition cannot be evaluated: {e}"));
+    match condition {
+        AlertCondition::Indicator {
+            indicator,
+            params,
+            output,
+            op,
+            value,
+            ..
+        } => {
+            let left = SeriesRef {
+                indicator: indicator.clone(),
+                params: params.clone(),
+                output: output.clone(),
+            };
+            match confluence::assess(bars, &left, *op, value).map_err(refuse)? {
+                Assessment::Evaluated(_) => Ok(None),
+                Assessment::Unevaluable(u) => Ok(Some(format!(
+                    "not evaluable on the {} closed bars the rule reads: {}",
+                    bars.len(),
+                    u.reason
+                ))),
+            }
+        }
+        AlertCondition::Structure { swing_length, .. } => {
+            let need = 3 * swing_length.unwrap_or(tradeterm_core::alert_rules::DEFAULT_ALERT_SWING_LENGTH);
+            if bars.len() < need {
+                return Ok(Some(format!(
+                    "not evaluable yet: the terminal has {} closed bars, the structure detector needs at least {need}",
+                    bars.len()
+                )));
+            }
+            on_closed_bars(condition, &mut AlertState::default(), bars).map_err(refuse)?;
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Input of `list_alerts`.
@@ -273,7 +323,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "set_alert",
             title: "Set an alert",
-            description: "Sets a server-side alert on the terminal: a price crossing a level, an indicator condition at bar closes (the `check_confluence` language), a structure event (break of structure, change of character, fair value gap filled) or an account threshold (equity below, drawdown above). Evaluated from what the agent pushes, fires once per crossing (or `once`), delivered by `poll_alerts`. Returns the rule with its id.",
+            description: "Sets a server-side alert on the terminal: a price crossing a level, an indicator condition at bar closes (the `check_confluence` language), a structure event (break of structure, change of character, fair value gap filled) or an account threshold (equity below, drawdown above). Evaluated from what the agent pushes, fires once per crossing (or `once`), delivered by `poll_alerts`. Returns the rule with its id. A valid condition that cannot be evaluated on the history the rule reads (an indicator warm-up longer than the 300 closed bars it reads, a terminal with a shorter history) is set all the same, with the reason in `error`: it does not fire while that lasts.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -322,6 +372,44 @@ mod tests {
         }
         assert!(crate::find("list_alerts").unwrap().annotations.read_only);
         assert!(crate::find("remove_alert").is_some());
+    }
+
+    fn bars(n: usize) -> Vec<Bar> {
+        (0..n)
+            .map(|i| {
+                let mid = 1.1 + 0.01 * (i as f64 / 7.0).sin();
+                Bar {
+                    time: 1_700_000_000_000 + i as i64 * 1_800_000,
+                    open: mid,
+                    high: mid + 0.001,
+                    low: mid - 0.001,
+                    close: mid,
+                    volume: 10.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_warm_up_longer_than_the_history_is_set_with_its_reason_not_refused() {
+        let condition = |period: f64, output: Option<&str>| -> AlertCondition {
+            serde_json::from_value(json!({ "kind": "indicator", "symbol": "EURUSD", "timeframe": "M30",
+                "indicator": "lwma", "params": { "period": period }, "output": output, "op": "gt", "value": 1.0 }))
+            .unwrap()
+        };
+        let history = bars(RULE_BARS + 1);
+        let why = unevaluable(&condition(976.0, None), &history).unwrap().unwrap();
+        assert!(why.contains("warm-up needs 976 bars"), "{why}");
+        assert_eq!(unevaluable(&condition(10.0, None), &history).unwrap(), None);
+        // A wrong output is the request's fault: refused.
+        let e = unevaluable(&condition(10.0, Some("nope")), &history).unwrap_err();
+        assert_eq!(e.code(), "VALIDATION_ERROR");
+        let structure: AlertCondition = serde_json::from_value(
+            json!({ "kind": "structure", "symbol": "EURUSD", "timeframe": "MN1", "event": "bos", "swing_length": 50 }),
+        )
+        .unwrap();
+        let why = unevaluable(&structure, &bars(40)).unwrap().unwrap();
+        assert!(why.contains("needs at least 150"), "{why}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::coaching::journal_score::{self, JournalFacts, JournalScore};
 use tradeterm_core::coaching::setup::{self, SetupParams, SetupReport};
+use tradeterm_core::regime::RegimeConfig;
 use tradeterm_core::{Side, Timeframe};
 
 use crate::journal::JournalBody;
@@ -100,10 +101,15 @@ async fn explain_setup(ctx: ToolContext, input: ExplainSetupInput) -> Result<Exp
         None,
     )
     .await?;
-    if bars.is_empty() {
+    // The terminal's history is shorter than any explanation needs: the data
+    // is not there (404, as without bars), not a fault of the request.
+    let need = RegimeConfig::default().min_bars().max(3 * swing_length);
+    if bars.len() < need {
         return Err(ToolError::NotFound(format!(
-            "no bars for {} {}",
-            input.symbol, input.timeframe
+            "the terminal has {} {} bars of {}; explaining a setup with swing_length {swing_length} needs at least {need}",
+            bars.len(),
+            input.timeframe,
+            input.symbol
         )));
     }
     let params = SetupParams {
@@ -264,7 +270,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "explain_setup",
             title: "Explain the current setup",
-            description: "A structured, sourced explanation of a symbol's current setup on one timeframe, as of the last bar's close: swing trend with the last BOS/CHoCH and its bar times, the volatility regime with its numbers (ADX, +DI/-DI, efficiency ratio, ATR and bandwidth percentiles), the nearest unmitigated fair value gap and order block and the nearest unswept liquidity pool above and below price (distance in price and in ATR), and the Fibonacci levels of the last swing leg. `observations` are sentences, each listing the exact values it was written from in `sources`; `bias` (bullish/bearish/neutral) follows a fixed rule (structure, vetoed to neutral when ADX >= 25 with the opposite DI on top); `caveats` says what limits the reading. Analysis of past bars, not a prediction.",
+            description: "A structured, sourced explanation of a symbol's current setup on one timeframe, as of the last bar's close: swing trend with the last BOS/CHoCH and its bar times, the volatility regime with its numbers (ADX, +DI/-DI, efficiency ratio, ATR and bandwidth percentiles), the nearest unmitigated fair value gap and order block and the nearest unswept liquidity pool above and below price (distance in price and in ATR), and the Fibonacci levels of the last swing leg. `observations` are sentences, each listing the exact values it was written from in `sources`; `bias` (bullish/bearish/neutral) follows a fixed rule (structure, vetoed to neutral when ADX >= 25 with the opposite DI on top); `caveats` says what limits the reading. Analysis of past bars, not a prediction. A terminal whose history of the symbol and timeframe is shorter than the analysis needs (the regime's indicators, 3 × swing_length) answers 404 NOT_FOUND saying how many bars it has, as it does without bars.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -378,6 +384,18 @@ mod tests {
             assert_eq!(e.code(), "VALIDATION_ERROR", "{entry}");
             assert!(e.to_string().contains(field), "{entry}: {e}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_history_too_short_to_explain_is_not_found_not_invalid() {
+        let input = serde_json::json!({ "symbol": "EURUSD", "timeframe": "MN1", "bars": 388 });
+        let e = crate::market_analysis::fake::call("explain_setup", 20, true, input.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "NOT_FOUND", "{e}");
+        assert!(e.to_string().contains("the terminal has 20 MN1 bars of EURUSD"), "{e}");
+        let out = crate::market_analysis::fake::call("explain_setup", 400, true, input).await;
+        assert!(out.is_ok(), "{out:?}");
     }
 
     #[test]
