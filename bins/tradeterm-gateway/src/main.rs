@@ -86,6 +86,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     advertise_url,
                 }),
             workers: settings.gateway_workers,
+            // What agents push, as client events, on Redis Streams.
+            events: Some(settings.event_publisher()?),
             ..GatewaySettings::default()
         },
         store,

@@ -77,6 +77,8 @@ pub struct Stack {
     pub agent_urls: AgentUrls,
     /// Whether the demo credentials were created by this start.
     pub credentials_created: bool,
+    /// The event pipeline of this node (gateway, rule engines, REST stream).
+    pub events: tradeterm_events::Publisher,
     sims: Vec<AgentHandle>,
     simulators: Vec<Simulator>,
     gateway_handle: ServerHandle,
@@ -119,7 +121,11 @@ impl Stack {
         let key_paths = keys::resolve(settings, &opts.data_dir)?;
         let signer = keys::signer(settings, &key_paths)?;
 
+        // One event pipeline for the gateway (what agents push) and the
+        // services (rule engines, the REST event stream).
+        let events = settings.event_publisher()?;
         let gw_settings = GatewaySettings {
+            events: Some(events.clone()),
             token_lifetime: Duration::from_secs(settings.token_lifetime_secs),
             heartbeat_interval: settings.heartbeat_interval(),
             heartbeat_timeout: settings.heartbeat_timeout(),
@@ -135,7 +141,7 @@ impl Stack {
         let gateway = Gateway::new(gw_settings, store.clone(), signer);
         // The one service bundle of this node (in-process dispatch). Before
         // anything listens: a bad calendar file stops the start.
-        let services = settings.services(Arc::new(gateway.clone()), store.clone())?;
+        let services = settings.services_with_events(Arc::new(gateway.clone()), store.clone(), events.clone())?;
         // The live monitor of equity guards and prop-firm rules, fed with
         // every `account` event an agent pushes (docs/equity-guard.md).
         let (monitor, alert_engine, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
@@ -257,6 +263,7 @@ impl Stack {
             mcp_state,
             credentials,
             credentials_created,
+            events,
             agent_urls,
             sims,
             simulators,

@@ -40,6 +40,21 @@ impl Settings {
         dispatch: std::sync::Arc<dyn tradeterm_protocol::Dispatch>,
         store: std::sync::Arc<dyn tradeterm_store::Store>,
     ) -> anyhow::Result<std::sync::Arc<tradeterm_tools::Services>> {
+        let events = self.event_publisher()?;
+        self.services_with_events(dispatch, store, events)
+    }
+
+    /// [`Settings::services`] publishing into `events` (the single node shares
+    /// one pipeline between its gateway and its services).
+    ///
+    /// # Errors
+    /// As [`Settings::services`].
+    pub fn services_with_events(
+        &self,
+        dispatch: std::sync::Arc<dyn tradeterm_protocol::Dispatch>,
+        store: std::sync::Arc<dyn tradeterm_store::Store>,
+        events: tradeterm_events::Publisher,
+    ) -> anyhow::Result<std::sync::Arc<tradeterm_tools::Services>> {
         let redis = self.redis_pool()?;
         if redis.is_none() {
             tracing::info!("KEYVALUE_URL is not set: rate limiting is off (development)");
@@ -55,6 +70,8 @@ impl Settings {
                 tiers: self.tier_limits(),
             },
             settings: self.service_settings(),
+            events: Some(events),
+            event_stream: self.event_stream_settings(),
             ..tradeterm_tools::Services::new(dispatch, store)
         }))
     }

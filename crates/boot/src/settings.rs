@@ -122,6 +122,20 @@ pub struct Settings {
     /// `http(s)://HOST:GATEWAY_PORT`, required when `HOST` is a wildcard
     /// address). Only with `KEYVALUE_URL`. See `docs/deploy.md`.
     pub gateway_advertise_url: Option<String>,
+    /// How long events are kept for streams to resume from, hours
+    /// (`EVENTS_RETENTION_HOURS`, 1-168, default 24). See `docs/events.md`.
+    pub events_retention_hours: u64,
+    /// Quotes of one symbol on one event stream at most this often, ms
+    /// (`EVENTS_QUOTE_INTERVAL_MS`, 10-60000, default 250; the latest wins).
+    pub events_quote_interval_ms: u64,
+    /// Events an event stream buffers for a client that does not read
+    /// before it is cut with the id to resume from (`EVENTS_STREAM_BUFFER`,
+    /// 16-65536, default 4096).
+    pub events_stream_buffer: usize,
+    /// A comment line goes to an idle event stream this often, ms
+    /// (`EVENTS_HEARTBEAT_MS`, 1000-60000, default 15000): proxies keep the
+    /// connection, and a client that left is noticed.
+    pub events_heartbeat_ms: u64,
 }
 
 impl Default for Settings {
@@ -167,6 +181,10 @@ impl Default for Settings {
             gateway_workers: 2,
             gateway_instance_id: None,
             gateway_advertise_url: None,
+            events_retention_hours: 24,
+            events_quote_interval_ms: 250,
+            events_stream_buffer: 4096,
+            events_heartbeat_ms: 15_000,
         }
     }
 }
@@ -248,6 +266,10 @@ const ENV_KEYS: &[&str] = &[
     "GATEWAY_WORKERS",
     "GATEWAY_INSTANCE_ID",
     "GATEWAY_ADVERTISE_URL",
+    "EVENTS_RETENTION_HOURS",
+    "EVENTS_QUOTE_INTERVAL_MS",
+    "EVENTS_STREAM_BUFFER",
+    "EVENTS_HEARTBEAT_MS",
 ];
 
 impl Settings {
@@ -296,6 +318,18 @@ impl Settings {
         }
         if !(1..=64).contains(&self.gateway_workers) {
             bail!("GATEWAY_WORKERS must be between 1 and 64");
+        }
+        if !(1..=168).contains(&self.events_retention_hours) {
+            bail!("EVENTS_RETENTION_HOURS must be between 1 and 168");
+        }
+        if !(10..=60_000).contains(&self.events_quote_interval_ms) {
+            bail!("EVENTS_QUOTE_INTERVAL_MS must be between 10 and 60000");
+        }
+        if !(16..=65_536).contains(&self.events_stream_buffer) {
+            bail!("EVENTS_STREAM_BUFFER must be between 16 and 65536");
+        }
+        if !(1_000..=60_000).contains(&self.events_heartbeat_ms) {
+            bail!("EVENTS_HEARTBEAT_MS must be between 1000 and 60000");
         }
         Ok(())
     }
@@ -472,6 +506,50 @@ impl Settings {
             .create_pool(Some(deadpool_redis::Runtime::Tokio1))
             .map_err(|e| anyhow::anyhow!("KEYVALUE_URL is not a usable Redis URL: {e}"))?;
         Ok(Some(pool))
+    }
+
+    /// The event pipeline of this process (`docs/events.md`): Redis Streams
+    /// with `KEYVALUE_URL` (every instance of a deployment reads and hears
+    /// the same events), else one process's memory (`tradeterm serve` on its
+    /// embedded defaults). Kept `EVENTS_RETENTION_HOURS`. Needs a tokio
+    /// runtime (the publisher's tasks).
+    ///
+    /// # Errors
+    /// `KEYVALUE_URL` is not a usable Redis URL.
+    pub fn event_publisher(&self) -> anyhow::Result<tradeterm_events::Publisher> {
+        use tradeterm_events::memory::{MemoryBus, MemorySettings};
+        use tradeterm_events::redis::{RedisBus, RedisSettings};
+        const MAX_PER_LICENSE: usize = 100_000;
+        let retention_ms = self.events_retention_hours as i64 * 3_600_000;
+        let bus: std::sync::Arc<dyn tradeterm_events::EventBus> = match (&self.keyvalue_url, self.keyvalue_pool()?) {
+            (Some(url), Some(pool)) => std::sync::Arc::new(
+                RedisBus::new(
+                    pool,
+                    RedisSettings {
+                        url: url.clone(),
+                        retention_ms,
+                        max_per_license: MAX_PER_LICENSE,
+                    },
+                )
+                .map_err(|e| anyhow::anyhow!("KEYVALUE_URL: the event stream cannot use it: {e}"))?,
+            ),
+            _ => std::sync::Arc::new(MemoryBus::new(MemorySettings {
+                retention_ms,
+                max_per_license: MAX_PER_LICENSE,
+            })),
+        };
+        Ok(tradeterm_events::Publisher::spawn(bus, Default::default()))
+    }
+
+    /// Settings of each event stream subscription (`EVENTS_QUOTE_INTERVAL_MS`,
+    /// `EVENTS_STREAM_BUFFER`).
+    pub fn event_stream_settings(&self) -> tradeterm_events::subscriber::SubscriberSettings {
+        tradeterm_events::subscriber::SubscriberSettings {
+            buffer: self.events_stream_buffer,
+            quote_interval: Duration::from_millis(self.events_quote_interval_ms),
+            heartbeat: Duration::from_millis(self.events_heartbeat_ms),
+            ..Default::default()
+        }
     }
 
     /// Whether the gateway terminates TLS (`GATEWAY_TLS_CERT` and

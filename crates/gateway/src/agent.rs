@@ -224,6 +224,14 @@ pub(crate) fn register(gateway: &Gateway, auth: &TerminalKeyAuth, hello: &Hello,
         old.kill.notify_one();
         old.fail_all();
     }
+    if let Some(events) = &gateway.settings().events {
+        events.connected(
+            &conn.license_id,
+            &conn.terminal_id,
+            (&hello.agent.name, &hello.agent.version),
+            hello.permissions,
+        );
+    }
     tracing::info!(
         license = %conn.license_id,
         terminal = %conn.terminal_id,
@@ -256,7 +264,10 @@ pub(crate) async fn key_revoked(gateway: &Gateway, conn: &Conn) -> bool {
 /// (unless a newer connection already replaced it) and its pending requests
 /// fail at once.
 pub(crate) async fn disconnected(gateway: &Gateway, conn: &Conn, reason: &str) {
-    gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
+    let current = gateway.inner.registry.remove(&conn.terminal_id, conn.conn_id);
+    if current && let Some(events) = &gateway.settings().events {
+        events.disconnected(&conn.license_id, &conn.terminal_id, reason);
+    }
     conn.fail_all();
     crate::cluster::withdraw(gateway, conn).await;
     let _ = gateway.store().touch_terminal(&conn.terminal_id).await;
@@ -419,6 +430,9 @@ pub(crate) fn handle_frame(
                 }
                 Event::Tick(t) => conn.remember_quote(t),
                 _ => {}
+            }
+            if let Some(events) = &gateway.settings().events {
+                events.agent_event(&conn.license_id, &conn.terminal_id, &event);
             }
             gateway.inner.registry.publish(TerminalEvent {
                 license_id: conn.license_id.clone(),

@@ -117,6 +117,10 @@ pub struct GatewaySettings {
     /// and commands for terminals held elsewhere are relayed there
     /// (`tradeterm-cluster`, `docs/deploy.md`). `None`: a lone gateway.
     pub cluster: Option<ClusterSettings>,
+    /// Where the client-facing events go (`tradeterm-events`): connections,
+    /// disconnections and what agents push, translated (`docs/events.md`).
+    /// `None`: no events are published.
+    pub events: Option<tradeterm_events::Publisher>,
 }
 
 impl Default for GatewaySettings {
@@ -136,6 +140,7 @@ impl Default for GatewaySettings {
             support_identity_secret: None,
             tls: None,
             cluster: None,
+            events: None,
         }
     }
 }

@@ -239,14 +239,16 @@ impl Registry {
         replaced.inspect(|old| crate::telemetry::agent_gone(old))
     }
 
-    /// Removes the connection if it is still the registered one.
-    pub fn remove(&self, terminal_id: &str, conn_id: u64) {
+    /// Removes the connection if it is still the registered one; whether it was.
+    pub fn remove(&self, terminal_id: &str, conn_id: u64) -> bool {
         if let Ok(mut m) = self.conns.write()
             && m.get(terminal_id).is_some_and(|c| c.conn_id == conn_id)
             && let Some(gone) = m.remove(terminal_id)
         {
             crate::telemetry::agent_gone(&gone);
+            return true;
         }
+        false
     }
 
     /// Disconnects the terminal's agent if it authenticated with one of

@@ -63,6 +63,14 @@ impl RestError {
         }
     }
 
+    /// 429 `RATE_LIMITED` with `Retry-After` and a message saying which limit.
+    pub fn limited(message: impl Into<String>, retry_after: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(429, "RATE_LIMITED", message)
+        }
+    }
+
     /// A tool error; in production, internal details are replaced by a request id (and logged).
     pub fn from_tool(e: ToolError, production: bool) -> Self {
         if e.is_internal() {

@@ -24,6 +24,7 @@
 pub mod auth;
 pub mod docs;
 mod error;
+pub mod events;
 pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
@@ -66,6 +67,8 @@ pub struct AppState {
     pub(crate) auth: Arc<auth::Authenticator>,
     pub(crate) limiter: Option<Arc<ratelimit::RateLimiter>>,
     pub(crate) readiness: tradeterm_telemetry::Readiness,
+    /// Event streams open on this instance, per license.
+    pub(crate) streams: Arc<events::StreamSlots>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -102,6 +105,7 @@ impl AppState {
             auth,
             limiter,
             readiness,
+            streams: Default::default(),
         }
     }
 

@@ -270,6 +270,7 @@ pub const FIXED_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/token"),
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/api/v1/tools"),
+    ("GET", crate::events::EVENTS_PATH),
     ("GET", crate::docs::DOCS_PATH),
     ("GET", "/api/v1/docs/"),
 ];
@@ -285,7 +286,8 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .route("/api/token", web::post().to(token_proxy))
         .route("/api/v1/openapi.json", web::get().to(openapi_json))
         .configure(crate::docs::configure)
-        .route("/api/v1/tools", web::get().to(list_tools));
+        .route("/api/v1/tools", web::get().to(list_tools))
+        .route(crate::events::EVENTS_PATH, web::get().to(crate::events::stream));
     // The named routes and `POST /api/v1/tools/{name}` are matched here,
     // segment by segment, rather than registered with actix: actix matches
     // every pattern with a parameter by a regular expression, tried in turn
@@ -607,7 +609,7 @@ async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError>
     Ok(caller)
 }
 
-async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
+pub(crate) async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
@@ -618,7 +620,12 @@ async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, Res
 /// Counts an authenticated request (rate limit and revocation); records the
 /// decision for the headers middleware. With `with_route`, the dispatch to
 /// the terminal named by `X-Terminal-Id` gets ready beside the count.
-async fn count(req: &HttpRequest, state: &AppState, caller: &Caller, with_route: bool) -> Result<(), RestError> {
+pub(crate) async fn count(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: &Caller,
+    with_route: bool,
+) -> Result<(), RestError> {
     let Some(limiter) = &state.limiter else {
         // No Redis: revocation is checked in the store on every request.
         state.auth.ensure_active(caller).await?;

@@ -54,6 +54,12 @@ pub struct Services {
     pub rate_limits: RateLimits,
     /// Settings of tool calls.
     pub settings: ServiceSettings,
+    /// The event pipeline (`tradeterm-events`, `docs/events.md`): the rule
+    /// engines publish into it and the REST event stream reads it. `None`:
+    /// no events (bare services of a test; the stream answers 503).
+    pub events: Option<tradeterm_events::Publisher>,
+    /// Settings of each event stream subscription (buffer, quote rate, heartbeat).
+    pub event_stream: tradeterm_events::subscriber::SubscriberSettings,
 }
 
 impl std::fmt::Debug for Services {
@@ -78,6 +84,8 @@ impl Services {
             etf_flows: Default::default(),
             rate_limits: RateLimits::default(),
             settings: ServiceSettings::default(),
+            events: None,
+            event_stream: Default::default(),
         }
     }
 }

@@ -26,6 +26,7 @@ mod coverage_tools;
 mod equity_guard_tools;
 mod etf_flows_tool;
 mod event_analysis_tools;
+mod events_stream;
 mod gateway_manage;
 mod macro_tools;
 mod mcp;
