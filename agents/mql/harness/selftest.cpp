@@ -426,7 +426,7 @@ static pid_t tls_echo(int &port) {
     SSL *ssl = SSL_new(ctx);
     SSL_set_fd(ssl, c);
     if (SSL_accept(ssl) == 1) {
-        char buf[256];
+        char buf[4096];
         int n = SSL_read(ssl, buf, sizeof buf);
         if (n > 0) SSL_write(ssl, buf, n);
         SSL_read(ssl, buf, sizeof buf);
@@ -460,6 +460,15 @@ static void compat_socket_443_is_secured_by_connect() {
     while (n == 0 && ms_since(t0) < 2000) { n = SocketTlsReadAvailable(h, got.v, 16); usleep(5000); }
     CHECK(n == 2 && got.v[0] == 'h' && got.v[1] == 'i');
     SocketClose(h);
+    waitpid(pid, nullptr, 0);
+    // The advisor on port 443: no handshake of its own, the upgrade request
+    // goes out over the terminal's TLS (the echo server sends it back: not
+    // a 101, but proof that it went through).
+    pid = tls_echo(port);
+    setenv("MQL_PORT_MAP", ("443=" + std::to_string(port)).c_str(), 1);
+    TtWebSocket ws;
+    CHECK(!ws.Connect("wss://localhost/agent/v1", 2000));
+    CHECK(StringFind(ws.error, "refused the WebSocket upgrade: GET /agent/v1 HTTP/1.1") >= 0);
     waitpid(pid, nullptr, 0);
     setenv("MQL_ALLOWED_URLS", saved_allow.c_str(), 1);
     setenv("MQL_PORT_MAP", saved_map.c_str(), 1);

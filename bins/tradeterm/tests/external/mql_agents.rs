@@ -216,6 +216,9 @@ impl Node {
 
     /// A new terminal: (id, key).
     fn terminal(&self, name: &str) -> (String, String) {
+        // One admin command at a time on the data directory.
+        static ADMIN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ADMIN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let t = admin(
             &self.dir.path().join("data"),
             &["create-terminal", "--license", &self.license_id, "--name", name],
@@ -382,6 +385,52 @@ fn commands(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Runs the kit against the agent of `sc`: every check must pass.
+fn run_scenario(sc: &Scenario, started: Instant) {
+    let (name, node, platform) = (sc.name, sc.node, sc.platform);
+    let (terminal, key) = node.terminal(name);
+    let _agent = node.agent(sc.exe, name, &sc.url, sc.transport, &key, &sc.args, &sc.env);
+    if sc.args.contains(&"--login-after-ms") {
+        let log = node.agent_log(name);
+        assert!(
+            log.contains("waiting for the trade account to log in"),
+            "{name}: the agent did not wait for the login:\n{log}"
+        );
+    }
+    let (code, report) = node.check(&terminal);
+    eprintln!("{name}: kit done after {:?}", started.elapsed());
+    let failed = failing(&report);
+    assert!(
+        code == 0 && report["ok"] == true && failed.is_empty(),
+        "{name}: the kit failed (exit {code}):\n{}",
+        failed.join("\n")
+    );
+    assert_eq!(report["platform"], platform, "{name}");
+    assert_eq!(report["trade_mode"], "demo", "{name}");
+    let cmds = commands(&report);
+    for cmd in [
+        "account_info",
+        "positions",
+        "orders",
+        "history_deals",
+        "history_orders",
+        "symbols",
+        "symbol_spec",
+        "tick",
+        "bars",
+        "ticks",
+        "order_check",
+        "calendar",
+        "place_order",
+        "modify_position",
+        "close_position",
+        "reverse_position",
+        "cancel_order",
+    ] {
+        assert!(cmds.iter().any(|c| c == cmd), "{name}: the kit never ran {cmd}");
+    }
+}
+
 /// One agent run against the kit.
 struct Scenario<'a> {
     name: &'static str,
@@ -499,6 +548,8 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
         Scenario::new("mt5-websocket", &node, mt5, node.ws_url(), "ws", "MT5").args(&["--login-after-ms", "1500"]),
         Scenario::new("mt5-longpoll", &node, mt5, node.gateway(), "poll", "MT5"),
         Scenario::new("mt4-longpoll", &node, mt4, node.gateway(), "poll", "MT4").args(&["--login-after-ms", "1500"]),
+    ];
+    let slow_scenarios = [
         Scenario::new("mt5-websocket-slow", &node, mt5, slow_ws, "ws", "MT5"),
         Scenario::new("mt5-longpoll-slow", &node, mt5, slow_http.clone(), "poll", "MT5"),
         Scenario::new("mt4-longpoll-slow", &node, mt4, slow_http, "poll", "MT4"),
@@ -528,49 +579,14 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
         scenarios.push(Scenario::new("mt4-https-443", t, mt4, "https://localhost".to_owned(), "poll", "MT4").env(map));
     }
     for sc in &scenarios {
-        let (name, node, platform) = (sc.name, sc.node, sc.platform);
-        let (terminal, key) = node.terminal(name);
-        let _agent = node.agent(sc.exe, name, &sc.url, sc.transport, &key, &sc.args, &sc.env);
-        if sc.args.contains(&"--login-after-ms") {
-            let log = node.agent_log(name);
-            assert!(
-                log.contains("waiting for the trade account to log in"),
-                "{name}: the agent did not wait for the login:\n{log}"
-            );
-        }
-        let (code, report) = node.check(&terminal);
-        eprintln!("{name}: kit done after {:?}", started.elapsed());
-        let failed = failing(&report);
-        assert!(
-            code == 0 && report["ok"] == true && failed.is_empty(),
-            "{name}: the kit failed (exit {code}):\n{}",
-            failed.join("\n")
-        );
-        assert_eq!(report["platform"], platform, "{name}");
-        assert_eq!(report["trade_mode"], "demo", "{name}");
-        let cmds = commands(&report);
-        for cmd in [
-            "account_info",
-            "positions",
-            "orders",
-            "history_deals",
-            "history_orders",
-            "symbols",
-            "symbol_spec",
-            "tick",
-            "bars",
-            "ticks",
-            "order_check",
-            "calendar",
-            "place_order",
-            "modify_position",
-            "close_position",
-            "reverse_position",
-            "cancel_order",
-        ] {
-            assert!(cmds.iter().any(|c| c == cmd), "{name}: the kit never ran {cmd}");
-        }
+        run_scenario(sc, started);
     }
+    // The slow-gateway runs wait most of the time: side by side.
+    std::thread::scope(|scope| {
+        for sc in &slow_scenarios {
+            scope.spawn(move || run_scenario(sc, started));
+        }
+    });
 
     // The broker disabled expert trading (ACCOUNT_TRADE_EXPERT) or trading
     // (ACCOUNT_TRADE_ALLOWED) on the account: every trade is refused with
