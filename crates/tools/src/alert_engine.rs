@@ -360,8 +360,23 @@ impl Engine {
         match result {
             Ok(Some(version)) => {
                 rule.record.version = version;
-                for f in &fired {
+                for (f, firing) in fired.iter().zip(&firings) {
                     tracing::info!(alert = %rule.record.id, terminal = %rule.record.terminal_id, message = %f.message, "alert fired");
+                    if let Some(events) = &self.services.events {
+                        let data = tradeterm_events::model::RuleData {
+                            rule: rule.record.id.clone(),
+                            message: f.message.clone(),
+                            symbol: rule.condition.symbol().map(str::to_owned),
+                            details: firing.payload.clone(),
+                        };
+                        let draft = tradeterm_events::Draft::new(
+                            tradeterm_events::EventType::AlertFired,
+                            firing.fired_at,
+                            Some(&rule.record.terminal_id),
+                            &data,
+                        );
+                        events.publish(&rule.record.license_id, draft);
+                    }
                 }
                 if deactivate {
                     // Ended: skipped from now on, dropped at the next reload.

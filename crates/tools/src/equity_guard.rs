@@ -100,8 +100,15 @@ fn parse_state(record: &EquityGuardRecord) -> Option<GuardState> {
 }
 
 /// Evaluates `obs` on one guard and stores the new state (compare-and-swap,
-/// re-reading on a lost race).
-async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Option<&Observation>) -> Evaluated {
+/// re-reading on a lost race). A stored step that records breaches
+/// publishes `equity_guard.breached` for each; one that ends a latched
+/// breach (a new day anchor) publishes `equity_guard.recovered`.
+async fn evaluate_one(
+    store: &dyn Store,
+    events: Option<&tradeterm_events::Publisher>,
+    mut record: EquityGuardRecord,
+    obs: Option<&Observation>,
+) -> Evaluated {
     let mut out = Evaluated {
         rules: parse_rules(&record),
         state: parse_state(&record).unwrap_or_default(),
@@ -149,6 +156,9 @@ async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Opt
                                 "equity guard breached"
                             );
                         }
+                        if let Some(events) = events {
+                            publish_step(events, &record, &state, &next, &verdict);
+                        }
                         record.version = version;
                         record.state = value;
                         out.record = record;
@@ -191,10 +201,70 @@ async fn evaluate_one(store: &dyn Store, mut record: EquityGuardRecord, obs: Opt
     out
 }
 
+/// The events of one stored evaluation step: a breach recorded, a latched
+/// breach ended.
+fn publish_step(
+    events: &tradeterm_events::Publisher,
+    record: &EquityGuardRecord,
+    before: &GuardState,
+    after: &GuardState,
+    verdict: &Verdict,
+) {
+    use tradeterm_events::model::RuleData;
+    use tradeterm_events::{Draft, EventType};
+    let source = GuardSource::of(&record.source);
+    let details = |extra: serde_json::Value| {
+        let mut d = serde_json::json!({ "source": source, "status": verdict.status });
+        if let (Some(d), Some(extra)) = (d.as_object_mut(), extra.as_object()) {
+            d.extend(extra.clone());
+        }
+        d
+    };
+    let name = |rule: equity_guard::GuardRule| {
+        serde_json::to_value(rule)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    for breach in &verdict.breaches {
+        let data = RuleData {
+            rule: name(breach.rule),
+            message: format!("{}: {}", source.label(), breach.message),
+            symbol: None,
+            details: details(serde_json::to_value(breach).unwrap_or_default()),
+        };
+        let draft = Draft::new(
+            EventType::EquityGuardBreached,
+            breach.time,
+            Some(&record.terminal_id),
+            &data,
+        );
+        events.publish(&record.license_id, draft);
+    }
+    if !before.latched.is_empty() && after.latched.is_empty() {
+        let rules: Vec<String> = before.latched.iter().map(|r| name(*r)).collect();
+        let data = RuleData {
+            rule: rules.join(","),
+            message: format!(
+                "{}: a new trading day began; the breached rules ({}) are within their limits again",
+                source.label(),
+                rules.join(", ")
+            ),
+            symbol: None,
+            details: details(serde_json::json!({ "rules": rules })),
+        };
+        let time = after.last_time.unwrap_or_else(tradeterm_events::now_ms);
+        let draft = Draft::new(EventType::EquityGuardRecovered, time, Some(&record.terminal_id), &data);
+        events.publish(&record.license_id, draft);
+    }
+}
+
 /// Evaluates one observation on every guard of the terminal (or, with `obs`
-/// `None`, only loads them). Returns nothing when the terminal has no guard.
+/// `None`, only loads them), publishing the steps' events into `events`.
+/// Returns nothing when the terminal has no guard.
 pub(crate) async fn observe(
     store: &dyn Store,
+    events: Option<&tradeterm_events::Publisher>,
     license_id: &str,
     terminal_id: &str,
     obs: Option<&Observation>,
@@ -202,7 +272,7 @@ pub(crate) async fn observe(
     let records = store.equity_guards(license_id, terminal_id).await?;
     let mut out = Vec::with_capacity(records.len());
     for r in records {
-        out.push(evaluate_one(store, r, obs).await);
+        out.push(evaluate_one(store, events, r, obs).await);
     }
     Ok(out)
 }
@@ -299,6 +369,7 @@ const READ_ATTEMPTS: usize = 3;
 pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Result<AccountInfo, String>), ToolError> {
     let terminal = ctx.terminal()?.to_owned();
     let store = ctx.services.store.as_ref();
+    let events = ctx.services.events.as_ref();
     let records = store.equity_guards(&ctx.license_id, &terminal).await?;
     if records.is_empty() {
         return Ok((Vec::new(), Err("no guard".into())));
@@ -315,7 +386,7 @@ pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Re
         attempt += 1;
         match read().await {
             Ok((account, obs)) => {
-                let evaluated = observe(store, &ctx.license_id, &terminal, Some(&obs)).await?;
+                let evaluated = observe(store, events, &ctx.license_id, &terminal, Some(&obs)).await?;
                 let overtaken = evaluated
                     .iter()
                     .any(|e| e.rules.is_some() && e.verdict.is_none() && e.error.is_none());
@@ -325,7 +396,7 @@ pub(crate) async fn observe_now(ctx: &ToolContext) -> Result<(Vec<Evaluated>, Re
             }
             Err(e) => {
                 return Ok((
-                    observe(store, &ctx.license_id, &terminal, None).await?,
+                    observe(store, events, &ctx.license_id, &terminal, None).await?,
                     Err(e.to_string()),
                 ));
             }
@@ -659,7 +730,7 @@ mod tests {
             cash_flow: 0.0,
             open_risk: None,
         };
-        let out = evaluate_one(&store, stale, Some(&obs)).await;
+        let out = evaluate_one(&store, None, stale, Some(&obs)).await;
         assert_eq!(out.error, None);
         assert_eq!(out.rules.as_ref().and_then(|r| r.equity_floor), None, "{:?}", out.rules);
         assert!(out.state.breaches.is_empty(), "{:?}", out.state.breaches);
@@ -711,7 +782,7 @@ mod tests {
                     cash_flow: 0.0,
                     open_risk: None,
                 };
-                let stored = observe(self.store.as_ref(), license, terminal, Some(&monitor))
+                let stored = observe(self.store.as_ref(), None, license, terminal, Some(&monitor))
                     .await
                     .unwrap();
                 assert!(stored[0].verdict.is_some(), "the monitor's observation is stored");

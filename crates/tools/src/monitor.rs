@@ -150,7 +150,14 @@ impl Monitor {
             None => ctx.account().await?,
         };
         let obs = observation_of(&ctx, &account, reading_time(&ctx), needs_open_risk(&records)).await?;
-        let guards = observe(store, license_id, terminal_id, Some(&obs)).await?;
+        let guards = observe(
+            store,
+            self.services.events.as_ref(),
+            license_id,
+            terminal_id,
+            Some(&obs),
+        )
+        .await?;
         for guard in guards.iter().filter(|guard| guard.error.is_some()) {
             tracing::warn!(
                 license = %license_id, terminal = %terminal_id, source = %guard.record.source,

@@ -516,3 +516,50 @@ fn second_instance(t: &TestStack, settings: &tradeterm::Settings) -> String {
     tokio::spawn(server.run_until_stopped());
     url
 }
+
+#[tokio::test]
+async fn alerts_and_equity_guard_breaches_reach_the_stream() {
+    let t = spawn(Options {
+        sims: 1,
+        ..Options::default()
+    })
+    .await;
+    let terminal = t.terminal(0).to_owned();
+    let api = t.api().on(&terminal);
+    let mut stream = open_ok(&t.api(), "?types=alert.fired,equity_guard.breached", None).await;
+    let equity = api.account().await.data()["equity"].as_f64().unwrap();
+    // An account threshold already crossed fires at the next account reading.
+    let alert = api
+        .tool(
+            "set_alert",
+            &json!({ "condition": { "kind": "equity_below", "level": equity + 1_000.0 }, "label": "below" }),
+        )
+        .await
+        .data();
+    let alert_id = alert["alert"]["id"]
+        .as_str()
+        .or(alert["id"].as_str())
+        .unwrap()
+        .to_owned();
+    // A floor above the equity is breached at the guard's first observation.
+    api.tool("set_equity_guard", &json!({ "equity_floor": equity + 100.0 }))
+        .await
+        .data();
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < 2 {
+        let e = stream.next_durable().await;
+        seen.insert(e.event.clone(), e);
+    }
+    let fired = &seen["alert.fired"].data;
+    assert_eq!(
+        (&fired["data"]["rule"], &fired["terminal_id"]),
+        (&json!(alert_id), &json!(terminal)),
+        "{fired}"
+    );
+    assert_eq!(fired["data"]["details"]["label"], "below");
+    let breached = &seen["equity_guard.breached"].data;
+    assert_eq!(breached["data"]["rule"], "equity_floor", "{breached}");
+    assert_eq!(breached["data"]["details"]["source"], "equity_guard");
+    assert!((breached["data"]["details"]["equity"].as_f64().unwrap() - equity).abs() < 1.0);
+    t.stack.stop().await;
+}
