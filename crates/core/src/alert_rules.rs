@@ -229,8 +229,9 @@ impl AlertCondition {
         }
     }
 
-    /// Checks the numbers and names of the condition (the indicator itself is
-    /// checked on its first evaluation, against real bars).
+    /// Checks the numbers and names of the condition as its schema states
+    /// them (an indicator condition: [`crate::indicators::check_choice`] on
+    /// both sides; whether its warm-up fits the history is seen on real bars).
     ///
     /// # Errors
     /// [`CoreError::InvalidParameter`] naming the field.
@@ -241,18 +242,22 @@ impl AlertCondition {
                     return Err(CoreError::param("level", "must be a positive price"));
                 }
             }
-            Self::Indicator { indicator, value, .. } => {
-                let name = indicator.trim().to_ascii_lowercase();
-                if name != "price" && crate::indicators::find(&name).is_none() {
-                    return Err(CoreError::param(
-                        "indicator",
-                        format!("unknown indicator `{indicator}` (see list_indicators), or `price`"),
-                    ));
-                }
-                if let Operand::Number(x) = value
-                    && !x.is_finite()
-                {
-                    return Err(CoreError::param("value", "must be a finite number"));
+            Self::Indicator {
+                indicator,
+                params,
+                output,
+                value,
+                ..
+            } => {
+                // As the schema states it: exact names, the indicator's own
+                // parameters of their kind and bounds, its outputs.
+                crate::indicators::check_choice("", indicator, params, output.as_deref(), true)?;
+                match value {
+                    Operand::Number(x) if !x.is_finite() => {
+                        return Err(CoreError::param("value", "must be a finite number"));
+                    }
+                    Operand::Number(_) => {}
+                    Operand::Series(series) => series.check("value.")?,
                 }
             }
             Self::Structure { swing_length, .. } => {
@@ -630,6 +635,55 @@ mod tests {
             direction,
             source: PriceSource::Bid,
         }
+    }
+
+    #[test]
+    fn an_indicator_condition_is_validated_as_its_schema_states() {
+        let condition = |fields: serde_json::Value| -> AlertCondition {
+            let mut c = serde_json::json!({ "kind": "indicator", "symbol": "EURUSD", "timeframe": "H1",
+                "indicator": "rsi", "op": "gt", "value": 70 });
+            c.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            serde_json::from_value(c).unwrap()
+        };
+        let field = |fields: serde_json::Value| match condition(fields).validate() {
+            Err(CoreError::InvalidParameter { name, .. }) => name,
+            other => panic!("refused with a field, got {other:?}"),
+        };
+        assert_eq!(condition(serde_json::json!({})).validate(), Ok(()));
+        assert_eq!(
+            condition(serde_json::json!({ "indicator": "bbands", "params": { "period": 20, "nbdev_up": 2.5 }, "output": "upper",
+                "value": { "indicator": "price", "output": "close" } }))
+            .validate(),
+            Ok(())
+        );
+        // The schema's enums are exact: no other case, no `-` for `_`.
+        assert_eq!(field(serde_json::json!({ "indicator": "RSI" })), "indicator");
+        assert_eq!(field(serde_json::json!({ "indicator": " rsi" })), "indicator");
+        assert_eq!(field(serde_json::json!({ "output": "RSI" })), "output");
+        assert_eq!(field(serde_json::json!({ "output": "signal" })), "output");
+        // Parameters of the indicator only, integers whole, within bounds.
+        assert_eq!(
+            field(serde_json::json!({ "params": { "period": 14.5 } })),
+            "params.period"
+        );
+        assert_eq!(
+            field(serde_json::json!({ "params": { "period": 1.0e6 } })),
+            "params.period"
+        );
+        assert_eq!(field(serde_json::json!({ "params": { "fast": 12 } })), "params.fast");
+        assert_eq!(
+            field(serde_json::json!({ "indicator": "price", "params": { "period": 3 } })),
+            "params.period"
+        );
+        // The series on the right is held to the same rules.
+        assert_eq!(
+            field(serde_json::json!({ "value": { "indicator": "Ema" } })),
+            "value.indicator"
+        );
+        assert_eq!(
+            field(serde_json::json!({ "value": { "indicator": "ema", "output": "close" } })),
+            "value.output"
+        );
     }
 
     #[test]

@@ -75,6 +75,17 @@ pub struct SeriesRef {
     pub output: Option<String>,
 }
 
+impl SeriesRef {
+    /// Checks the series as its schema states it ([`crate::indicators::check_choice`]
+    /// with `price`); `field` prefixes the names in errors.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] naming the field.
+    pub fn check(&self, field: &str) -> Result<(), CoreError> {
+        crate::indicators::check_choice(field, &self.indicator, &self.params, self.output.as_deref(), true)
+    }
+}
+
 /// Right-hand side: a number or a series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]

@@ -269,17 +269,17 @@ impl GuardRules {
     pub fn from_prop_firm(rules: &crate::prop_firm::PropFirmRules) -> Option<Self> {
         use crate::prop_firm::DrawdownMode;
         let base = rules.initial_balance;
-        let daily_loss = rules.max_daily_loss_percent.map(|p| LossLimit::Money {
-            amount: p * base / 100.0,
-        });
+        // A positive percentage of a positive balance is a positive amount,
+        // as `LossLimit::Money` requires: a product that underflows to 0 (a
+        // balance or percentage near the smallest double) is the smallest
+        // positive one.
+        let money = |p: f64| LossLimit::Money {
+            amount: (p * base / 100.0).max(f64::from_bits(1)),
+        };
+        let daily_loss = rules.max_daily_loss_percent.map(money);
         let (equity_floor, max_drawdown) = match (rules.max_loss_percent, rules.drawdown_mode) {
-            (Some(p), DrawdownMode::Static) => (Some(base * (1.0 - p / 100.0)), None),
-            (Some(p), DrawdownMode::Trailing) => (
-                None,
-                Some(LossLimit::Money {
-                    amount: p * base / 100.0,
-                }),
-            ),
+            (Some(p), DrawdownMode::Static) => (Some((base * (1.0 - p / 100.0)).max(0.0)), None),
+            (Some(p), DrawdownMode::Trailing) => (None, Some(money(p))),
             (None, _) => (None, None),
         };
         if daily_loss.is_none() && equity_floor.is_none() && max_drawdown.is_none() {
@@ -874,6 +874,28 @@ mod tests {
         assert_eq!(g.equity_floor, Some(90_000.0));
         // A day anchored at the preset's hour: 23:00 UTC.
         assert_eq!(g.day_start(t("2026-11-03T10:00:00Z")), t("2026-11-02T23:00:00Z"));
+    }
+
+    #[test]
+    fn a_prop_firm_guard_on_the_smallest_balance_keeps_positive_limits() {
+        use crate::prop_firm::{DrawdownMode, Preset};
+        for (balance, percent) in [(5e-324, 5.0), (1.0, 5e-324), (5e-324, 100.0)] {
+            let mut pf = Preset::Generic.rules(balance, t("2026-11-02T00:00:00Z"));
+            pf.max_daily_loss_percent = Some(percent);
+            pf.max_loss_percent = Some(percent);
+            pf.drawdown_mode = DrawdownMode::Trailing;
+            let g = GuardRules::from_prop_firm(&pf).unwrap();
+            g.validate().unwrap();
+            for limit in [g.daily_loss, g.max_drawdown] {
+                let Some(LossLimit::Money { amount }) = limit else {
+                    panic!("a money limit, got {limit:?}")
+                };
+                assert!(amount > 0.0, "{balance} × {percent} %: {amount}");
+            }
+            // What the tool answers reads back as a valid guard.
+            let back: GuardRules = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+            back.validate().unwrap();
+        }
     }
 
     #[test]

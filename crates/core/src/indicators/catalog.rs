@@ -529,6 +529,91 @@ pub fn choice_schemas(with_price: bool, with_output: bool) -> Vec<serde_json::Va
     out
 }
 
+/// Checks an indicator choice exactly as [`choice_schemas`] states it (what
+/// a client validating against the published schema is told): `indicator` is
+/// a name or alias of the catalog as listed (lower case) or, with
+/// `with_price`, `price`; `params` holds only the indicator's parameters
+/// (none for `price`), each finite, whole for an integer or timestamp, and
+/// within its bounds; `output`, when given, is one of the indicator's
+/// outputs as listed. `field` prefixes the names in errors (`value.` for the
+/// series on the right of a condition). [`find`] and [`compute`] are more
+/// lenient (any case, `-` or spaces for `_`): an input whose schema makes a
+/// choice is checked with this first.
+///
+/// # Errors
+/// [`CoreError::InvalidParameter`] naming the field (`indicator`,
+/// `params.<name>`, `output`, prefixed by `field`).
+pub fn check_choice(
+    field: &str,
+    indicator: &str,
+    params: &BTreeMap<String, f64>,
+    output: Option<&str>,
+    with_price: bool,
+) -> Result<(), CoreError> {
+    let named = |name: &str| format!("{field}{name}");
+    let listed = |items: &[&str]| items.join(", ");
+    let (params_allowed, outputs): (&[ParamInfo], &[&str]) = if with_price && indicator == "price" {
+        (&[], &PRICE_OUTPUTS)
+    } else {
+        match CATALOG
+            .iter()
+            .find(|i| i.name == indicator || i.aliases.contains(&indicator))
+        {
+            Some(info) => (info.params, info.outputs),
+            None => {
+                let hint = find(indicator).map_or_else(String::new, |i| format!(" (did you mean `{}`?)", i.name));
+                return Err(CoreError::param(
+                    named("indicator"),
+                    format!(
+                        "unknown indicator `{indicator}`{hint}: a name or alias of list_indicators as listed (lower case){}",
+                        if with_price { ", or `price`" } else { "" }
+                    ),
+                ));
+            }
+        }
+    };
+    for (key, value) in params {
+        let Some(p) = params_allowed.iter().find(|p| p.name == key) else {
+            let allowed: Vec<&str> = params_allowed.iter().map(|p| p.name).collect();
+            return Err(CoreError::param(
+                named(&format!("params.{key}")),
+                format!(
+                    "not a parameter of `{indicator}`; allowed: {}",
+                    if allowed.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        listed(&allowed)
+                    }
+                ),
+            ));
+        };
+        let whole = matches!(p.kind, ParamKind::Integer | ParamKind::Timestamp);
+        if !value.is_finite() || (whole && value.fract() != 0.0) || *value < p.min || *value > p.max {
+            return Err(CoreError::param(
+                named(&format!("params.{key}")),
+                format!(
+                    "must be {} within [{}, {}], got {value}",
+                    if whole { "a whole number" } else { "a number" },
+                    p.min,
+                    p.max
+                ),
+            ));
+        }
+    }
+    if let Some(o) = output
+        && !outputs.contains(&o)
+    {
+        return Err(CoreError::param(
+            named("output"),
+            format!(
+                "unknown output `{o}` of `{indicator}`; one of: {} (or null)",
+                listed(outputs)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn normalise(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace(['-', ' '], "_")
 }

@@ -65,8 +65,8 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 pub use catalog::{
-    IndicatorInfo, IndicatorOutput, OutputSeries, PRICE_OUTPUTS, ParamInfo, ParamKind, catalog, choice_schemas,
-    compute, find,
+    IndicatorInfo, IndicatorOutput, OutputSeries, PRICE_OUTPUTS, ParamInfo, ParamKind, catalog, check_choice,
+    choice_schemas, compute, find,
 };
 pub use momentum::{
     CommodityChannelIndex, Momentum, RateOfChange, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,

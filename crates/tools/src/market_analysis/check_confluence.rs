@@ -118,6 +118,9 @@ async fn handle(ctx: ToolContext, input: ConfluenceInput) -> Result<ConfluenceOu
     }
     let bar_count = bars_arg(input.bars, 500, MIN_CONFLUENCE_BARS)?;
     check_symbol(&input.symbol)?;
+    for (number, condition) in input.conditions.iter().enumerate() {
+        check_condition(number, condition)?;
+    }
     let mut by_tf: BTreeMap<Timeframe, Vec<Bar>> = BTreeMap::new();
     for condition in &input.conditions {
         if let std::collections::btree_map::Entry::Vacant(slot) = by_tf.entry(condition.timeframe) {
@@ -172,6 +175,19 @@ async fn handle(ctx: ToolContext, input: ConfluenceInput) -> Result<ConfluenceOu
         });
     }
     Ok(summary(input.symbol, results))
+}
+
+/// Checks condition `number` as its schema states it (exact indicator
+/// names, the indicator's own parameters of their kind and bounds, its
+/// outputs; the same for a series on the right), naming the field.
+fn check_condition(number: usize, c: &ConditionInput) -> Result<(), ToolError> {
+    let field = format!("conditions[{number}].");
+    let check = tradeterm_core::indicators::check_choice(&field, &c.indicator, &c.params, c.output.as_deref(), true)
+        .and_then(|()| match &c.value {
+            Operand::Series(s) => s.check(&format!("{field}value.")),
+            Operand::Number(_) => Ok(()),
+        });
+    check.map_err(|e| ToolError::InvalidInput(e.to_string()))
 }
 
 /// `indicator.output` of a series as [`confluence::resolve`] names it
@@ -254,6 +270,35 @@ mod tests {
         );
         let s = summary("EURUSD".into(), vec![result(true, true)]);
         assert!(s.all_passed && s.score == 1.0);
+    }
+
+    #[test]
+    fn conditions_are_held_to_their_schema() {
+        let condition = |c: serde_json::Value| -> ConditionInput { serde_json::from_value(c).unwrap() };
+        let ok = condition(serde_json::json!({ "timeframe": "H1", "indicator": "rsi", "op": "gt", "value": 70 }));
+        assert!(check_condition(0, &ok).is_ok());
+        for (c, field) in [
+            (
+                serde_json::json!({ "timeframe": "H1", "indicator": "RSI", "op": "gt", "value": 70 }),
+                "`conditions[2].indicator`",
+            ),
+            (
+                serde_json::json!({ "timeframe": "H1", "indicator": "rsi", "output": "Rsi", "op": "gt", "value": 70 }),
+                "`conditions[2].output`",
+            ),
+            (
+                serde_json::json!({ "timeframe": "H1", "indicator": "sma", "params": { "period": 2.5 }, "op": "gt", "value": 1 }),
+                "`conditions[2].params.period`",
+            ),
+            (
+                serde_json::json!({ "timeframe": "H1", "indicator": "sma", "op": "gt", "value": { "indicator": "EMA" } }),
+                "`conditions[2].value.indicator`",
+            ),
+        ] {
+            let e = check_condition(2, &condition(c)).unwrap_err();
+            assert_eq!(e.code(), "VALIDATION_ERROR");
+            assert!(e.to_string().contains(field), "{e} names {field}");
+        }
     }
 
     #[test]
