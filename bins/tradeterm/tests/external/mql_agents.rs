@@ -229,18 +229,12 @@ impl Node {
         )
     }
 
-    /// Starts a harness agent (`extra` arguments, `env` variables) and
-    /// waits until it is welcomed; its log is `<name>/agent.log`.
-    fn agent(
-        &self,
-        exe: &Path,
-        name: &str,
-        url: &str,
-        transport: &str,
-        key: &str,
-        extra: &[&str],
-        env: &[(&str, String)],
-    ) -> KillOnDrop {
+    /// Starts the harness agent of `sc` (its extra arguments and
+    /// environment) with `key` and waits until it is welcomed; its log is
+    /// `<name>/agent.log`.
+    fn agent(&self, sc: &Scenario<'_>, key: &str) -> KillOnDrop {
+        let (exe, name, url, transport) = (sc.exe, sc.name, sc.url.as_str(), sc.transport);
+        let (extra, env) = (&sc.args, &sc.env);
         let home = self.dir.path().join(name);
         std::fs::create_dir_all(&home).unwrap();
         let log = home.join("agent.log");
@@ -386,10 +380,10 @@ fn commands(report: &Value) -> Vec<String> {
 }
 
 /// Runs the kit against the agent of `sc`: every check must pass.
-fn run_scenario(sc: &Scenario, started: Instant) {
+fn run_scenario(sc: &Scenario<'_>, started: Instant) {
     let (name, node, platform) = (sc.name, sc.node, sc.platform);
     let (terminal, key) = node.terminal(name);
-    let _agent = node.agent(sc.exe, name, &sc.url, sc.transport, &key, &sc.args, &sc.env);
+    let _agent = node.agent(sc, &key);
     if sc.args.contains(&"--login-after-ms") {
         let log = node.agent_log(name);
         assert!(
@@ -608,7 +602,8 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
         ),
     ] {
         let (terminal, key) = node.terminal(name);
-        let _agent = node.agent(exe, name, &url, transport, &key, &[flag], &[]);
+        let sc = Scenario::new(name, &node, exe, url, transport, "").args(&[flag]);
+        let _agent = node.agent(&sc, &key);
         let (code, report) = node.check(&terminal);
         assert_eq!(
             code, 1,
@@ -634,7 +629,8 @@ fn mql_agents_pass_the_conformance_kit_and_a_broken_one_fails() {
 
     // One command answering garbage: the kit fails and names it.
     let (terminal, key) = node.terminal("mt5-broken");
-    let _agent = node.agent(broken, "mt5-broken", &node.ws_url(), "ws", &key, &[], &[]);
+    let sc = Scenario::new("mt5-broken", &node, broken, node.ws_url(), "ws", "MT5");
+    let _agent = node.agent(&sc, &key);
     let (code, report) = node.check(&terminal);
     assert_eq!(code, 1, "the kit must fail on a broken agent: {report}");
     assert_eq!(report["ok"], false);
