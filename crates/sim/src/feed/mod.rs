@@ -366,6 +366,9 @@ impl Feed {
         now: i64,
     ) -> Result<Vec<Bar>, String> {
         let end = now.saturating_add(1);
+        // A range the request itself reverses is refused; one that starts
+        // after the clock (`to` clamped to it) is the empty range it is.
+        let reversed = matches!((from, to), (Some(f), Some(t)) if f > t);
         let to = to.unwrap_or(end).min(end);
         let hist = self.history_start();
         match (count, from) {
@@ -397,7 +400,7 @@ impl Feed {
                 Ok(out)
             }
             (None, Some(from)) => {
-                if from > to {
+                if reversed {
                     return Err("`from` is after `to`".into());
                 }
                 let mut out = Vec::new();
@@ -435,4 +438,37 @@ impl Feed {
 /// Next instant at or after `t` when the symbol trades (8 days ahead at most).
 pub(crate) fn next_open(spec: &SymbolSpec, t: i64) -> Option<i64> {
     tradeterm_core::trading::next_session_open(spec, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use tradeterm_core::time::parse_iso;
+
+    use super::*;
+
+    #[test]
+    fn a_range_after_the_clock_is_empty_and_a_reversed_one_refused() {
+        let now = parse_iso("2026-11-18T12:00:00Z").unwrap();
+        let defs = crate::symbols::all();
+        let mut feed = Feed::new(&defs[0], 0, 7, 1_000, now);
+        let tf = Timeframe::H1;
+        // `to` absent or after the clock is clamped to it: a `from` after the clock is the empty range.
+        for to in [None, Some(now + 3 * DAY_MS)] {
+            assert_eq!(
+                feed.bars(tf, None, Some(now + DAY_MS), to, now),
+                Ok(Vec::new()),
+                "to {to:?}"
+            );
+        }
+        // A range the request reverses stays refused.
+        let e = feed
+            .bars(tf, None, Some(now - HOUR), Some(now - 2 * HOUR), now)
+            .unwrap_err();
+        assert!(e.contains("`from` is after `to`"), "{e}");
+        // 09:00, 10:00, 11:00 and the forming 12:00.
+        assert_eq!(
+            feed.bars(tf, None, Some(now - 3 * HOUR), None, now).map(|b| b.len()),
+            Ok(4)
+        );
+    }
 }
