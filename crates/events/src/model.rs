@@ -99,16 +99,21 @@ impl JsonSchema for EventId {
 }
 
 macro_rules! event_types {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $data:ty, $group:literal; )*) => {
+    ($( $desc:literal $variant:ident = $name:literal, $data:ty, $group:literal; )*) => {
         /// Every type of event, as its dotted name.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum EventType {
-            $( $(#[$doc])* $variant, )*
+            $( #[doc = $desc] $variant, )*
         }
 
         impl EventType {
             /// Every type, in the order of `docs/events.md`.
             pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// What the type means, for a person (`docs/events.md`).
+            pub const fn description(self) -> &'static str {
+                match self { $(EventType::$variant => $desc,)* }
+            }
 
             /// The dotted name (`order.filled`).
             pub const fn as_str(self) -> &'static str {
@@ -145,49 +150,49 @@ macro_rules! event_types {
 }
 
 event_types! {
-    /// A new quote of a symbol (conflated: the latest wins; not retained).
+    "A new quote of a symbol (conflated: the latest wins; not retained)."
     Quote = "quote", QuoteData, "market";
-    /// A pending order was placed.
+    "A pending order was placed."
     OrderPlaced = "order.placed", OrderData, "trading";
-    /// A pending order's price, levels or expiry changed.
+    "A pending order's price, levels or expiry changed."
     OrderModified = "order.modified", OrderData, "trading";
-    /// An order was executed (a market order, or a pending order triggered): the deal it made.
+    "An order was executed (a market order, or a pending order triggered): the deal it made."
     OrderFilled = "order.filled", OrderFilledData, "trading";
-    /// A pending order was cancelled.
+    "A pending order was cancelled."
     OrderCancelled = "order.cancelled", OrderData, "trading";
-    /// A pending order expired.
+    "A pending order expired."
     OrderExpired = "order.expired", OrderData, "trading";
-    /// An order was rejected by the trade server.
+    "An order was rejected by the trade server."
     OrderRejected = "order.rejected", OrderData, "trading";
-    /// A position was opened (its opening deal).
+    "A position was opened (its opening deal)."
     PositionOpened = "position.opened", PositionOpenedData, "trading";
-    /// A position's stop loss or take profit changed, or part of it was closed.
+    "A position's stop loss or take profit changed, or part of it was closed."
     PositionModified = "position.modified", PositionModifiedData, "trading";
-    /// A position was closed: the closing deal, its price and profit, and why.
+    "A position was closed: the closing deal, its price and profit, and why."
     PositionClosed = "position.closed", PositionClosedData, "trading";
-    /// A deal was added to the account history (every fill, balance operations too).
+    "A deal was added to the account history (every fill, balance operations too)."
     DealAdded = "deal.added", DealData, "trading";
-    /// Balance, equity or margin changed (throttled: at most one a second per terminal, the latest wins).
+    "Balance, equity or margin changed (throttled: at most one a second per terminal, the latest wins)."
     AccountChanged = "account.changed", AccountData, "trading";
-    /// An alert rule (`set_alert`) fired.
+    "An alert rule (`set_alert`) fired."
     AlertFired = "alert.fired", RuleData, "rules";
-    /// A news guard warned of an event ahead.
+    "A news guard warned of an event ahead."
     NewsGuardAlert = "news_guard.alert", RuleData, "rules";
-    /// An equity guard rule was breached.
+    "An equity guard rule was breached."
     EquityGuardBreached = "equity_guard.breached", RuleData, "rules";
-    /// An equity guard that was breached is within its rules again (a new day anchor, or removed).
+    "An equity guard that was breached is within its rules again (a new day anchor, or removed)."
     EquityGuardRecovered = "equity_guard.recovered", RuleData, "rules";
-    /// The prop-firm verdict moved between `ok`, `warning`, `critical` and `breached`.
+    "The prop-firm verdict moved between `ok`, `warning`, `critical` and `breached`."
     PropFirmStatusChanged = "prop_firm.status_changed", RuleData, "rules";
-    /// The terminal's agent connected.
+    "The terminal's agent connected."
     TerminalConnected = "terminal.connected", ConnectedData, "connectivity";
-    /// The terminal's agent disconnected.
+    "The terminal's agent disconnected."
     TerminalDisconnected = "terminal.disconnected", DisconnectedData, "connectivity";
-    /// The agent's allow-trading input or the terminal's automated-trading switch changed.
+    "The agent's allow-trading input or the terminal's automated-trading switch changed."
     TradingPermissionChanged = "terminal.trading_permission_changed", PermissionData, "connectivity";
-    /// Stream control: events after the id asked for were dropped by retention (sent once, before the replay).
+    "Stream control: events after the id asked for were dropped by retention (sent once, before the replay)."
     StreamGap = "stream.gap", GapData, "stream";
-    /// Stream control: the consumer did not keep up; the stream ends here and is resumed from `resume_after`.
+    "Stream control: the consumer did not keep up; the stream ends here and is resumed from `resume_after`."
     StreamCut = "stream.cut", CutData, "stream";
 }
 

@@ -116,6 +116,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "The terminal is unreachable, did not answer in time, or the command failed.",
     ),
     code("GATEWAY_ERROR", 502, "Communication with the gateway failed."),
+    code(
+        "EVENTS_UNAVAILABLE",
+        503,
+        "The event engine cannot be read now (`GET /api/v1/events`); retry shortly.",
+    ),
 ];
 
 const SCHEMA_REF: &str = "#/components/schemas/";
@@ -267,6 +272,25 @@ impl Builder {
                             },
                         },
                     },
+                },
+            }),
+        );
+        let types: Vec<&str> = tradeterm_events::EventType::ALL.iter().map(|t| t.as_str()).collect();
+        self.schemas.register(
+            "Event",
+            json!({
+                "title": "Event",
+                "description": "One event of `GET /api/v1/events` (the `data:` line of each Server-Sent Event). The schema of `data` per type is in docs/events.md.",
+                "type": "object",
+                "required": ["type", "version", "time", "data"],
+                "properties": {
+                    "id": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$", "description": "`<unix ms>-<sequence>`, strictly increasing per license; absent on quotes and stream control events." },
+                    "type": { "type": "string", "enum": types },
+                    "version": { "type": "integer", "const": 1, "description": "Version of the event model." },
+                    "time": { "type": "string", "format": "date-time" },
+                    "terminal_id": { "type": "string", "description": "The terminal it concerns (absent for license-wide events)." },
+                    "symbol": { "type": "string", "description": "The symbol it concerns, when one." },
+                    "data": { "type": "object", "description": "The type's own data." },
                 },
             }),
         );
@@ -725,6 +749,76 @@ impl Builder {
                 "tags": ["tools"],
                 "security": [{ "bearerAuth": [] }],
                 "responses": list_responses,
+            }),
+        );
+
+        let id = self.operation_id("stream_events");
+        let mut event_responses = self.error_responses(
+            &[
+                "VALIDATION_ERROR",
+                "UNAUTHORIZED",
+                "FORBIDDEN",
+                "NOT_FOUND",
+                "RATE_LIMITED",
+                "INTERNAL_ERROR",
+                "GATEWAY_ERROR",
+                "EVENTS_UNAVAILABLE",
+            ],
+            true,
+        );
+        let types: Vec<&str> = tradeterm_events::EventType::ALL.iter().map(|t| t.as_str()).collect();
+        event_responses["200"] = json!({
+            "description": "The stream, as Server-Sent Events: each event is `id:` (absent on quotes and stream control), `event:` (the type) and `data:` (the `Event` schema, as one line of JSON); comment lines are heartbeats. The stream ends with `stream.cut` (resume from its `data.resume_after`) when the client does not keep up.",
+            "content": {
+                "text/event-stream": {
+                    "schema": {
+                        "type": "string",
+                        "description": "`text/event-stream` frames whose `data:` lines are `Event`s.",
+                        "contentMediaType": "text/event-stream",
+                    },
+                    "x-sse-data": { "$ref": format!("{SCHEMA_REF}Event") },
+                },
+            },
+            "headers": rate_headers(false),
+        });
+        let string_param = |name: &str, description: &str| json!({ "name": name, "in": "query", "required": false, "description": description, "schema": { "type": "string" } });
+        self.add(
+            "get",
+            crate::events::EVENTS_PATH,
+            json!({
+                "operationId": id,
+                "summary": "Stream the license's events (Server-Sent Events)",
+                "description": format!(
+                    "What happens on the license's terminals and in its rules, as it happens: fills, positions opened and closed (with the closing deal and its reason), orders, deals, account changes, alerts, equity-guard breaches, connections. Ids increase strictly per license; resume with `Last-Event-ID` (or `after`) and every event after that id within retention (default 24 h) comes once, in order; beyond retention the stream starts with `stream.gap`. Quotes are conflated per symbol and carry no id. Opening counts as one request; events are not counted. Concurrent streams per license: Free {}, Pro {}, Team {}, Enterprise {} (beyond: 429 with `Retry-After`). Needs the `read` capability. Types: {}. See docs/events.md.",
+                    crate::events::stream_limit(tradeterm_core::license::Tier::Free),
+                    crate::events::stream_limit(tradeterm_core::license::Tier::Pro),
+                    crate::events::stream_limit(tradeterm_core::license::Tier::Team),
+                    crate::events::stream_limit(tradeterm_core::license::Tier::Enterprise),
+                    types.join(", ")
+                ),
+                "tags": ["events"],
+                "security": [{ "bearerAuth": [] }],
+                "x-capability": "read",
+                "parameters": [
+                    {
+                        "name": "types", "in": "query", "required": false,
+                        "description": "Comma-separated event types (every type when absent).",
+                        "schema": { "type": "string", "pattern": "^[a-z_.]+(,[a-z_.]+)*$" },
+                    },
+                    string_param("terminal_id", "Only this terminal's events (license-wide events pass too)."),
+                    string_param("symbols", "Comma-separated symbols (events that name no symbol pass too)."),
+                    {
+                        "name": "after", "in": "query", "required": false,
+                        "description": "Resume after this event id (`Last-Event-ID` wins when both are given).",
+                        "schema": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$" },
+                    },
+                    {
+                        "name": "Last-Event-ID", "in": "header", "required": false,
+                        "description": "Resume after this event id (what an `EventSource` sends when it reconnects).",
+                        "schema": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$" },
+                    },
+                ],
+                "responses": event_responses,
             }),
         );
 

@@ -218,11 +218,12 @@ fn every_route_has_its_operation() {
         ("get", "/api/v1/openapi.json"),
         ("get", "/api/v1/docs"),
         ("get", "/healthz"),
+        ("get", "/api/v1/events"),
     ] {
         assert!(doc["paths"][path][method].is_object(), "{method} {path} missing");
     }
     // Nothing but the routes above.
-    let expected = ROUTES.len() + catalog().len() + 5;
+    let expected = ROUTES.len() + catalog().len() + 6;
     assert_eq!(operations(&doc).len(), expected);
 }
 
