@@ -14,6 +14,7 @@
 pub mod agent_check;
 pub mod dashboard;
 pub mod demo;
+pub mod events_cli;
 pub mod stack;
 
 pub use tradeterm_boot::startup as boot;

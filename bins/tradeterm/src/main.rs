@@ -70,6 +70,10 @@ enum Command {
     /// Relay a local AI client's MCP (stdin/stdout) to a hosted `/mcp/v1`,
     /// as the `tradeterm-connect` binary does.
     Connect(tradeterm_mcp_connect::ConnectArgs),
+    /// Print a server's live event stream (fills, positions, alerts, breaches,
+    /// connections; docs/events.md), with filters and resume; reconnects after
+    /// the last event printed. Exit 2 when the server refuses the request.
+    Events(tradeterm::events_cli::EventsArgs),
     /// Terminal agents: the conformance kit (`agent check`).
     Agent {
         #[command(subcommand)]
@@ -184,6 +188,13 @@ async fn main() -> std::process::ExitCode {
         Command::Agent {
             command: AgentCommand::Check(args),
         } => return std::process::ExitCode::from(tradeterm::agent_check::run(args).await),
+        Command::Events(args) => {
+            let result = tradeterm::events_cli::run(&args, &mut std::io::stdout()).await;
+            if let Err(e) = &result {
+                eprintln!("tradeterm events: {e:#}");
+            }
+            return std::process::ExitCode::from(tradeterm::events_cli::exit_code(&result));
+        }
         Command::Connect(args) => {
             return match tradeterm_mcp_connect::run_stdio(args.settings()).await {
                 Ok(()) => std::process::ExitCode::SUCCESS,
@@ -232,7 +243,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Admin { data_dir, command } => admin(settings()?, data_dir, command).await,
         Command::Analyze { command } => analyze(command),
         Command::Backtest(args) => backtest_cli::run(args),
-        Command::Agent { .. } | Command::Connect(_) => anyhow::bail!("handled in main"),
+        Command::Agent { .. } | Command::Connect(_) | Command::Events(_) => anyhow::bail!("handled in main"),
     }
 }
 

@@ -563,3 +563,73 @@ async fn alerts_and_equity_guard_breaches_reach_the_stream() {
     assert!((breached["data"]["details"]["equity"].as_f64().unwrap() - equity).abs() < 1.0);
     t.stack.stop().await;
 }
+
+#[tokio::test]
+async fn the_events_command_prints_the_stream_and_resumes_where_it_stopped() {
+    use tradeterm::events_cli::{Ended, EventsArgs, run};
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
+    let terminal = t.terminal(0).to_owned();
+    let api = t.api().on(&terminal);
+    let trade = live_order(
+        &api,
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false }),
+    )
+    .await;
+    let position = trade["trade"]["position"].as_u64().unwrap();
+    api.close_position(position, &json!({ "dry_run": false })).await.data();
+    let args = EventsArgs {
+        rest_url: t.rest.clone(),
+        api_key: t.creds.api_key.clone(),
+        types: Some("deal.added,order.filled,position.opened,position.closed".into()),
+        terminal: Some(terminal.clone()),
+        symbols: None,
+        after: Some("0-0".into()),
+        json: true,
+        no_quotes: true,
+        limit: Some(3),
+        no_reconnect: true,
+    };
+    let mut out = Vec::new();
+    assert_eq!(run(&args, &mut out).await.unwrap(), Ended::Limit);
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["deal.added", "order.filled", "position.opened"]);
+    // From the third one's id: the close, as lines for a person.
+    let after = lines[2]["id"].as_str().unwrap().to_owned();
+    let mut out = Vec::new();
+    let human = EventsArgs {
+        after: Some(after),
+        json: false,
+        ..args.clone()
+    };
+    assert_eq!(run(&human, &mut out).await.unwrap(), Ended::Limit);
+    let text = String::from_utf8(out).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains("position.closed")
+            && last.contains(&format!("position={position}"))
+            && last.contains("reason=client"),
+        "{text}"
+    );
+    // A refused credential is an error (exit 2), not a retry loop.
+    let refused = run(
+        &EventsArgs {
+            api_key: "svc_api_nope".into(),
+            ..args.clone()
+        },
+        &mut Vec::new(),
+    )
+    .await;
+    assert_eq!(tradeterm::events_cli::exit_code(&refused), 2);
+    assert!(refused.unwrap_err().to_string().contains("401"));
+    t.stack.stop().await;
+}
