@@ -462,10 +462,8 @@ inline string PositionGetString(ENUM_POSITION_PROPERTY_STRING p) {
     return string(p == POSITION_SYMBOL ? s.symbol : s.comment);
 }
 
-#ifndef TT_HARNESS_MT4
-// (MQL4's OrdersTotal, open trades and pending orders, is in fake_terminal4.h.)
+// Pending orders (MQL4's OrdersTotal, trades and pending orders, is in fake_terminal4.h).
 inline int OrdersTotal() { return (int)fake::T().orders.size(); }
-#endif
 inline ulong OrderGetTicket(int index) {
     auto &t = fake::T();
     if (index < 0 || index >= (int)t.orders.size()) return 0;

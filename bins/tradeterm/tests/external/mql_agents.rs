@@ -790,3 +790,69 @@ fn mql_only_lines_are_few_and_well_formed() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The MT4 harness build sees the MQL4 API only: a call that exists in MQL5
+/// alone does not compile there (so MT4 code cannot use one by mistake),
+/// while the same call compiles in the MT5 build and MQL4 calls compile in
+/// the MT4 build.
+#[test]
+fn mql4_harness_build_has_no_mql5_only_api() {
+    if !have_gxx() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let compiles = |header: &str, mt4: bool, expr: &str| -> bool {
+        let src = dir.path().join("probe.cpp");
+        std::fs::write(
+            &src,
+            format!("#include \"{header}\"\nvoid probe() {{ (void)({expr}); }}\n"),
+        )
+        .unwrap();
+        let mut cmd = Command::new("g++");
+        cmd.args(["-std=c++17", "-fsyntax-only", "-w", "-I"])
+            .arg(Path::new(AGENTS).join("mql/harness"));
+        if mt4 {
+            cmd.arg("-DTT_HARNESS_MT4");
+        }
+        cmd.arg(&src).output().unwrap().status.success()
+    };
+    let mql5_only = [
+        "SocketCreate()",
+        "TimeTradeServer()",
+        "PositionsTotal()",
+        "SymbolExist(\"EURUSD\", *(bool *)nullptr)",
+        "AccountInfoDouble(ACCOUNT_BALANCE)",
+        "AccountInfoInteger(ACCOUNT_MARGIN_MODE)",
+        "SYMBOL_FILLING_MODE",
+        "TRADE_ACTION_DEAL",
+    ];
+    for expr in mql5_only {
+        assert!(
+            compiles("fake_terminal.h", false, expr),
+            "MT5 build: `{expr}` must compile"
+        );
+        assert!(
+            !compiles("fake_terminal4.h", true, expr),
+            "MT4 build: `{expr}` (MQL5 only) compiled"
+        );
+    }
+    for expr in [
+        "AccountNumber()",
+        "OrdersHistoryTotal()",
+        "MarketInfo(\"EURUSD\", MODE_DIGITS)",
+        "AccountInfoInteger(ACCOUNT_TRADE_EXPERT)",
+        "SymbolInfoInteger(\"EURUSD\", SYMBOL_SWAP_ROLLOVER3DAYS)",
+        "EventSetMillisecondTimer(50)",
+        "WebRequest(\"POST\", \"https://x\", \"\", 1, std::vector<char>(), *(std::vector<char> *)nullptr, *(string *)nullptr)",
+    ] {
+        assert!(
+            compiles("fake_terminal4.h", true, expr),
+            "MT4 build: `{expr}` must compile"
+        );
+    }
+    // fake_terminal.h refuses an MT4 build outright.
+    assert!(
+        !compiles("fake_terminal.h", true, "0"),
+        "fake_terminal.h compiled in an MT4 build"
+    );
+}
