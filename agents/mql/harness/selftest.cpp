@@ -307,6 +307,21 @@ static void compat_files() {
     CHECK(raw_file(compat_common_dir() + "/common.txt") == "c");
 }
 
+static int listener(int &port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(ls, (sockaddr *)&a, sizeof a);
+    listen(ls, 16);
+    socklen_t len = sizeof a;
+    getsockname(ls, (sockaddr *)&a, &len);
+    port = ntohs(a.sin_port);
+    return ls;
+}
+
 #ifndef TT_HARNESS_MT4
 static int sock_over(int fd) {
     int h = SocketCreate();
@@ -359,21 +374,6 @@ static void compat_socket_read_zero_timeout() {
     waitpid(pid, nullptr, 0);
     close(sv[1]);
     SocketClose(h);
-}
-
-static int listener(int &port) {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(ls, (sockaddr *)&a, sizeof a);
-    listen(ls, 16);
-    socklen_t len = sizeof a;
-    getsockname(ls, (sockaddr *)&a, &len);
-    port = ntohs(a.sin_port);
-    return ls;
 }
 
 // SocketConnect applies the allow-list: 4014 for a host:port not in it
@@ -502,6 +502,16 @@ static void compat_webrequest_allow_list() {
     CHECK(StringFind(headers, "Content-Type: application/json") >= 0 && StringFind(headers, "HTTP/1.1") < 0);
     CHECK(CharArrayToString(result.v, 0, WHOLE_ARRAY, CP_UTF8) == "{\"code\":\"NOT_FOUND\"}");
     waitpid(pid, nullptr, 0);
+    // A server that never answers: -1 with 5202 (ERR_WEBREQUEST_TIMEOUT) after the timeout.
+    int silent = 0;
+    int ls = listener(silent);
+    std::string quiet = "http://127.0.0.1:" + std::to_string(silent);
+    setenv("MQL_ALLOWED_URLS", quiet.c_str(), 1);
+    ulong t0 = GetMicrosecondCount();
+    ResetLastError();
+    CHECK(WebRequest("POST", string(quiet + "/x"), "", 200, data.v, result.v, headers) == -1 && GetLastError() == 5202);
+    CHECK(ms_since(t0) >= 190 && ms_since(t0) < 2000);
+    close(ls);
     setenv("MQL_ALLOWED_URLS", saved.c_str(), 1);
 }
 
