@@ -39,6 +39,7 @@
 pub mod auth;
 pub mod compact;
 pub mod prompts;
+pub mod resources;
 mod server;
 mod tools;
 

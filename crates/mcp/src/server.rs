@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, Tool as McpTool,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -129,6 +130,8 @@ pub(crate) struct Session {
     list: Arc<OnceLock<ToolListOptions>>,
     /// Counts the session in `tradeterm_mcp_sessions_open` while it lives.
     _open: Arc<tradeterm_telemetry::record::McpSessionGuard>,
+    /// `resources/subscribe` of this session (`crate::resources`).
+    subscriptions: Arc<crate::resources::Subscriptions>,
 }
 
 impl std::fmt::Debug for Session {
@@ -155,6 +158,7 @@ impl Session {
             owner: Arc::new(OnceLock::new()),
             list: Arc::new(OnceLock::new()),
             _open: Arc::new(tradeterm_telemetry::record::McpSessionGuard::open()),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -217,7 +221,14 @@ impl Session {
 
 impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_prompts().build());
+        let mut info = InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        );
         info.protocol_version = ProtocolVersion::V_2025_11_25;
         info.server_info = Implementation::new("tradeterm", env!("CARGO_PKG_VERSION"));
         info.server_info.title = Some("tradeterm trading terminal".into());
@@ -226,7 +237,8 @@ impl ServerHandler for Session {
              account, positions, orders, journal and analytics. Trading tools are dry runs unless called with \
              \"dry_run\": false; `set_mode` with `paper` forces dry runs for the rest of the session. Errors come \
              back as tool errors with a `code` (VALIDATION_ERROR, FORBIDDEN, TRADING_DISABLED, ORDER_REJECTED, \
-             RATE_LIMITED, DISPATCH_ERROR, ...)."
+             RATE_LIMITED, DISPATCH_ERROR, ...). Resources `tradeterm://terminals/{id}/account|positions|orders|alerts|status` \
+             read the terminal's state; subscribe to them to be told when they change."
                 .into(),
         );
         info
@@ -290,6 +302,103 @@ impl ServerHandler for Session {
             .map_err(|e| McpError::invalid_params(e.to_string(), None))
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let caller = self.authorized(&context)?;
+        Ok(ListResourcesResult::with_all_items(crate::resources::list(
+            caller.terminal_id(),
+        )))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let caller = self.authorized(&context)?;
+        let (terminal, kind) = self.resource_of(&caller, &request.uri)?;
+        let production = self.state.services().settings.production;
+        if let Some(limiter) = self.state.limiter() {
+            let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
+            let d = limiter.check(caller.license_id(), caller.claims.tier, now).await;
+            if !d.allowed {
+                return Err(McpError::invalid_request(
+                    format!(
+                        "too many calls for this license ({} per window); retry after {} s",
+                        d.limit, d.retry_after
+                    ),
+                    Some(serde_json::json!({ "code": "RATE_LIMITED", "retry_after": d.retry_after })),
+                ));
+            }
+        }
+        let tool = tradeterm_tools::find(kind.tool())
+            .ok_or_else(|| McpError::internal_error("a resource's tool is not in the catalog", None))?;
+        let call = Invocation::new("mcp", tool_caller(&caller), TerminalChoice::Bound(terminal.clone()));
+        match tradeterm_tools::invoke(self.state.services(), tool, call, Value::Object(Default::default())).await {
+            Ok(output) => {
+                Ok(
+                    ReadResourceResult::new(vec![crate::resources::contents(&request.uri, &terminal, kind, output)])
+                        .into(),
+                )
+            }
+            Err(e) => {
+                let shown = if production && e.is_internal() {
+                    "internal error".to_owned()
+                } else {
+                    e.to_string()
+                };
+                Err(McpError::internal_error(
+                    format!("{}: {shown}", e.code()),
+                    Some(serde_json::json!({ "code": e.code() })),
+                ))
+            }
+        }
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is what the 2025-11-25 revision this server speaks has"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let caller = self.authorized(&context)?;
+        let (terminal, _) = self.resource_of(&caller, &request.uri)?;
+        let Some(events) = &self.state.services().events else {
+            return Err(McpError::internal_error("this server publishes no events", None));
+        };
+        self.subscriptions
+            .add(
+                request.uri.clone(),
+                events.bus().clone(),
+                caller.license_id().to_owned(),
+                terminal,
+                context.peer.clone(),
+            )
+            .await
+            .map_err(|e| McpError::internal_error(format!("the event engine is unavailable: {e}"), None))
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is what the 2025-11-25 revision this server speaks has"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let caller = self.authorized(&context)?;
+        self.resource_of(&caller, &request.uri)?;
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -316,7 +425,34 @@ fn request_id(context: &RequestContext<RoleServer>) -> tradeterm_telemetry::Requ
         .unwrap_or_else(tradeterm_telemetry::RequestId::generate)
 }
 
+/// The tool caller of an MCP caller.
+fn tool_caller(caller: &Caller) -> tradeterm_tools::Caller {
+    tradeterm_tools::Caller {
+        license_id: caller.license_id().to_owned(),
+        credential: caller.claims.cred_id.clone(),
+        caps: caller.claims.caps.clone(),
+    }
+}
+
 impl Session {
+    /// The terminal and kind of a resource URI, which must name the session's
+    /// own terminal (a terminal key reaches only its terminal).
+    fn resource_of(&self, caller: &Caller, uri: &str) -> Result<(String, crate::resources::Kind), McpError> {
+        let Some((terminal, kind)) = crate::resources::parse(uri) else {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{uri}`; resources/list lists them"),
+                None,
+            ));
+        };
+        if terminal != caller.terminal_id() {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{uri}` for this terminal key"),
+                None,
+            ));
+        }
+        Ok((terminal.to_owned(), kind))
+    }
+
     async fn call_tool_in_request(
         &self,
         request: CallToolRequestParams,

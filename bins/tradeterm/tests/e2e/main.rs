@@ -30,6 +30,7 @@ mod events_stream;
 mod gateway_manage;
 mod macro_tools;
 mod mcp;
+mod mcp_resources;
 mod news_tool;
 mod observability;
 mod portfolio_tools;
