@@ -121,7 +121,7 @@ macro_rules! event_types {
             }
 
             /// The group the type belongs to (`market`, `trading`, `rules`,
-            /// `connectivity`, `stream`).
+            /// `webhooks`, `connectivity`, `stream`).
             pub const fn group(self) -> &'static str {
                 match self { $(EventType::$variant => $group,)* }
             }
@@ -184,6 +184,8 @@ event_types! {
     EquityGuardRecovered = "equity_guard.recovered", RuleData, "rules";
     "The prop-firm verdict moved between `ok`, `warning`, `critical` and `breached`."
     PropFirmStatusChanged = "prop_firm.status_changed", RuleData, "rules";
+    "A webhook endpoint was disabled: its deliveries kept failing for 3 days (enable it again with `update_webhook`)."
+    WebhookDisabled = "webhook.disabled", WebhookDisabledData, "webhooks";
     "The terminal's agent connected."
     TerminalConnected = "terminal.connected", ConnectedData, "connectivity";
     "The terminal's agent disconnected."
@@ -516,6 +518,21 @@ pub struct RuleData {
     /// The rule family's details (the same fields its tools show).
     #[serde(default)]
     pub details: Value,
+}
+
+/// `webhook.disabled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WebhookDisabledData {
+    /// The endpoint's id (`whk_…`).
+    pub webhook: String,
+    /// The endpoint's URL.
+    pub url: String,
+    /// Since when its deliveries have failed, ISO 8601 UTC.
+    #[serde(with = "iso")]
+    #[schemars(with = "iso::Schema")]
+    pub failing_since: UnixMs,
+    /// Why, for a person.
+    pub message: String,
 }
 
 /// `terminal.connected`.

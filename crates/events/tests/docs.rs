@@ -54,6 +54,10 @@ fn example(kind: EventType) -> Value {
         PropFirmStatusChanged => json!({
             "rule": "prop_firm", "message": "prop-firm verdict warning → critical: daily loss at 91 % of its limit", "details": { "from": "warning", "to": "critical" },
         }),
+        WebhookDisabled => json!({
+            "webhook": "whk_5c1e…", "url": "https://example.com/hooks/tradeterm", "failing_since": "2026-11-28T19:00:00Z",
+            "message": "deliveries to https://example.com/hooks/tradeterm failed for 3 days (last: HTTP 503); the endpoint is disabled",
+        }),
         TerminalConnected => {
             json!({ "agent": "tradeterm-agent-mql5", "agent_version": "1.0.0", "trading_enabled": true })
         }
@@ -82,7 +86,10 @@ fn envelope(kind: EventType) -> Value {
     if matches!(kind, EventType::Quote | EventType::StreamGap | EventType::StreamCut) {
         e.as_object_mut().unwrap().remove("id");
     }
-    if matches!(kind, EventType::StreamGap | EventType::StreamCut) {
+    if matches!(
+        kind,
+        EventType::StreamGap | EventType::StreamCut | EventType::WebhookDisabled
+    ) {
         e.as_object_mut().unwrap().remove("terminal_id");
     }
     if let Some(symbol) = e["data"]["symbol"].as_str().or(e["data"]["deal"]["symbol"].as_str()) {

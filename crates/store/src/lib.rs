@@ -10,10 +10,13 @@
 //! connection), REST API keys (`svc_api_…`, SHA-256 hashed, at most
 //! [`MAX_ACTIVE_API_KEYS`] active per license), journal entries, prop-firm
 //! rule sets (one per terminal, with a high-water mark), equity guards with
-//! their evaluation state, and idempotency records.
+//! their evaluation state, idempotency records, and webhook endpoints with
+//! their outbox of deliveries ([`webhook`]).
 //!
 //! **Invariants:** plaintext secrets are never stored and never logged; they
-//! leave this crate once, wrapped in [`Secret`], when created. Every read that
+//! leave this crate once, wrapped in [`Secret`], when created. The one
+//! exception is a webhook's signing secret, which must be kept to sign (see
+//! [`webhook`]): stored, never listed or logged. Every read that
 //! a caller makes on behalf of a license is filtered by that license id, so
 //! nothing of one license is reachable from another. Key lookups hash the
 //! presented key and compare hashes in constant time.
@@ -22,11 +25,16 @@ pub mod keys;
 mod model;
 pub mod session;
 mod sql;
+pub mod webhook;
 
 pub use keys::{Secret, hash_key};
 pub use model::*;
 pub use session::{DashboardSession, SessionStore};
 pub use sql::SqlStore;
+pub use webhook::{
+    ClaimedDelivery, MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, WebhookAttempt, WebhookAttemptOutcome,
+    WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
+};
 
 use async_trait::async_trait;
 
@@ -79,9 +87,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence operations. Every method that acts for a license takes its id
 /// and never returns another license's data. The dashboard's sessions are the
-/// [`SessionStore`] section (`session.rs`).
+/// [`SessionStore`] section (`session.rs`), the webhooks the
+/// [`WebhookStore`] section (`webhook.rs`).
 #[async_trait]
-pub trait Store: SessionStore + Send + Sync + 'static {
+pub trait Store: SessionStore + WebhookStore + Send + Sync + 'static {
     /// Checks that the database answers (the readiness probes' `database` check).
     async fn ping(&self) -> StoreResult<()>;
 

@@ -1127,7 +1127,10 @@ async fn migrations_are_idempotent(fx: Fx) {
             "prop_firm_rules",
             "state_snapshots",
             "terminal_keys",
-            "terminals"
+            "terminals",
+            "webhook_attempts",
+            "webhook_deliveries",
+            "webhook_endpoints"
         ]
     );
     let applied = fx.raw.int("SELECT COUNT(*) FROM _sqlx_migrations", &[]).await;

@@ -36,6 +36,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 4, "0004_equity_guards.sql", "equity_guards"),
     embedded!("sqlite", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
     embedded!("sqlite", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
+    embedded!("sqlite", 7, "0007_webhooks.sql", "webhooks"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -47,6 +48,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 4, "0004_equity_guards.sql", "equity_guards"),
     embedded!("postgres", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
     embedded!("postgres", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
+    embedded!("postgres", 7, "0007_webhooks.sql", "webhooks"),
 ];
 
 /// A migrator over embedded migrations.

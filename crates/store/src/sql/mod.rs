@@ -40,6 +40,7 @@ mod rows;
 mod snapshots;
 mod terminals;
 mod validate;
+mod webhooks;
 
 use std::str::FromStr;
 use std::sync::Arc;
