@@ -396,7 +396,7 @@ impl Gateway {
             if !perms.trading_enabled() {
                 return Err(DispatchError::CommandFailed(ErrorBody::new(
                     codes::TRADING_DISABLED,
-                    "live trading is disabled on the terminal (allow-trading input or automated-trading switch is off)",
+                    "live trading is disabled on the terminal (the allow-trading input, the automated-trading switch, or the broker's trading permission for the account or for experts is off)",
                 )));
             }
         }

@@ -180,7 +180,9 @@ impl ToolContext {
         }
         if !permissions.automated_trading {
             return Err(ToolError::TradingDisabled(
-                "live trading is off on this terminal: the terminal's automated-trading switch is off".into(),
+                "live trading is off on this terminal: the terminal's automated-trading switch is off, or the broker \
+                 does not allow trading on the account or by experts"
+                    .into(),
             ));
         }
         Ok(())
