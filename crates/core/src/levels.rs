@@ -313,6 +313,10 @@ pub fn period_levels(bars: &[Bar], period: LevelPeriod, now: UnixMs) -> Result<P
 
 // ================================================================ zones
 
+/// Largest ATR multiple of a zone width: wider zones would swallow every
+/// price (and a multiple near the largest double overflows to infinity).
+pub const MAX_ATR_MULTIPLE: f64 = 100.0;
+
 /// How wide a support/resistance zone is.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -322,8 +326,8 @@ pub enum ZoneWidth {
         /// ATR period (1–10 000), e.g. 14.
         #[schemars(range(min = 1, max = 10_000))]
         period: usize,
-        /// Multiple of the ATR, above 0, e.g. 0.5.
-        #[schemars(extend("exclusiveMinimum" = 0))]
+        /// Multiple of the ATR, above 0 and at most 100 (e.g. 0.5).
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_ATR_MULTIPLE))]
         multiple: f64,
     },
     /// A percentage of the price.
@@ -419,8 +423,11 @@ pub struct Zones {
 fn zone_width(bars: &[Bar], width: ZoneWidth, price: f64) -> Result<f64, CoreError> {
     match width {
         ZoneWidth::Atr { period, multiple } => {
-            if !(multiple.is_finite() && multiple > 0.0) {
-                return Err(CoreError::param("width.multiple", "must be above 0"));
+            if !(multiple.is_finite() && multiple > 0.0 && multiple <= MAX_ATR_MULTIPLE) {
+                return Err(CoreError::param(
+                    "width.multiple",
+                    format!("must be above 0 and at most {MAX_ATR_MULTIPLE}"),
+                ));
             }
             let atr = AverageTrueRange::new(period)?.over(bars)?;
             let last = atr.last().copied().flatten().ok_or_else(|| {

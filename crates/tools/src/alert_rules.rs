@@ -323,7 +323,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "set_alert",
             title: "Set an alert",
-            description: "Sets a server-side alert on the terminal: a price crossing a level, an indicator condition at bar closes (the `check_confluence` language), a structure event (break of structure, change of character, fair value gap filled) or an account threshold (equity below, drawdown above). Evaluated from what the agent pushes, fires once per crossing (or `once`), delivered by `poll_alerts`. Returns the rule with its id. A valid condition that cannot be evaluated on the history the rule reads (an indicator warm-up longer than the 300 closed bars it reads, a terminal with a shorter history) is set all the same, with the reason in `error`: it does not fire while that lasts.",
+            description: "Sets a server-side alert on the terminal: a price crossing a level, an indicator condition at bar closes (the `check_confluence` language), a structure event (break of structure, change of character, fair value gap filled) or an account threshold (equity below, drawdown above). Evaluated from what the agent pushes, fires once per crossing (or `once`), delivered by `poll_alerts`. Returns the rule with its id. A valid condition that cannot be evaluated on the history the rule reads (an indicator warm-up longer than the 300 closed bars it reads, a terminal with a shorter history) is set all the same, with the reason in `error`: it does not fire while that lasts. A terminal holds at most 100 rules: another one is refused until one is removed (`remove_alert`).",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -372,6 +372,15 @@ mod tests {
         }
         assert!(crate::find("list_alerts").unwrap().annotations.read_only);
         assert!(crate::find("remove_alert").is_some());
+    }
+
+    #[test]
+    fn the_description_states_the_store_limit_on_rules() {
+        let limit = format!("at most {} rules", tradeterm_store::MAX_ALERT_RULES_PER_TERMINAL);
+        assert!(
+            crate::find("set_alert").unwrap().description.contains(&limit),
+            "{limit}"
+        );
     }
 
     fn bars(n: usize) -> Vec<Bar> {

@@ -56,7 +56,7 @@ pub struct KeyLevelsToolInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = tradeterm_core::levels::MAX_ZONE_SWING_LENGTH))]
     pub swing_length: Option<usize>,
-    /// Zone width: `{"type":"atr","period":14,"multiple":0.5}` (default) or `{"type":"percent","percent":0.1}` (of the price, at most 10).
+    /// Zone width: `{"type":"atr","period":14,"multiple":0.5}` (default; `multiple` above 0, at most 100) or `{"type":"percent","percent":0.1}` (of the price, at most 10).
     #[serde(default)]
     pub zone_width: Option<ZoneWidth>,
     /// Fewest touches (swings) a zone needs (default 1).

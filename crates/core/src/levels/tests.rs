@@ -212,6 +212,25 @@ fn zones_cluster_swings_with_touches() {
     let z = sr_zones(&bars, &atr_cfg, Some(104.0)).unwrap();
     let atr = AverageTrueRange::new(14).unwrap().over(&bars).unwrap();
     assert!(close(z.width, 0.5 * atr.last().copied().flatten().unwrap()));
+    // A multiple above the schema's maximum (one near the largest double
+    // made the zone bounds infinite, answered as null) is refused, naming it.
+    for multiple in [MAX_ATR_MULTIPLE * 1.01, f64::MAX] {
+        let wide = ZoneConfig {
+            width: ZoneWidth::Atr { period: 14, multiple },
+            ..config
+        };
+        let e = sr_zones(&bars, &wide, Some(104.0)).unwrap_err();
+        assert!(e.to_string().contains("width.multiple"), "{e}");
+    }
+    let widest = ZoneConfig {
+        width: ZoneWidth::Atr {
+            period: 14,
+            multiple: MAX_ATR_MULTIPLE,
+        },
+        ..config
+    };
+    let z = sr_zones(&bars, &widest, Some(104.0)).unwrap();
+    assert!(z.zones.iter().all(|x| x.high.is_finite() && x.low.is_finite()));
     // Too few bars is an error, not a panic.
     assert!(sr_zones(&bars[..4], &config, None).is_err());
     assert!(sr_zones(&[], &config, None).is_err());
