@@ -5,7 +5,8 @@
 //! limits and revocations use `KEYVALUE_URL` (required in production); every
 //! setting: `docs/deploy.md`. It also runs the live monitor of
 //! equity guards and prop-firm rules, polling the guarded terminals' accounts
-//! through the gateway (`docs/equity-guard.md`, "Split deployment").
+//! through the gateway (`docs/equity-guard.md`, "Split deployment"), and the
+//! webhook worker (`docs/events.md`, "Webhooks").
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -49,6 +50,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     // Poll only: agent events reach the gateway process, not this one.
     let monitor = tradeterm_tools::monitor::spawn(services.clone(), Default::default(), None);
     let alerts = tradeterm_tools::alert_engine::spawn(services.clone(), Default::default(), None);
+    // Webhook deliveries: every instance enqueues from the shared event log
+    // and claims deliveries in the shared store (one sender per delivery).
+    let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
     let state = AppState::new(
         tradeterm_rest::RestSettings::default(),
         services,
@@ -66,6 +70,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     handle.stop(true).await;
     monitor.stop().await;
     alerts.stop().await;
+    webhooks.stop().await;
     task.await??;
     Ok(())
 }

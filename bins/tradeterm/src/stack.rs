@@ -89,6 +89,7 @@ pub struct Stack {
     mcp_task: tokio::task::JoinHandle<std::io::Result<()>>,
     monitor: MonitorHandle,
     alert_engine: EngineHandle,
+    webhooks: tradeterm_tools::webhooks::worker::WebhookHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
 }
 
@@ -145,6 +146,8 @@ impl Stack {
         // The live monitor of equity guards and prop-firm rules, fed with
         // every `account` event an agent pushes (docs/equity-guard.md).
         let (monitor, alert_engine, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
+        // Webhook deliveries from the store's outbox (docs/events.md, "Webhooks").
+        let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_addr = listener.local_addr()?;
@@ -275,6 +278,7 @@ impl Stack {
             mcp_task,
             monitor,
             alert_engine,
+            webhooks,
             monitor_feed,
         })
     }
@@ -316,6 +320,7 @@ impl Stack {
         self.monitor_feed.abort();
         self.monitor.stop().await;
         self.alert_engine.stop().await;
+        self.webhooks.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;
         self.rest_handle.stop(true).await;

@@ -72,8 +72,22 @@ impl Settings {
             settings: self.service_settings(),
             events: Some(events),
             event_stream: self.event_stream_settings(),
+            webhooks: self.webhook_settings(),
             ..tradeterm_tools::Services::new(dispatch, store)
         }))
+    }
+
+    /// Settings of webhook deliveries (`WEBHOOK_*`): `https://` targets only
+    /// in production, private addresses only with `WEBHOOK_ALLOW_PRIVATE`.
+    pub fn webhook_settings(&self) -> tradeterm_tools::webhooks::WebhookSettings {
+        tradeterm_tools::webhooks::WebhookSettings {
+            allow_private: self.webhook_allow_private,
+            require_https: self.production(),
+            timeout: Duration::from_millis(self.webhook_timeout_ms),
+            retry_base: Duration::from_millis(self.webhook_retry_base_ms),
+            retry_max: Duration::from_millis(self.webhook_retry_max_ms),
+            ..Default::default()
+        }
     }
 
     /// The server calendar: the file of `CALENDAR_FILE` (the override), else

@@ -136,6 +136,20 @@ pub struct Settings {
     /// (`EVENTS_HEARTBEAT_MS`, 1000-60000, default 15000): proxies keep the
     /// connection, and a client that left is noticed.
     pub events_heartbeat_ms: u64,
+    /// Webhook targets may be loopback, private, link-local or metadata
+    /// addresses (`WEBHOOK_ALLOW_PRIVATE=true`; default false). See
+    /// `docs/events.md`, "Webhooks".
+    pub webhook_allow_private: bool,
+    /// Time limit of each webhook delivery, ms (`WEBHOOK_TIMEOUT_MS`,
+    /// 100-30000, default 10000).
+    pub webhook_timeout_ms: u64,
+    /// First retry delay of a failed webhook delivery, ms, doubled per
+    /// attempt with jitter (`WEBHOOK_RETRY_BASE_MS`, 10-600000, default 5000).
+    pub webhook_retry_base_ms: u64,
+    /// Longest delay between two attempts of a webhook delivery, ms
+    /// (`WEBHOOK_RETRY_MAX_MS`, at least `WEBHOOK_RETRY_BASE_MS`, at most
+    /// 86400000, default 3600000).
+    pub webhook_retry_max_ms: u64,
 }
 
 impl Default for Settings {
@@ -185,6 +199,10 @@ impl Default for Settings {
             events_quote_interval_ms: 250,
             events_stream_buffer: 4096,
             events_heartbeat_ms: 15_000,
+            webhook_allow_private: false,
+            webhook_timeout_ms: 10_000,
+            webhook_retry_base_ms: 5_000,
+            webhook_retry_max_ms: 3_600_000,
         }
     }
 }
@@ -270,6 +288,10 @@ const ENV_KEYS: &[&str] = &[
     "EVENTS_QUOTE_INTERVAL_MS",
     "EVENTS_STREAM_BUFFER",
     "EVENTS_HEARTBEAT_MS",
+    "WEBHOOK_ALLOW_PRIVATE",
+    "WEBHOOK_TIMEOUT_MS",
+    "WEBHOOK_RETRY_BASE_MS",
+    "WEBHOOK_RETRY_MAX_MS",
 ];
 
 impl Settings {
@@ -330,6 +352,15 @@ impl Settings {
         }
         if !(1_000..=60_000).contains(&self.events_heartbeat_ms) {
             bail!("EVENTS_HEARTBEAT_MS must be between 1000 and 60000");
+        }
+        if !(100..=30_000).contains(&self.webhook_timeout_ms) {
+            bail!("WEBHOOK_TIMEOUT_MS must be between 100 and 30000");
+        }
+        if !(10..=600_000).contains(&self.webhook_retry_base_ms) {
+            bail!("WEBHOOK_RETRY_BASE_MS must be between 10 and 600000");
+        }
+        if !(self.webhook_retry_base_ms..=86_400_000).contains(&self.webhook_retry_max_ms) {
+            bail!("WEBHOOK_RETRY_MAX_MS must be between WEBHOOK_RETRY_BASE_MS and 86400000");
         }
         Ok(())
     }

@@ -251,6 +251,48 @@ pub const ROUTES: &[Route] = &[
         tool: "get_cb_stance",
         input: InputFrom::Query,
         auth: Auth::MasterKey,
+    }, // Webhooks (docs/events.md, "Webhooks"): the license owner's endpoints.
+    Route {
+        method: "POST",
+        path: "/api/webhooks",
+        tool: "create_webhook",
+        input: InputFrom::Body,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "GET",
+        path: "/api/webhooks",
+        tool: "list_webhooks",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "GET",
+        path: "/api/webhooks/{webhook_id}",
+        tool: "get_webhook",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "PATCH",
+        path: "/api/webhooks/{webhook_id}",
+        tool: "update_webhook",
+        input: InputFrom::Body,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "DELETE",
+        path: "/api/webhooks/{webhook_id}",
+        tool: "delete_webhook",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
+    Route {
+        method: "POST",
+        path: "/api/webhooks/{webhook_id}/test",
+        tool: "test_webhook",
+        input: InputFrom::Body,
+        auth: Auth::MasterKey,
     },
 ];
 

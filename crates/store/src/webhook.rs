@@ -173,6 +173,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     ) -> StoreResult<(WebhookEndpoint, Secret)>;
     /// One endpoint of the license.
     async fn webhook(&self, license_id: &str, webhook_id: &str) -> StoreResult<Option<WebhookEndpoint>>;
+    /// The signing secret of one endpoint of the license (to sign a test delivery).
+    async fn webhook_secret(&self, license_id: &str, webhook_id: &str) -> StoreResult<Option<Secret>>;
     /// The license's endpoints, oldest first.
     async fn list_webhooks(&self, license_id: &str) -> StoreResult<Vec<WebhookEndpoint>>;
     /// Changes an endpoint; `None` when it is not the license's.

@@ -165,7 +165,13 @@ pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
         | "poll_alerts"
         | "set_alert"
         | "list_alerts"
-        | "remove_alert" => Alerts,
+        | "remove_alert"
+        | "create_webhook"
+        | "list_webhooks"
+        | "get_webhook"
+        | "update_webhook"
+        | "delete_webhook"
+        | "test_webhook" => Alerts,
         "get_journal"
         | "get_journal_entry"
         | "add_journal_entry"

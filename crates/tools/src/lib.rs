@@ -63,6 +63,7 @@ mod state;
 mod structure;
 mod trade_stats;
 mod trading;
+pub mod webhooks;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -284,6 +285,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(execution_quality::tools());
         tools.extend(levels::tools());
         tools.extend(patterns::tools());
+        tools.extend(webhooks::tools());
         // Chartable tools: marked, and their input takes `chart`, here in one place.
         for tool in &mut tools {
             tool.chart = ChartKind::of(tool.name);

@@ -60,6 +60,9 @@ pub struct Services {
     pub events: Option<tradeterm_events::Publisher>,
     /// Settings of each event stream subscription (buffer, quote rate, heartbeat).
     pub event_stream: tradeterm_events::subscriber::SubscriberSettings,
+    /// Settings of webhook deliveries and of the targets endpoints may have
+    /// (`WEBHOOK_*`; `crate::webhooks`).
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl std::fmt::Debug for Services {
@@ -86,6 +89,7 @@ impl Services {
             settings: ServiceSettings::default(),
             events: None,
             event_stream: Default::default(),
+            webhooks: Default::default(),
         }
     }
 }
@@ -355,7 +359,47 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
     let mut ctx = ToolContext::new(services.clone(), call.caller, terminal_id);
     ctx.force_dry_run = call.force_dry_run;
     ctx.idempotency_key = call.idempotency_key;
-    tool.call(ctx, input).await
+    // A live trade call: what its rejection event needs (nothing is taken
+    // from any other call, the hot read path included).
+    let live = (tool.capability == Capability::Trade
+        && !call.force_dry_run
+        && input.get("dry_run").and_then(Value::as_bool) == Some(false))
+    .then(|| {
+        let symbol = input.get("symbol").and_then(Value::as_str).map(str::to_owned);
+        (ctx.license_id.clone(), ctx.terminal_id.clone(), symbol)
+    });
+    let result = tool.call(ctx, input).await;
+    if let (Some((license, terminal, symbol)), Err(ToolError::Rejected { retcode, message })) = (live, &result) {
+        publish_rejection(services, tool, &license, terminal.as_deref(), symbol, retcode, message);
+    }
+    result
+}
+
+/// `order.rejected` for a live trade call the trade server (or the check of
+/// the symbol's specification before sending) refused.
+fn publish_rejection(
+    services: &Services,
+    tool: &Tool,
+    license: &str,
+    terminal: Option<&str>,
+    symbol: Option<String>,
+    retcode: &str,
+    message: &str,
+) {
+    let Some(events) = &services.events else { return };
+    let data = tradeterm_events::model::OrderData {
+        order: 0,
+        position: 0,
+        symbol,
+        reason: Some(format!("{retcode}: {message} ({})", tool.name)),
+    };
+    let draft = tradeterm_events::Draft::new(
+        tradeterm_events::EventType::OrderRejected,
+        tradeterm_events::now_ms(),
+        terminal,
+        &data,
+    );
+    events.publish(license, draft);
 }
 
 #[cfg(test)]

@@ -151,6 +151,17 @@ impl WebhookStore for SqlStore {
             .transpose())
     }
 
+    async fn webhook_secret(&self, license_id: &str, webhook_id: &str) -> StoreResult<Option<Secret>> {
+        const SQL: &str = "SELECT secret FROM webhook_endpoints WHERE id = $1 AND license_id = $2";
+        on_pool!(self, pool => sqlx::query(SQL)
+            .bind(webhook_id)
+            .bind(license_id)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| r.text("secret").map(Secret::new))
+            .transpose())
+    }
+
     async fn list_webhooks(&self, license_id: &str) -> StoreResult<Vec<WebhookEndpoint>> {
         let sql =
             format!("SELECT {ENDPOINT_COLS} FROM webhook_endpoints WHERE license_id = $1 ORDER BY created_at, id");
