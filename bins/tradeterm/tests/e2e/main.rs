@@ -39,3 +39,4 @@ mod rest_api;
 mod stack;
 mod swarm;
 mod tool_inputs;
+mod webhooks;
