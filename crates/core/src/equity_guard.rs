@@ -382,6 +382,10 @@ pub struct GuardState {
     pub latched: Vec<GuardRule>,
     /// Every breach recorded, oldest first (at most [`MAX_BREACH_RECORDS`]).
     pub breaches: Vec<Breach>,
+    /// The overall status of the last observation evaluated (absent in
+    /// states stored before it was kept): a change of status is news
+    /// (`prop_firm.status_changed`).
+    pub last_status: Option<GuardStatus>,
 }
 
 /// Overall state of the guard.
@@ -658,6 +662,7 @@ pub fn evaluate(
         (false, _) if warning => (GuardStatus::Warning, None),
         (false, _) => (GuardStatus::Ok, None),
     };
+    s.last_status = Some(status);
     let verdict = Verdict {
         status,
         breaches: new_breaches,

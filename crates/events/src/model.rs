@@ -92,7 +92,7 @@ impl JsonSchema for EventId {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "pattern": "^[0-9]{1,20}-[0-9]{1,20}$",
+            "pattern": "^[0-9]{1,19}-[0-9]{1,19}$",
             "description": "`<unix ms>-<sequence>`, strictly increasing per license.",
         })
     }

@@ -284,7 +284,7 @@ impl Builder {
                 "type": "object",
                 "required": ["type", "version", "time", "data"],
                 "properties": {
-                    "id": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$", "description": "`<unix ms>-<sequence>`, strictly increasing per license; absent on quotes and stream control events." },
+                    "id": { "type": "string", "pattern": "^[0-9]{1,19}-[0-9]{1,19}$", "description": "`<unix ms>-<sequence>`, strictly increasing per license; absent on quotes and stream control events." },
                     "type": { "type": "string", "enum": types },
                     "version": { "type": "integer", "const": 1, "description": "Version of the event model." },
                     "time": { "type": "string", "format": "date-time" },
@@ -767,21 +767,48 @@ impl Builder {
             true,
         );
         let types: Vec<&str> = tradeterm_events::EventType::ALL.iter().map(|t| t.as_str()).collect();
+        let type_names = types
+            .iter()
+            .map(|t| t.replace('.', "\\."))
+            .collect::<Vec<_>>()
+            .join("|");
+        let types_pattern = format!("^({type_names})(,({type_names}))*$");
+        let symbol = tradeterm_core::market::SYMBOL_PATTERN
+            .trim_start_matches('^')
+            .trim_end_matches('$');
+        let symbols_pattern = format!("^({symbol})(,({symbol}))*$");
+        let id_pattern = "^[0-9]{1,19}-[0-9]{1,19}$";
+        // Each Server-Sent Event, as schema tools read `text/event-stream`
+        // (the fields of one event; OpenAPI 3.2's `itemSchema` convention).
         event_responses["200"] = json!({
             "description": "The stream, as Server-Sent Events: each event is `id:` (absent on quotes and stream control), `event:` (the type) and `data:` (the `Event` schema, as one line of JSON); comment lines are heartbeats. The stream ends with `stream.cut` (resume from its `data.resume_after`) when the client does not keep up.",
             "content": {
                 "text/event-stream": {
                     "schema": {
-                        "type": "string",
-                        "description": "`text/event-stream` frames whose `data:` lines are `Event`s.",
-                        "contentMediaType": "text/event-stream",
+                        "type": "object",
+                        "description": "One Server-Sent Event of the stream.",
+                        "required": ["event", "data"],
+                        "properties": {
+                            "event": { "type": "string", "enum": types },
+                            "id": { "type": "string", "pattern": id_pattern },
+                            "retry": { "type": "integer", "minimum": 0 },
+                            "data": {
+                                "type": "string",
+                                "contentMediaType": "application/json",
+                                "contentSchema": { "$ref": format!("{SCHEMA_REF}Event") },
+                            },
+                        },
                     },
-                    "x-sse-data": { "$ref": format!("{SCHEMA_REF}Event") },
                 },
             },
             "headers": rate_headers(false),
         });
-        let string_param = |name: &str, description: &str| json!({ "name": name, "in": "query", "required": false, "description": description, "schema": { "type": "string" } });
+        let string_param = |name: &str, description: &str, pattern: &str| {
+            json!({
+                "name": name, "in": "query", "required": false, "description": description,
+                "schema": { "type": "string", "minLength": 1, "pattern": pattern },
+            })
+        };
         self.add(
             "get",
             crate::events::EVENTS_PATH,
@@ -800,22 +827,26 @@ impl Builder {
                 "security": [{ "bearerAuth": [] }],
                 "x-capability": "read",
                 "parameters": [
-                    {
-                        "name": "types", "in": "query", "required": false,
-                        "description": "Comma-separated event types (every type when absent).",
-                        "schema": { "type": "string", "pattern": "^[a-z_.]+(,[a-z_.]+)*$" },
-                    },
-                    string_param("terminal_id", "Only this terminal's events (license-wide events pass too)."),
-                    string_param("symbols", "Comma-separated symbols (events that name no symbol pass too)."),
-                    {
-                        "name": "after", "in": "query", "required": false,
-                        "description": "Resume after this event id (`Last-Event-ID` wins when both are given).",
-                        "schema": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$" },
-                    },
+                    string_param("types", "Comma-separated event types (every type when absent).", &types_pattern),
+                    string_param(
+                        "terminal_id",
+                        "Only this terminal's events (license-wide events pass too); another license's terminal is 404.",
+                        "^[A-Za-z0-9_-]{1,64}$",
+                    ),
+                    string_param(
+                        "symbols",
+                        "Comma-separated symbols (events that name no symbol pass too).",
+                        &symbols_pattern,
+                    ),
+                    string_param(
+                        "after",
+                        "Resume after this event id (`Last-Event-ID` wins when both are given).",
+                        id_pattern,
+                    ),
                     {
                         "name": "Last-Event-ID", "in": "header", "required": false,
                         "description": "Resume after this event id (what an `EventSource` sends when it reconnects).",
-                        "schema": { "type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,20}$" },
+                        "schema": { "type": "string", "pattern": id_pattern },
                     },
                 ],
                 "responses": event_responses,

@@ -241,6 +241,27 @@ fn publish_step(
         );
         events.publish(&record.license_id, draft);
     }
+    if source == GuardSource::PropFirm
+        && let Some(from) = before.last_status
+        && from != verdict.status
+    {
+        let word = |s: GuardStatus| {
+            serde_json::to_value(s)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        let (from, to) = (word(from), word(verdict.status));
+        let data = RuleData {
+            rule: "prop_firm".into(),
+            message: format!("prop-firm equity guard: status {from} → {to}"),
+            symbol: None,
+            details: details(serde_json::json!({ "from": from, "to": to, "rules": verdict.rules })),
+        };
+        let time = after.last_time.unwrap_or_else(tradeterm_events::now_ms);
+        let draft = Draft::new(EventType::PropFirmStatusChanged, time, Some(&record.terminal_id), &data);
+        events.publish(&record.license_id, draft);
+    }
     if !before.latched.is_empty() && after.latched.is_empty() {
         let rules: Vec<String> = before.latched.iter().map(|r| name(*r)).collect();
         let data = RuleData {
@@ -837,6 +858,83 @@ mod tests {
             dispatch.reads.load(std::sync::atomic::Ordering::SeqCst),
             2,
             "read once more"
+        );
+    }
+
+    /// A prop-firm guard's status moving between observations publishes
+    /// `prop_firm.status_changed` (ok → warning → breached, once each); a
+    /// breach publishes `equity_guard.breached`; a user guard's moves are
+    /// not prop-firm news.
+    #[tokio::test]
+    async fn status_moves_and_breaches_are_published() {
+        use tradeterm_events::memory::MemoryBus;
+        use tradeterm_events::{EventBus, EventType};
+        let store = tradeterm_store::SqlStore::connect("sqlite::memory:").await.unwrap();
+        let (license, _) = store.create_license("L", tradeterm_store::Tier::Pro).await.unwrap();
+        let (terminal, _) = store.create_terminal(&license.id, "T").await.unwrap();
+        let bus = std::sync::Arc::new(MemoryBus::default());
+        let events = tradeterm_events::Publisher::spawn(bus.clone(), Default::default());
+        let rules = GuardRules {
+            equity_floor: Some(9_000.0),
+            ..GuardRules::default()
+        };
+        for source in [SOURCE_PROP_FIRM, SOURCE_USER] {
+            store
+                .set_equity_guard(
+                    &license.id,
+                    &terminal.id,
+                    source,
+                    &serde_json::to_value(&rules).unwrap(),
+                )
+                .await
+                .unwrap();
+        }
+        let at = |i: i64, equity: f64| Observation {
+            time: 1_795_003_200_000 + i * 1_000,
+            equity,
+            cash_flow: 0.0,
+            open_risk: None,
+        };
+        // ok, ok, warning (80 % of the way to the floor), breached.
+        for (i, equity) in [10_000.0, 9_990.0, 9_150.0, 8_990.0].into_iter().enumerate() {
+            observe(
+                &store,
+                Some(&events),
+                &license.id,
+                &terminal.id,
+                Some(&at(i as i64, equity)),
+            )
+            .await
+            .unwrap();
+        }
+        assert!(events.flush(std::time::Duration::from_secs(5)).await);
+        let log = bus.replay(&license.id, None, 100).await.unwrap().events;
+        let moves: Vec<(String, String)> = log
+            .iter()
+            .filter(|e| e.kind == EventType::PropFirmStatusChanged)
+            .map(|e| {
+                let d = &e.data["details"];
+                (
+                    d["from"].as_str().unwrap().to_owned(),
+                    d["to"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            moves,
+            [("ok".into(), "warning".into()), ("warning".into(), "breached".into())],
+            "{log:?}"
+        );
+        let breaches: Vec<&str> = log
+            .iter()
+            .filter(|e| e.kind == EventType::EquityGuardBreached)
+            .map(|e| e.data["details"]["source"].as_str().unwrap())
+            .collect();
+        assert_eq!(breaches.len(), 2, "one breach per guard: {breaches:?}");
+        assert!(breaches.contains(&"prop_firm") && breaches.contains(&"equity_guard"));
+        assert!(
+            log.iter()
+                .all(|e| e.terminal_id.as_deref() == Some(terminal.id.as_str()))
         );
     }
 

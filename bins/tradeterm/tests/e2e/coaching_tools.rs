@@ -73,6 +73,8 @@ async fn explain_setup_is_sourced_from_the_terminal_bars() {
     let mut got = d.clone();
     got.as_object_mut().unwrap().remove("symbol");
     got.as_object_mut().unwrap().remove("timeframe");
+    // The request asked for enough bars: nothing was adjusted.
+    assert_eq!(got.as_object_mut().unwrap().remove("warnings"), Some(json!([])));
     // JSON float parsing may differ from the exact value by one ulp: compare with a tolerance.
     assert_json_close(&got, &want, REL, "data");
 
@@ -213,10 +215,6 @@ async fn explain_setup_is_sourced_from_the_terminal_bars() {
             json!({ "symbol": "EURUSD", "timeframe": "H1", "swing_length": 0 }),
             "swing_length",
         ),
-        (
-            json!({ "symbol": "EURUSD", "timeframe": "H1", "bars": 120, "swing_length": 50 }),
-            "3 × swing_length",
-        ),
         (json!({ "symbol": "EURUSD", "timeframe": "H1", "side": "long" }), "long"),
         (json!({ "symbol": "EURUSD", "timeframe": "H7" }), "H7"),
         (
@@ -226,6 +224,19 @@ async fn explain_setup_is_sourced_from_the_terminal_bars() {
     ] {
         t.assert_invalid("explain_setup", &bad, needle).await;
     }
+    // Fewer bars than three swing lengths: read 3 × swing_length and say so.
+    let raised = t
+        .tool(
+            "explain_setup",
+            &json!({ "symbol": "EURUSD", "timeframe": "H1", "bars": 120, "swing_length": 50 }),
+        )
+        .await
+        .data();
+    assert_eq!(raised["bars"], 150, "{raised}");
+    assert!(
+        raised["warnings"][0].as_str().unwrap().contains("3 × swing_length"),
+        "{raised}"
+    );
     // An unknown symbol is the terminal's NOT_FOUND, not a result.
     let unknown = t
         .tool("explain_setup", &json!({ "symbol": "NOPE", "timeframe": "H1" }))

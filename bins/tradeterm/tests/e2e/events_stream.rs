@@ -633,3 +633,37 @@ async fn the_events_command_prints_the_stream_and_resumes_where_it_stopped() {
     assert!(refused.unwrap_err().to_string().contains("401"));
     t.stack.stop().await;
 }
+
+#[tokio::test]
+async fn a_live_order_the_checks_refuse_is_an_order_rejected_event_and_a_dry_run_is_not() {
+    let t = spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await;
+    let terminal = t.terminal(0).to_owned();
+    let api = t.api().on(&terminal);
+    let mut stream = open_ok(&t.api(), "?types=order.rejected", None).await;
+    // Far below the volume step: refused before anything is sent.
+    let dry = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.0001 });
+    let failure = api.place_order(&dry).await.expect_err("refused");
+    assert_eq!(failure.status, 422, "{failure}");
+    let live = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.0001, "dry_run": false });
+    let failure = api.place_order(&live).await.expect_err("refused");
+    assert_eq!(failure.status, 422, "{failure}");
+    let e = stream.next_durable().await;
+    assert_eq!(
+        (e.event.as_str(), &e.data["symbol"], &e.data["terminal_id"]),
+        ("order.rejected", &json!("EURUSD"), &json!(terminal))
+    );
+    let reason = e.data["data"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("place_order") && reason.contains(failure.retcode().unwrap()),
+        "{reason}"
+    );
+    if let Err(e) = stream.stays_quiet(Duration::from_millis(500)).await {
+        panic!("one rejection, not the dry run's too: {e:?}");
+    }
+    t.stack.stop().await;
+}
