@@ -1225,6 +1225,10 @@ fn kit_order(
         comment: "tradeterm agent check".into(),
         magic: KIT_MAGIC,
         idempotency_key: key,
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     }
 }
 
@@ -1343,6 +1347,8 @@ mod tests {
             margin_mode: tradeterm_core::market::MarginMode::Forex,
             margin_rate: 1.0,
             sessions: Vec::new(),
+            expiration_modes: Vec::new(),
+            filling_modes: Vec::new(),
         };
         assert!(check_spec(CommandResult::SymbolSpec(s.clone()), "EURUSD").is_ok());
         s.point = 0.0001;

@@ -150,14 +150,20 @@ pub enum OrderType {
     BuyStop,
     /// Sell when the bid falls to the price.
     SellStop,
+    /// When the ask rises to the price (the stop), a buy limit is placed at
+    /// the stop-limit price, below the stop (MT5 `ORDER_TYPE_BUY_STOP_LIMIT`).
+    BuyStopLimit,
+    /// When the bid falls to the price (the stop), a sell limit is placed at
+    /// the stop-limit price, above the stop (MT5 `ORDER_TYPE_SELL_STOP_LIMIT`).
+    SellStopLimit,
 }
 
 impl OrderType {
     /// Direction of the resulting position.
     pub const fn side(self) -> Side {
         match self {
-            Self::Buy | Self::BuyLimit | Self::BuyStop => Side::Buy,
-            Self::Sell | Self::SellLimit | Self::SellStop => Side::Sell,
+            Self::Buy | Self::BuyLimit | Self::BuyStop | Self::BuyStopLimit => Side::Buy,
+            Self::Sell | Self::SellLimit | Self::SellStop | Self::SellStopLimit => Side::Sell,
         }
     }
 
@@ -165,6 +171,56 @@ impl OrderType {
     pub const fn is_market(self) -> bool {
         matches!(self, Self::Buy | Self::Sell)
     }
+
+    /// Whether the order is a stop-limit order (it needs a stop-limit price).
+    pub const fn is_stop_limit(self) -> bool {
+        matches!(self, Self::BuyStopLimit | Self::SellStopLimit)
+    }
+
+    /// The limit order a triggered stop-limit order becomes (itself otherwise).
+    pub const fn limit_of_stop_limit(self) -> Self {
+        match self {
+            Self::BuyStopLimit => Self::BuyLimit,
+            Self::SellStopLimit => Self::SellLimit,
+            other => other,
+        }
+    }
+}
+
+/// How long a pending order lives (MT5 `ENUM_ORDER_TYPE_TIME`; the symbol
+/// allows a subset, `SYMBOL_EXPIRATION_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExpirationMode {
+    /// Good till cancelled (`ORDER_TIME_GTC`).
+    #[default]
+    Gtc,
+    /// Good till the end of the current trading day (`ORDER_TIME_DAY`).
+    Day,
+    /// Good till the `expiration` instant (`ORDER_TIME_SPECIFIED`).
+    Specified,
+    /// Good till 23:59:59 of the day of `expiration` (`ORDER_TIME_SPECIFIED_DAY`).
+    SpecifiedDay,
+}
+
+impl ExpirationMode {
+    /// Whether the mode needs an `expiration` time.
+    pub const fn needs_time(self) -> bool {
+        matches!(self, Self::Specified | Self::SpecifiedDay)
+    }
+}
+
+/// What happens to the part of an order that cannot be filled at once (MT5
+/// `ENUM_ORDER_TYPE_FILLING`; the symbol allows a subset, `SYMBOL_FILLING_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FillingMode {
+    /// Fill or kill: the whole volume or nothing (`ORDER_FILLING_FOK`).
+    Fok,
+    /// Immediate or cancel: what is available now, the rest cancelled (`ORDER_FILLING_IOC`).
+    Ioc,
+    /// Return: what is available now, the rest stays as an order (`ORDER_FILLING_RETURN`).
+    Return,
 }
 
 /// A pending (not yet triggered) order.
@@ -180,6 +236,10 @@ pub struct PendingOrder {
     pub volume: f64,
     /// Trigger price.
     pub price: f64,
+    /// Price of the limit order a stop-limit order places when its stop
+    /// `price` is reached (stop-limit orders only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_limit_price: Option<f64>,
     /// Stop loss to attach on fill.
     pub stop_loss: Option<f64>,
     /// Take profit to attach on fill.
@@ -188,6 +248,13 @@ pub struct PendingOrder {
     #[serde(with = "crate::time::iso")]
     #[schemars(with = "crate::time::iso::Schema")]
     pub time_setup: UnixMs,
+    /// How long the order lives (`GTC` when not reported).
+    #[serde(default)]
+    pub expiration_mode: ExpirationMode,
+    /// Expiry time of `SPECIFIED` (the instant) and `SPECIFIED_DAY` (its day) orders.
+    #[serde(default, with = "crate::time::iso::option", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::time::iso::Schema>")]
+    pub expiration: Option<UnixMs>,
     /// Expert magic number.
     pub magic: u64,
     /// Order comment.

@@ -892,6 +892,8 @@ mod tests {
             margin_mode: MarginMode::Forex,
             margin_rate: 1.0,
             sessions: Vec::new(),
+            expiration_modes: Vec::new(),
+            filling_modes: Vec::new(),
         }
     }
 

@@ -316,6 +316,14 @@ pub struct SymbolSpec {
     pub margin_rate: f64,
     /// Weekly trading windows (UTC). Empty means always open.
     pub sessions: Vec<SessionWindow>,
+    /// Expiration modes pending orders may use (`SYMBOL_EXPIRATION_MODE`).
+    /// Empty: not reported by the agent (an older agent), nothing is checked.
+    #[serde(default)]
+    pub expiration_modes: Vec<crate::account::ExpirationMode>,
+    /// Filling policies orders may use (`SYMBOL_FILLING_MODE`, with `RETURN`
+    /// where the execution mode allows it). Empty: not reported by the agent.
+    #[serde(default)]
+    pub filling_modes: Vec<crate::account::FillingMode>,
 }
 
 impl SymbolSpec {

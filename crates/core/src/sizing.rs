@@ -59,7 +59,8 @@
 //! #   currency_profit: "USD".into(), currency_margin: "EUR".into(), digits: 5, point: 0.00001,
 //! #   contract_size: 100_000.0, tick_size: 0.00001, tick_value: 1.0, volume_min: 0.01, volume_max: 100.0,
 //! #   volume_step: 0.01, stops_level: 0, swap_long: 0.0, swap_short: 0.0, swap_mode: SwapMode::Disabled,
-//! #   swap_triple_day: 3, margin_mode: MarginMode::Forex, margin_rate: 1.0, sessions: vec![] };
+//! #   swap_triple_day: 3, margin_mode: MarginMode::Forex, margin_rate: 1.0, sessions: vec![],
+//! #   expiration_modes: vec![], filling_modes: vec![] };
 //!
 //! // Risk 1 % of a 10 000 USD balance with a 50-pip stop on EURUSD.
 //! let account = AccountSnapshot { currency: "USD".into(), balance: 10_000.0, equity: 10_000.0, free_margin: 10_000.0, leverage: 100 };

@@ -30,7 +30,7 @@
 //! assert_eq!(margin_level(5_000.0, 1_000.0), Some(500.0));
 //! ```
 
-use crate::account::{OrderType, Side};
+use crate::account::{ExpirationMode, FillingMode, OrderType, Side};
 use crate::market::{MarginMode, SwapMode, SymbolSpec, Tick};
 use crate::time::{DAY_MS, UnixMs, day_start, to_iso, weekday};
 
@@ -50,6 +50,21 @@ pub mod retcode {
     pub const MARKET_CLOSED: &str = "market_closed";
     /// Not enough free margin.
     pub const NO_MONEY: &str = "no_money";
+    /// Only part of the volume was filled (an `IOC` order; MT5 `TRADE_RETCODE_DONE_PARTIAL`).
+    pub const DONE_PARTIAL: &str = "done_partial";
+    /// Expiration mode not allowed for the symbol, or expiry time missing or
+    /// in the past (MT5 `TRADE_RETCODE_INVALID_EXPIRATION`).
+    pub const INVALID_EXPIRATION: &str = "invalid_expiration";
+    /// Filling policy not allowed for the symbol (MT5 `TRADE_RETCODE_INVALID_FILL`).
+    pub const INVALID_FILL: &str = "invalid_fill";
+    /// The request cannot be carried out as asked (close-by on a netting
+    /// account, positions of different symbols; MT5 `TRADE_RETCODE_INVALID`).
+    pub const INVALID_REQUEST: &str = "invalid_request";
+    /// The market could not fill the order as its filling policy demands
+    /// (a `FOK` order larger than the liquidity; MT5 `TRADE_RETCODE_REJECT`).
+    pub const REJECTED: &str = "rejected";
+    /// A modification that changes nothing (MT5 `TRADE_RETCODE_NO_CHANGES`).
+    pub const NO_CHANGES: &str = "no_changes";
 }
 
 /// The parts of an order that validation looks at.
@@ -59,8 +74,11 @@ pub struct OrderParams {
     pub order_type: OrderType,
     /// Volume in lots.
     pub volume: f64,
-    /// Trigger price of a pending order (ignored for market orders).
+    /// Trigger price of a pending order (ignored for market orders); the
+    /// stop price of a stop-limit order.
     pub price: Option<f64>,
+    /// Price of the limit order a stop-limit order places (stop-limit orders only).
+    pub stop_limit_price: Option<f64>,
     /// Stop loss (`None` or `0.0`: none).
     pub stop_loss: Option<f64>,
     /// Take profit (`None` or `0.0`: none).
@@ -377,6 +395,8 @@ pub fn validate_order(spec: &SymbolSpec, tick: &Tick, req: &OrderParams, now_ms:
         OrderType::SellLimit => (tick.bid, false, "the bid", "sell limit"),
         OrderType::BuyStop => (tick.ask, false, "the ask", "buy stop"),
         OrderType::SellStop => (tick.bid, true, "the bid", "sell stop"),
+        OrderType::BuyStopLimit => (tick.ask, false, "the ask", "buy stop limit"),
+        OrderType::SellStopLimit => (tick.bid, true, "the bid", "sell stop limit"),
         OrderType::Buy | OrderType::Sell => (tick.ask, false, "the ask", "market"),
     };
     let distance = if below {
@@ -401,11 +421,160 @@ pub fn validate_order(spec: &SymbolSpec, tick: &Tick, req: &OrderParams, now_ms:
             ),
         ));
     }
+    if req.order_type.is_stop_limit() {
+        let limit = check_stop_limit_price(spec, req.order_type, price, req.stop_limit_price)?;
+        let at = Ref {
+            name: "the stop-limit price",
+            price: limit,
+        };
+        return check_levels(spec, side, at, at, req.stop_loss, req.take_profit);
+    }
     let at = Ref {
         name: "the order price",
         price,
     };
     check_levels(spec, side, at, at, req.stop_loss, req.take_profit)
+}
+
+/// Checks the stop-limit price of a stop-limit order whose stop is `price`:
+/// present, on the price grid, and on the limit side of the stop (below it
+/// for a buy stop limit, above it for a sell stop limit), as MetaTrader 5
+/// places the limit order there when the stop is reached. Returns it.
+pub fn check_stop_limit_price(
+    spec: &SymbolSpec,
+    order_type: OrderType,
+    price: f64,
+    stop_limit_price: Option<f64>,
+) -> Result<f64, Rejection> {
+    let Some(limit) = stop_limit_price.filter(|p| *p != 0.0) else {
+        return Err(Rejection::new(
+            retcode::INVALID_PRICE,
+            "a stop-limit order needs a stop_limit_price: the price of the limit order placed when the stop is reached",
+        ));
+    };
+    if !limit.is_finite() || limit <= 0.0 || !is_normalized(spec, limit) {
+        return Err(Rejection::new(
+            retcode::INVALID_PRICE,
+            format!(
+                "stop-limit price {limit} is not a valid {} price: use {} decimals in steps of {}",
+                spec.name, spec.digits, spec.tick_size
+            ),
+        ));
+    }
+    let buy = order_type.side() == Side::Buy;
+    let ok = if buy {
+        points_between(spec, limit, price) > 0.5
+    } else {
+        points_between(spec, price, limit) > 0.5
+    };
+    if !ok {
+        let (kind, word) = if buy {
+            ("buy stop limit", "below")
+        } else {
+            ("sell stop limit", "above")
+        };
+        return Err(Rejection::new(
+            retcode::INVALID_PRICE,
+            format!(
+                "a {kind}'s stop-limit price {} must be {word} its stop price {}",
+                fmt_price(spec, limit),
+                fmt_price(spec, price)
+            ),
+        ));
+    }
+    Ok(limit)
+}
+
+/// Checks a pending order's expiration against the symbol's allowed modes
+/// (`SymbolSpec::expiration_modes`; an empty list, an agent that does not
+/// report them, allows every mode) and the time: `SPECIFIED` needs an
+/// `expiration` after `now_ms`, `SPECIFIED_DAY` one whose day has not ended.
+pub fn check_expiration(
+    spec: &SymbolSpec,
+    mode: ExpirationMode,
+    expiration: Option<UnixMs>,
+    now_ms: UnixMs,
+) -> Result<(), Rejection> {
+    if !spec.expiration_modes.is_empty() && !spec.expiration_modes.contains(&mode) {
+        let allowed: Vec<String> = spec.expiration_modes.iter().map(|m| expiration_name(*m)).collect();
+        return Err(Rejection::new(
+            retcode::INVALID_EXPIRATION,
+            format!(
+                "{} does not allow expiration mode {}; allowed: {}",
+                spec.name,
+                expiration_name(mode),
+                allowed.join(", ")
+            ),
+        ));
+    }
+    if !mode.needs_time() {
+        return Ok(());
+    }
+    let Some(at) = expiration else {
+        return Err(Rejection::new(
+            retcode::INVALID_EXPIRATION,
+            format!("expiration mode {} needs an expiration time", expiration_name(mode)),
+        ));
+    };
+    match expiry_deadline(mode, Some(at), now_ms) {
+        Some(deadline) if deadline > now_ms => Ok(()),
+        _ => Err(Rejection::new(
+            retcode::INVALID_EXPIRATION,
+            format!("expiration {} is in the past (now {})", to_iso(at), to_iso(now_ms)),
+        )),
+    }
+}
+
+/// The instant a pending order placed at `placed_ms` expires: never for
+/// `GTC`, the end of the placement's (UTC) day for `DAY`, the `expiration`
+/// itself for `SPECIFIED`, and the end of the expiration's day (after
+/// 23:59:59.999) for `SPECIFIED_DAY`.
+pub fn expiry_deadline(mode: ExpirationMode, expiration: Option<UnixMs>, placed_ms: UnixMs) -> Option<UnixMs> {
+    match mode {
+        ExpirationMode::Gtc => None,
+        ExpirationMode::Day => Some(day_start(placed_ms).saturating_add(DAY_MS)),
+        ExpirationMode::Specified => expiration,
+        ExpirationMode::SpecifiedDay => expiration.map(|t| day_start(t).saturating_add(DAY_MS)),
+    }
+}
+
+/// The filling policy of an order: the caller's, when the symbol allows it
+/// (`SymbolSpec::filling_modes`; an empty list allows any), or else the first
+/// the symbol allows of `FOK`, `IOC`, `RETURN` (`None` when the symbol
+/// reports none: the agent decides).
+pub fn choose_filling(spec: &SymbolSpec, requested: Option<FillingMode>) -> Result<Option<FillingMode>, Rejection> {
+    match requested {
+        Some(f) if spec.filling_modes.is_empty() || spec.filling_modes.contains(&f) => Ok(Some(f)),
+        Some(f) => {
+            let allowed: Vec<String> = spec.filling_modes.iter().map(|m| filling_name(*m)).collect();
+            Err(Rejection::new(
+                retcode::INVALID_FILL,
+                format!(
+                    "{} does not allow filling policy {}; allowed: {}",
+                    spec.name,
+                    filling_name(f),
+                    allowed.join(", ")
+                ),
+            ))
+        }
+        None => Ok([FillingMode::Fok, FillingMode::Ioc, FillingMode::Return]
+            .into_iter()
+            .find(|f| spec.filling_modes.contains(f))),
+    }
+}
+
+fn expiration_name(m: ExpirationMode) -> String {
+    serde_json::to_value(m)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn filling_name(m: FillingMode) -> String {
+    serde_json::to_value(m)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// Validates new stop loss / take profit levels of an open position: each must
@@ -690,6 +859,8 @@ mod tests {
             margin_mode: MarginMode::Forex,
             margin_rate: 1.0,
             sessions: fx_sessions(),
+            expiration_modes: Vec::new(),
+            filling_modes: Vec::new(),
         }
     }
 
@@ -749,6 +920,7 @@ mod tests {
             price: None,
             stop_loss: None,
             take_profit: None,
+            stop_limit_price: None,
         }
     }
 
@@ -866,6 +1038,7 @@ mod tests {
             price: Some(price),
             stop_loss: None,
             take_profit: None,
+            stop_limit_price: None,
         };
         assert!(validate_order(&s, &t, &p(OrderType::BuyLimit, 1.10000), now).is_ok());
         assert!(validate_order(&s, &t, &p(OrderType::BuyLimit, 1.09000), now).is_ok());
@@ -1096,6 +1269,7 @@ mod tests {
                 price: Some(f64::NAN),
                 stop_loss: Some(-1.0),
                 take_profit: Some(f64::MAX),
+                stop_limit_price: None,
             };
             let _ = validate_order(&s, &t, &o, i64::MIN);
             let _ = validate_order(&s, &t, &o, i64::MAX);

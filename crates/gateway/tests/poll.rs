@@ -883,6 +883,10 @@ async fn the_simulated_agent_runs_over_the_binding() {
         comment: "poll v1.0...".into(),
         magic: 7,
         idempotency_key: Some("poll-buy-1".into()),
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     };
     let placed = app
         .gateway

@@ -18,7 +18,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::account::OrderType;
+use tradeterm_core::account::{ExpirationMode, FillingMode, OrderType};
 use tradeterm_core::time::UnixMs;
 use tradeterm_core::{AccountInfo, Bar, Deal, PendingOrder, Position, SymbolSpec, Tick, Timeframe, TradeMode};
 
@@ -110,6 +110,10 @@ pub struct Hello {
 /// A frame sent by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "responses are the common frame; boxing them would change every constructor for a few hundred bytes per frame"
+)]
 pub enum AgentFrame {
     /// Handshake; must be the first frame.
     Hello(Box<Hello>),
@@ -305,6 +309,70 @@ pub struct OrderRequest {
     /// first outcome instead of executing again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// Stop-limit orders: price of the limit order placed when the stop
+    /// `price` is reached (MT5 `MqlTradeRequest.stoplimit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_limit_price: Option<f64>,
+    /// Pending orders: how long the order lives (MT5 `type_time`); absent is
+    /// `GTC`. Must be one of the symbol's `expiration_modes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration_mode: Option<ExpirationMode>,
+    /// Expiry, unix ms, for `SPECIFIED` (the instant) and `SPECIFIED_DAY` (its day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration: Option<UnixMs>,
+    /// Filling policy (MT5 `type_filling`); absent: the agent picks the
+    /// first of `FOK`, `IOC`, `RETURN` the symbol allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filling: Option<FillingMode>,
+}
+
+impl OrderRequest {
+    /// A market or pending order with only the required fields set.
+    pub fn new(symbol: impl Into<String>, order_type: OrderType, volume: f64) -> Self {
+        Self {
+            symbol: symbol.into(),
+            order_type,
+            volume,
+            price: None,
+            stop_loss: None,
+            take_profit: None,
+            deviation_points: None,
+            comment: String::new(),
+            magic: 0,
+            idempotency_key: None,
+            stop_limit_price: None,
+            expiration_mode: None,
+            expiration: None,
+            filling: None,
+        }
+    }
+}
+
+/// One level of a depth of market (MT5 `MqlBookInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BookLevel {
+    /// `sell` (an offer: buyers pay it) or `buy` (a bid: sellers get it);
+    /// `sell_market` / `buy_market` for market orders in the book.
+    #[serde(rename = "type")]
+    pub side: BookSide,
+    /// Price of the level.
+    pub price: f64,
+    /// Volume offered or bid at the price, in lots.
+    pub volume: f64,
+}
+
+/// Side of a book level (MT5 `ENUM_BOOK_TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BookSide {
+    /// `BOOK_TYPE_SELL`: an offer.
+    Sell,
+    /// `BOOK_TYPE_BUY`: a bid.
+    Buy,
+    /// `BOOK_TYPE_SELL_MARKET`: a sell market order.
+    SellMarket,
+    /// `BOOK_TYPE_BUY_MARKET`: a buy market order.
+    BuyMarket,
 }
 
 /// A command sent to the agent, tagged by `cmd`.
@@ -420,6 +488,62 @@ pub enum Command {
         /// Order ticket.
         ticket: u64,
     },
+    /// Changes a pending order (MT5 `TRADE_ACTION_MODIFY`) → [`CommandResult::Trade`].
+    /// Carries the order's whole new state: an absent or null SL/TP removes
+    /// it, an absent `expiration_mode` is `GTC`.
+    ModifyOrder {
+        /// Order ticket.
+        ticket: u64,
+        /// New price (the stop price of a stop-limit order).
+        price: f64,
+        /// New stop-limit price (stop-limit orders only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_limit_price: Option<f64>,
+        /// New stop loss, or none.
+        #[serde(default)]
+        stop_loss: Option<f64>,
+        /// New take profit, or none.
+        #[serde(default)]
+        take_profit: Option<f64>,
+        /// New expiration mode (`GTC` when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expiration_mode: Option<ExpirationMode>,
+        /// New expiry, unix ms (`SPECIFIED`, `SPECIFIED_DAY`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expiration: Option<UnixMs>,
+        /// Idempotency key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idempotency_key: Option<String>,
+    },
+    /// Closes a position by an opposite one of the same symbol (hedging
+    /// accounts; MT5 `TRADE_ACTION_CLOSE_BY`) → [`CommandResult::Trade`].
+    CloseBy {
+        /// The position to close.
+        ticket: u64,
+        /// The opposite position it is closed by.
+        ticket_by: u64,
+        /// Idempotency key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idempotency_key: Option<String>,
+    },
+    /// Subscribes to a symbol's depth of market (MT5 `MarketBookAdd`) →
+    /// [`CommandResult::MarketBookSubscription`].
+    MarketBookAdd {
+        /// Instrument.
+        symbol: String,
+    },
+    /// The symbol's depth of market now (MT5 `MarketBookGet`; needs
+    /// `market_book_add` first) → [`CommandResult::MarketBook`].
+    MarketBookGet {
+        /// Instrument.
+        symbol: String,
+    },
+    /// Ends a depth-of-market subscription (MT5 `MarketBookRelease`) →
+    /// [`CommandResult::MarketBookSubscription`].
+    MarketBookRelease {
+        /// Instrument.
+        symbol: String,
+    },
     /// Closes a position and opens the same volume the other way → [`CommandResult::Reverse`].
     ReversePosition {
         /// Position ticket.
@@ -461,6 +585,11 @@ impl Command {
             Self::CancelOrder { .. } => "cancel_order",
             Self::ReversePosition { .. } => "reverse_position",
             Self::Calendar { .. } => "calendar",
+            Self::ModifyOrder { .. } => "modify_order",
+            Self::CloseBy { .. } => "close_by",
+            Self::MarketBookAdd { .. } => "market_book_add",
+            Self::MarketBookGet { .. } => "market_book_get",
+            Self::MarketBookRelease { .. } => "market_book_release",
         }
     }
 
@@ -473,6 +602,8 @@ impl Command {
                 | Self::ModifyPosition { .. }
                 | Self::CancelOrder { .. }
                 | Self::ReversePosition { .. }
+                | Self::ModifyOrder { .. }
+                | Self::CloseBy { .. }
         )
     }
 }
@@ -540,7 +671,8 @@ pub struct OrderCheck {
 /// Result of a successful trade operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TradeResult {
-    /// `done` or `placed` (pending order accepted).
+    /// `done`, `placed` (pending order accepted) or `done_partial` (an `IOC`
+    /// order filled in part: `volume` is what was filled).
     pub retcode: String,
     /// Order ticket (0 if none).
     pub order: u64,
@@ -663,7 +795,8 @@ pub enum CommandResult {
     },
     /// For `order_check`.
     OrderCheck(OrderCheck),
-    /// For `place_order`, `close_position`, `modify_position`, `cancel_order`.
+    /// For `place_order`, `close_position`, `modify_position`, `cancel_order`,
+    /// `modify_order`, `close_by`.
     Trade(TradeResult),
     /// For `reverse_position`.
     Reverse {
@@ -676,6 +809,23 @@ pub enum CommandResult {
     Calendar {
         /// Events, by time.
         events: Vec<CalendarEvent>,
+    },
+    /// For `market_book_add` and `market_book_release`.
+    MarketBookSubscription {
+        /// Instrument.
+        symbol: String,
+        /// Whether the symbol's book is subscribed after the command.
+        subscribed: bool,
+    },
+    /// For `market_book_get`.
+    MarketBook {
+        /// Instrument.
+        symbol: String,
+        /// Time of the book, unix ms.
+        time: UnixMs,
+        /// Levels as MT5 lists them: offers (`sell`) from the highest price
+        /// down to the best ask, then bids (`buy`) from the best bid down.
+        levels: Vec<BookLevel>,
     },
 }
 
@@ -880,6 +1030,47 @@ mod tests {
         let text = r.to_json();
         assert_eq!(AgentFrame::parse(&text).unwrap(), r);
         assert!(text.contains(r#""kind":"trade""#));
+    }
+
+    #[test]
+    fn new_commands_and_fields_round_trip() {
+        let c: Command = serde_json::from_str(
+            r#"{"cmd":"place_order","order":{"symbol":"EURUSD","order_type":"BUY_STOP_LIMIT","volume":0.1,"price":1.1,"stop_limit_price":1.09,"expiration_mode":"SPECIFIED_DAY","expiration":1763790000000,"filling":"IOC"}}"#,
+        )
+        .unwrap();
+        let Command::PlaceOrder { order } = &c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(order.order_type, OrderType::BuyStopLimit);
+        assert_eq!(order.stop_limit_price, Some(1.09));
+        assert_eq!(order.expiration_mode, Some(ExpirationMode::SpecifiedDay));
+        assert_eq!(order.filling, Some(FillingMode::Ioc));
+        for json in [
+            r#"{"cmd":"modify_order","ticket":7,"price":1.1,"stop_loss":1.09,"take_profit":null}"#,
+            r#"{"cmd":"close_by","ticket":7,"ticket_by":8}"#,
+            r#"{"cmd":"market_book_add","symbol":"EURUSD"}"#,
+            r#"{"cmd":"market_book_get","symbol":"EURUSD"}"#,
+            r#"{"cmd":"market_book_release","symbol":"EURUSD"}"#,
+        ] {
+            let c: Command = serde_json::from_str(json).unwrap();
+            assert_eq!(serde_json::to_string(&c).unwrap(), json, "{}", c.name());
+        }
+        let modify: Command = serde_json::from_str(r#"{"cmd":"modify_order","ticket":7,"price":1.1}"#).unwrap();
+        assert!(modify.is_trade());
+        let book = CommandResult::MarketBook {
+            symbol: "EURUSD".into(),
+            time: 5,
+            levels: vec![BookLevel {
+                side: BookSide::Sell,
+                price: 1.1,
+                volume: 2.0,
+            }],
+        };
+        let text = serde_json::to_string(&book).unwrap();
+        assert!(
+            text.contains(r#""kind":"market_book""#) && text.contains(r#""type":"sell""#),
+            "{text}"
+        );
     }
 
     #[test]

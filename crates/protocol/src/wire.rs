@@ -18,7 +18,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use tradeterm_core::account::{DealEntry, OrderType};
+use tradeterm_core::account::{DealEntry, ExpirationMode, OrderType};
 use tradeterm_core::time::UnixMs;
 use tradeterm_core::{Bar, Deal, PendingOrder, Position, Side, Tick};
 
@@ -296,6 +296,15 @@ pub(crate) struct PendingOrderWire {
     magic: u64,
     /// Order comment.
     comment: String,
+    /// Stop-limit orders: price of the limit order placed at the stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_limit_price: Option<f64>,
+    /// How long the order lives (`GTC` when absent).
+    #[serde(default)]
+    expiration_mode: ExpirationMode,
+    /// Expiry, unix ms (`SPECIFIED`, `SPECIFIED_DAY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expiration: Option<UnixMs>,
 }
 
 impl Wire for PendingOrder {
@@ -313,6 +322,9 @@ impl Wire for PendingOrder {
             time_setup,
             magic,
             comment,
+            stop_limit_price,
+            expiration_mode,
+            expiration,
         } = self.clone();
         PendingOrderWire {
             ticket,
@@ -325,6 +337,9 @@ impl Wire for PendingOrder {
             time_setup,
             magic,
             comment,
+            stop_limit_price,
+            expiration_mode,
+            expiration,
         }
     }
 
@@ -340,6 +355,9 @@ impl Wire for PendingOrder {
             time_setup,
             magic,
             comment,
+            stop_limit_price,
+            expiration_mode,
+            expiration,
         } = form;
         PendingOrder {
             ticket,
@@ -352,6 +370,9 @@ impl Wire for PendingOrder {
             time_setup,
             magic,
             comment,
+            stop_limit_price,
+            expiration_mode,
+            expiration,
         }
     }
 }

@@ -488,6 +488,11 @@ fn undecodable_request(text: &str, why: &str) -> Option<(String, ErrorBody)> {
         "cancel_order",
         "reverse_position",
         "calendar",
+        "modify_order",
+        "close_by",
+        "market_book_add",
+        "market_book_get",
+        "market_book_release",
     ];
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     if v.get("type")?.as_str()? != "request" {

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
-use tradeterm_core::account::{DealEntry, OrderType, PendingOrder, Position, Side};
+use tradeterm_core::account::{DealEntry, ExpirationMode, FillingMode, OrderType, PendingOrder, Position, Side};
 use tradeterm_core::time::weekday;
 use tradeterm_core::trading::{self, OrderParams, Rejection, retcode};
 use tradeterm_core::{AccountInfo, Deal, SymbolSpec, Tick, TradeMode};
@@ -26,6 +26,7 @@ use tradeterm_protocol::agent::{
     CommandResult, ErrorBody, HistoryOrder, OrderCheck, OrderRequest, OrderState, TradeResult, TransactionKind, codes,
 };
 
+use crate::book;
 use crate::market::Market;
 
 /// Deals and finished orders kept (oldest dropped first).
@@ -67,6 +68,9 @@ pub(crate) struct AccountSetup {
     pub currency: String,
     pub leverage: u32,
     pub trade_mode: TradeMode,
+    /// Hedging account (positions are separate; close-by works); else
+    /// netting (one position per symbol, fills add to or reduce it).
+    pub hedging: bool,
 }
 
 /// An open position as the broker stores it (prices and profit are derived).
@@ -134,8 +138,39 @@ fn params(req: &OrderRequest) -> OrderParams {
         order_type: req.order_type,
         volume: req.volume,
         price: req.price,
+        stop_limit_price: req.stop_limit_price,
         stop_loss: req.stop_loss,
         take_profit: req.take_profit,
+    }
+}
+
+/// The price a pending order's margin is computed at: the limit price of a
+/// stop-limit order, the order price otherwise.
+fn entry_price(req: &OrderRequest) -> f64 {
+    if req.order_type.is_stop_limit() {
+        req.stop_limit_price.unwrap_or_default()
+    } else {
+        req.price.unwrap_or_default()
+    }
+}
+
+/// Checks what `validate_order` does not: a pending order's expiration and
+/// an explicit filling policy; for market orders, chooses the filling.
+fn check_terms(spec: &SymbolSpec, req: &OrderRequest, now: i64) -> Result<Option<FillingMode>, Rejection> {
+    if req.order_type.is_market() {
+        return trading::choose_filling(spec, req.filling);
+    }
+    trading::check_expiration(spec, req.expiration_mode.unwrap_or_default(), req.expiration, now)?;
+    match req.filling {
+        Some(_) => trading::choose_filling(spec, req.filling),
+        None => Ok(None),
+    }
+}
+
+fn side_word(side: Side) -> &'static str {
+    match side {
+        Side::Buy => "buy",
+        Side::Sell => "sell",
     }
 }
 
@@ -173,7 +208,8 @@ fn triggers(o: &PendingOrder, t: &Tick, eps: f64) -> bool {
         OrderType::BuyLimit => t.ask <= o.price + eps,
         OrderType::BuyStop => t.ask >= o.price - eps,
         OrderType::SellLimit => t.bid >= o.price - eps,
-        OrderType::SellStop => t.bid <= o.price + eps,
+        OrderType::SellStop | OrderType::SellStopLimit => t.bid <= o.price + eps,
+        OrderType::BuyStopLimit => t.ask >= o.price - eps,
         OrderType::Buy | OrderType::Sell => true,
     }
 }
@@ -404,7 +440,7 @@ impl Broker {
         let tick = m.tick(idx);
         let price = match (&tick, req.order_type.is_market()) {
             (Some(t), true) => trading::fill_price(req.order_type, t),
-            (_, false) => req.price.unwrap_or(0.0),
+            (_, false) => entry_price(req),
             (None, true) => 0.0,
         };
         let margin = money(self.margin_of(m, &spec.name, req.volume, price));
@@ -414,6 +450,7 @@ impl Broker {
                 format!("there is no quote for {} yet", spec.name),
             )),
             Some(t) => trading::validate_order(spec, t, &params(req), now)
+                .and_then(|()| check_terms(spec, req, now).map(|_| ()))
                 .and_then(|()| trading::check_free_margin(acct.free_margin, margin, &self.setup.currency)),
         };
         let (valid, code, comment) = match verdict {
@@ -429,6 +466,93 @@ impl Broker {
             free_margin_after: money(acct.free_margin - margin),
             margin_level_after: trading::margin_level(acct.equity, acct.margin + margin).map(money),
         })
+    }
+
+    /// Fills `volume` lots of `side` for order `ticket`: a new position on a
+    /// hedging account; on a netting account, added to the symbol's position
+    /// (volume-weighted price), or reducing, closing or reversing it.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one new position")]
+    fn fill(
+        &mut self,
+        m: &Market,
+        ticket: u64,
+        symbol: &str,
+        side: Side,
+        volume: f64,
+        price: f64,
+        levels: (Option<f64>, Option<f64>),
+        magic: u64,
+        comment: &str,
+        time: i64,
+    ) -> Deal {
+        let netted = if self.setup.hedging {
+            None
+        } else {
+            self.positions.iter().position(|p| p.symbol == symbol)
+        };
+        let Some(i) = netted else {
+            return self.open_position(ticket, symbol, side, volume, price, levels, magic, comment, time);
+        };
+        let p = self.positions[i].clone();
+        if p.side == side {
+            let total = p.volume + volume;
+            let deal = Deal {
+                ticket: self.deal_ticket(),
+                order: ticket,
+                position: p.ticket,
+                symbol: symbol.to_owned(),
+                side,
+                entry: DealEntry::In,
+                volume,
+                price,
+                time,
+                profit: 0.0,
+                swap: 0.0,
+                commission: 0.0,
+                magic,
+                comment: comment.to_owned(),
+            };
+            let pos = &mut self.positions[i];
+            pos.open_price = (p.open_price * p.volume + price * volume) / total;
+            pos.volume = (total * 1e8).round() / 1e8;
+            if let Some(sl) = trading::level(levels.0) {
+                pos.stop_loss = Some(sl);
+            }
+            if let Some(tp) = trading::level(levels.1) {
+                pos.take_profit = Some(tp);
+            }
+            push_bounded(&mut self.deals, deal.clone(), MAX_HISTORY);
+            self.trade_event(TransactionKind::DealAdded, Some(deal.clone()), ticket, p.ticket);
+            self.emit(SimEvent::Account);
+            return deal;
+        }
+        let closing = volume.min(p.volume);
+        let closed = self.close_at(m, i, closing, price, time, comment);
+        let rest = ((volume - closing) * 1e8).round() / 1e8;
+        if rest > 1e-9 {
+            return self.open_position(ticket, symbol, side, rest, price, levels, magic, comment, time);
+        }
+        self.deals
+            .iter()
+            .rev()
+            .find(|d| d.ticket == closed.deal)
+            .cloned()
+            .unwrap_or_else(|| Deal {
+                ticket: closed.deal,
+                order: closed.order,
+                position: closed.position,
+                symbol: symbol.to_owned(),
+                side,
+                entry: DealEntry::Out,
+                volume: closing,
+                price,
+                time,
+                profit: 0.0,
+                swap: 0.0,
+                commission: 0.0,
+                magic,
+                comment: comment.to_owned(),
+            })
     }
 
     #[allow(clippy::too_many_arguments, reason = "the fields of one new position")]
@@ -479,25 +603,51 @@ impl Broker {
         deal
     }
 
-    /// Sends an order: a market order fills now, a pending order is placed.
+    /// Sends an order: a market order fills now (against the book's
+    /// liquidity, as its filling policy says), a pending order is placed.
     pub(crate) fn place(&mut self, m: &Market, req: &OrderRequest, now: i64) -> Result<TradeResult, ErrorBody> {
         let (idx, spec) = Self::spec(m, &req.symbol)?;
         let tick = m.tick(idx).ok_or_else(|| no_quote(spec))?;
         trading::validate_order(spec, &tick, &params(req), now).map_err(rejected)?;
-        let volume = trading::round_volume(spec, req.volume);
+        let filling = check_terms(spec, req, now).map_err(rejected)?;
+        let market = req.order_type.is_market();
+        let mut volume = trading::round_volume(spec, req.volume);
         let comment = truncate_comment(&req.comment);
-        let price = if req.order_type.is_market() {
+        let side = req.order_type.side();
+        let price = if market {
             trading::fill_price(req.order_type, &tick)
         } else {
             req.price.unwrap_or_default()
         };
+        let mut partial = false;
+        if market {
+            let available = trading::round_volume(spec, book::liquidity(m.seed, spec, &tick, side == Side::Buy));
+            if volume > available + 1e-9 {
+                match filling {
+                    Some(FillingMode::Ioc | FillingMode::Return) if available > 0.0 => {
+                        volume = available;
+                        partial = true;
+                    }
+                    _ => {
+                        return Err(rejected(Rejection::new(
+                            retcode::REJECTED,
+                            format!(
+                                "fill or kill: {volume} lots of {} cannot be filled at once, the book holds {available} lots",
+                                spec.name
+                            ),
+                        )));
+                    }
+                }
+            }
+        }
         let free = self.account_info(m).free_margin;
-        let margin = self.margin_of(m, &spec.name, volume, price);
+        let margin_price = if market { price } else { entry_price(req) };
+        let margin = self.margin_of(m, &spec.name, volume, margin_price);
         trading::check_free_margin(free, margin, &self.setup.currency).map_err(rejected)?;
         let ticket = self.order_ticket();
-        let side = req.order_type.side();
-        if req.order_type.is_market() {
-            let deal = self.open_position(
+        if market {
+            let deal = self.fill(
+                m,
                 ticket,
                 &spec.name,
                 side,
@@ -517,29 +667,38 @@ impl Broker {
                 state: OrderState::Filled,
                 time_setup: now,
                 time_done: now,
-                position: ticket,
+                position: deal.position,
                 comment,
                 magic: req.magic,
             });
+            let (code, text) = if partial {
+                (retcode::DONE_PARTIAL, "Request executed partially")
+            } else {
+                (retcode::DONE, "Request executed")
+            };
             return Ok(TradeResult {
-                retcode: retcode::DONE.into(),
+                retcode: code.into(),
                 order: ticket,
                 deal: deal.ticket,
-                position: ticket,
+                position: deal.position,
                 volume,
                 price,
-                comment: "Request executed".into(),
+                comment: text.into(),
             });
         }
+        let expiration_mode = req.expiration_mode.unwrap_or_default();
         self.orders.push(PendingOrder {
             ticket,
             symbol: spec.name.clone(),
             order_type: req.order_type,
             volume,
             price,
+            stop_limit_price: req.stop_limit_price.filter(|_| req.order_type.is_stop_limit()),
             stop_loss: trading::level(req.stop_loss),
             take_profit: trading::level(req.take_profit),
             time_setup: now,
+            expiration_mode,
+            expiration: req.expiration.filter(|_| expiration_mode.needs_time()),
             magic: req.magic,
             comment,
         });
@@ -553,6 +712,138 @@ impl Broker {
             price,
             comment: "Order placed".into(),
         })
+    }
+
+    /// Changes a pending order's price, stop-limit price, SL, TP and expiry
+    /// (the whole new state, as MT5's `TRADE_ACTION_MODIFY`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the fields of MqlTradeRequest for TRADE_ACTION_MODIFY"
+    )]
+    pub(crate) fn modify_order(
+        &mut self,
+        m: &Market,
+        ticket: u64,
+        price: f64,
+        stop_limit_price: Option<f64>,
+        stop_loss: Option<f64>,
+        take_profit: Option<f64>,
+        expiration_mode: Option<ExpirationMode>,
+        expiration: Option<i64>,
+        now: i64,
+    ) -> Result<TradeResult, ErrorBody> {
+        let i = self.order_index(ticket)?;
+        let o = self.orders[i].clone();
+        let (idx, spec) = Self::spec(m, &o.symbol)?;
+        let tick = m.tick(idx).ok_or_else(|| no_quote(spec))?;
+        let p = OrderParams {
+            order_type: o.order_type,
+            volume: o.volume,
+            price: Some(price),
+            stop_limit_price,
+            stop_loss,
+            take_profit,
+        };
+        trading::validate_order(spec, &tick, &p, now).map_err(rejected)?;
+        let mode = expiration_mode.unwrap_or_default();
+        trading::check_expiration(spec, mode, expiration, now).map_err(rejected)?;
+        let new = PendingOrder {
+            price,
+            stop_limit_price: stop_limit_price.filter(|_| o.order_type.is_stop_limit()),
+            stop_loss: trading::level(stop_loss),
+            take_profit: trading::level(take_profit),
+            expiration_mode: mode,
+            expiration: expiration.filter(|_| mode.needs_time()),
+            ..o.clone()
+        };
+        if new == o {
+            return Err(rejected(Rejection::new(
+                retcode::NO_CHANGES,
+                format!("order {ticket} already has these price, levels and expiry"),
+            )));
+        }
+        self.orders[i] = new;
+        self.trade_event(TransactionKind::OrderModified, None, ticket, 0);
+        Ok(TradeResult {
+            retcode: retcode::DONE.into(),
+            order: ticket,
+            deal: 0,
+            position: 0,
+            volume: o.volume,
+            price,
+            comment: "Order modified".into(),
+        })
+    }
+
+    /// Closes position `ticket` by the opposite position `by` of the same
+    /// symbol (hedging accounts only, as MT5's `TRADE_ACTION_CLOSE_BY`): the
+    /// smaller volume of the two is closed on both, each at the opening price
+    /// of `by`, so the pair pays no spread; what is left of the larger stays
+    /// open.
+    pub(crate) fn close_by(&mut self, m: &Market, ticket: u64, by: u64, now: i64) -> Result<TradeResult, ErrorBody> {
+        if !self.setup.hedging {
+            return Err(rejected(Rejection::new(
+                retcode::INVALID_REQUEST,
+                "close by needs a hedging account: this netting account holds one position per symbol",
+            )));
+        }
+        if ticket == by {
+            return Err(rejected(Rejection::new(
+                retcode::INVALID_REQUEST,
+                "a position cannot be closed by itself",
+            )));
+        }
+        let a = self.positions[self.position_index(ticket)?].clone();
+        let b = self.positions[self.position_index(by)?].clone();
+        if a.symbol != b.symbol || a.side == b.side {
+            return Err(rejected(Rejection::new(
+                retcode::INVALID_REQUEST,
+                format!(
+                    "close by needs two opposite positions of one symbol: #{ticket} is a {} {} position, #{by} a {} {} one",
+                    a.symbol,
+                    side_word(a.side),
+                    b.symbol,
+                    side_word(b.side)
+                ),
+            )));
+        }
+        let (_, spec) = Self::spec(m, &a.symbol)?;
+        trading::check_market_open(spec, now).map_err(rejected)?;
+        let volume = trading::round_volume(spec, a.volume.min(b.volume));
+        let price = b.open_price;
+        let i = self.position_index(ticket)?;
+        let first = self.close_at(m, i, volume, price, now, &format!("close by #{by}"));
+        let j = self.position_index(by)?;
+        self.close_at(m, j, volume, price, now, &format!("close by #{ticket}"));
+        Ok(TradeResult {
+            comment: format!("Position #{ticket} closed by #{by}"),
+            ..first
+        })
+    }
+
+    fn order_index(&self, ticket: u64) -> Result<usize, ErrorBody> {
+        self.orders
+            .iter()
+            .position(|o| o.ticket == ticket)
+            .ok_or_else(|| ErrorBody::new(codes::NOT_FOUND, format!("no pending order with ticket {ticket}")))
+    }
+
+    /// Removes the pending orders whose expiry is at or before `t`, as
+    /// `expired`, at their expiry instant.
+    pub(crate) fn expire(&mut self, t: i64) {
+        let due: Vec<(PendingOrder, i64)> = self
+            .orders
+            .iter()
+            .filter_map(|o| {
+                trading::expiry_deadline(o.expiration_mode, o.expiration, o.time_setup)
+                    .filter(|d| *d <= t)
+                    .map(|d| (o.clone(), d))
+            })
+            .collect();
+        for (o, at) in due {
+            self.orders.retain(|x| x.ticket != o.ticket);
+            self.finish_order(&o, OrderState::Expired, at, 0);
+        }
     }
 
     fn position_index(&self, ticket: u64) -> Result<usize, ErrorBody> {
@@ -687,11 +978,7 @@ impl Broker {
 
     /// Cancels a pending order.
     pub(crate) fn cancel(&mut self, m: &Market, ticket: u64, now: i64) -> Result<TradeResult, ErrorBody> {
-        let i = self
-            .orders
-            .iter()
-            .position(|o| o.ticket == ticket)
-            .ok_or_else(|| ErrorBody::new(codes::NOT_FOUND, format!("no pending order with ticket {ticket}")))?;
+        let i = self.order_index(ticket)?;
         let (_, spec) = Self::spec(m, &self.orders[i].symbol)?;
         trading::check_market_open(spec, now).map_err(rejected)?;
         let o = self.orders.remove(i);
@@ -822,6 +1109,29 @@ impl Broker {
                 self.close_at(m, i, volume, price, tick.time, why);
             }
         }
+        // A stop-limit order whose stop is reached becomes a limit order at its
+        // stop-limit price (a new ticket, same volume, levels and expiry),
+        // which may then fill on this very quote.
+        let stopped: Vec<PendingOrder> = self
+            .orders
+            .iter()
+            .filter(|o| o.symbol == spec.name && o.order_type.is_stop_limit() && triggers(o, &tick, eps))
+            .cloned()
+            .collect();
+        for o in stopped {
+            self.orders.retain(|x| x.ticket != o.ticket);
+            self.finish_order(&o, OrderState::Filled, tick.time, 0);
+            let ticket = self.order_ticket();
+            self.orders.push(PendingOrder {
+                ticket,
+                order_type: o.order_type.limit_of_stop_limit(),
+                price: o.stop_limit_price.unwrap_or(o.price),
+                stop_limit_price: None,
+                time_setup: tick.time,
+                ..o.clone()
+            });
+            self.trade_event(TransactionKind::OrderAdded, None, ticket, 0);
+        }
         let triggered: Vec<PendingOrder> = self
             .orders
             .iter()
@@ -845,9 +1155,15 @@ impl Broker {
                 self.finish_order(&o, OrderState::Rejected, tick.time, 0);
                 continue;
             }
-            self.finish_order(&o, OrderState::Filled, tick.time, o.ticket);
             let side = o.order_type.side();
-            self.open_position(
+            let netted = if self.setup.hedging {
+                None
+            } else {
+                self.positions.iter().find(|p| p.symbol == o.symbol).map(|p| p.ticket)
+            };
+            self.finish_order(&o, OrderState::Filled, tick.time, netted.unwrap_or(o.ticket));
+            self.fill(
+                m,
                 o.ticket,
                 &o.symbol,
                 side,

@@ -47,12 +47,16 @@ pub(crate) fn execute(
         return Err(trading_disabled(st.permissions));
     }
     let fingerprint = match command {
-        Command::PlaceOrder { .. } | Command::ClosePosition { .. } | Command::ReversePosition { .. } => {
-            serde_json::to_string(&command).unwrap_or_default()
-        }
+        Command::PlaceOrder { .. }
+        | Command::ClosePosition { .. }
+        | Command::ReversePosition { .. }
+        | Command::ModifyOrder { .. }
+        | Command::CloseBy { .. } => serde_json::to_string(&command).unwrap_or_default(),
         _ => String::new(),
     };
-    let State { market, broker, .. } = st;
+    let State {
+        market, broker, books, ..
+    } = st;
     match command {
         Command::AccountInfo => Ok(CommandResult::AccountInfo(broker.account_info(market))),
         Command::Positions { symbol } => Ok(CommandResult::Positions {
@@ -150,6 +154,84 @@ pub(crate) fn execute(
             b.reverse(market, ticket, now)
                 .map(|(close, open)| CommandResult::Reverse { close, open })
         }),
+        Command::ModifyOrder {
+            ticket,
+            price,
+            stop_limit_price,
+            stop_loss,
+            take_profit,
+            expiration_mode,
+            expiration,
+            idempotency_key,
+        } => broker.idempotent("modify_order", idempotency_key.as_deref(), fingerprint, |b| {
+            b.modify_order(
+                market,
+                ticket,
+                price,
+                stop_limit_price,
+                stop_loss,
+                take_profit,
+                expiration_mode,
+                expiration,
+                now,
+            )
+            .map(CommandResult::Trade)
+        }),
+        Command::CloseBy {
+            ticket,
+            ticket_by,
+            idempotency_key,
+        } => broker.idempotent("close_by", idempotency_key.as_deref(), fingerprint, |b| {
+            b.close_by(market, ticket, ticket_by, now).map(CommandResult::Trade)
+        }),
+        Command::MarketBookAdd { symbol }
+        | Command::MarketBookRelease { symbol }
+        | Command::MarketBookGet { symbol }
+            if settings.platform == Platform::MT4 =>
+        {
+            Err(ErrorBody::new(
+                codes::NOT_SUPPORTED,
+                format!("MetaTrader 4 has no depth of market (asked for {symbol})"),
+            ))
+        }
+        Command::MarketBookAdd { symbol } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            let name = market.feeds[idx].spec.name.clone();
+            books.insert(name.clone());
+            Ok(CommandResult::MarketBookSubscription {
+                symbol: name,
+                subscribed: true,
+            })
+        }
+        Command::MarketBookRelease { symbol } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            let name = market.feeds[idx].spec.name.clone();
+            if !books.remove(&name) {
+                return Err(invalid(format!("{name}'s depth of market was not subscribed")));
+            }
+            Ok(CommandResult::MarketBookSubscription {
+                symbol: name,
+                subscribed: false,
+            })
+        }
+        Command::MarketBookGet { symbol } => {
+            let idx = market.index(&symbol).ok_or_else(|| unknown_symbol(&symbol))?;
+            let spec = &market.feeds[idx].spec;
+            if !books.contains(&spec.name) {
+                return Err(invalid(format!(
+                    "subscribe to {}'s depth of market first (market_book_add)",
+                    spec.name
+                )));
+            }
+            let tick = market
+                .tick(idx)
+                .ok_or_else(|| ErrorBody::new(codes::NOT_FOUND, format!("{symbol} has no quote yet")))?;
+            Ok(CommandResult::MarketBook {
+                symbol: spec.name.clone(),
+                time: tick.time,
+                levels: crate::book::levels(market.seed, spec, &tick),
+            })
+        }
         Command::Calendar { from, to, currencies } => {
             if settings.platform == Platform::MT4 {
                 return Err(ErrorBody::new(

@@ -32,6 +32,7 @@
 //! connection, [`AgentSettings::ca_file`]).
 
 mod agent;
+mod book;
 mod broker;
 mod calendar;
 mod clock;
@@ -106,6 +107,10 @@ pub struct SimSettings {
     /// hold still where the replayed data has no bars, e.g. at weekends).
     /// Off by default; meant for demonstrations outside market hours.
     pub always_open: bool,
+    /// A hedging account (on by default): every fill is its own position and
+    /// `close_by` works. Off: a netting account, one position per symbol
+    /// that fills add to, reduce or reverse; `close_by` is refused.
+    pub hedging: bool,
 }
 
 impl SimSettings {
@@ -129,6 +134,7 @@ impl SimSettings {
             tick_interval_ms: 1_000,
             tick_history: 50_000,
             always_open: false,
+            hedging: true,
         }
     }
 
@@ -153,6 +159,8 @@ pub(crate) struct State {
     pub permission_events: Vec<Permissions>,
     /// Instant up to which ticks and rollovers have been processed.
     pub synced_to: UnixMs,
+    /// Symbols whose depth of market is subscribed (`market_book_add`).
+    pub books: std::collections::BTreeSet<String>,
 }
 
 struct Inner {
@@ -221,6 +229,7 @@ impl Simulator {
             currency: settings.currency.clone(),
             leverage: settings.leverage.max(1),
             trade_mode: TradeMode::Demo,
+            hedging: settings.hedging,
         };
         let broker = Broker::new(setup, settings.balance, now);
         let permissions = Permissions {
@@ -233,6 +242,7 @@ impl Simulator {
             permissions,
             permission_events: Vec::new(),
             synced_to: now,
+            books: Default::default(),
         };
         Self {
             inner: Arc::new(Inner {
@@ -459,12 +469,14 @@ fn advance(st: &mut State, now: UnixMs) {
                     st.broker.rollover(&st.market, r);
                 }
             }
+            st.broker.expire(t);
             st.market.apply(idx, q);
             st.broker.on_tick(&st.market, idx);
         }
         while let Some(r) = rollovers.pop() {
             st.broker.rollover(&st.market, r);
         }
+        st.broker.expire(b);
         st.synced_to = b;
     }
 }

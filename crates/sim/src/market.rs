@@ -17,6 +17,8 @@ pub(crate) struct Market {
     prev: Vec<Option<Quote>>,
     history: Vec<VecDeque<Quote>>,
     capacity: usize,
+    /// The simulator's seed (the depth of market is drawn from it).
+    pub seed: u64,
 }
 
 /// What of the market goes into the state snapshot.
@@ -59,6 +61,7 @@ impl Market {
             prev,
             history,
             capacity,
+            seed,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The simulated broker's instruments: contract specifications, trading
 //! sessions and the parameters of their price models.
 
+use tradeterm_core::account::{ExpirationMode, FillingMode};
 use tradeterm_core::market::{MarginMode, SessionWindow, SwapMode, SymbolSpec};
 use tradeterm_core::time::UnixMs;
 
@@ -194,8 +195,18 @@ fn fx(
         margin_mode: MarginMode::Forex,
         margin_rate: 1.0,
         sessions: fx_sessions(),
+        expiration_modes: ALL_EXPIRATIONS.to_vec(),
+        filling_modes: vec![FillingMode::Fok, FillingMode::Ioc],
     }
 }
+
+/// Every expiration mode (the FX symbols and gold allow them all).
+const ALL_EXPIRATIONS: [ExpirationMode; 4] = [
+    ExpirationMode::Gtc,
+    ExpirationMode::Day,
+    ExpirationMode::Specified,
+    ExpirationMode::SpecifiedDay,
+];
 
 /// Every symbol, in the order `symbols` lists them.
 pub(crate) fn all() -> Vec<SymbolDef> {
@@ -262,6 +273,8 @@ pub(crate) fn all() -> Vec<SymbolDef> {
                 margin_mode: MarginMode::CfdLeverage,
                 margin_rate: 1.0,
                 sessions: metal_sessions(),
+                expiration_modes: ALL_EXPIRATIONS.to_vec(),
+                filling_modes: vec![FillingMode::Fok, FillingMode::Ioc],
             },
             spread_points: 25.0,
             source: Source::Model {
@@ -292,6 +305,9 @@ pub(crate) fn all() -> Vec<SymbolDef> {
                 margin_mode: MarginMode::Cfd,
                 margin_rate: 0.05,
                 sessions: index_sessions(),
+                // Like many index CFDs: no SPECIFIED_DAY, fill or kill only.
+                expiration_modes: vec![ExpirationMode::Gtc, ExpirationMode::Day, ExpirationMode::Specified],
+                filling_modes: vec![FillingMode::Fok],
             },
             spread_points: 50.0,
             source: Source::Sp500Daily,

@@ -161,6 +161,10 @@ async fn handshake_requests_garbage_heartbeats_and_reconnect() {
         comment: "agent.test".into(),
         magic: 42,
         idempotency_key: Some("idem-1".into()),
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     };
     send(&mut ws, &request("r1", Command::AccountInfo)).await;
     send(&mut ws, &request("r2", Command::Symbols)).await;
@@ -326,6 +330,10 @@ async fn waits_for_a_gateway_that_is_down_and_retries_after_refusal() {
         comment: String::new(),
         magic: 0,
         idempotency_key: None,
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     };
     send(&mut ws, &request("p", Command::PlaceOrder { order: order.clone() })).await;
     send(&mut ws, &request("c", Command::OrderCheck { order })).await;

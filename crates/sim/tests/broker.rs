@@ -45,6 +45,10 @@ fn order(symbol: &str, order_type: OrderType, volume: f64) -> OrderRequest {
         comment: String::new(),
         magic: 0,
         idempotency_key: None,
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     }
 }
 

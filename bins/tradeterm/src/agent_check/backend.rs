@@ -208,7 +208,7 @@ impl Backend {
             }
             Command::Orders { symbol } => {
                 let mut v = self.rest_tool("get_orders", json!({ "symbol": symbol }), None).await?;
-                iso_fields_each(&mut v["orders"], &["time_setup"])?;
+                iso_fields_each(&mut v["orders"], &["time_setup", "expiration"])?;
                 v["kind"] = json!("orders");
                 conv(v)
             }
@@ -363,6 +363,14 @@ impl Backend {
                 iso_fields_each(&mut events, &["time"])?;
                 conv(json!({ "kind": "calendar", "events": events }))
             }
+            Command::ModifyOrder { .. }
+            | Command::CloseBy { .. }
+            | Command::MarketBookAdd { .. }
+            | Command::MarketBookGet { .. }
+            | Command::MarketBookRelease { .. } => Err(Failure::new(
+                "NOT_IN_REST",
+                format!("`{}` is not mapped to a REST tool", command.name()),
+            )),
         }
     }
 }
@@ -390,6 +398,10 @@ fn order_body(order: &OrderRequest) -> Value {
         "deviation_points": order.deviation_points,
         "comment": order.comment,
         "magic": order.magic,
+        "stop_limit_price": order.stop_limit_price,
+        "expiration_mode": order.expiration_mode,
+        "expiration": order.expiration.map(to_iso),
+        "filling": order.filling,
     })
 }
 

@@ -199,6 +199,10 @@ async fn every_protocol_command_round_trips_to_the_simulator() {
         comment: "v1.2 test...".into(),
         magic: 7,
         idempotency_key: None,
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     };
     match run(Command::OrderCheck { order: order.clone() }).await.unwrap() {
         CommandResult::OrderCheck(c) => {
@@ -259,6 +263,10 @@ async fn trade_commands_round_trip_when_trading_is_allowed() {
         comment: "e2e.test".into(),
         magic: 1,
         idempotency_key: None,
+        stop_limit_price: None,
+        expiration_mode: None,
+        expiration: None,
+        filling: None,
     };
     let trade = match run(Command::PlaceOrder {
         order: order(OrderType::Buy, None),

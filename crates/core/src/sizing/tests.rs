@@ -44,6 +44,8 @@ fn spec(
         margin_mode,
         margin_rate,
         sessions: vec![],
+        expiration_modes: Vec::new(),
+        filling_modes: Vec::new(),
     }
 }
 

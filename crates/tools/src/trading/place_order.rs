@@ -2,7 +2,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tradeterm_core::account::OrderType;
+use tradeterm_core::account::{ExpirationMode, FillingMode, OrderType};
+use tradeterm_core::time::UnixMs;
 use tradeterm_core::trading::{self, OrderParams, check_free_margin, margin_level, risk_at_stop, validate_order};
 use tradeterm_protocol::agent::{OrderRequest, TradeResult};
 use tradeterm_protocol::{Command, CommandResult};
@@ -25,7 +26,8 @@ pub struct PlaceOrderInput {
     /// Instrument, e.g. `EURUSD`.
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
-    /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP` (pending).
+    /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP`,
+    /// `BUY_STOP_LIMIT`, `SELL_STOP_LIMIT` (pending).
     pub order_type: OrderType,
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
     #[schemars(extend("exclusiveMinimum" = 0))]
@@ -52,6 +54,24 @@ pub struct PlaceOrderInput {
     /// Expert magic number.
     #[serde(default)]
     pub magic: Option<u64>,
+    /// Stop-limit orders: price of the limit order placed when `price` (the
+    /// stop) is reached; below the stop for a buy, above it for a sell.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub stop_limit_price: Option<f64>,
+    /// Pending orders: `GTC` (default), `DAY`, `SPECIFIED` (until
+    /// `expiration`) or `SPECIFIED_DAY` (until the end of `expiration`'s
+    /// day); must be one the symbol allows (`get_symbol_info`).
+    #[serde(default)]
+    pub expiration_mode: Option<ExpirationMode>,
+    /// Expiry time (ISO 8601) for `SPECIFIED` and `SPECIFIED_DAY`.
+    #[serde(default, with = "tradeterm_core::time::iso::option")]
+    #[schemars(with = "Option<tradeterm_core::time::iso::Schema>")]
+    pub expiration: Option<UnixMs>,
+    /// Filling policy `FOK`, `IOC` or `RETURN`; by default the first of
+    /// these the symbol allows.
+    #[serde(default)]
+    pub filling: Option<FillingMode>,
     /// `true` (the default) validates and reports the would-be outcome without
     /// touching the account; `false` executes for real.
     #[serde(default)]
@@ -90,6 +110,9 @@ pub struct OrderOutcome {
     pub take_profit: Option<LevelInfo>,
     /// Gain at take profit divided by loss at stop loss.
     pub reward_to_risk: Option<f64>,
+    /// Filling policy sent (the caller's, or the first the symbol allows;
+    /// none when the terminal does not report the symbol's modes).
+    pub filling: Option<FillingMode>,
     /// The terminal's trade result (live only).
     pub trade: Option<TradeResult>,
     /// Remarks (ignored fields, unknown conversions).
@@ -106,6 +129,7 @@ async fn handle(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome
     finite_positive("price", input.price)?;
     finite_positive("stop_loss", input.stop_loss)?;
     finite_positive("take_profit", input.take_profit)?;
+    finite_positive("stop_limit_price", input.stop_limit_price)?;
     let comment = input.comment.clone().unwrap_or_default();
     check_comment(&comment)?;
     let mut notes = Vec::new();
@@ -132,11 +156,29 @@ async fn handle(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome
         } else {
             input.price
         },
+        stop_limit_price: input.stop_limit_price.filter(|_| input.order_type.is_stop_limit()),
         stop_loss: input.stop_loss,
         take_profit: input.take_profit,
     };
+    if input.stop_limit_price.is_some() && !input.order_type.is_stop_limit() {
+        notes.push("`stop_limit_price` is only used by BUY_STOP_LIMIT and SELL_STOP_LIMIT orders".to_owned());
+    }
     // The terminal's clock decides whether the market is open.
     validate_order(&market.spec, &market.tick, &params, market.tick.time)?;
+    let (expiration_mode, expiration) = if input.order_type.is_market() {
+        if input.expiration_mode.is_some() || input.expiration.is_some() {
+            notes.push("an expiration is ignored for market orders".to_owned());
+        }
+        (None, None)
+    } else {
+        let mode = input.expiration_mode.unwrap_or_default();
+        trading::check_expiration(&market.spec, mode, input.expiration, market.tick.time)?;
+        (input.expiration_mode, input.expiration.filter(|_| mode.needs_time()))
+    };
+    let filling = trading::choose_filling(&market.spec, input.filling)?;
+    if filling.is_none() {
+        notes.push("the terminal does not report the symbol's filling modes: it chooses the filling".to_owned());
+    }
     let request = OrderRequest {
         symbol: input.symbol.clone(),
         order_type: input.order_type,
@@ -148,6 +190,10 @@ async fn handle(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome
         comment,
         magic: input.magic.unwrap_or(0),
         idempotency_key: ctx.idempotency_key.clone(),
+        stop_limit_price: params.stop_limit_price,
+        expiration_mode,
+        expiration,
+        filling,
     };
     let check = match ctx.run(Command::OrderCheck { order: request.clone() }).await? {
         CommandResult::OrderCheck(check) => check,
@@ -204,6 +250,7 @@ async fn handle(ctx: ToolContext, input: PlaceOrderInput) -> Result<OrderOutcome
         stop_loss: sl,
         take_profit: tp,
         reward_to_risk,
+        filling,
         trade: None,
         notes,
     };
@@ -231,7 +278,7 @@ pub(super) fn tool() -> Tool {
     spec(
         "place_order",
         "Place an order",
-        "Places a market (BUY/SELL) or pending (BUY_LIMIT, SELL_LIMIT, BUY_STOP, SELL_STOP) order with optional stop loss and take profit. DRY RUN BY DEFAULT: without `\"dry_run\": false` it only validates (volume limits and step, SL/TP side and distance, market open, margin) and reports the would-be fill price, margin, free margin after, and the loss/gain at SL/TP in the account currency. Live execution needs the trade capability and trading enabled on the terminal.",
+        "Places a market (BUY/SELL) or pending (BUY_LIMIT, SELL_LIMIT, BUY_STOP, SELL_STOP, BUY_STOP_LIMIT with stop_limit_price, SELL_STOP_LIMIT) order with optional stop loss and take profit, expiration (GTC, DAY, SPECIFIED, SPECIFIED_DAY) and filling (FOK, IOC, RETURN) as the symbol allows. DRY RUN BY DEFAULT: without `\"dry_run\": false` it only validates (volume limits and step, SL/TP side and distance, stop-limit price, expiration and filling against the symbol, market open, margin) and reports the would-be fill price, margin, free margin after, and the loss/gain at SL/TP in the account currency. Live execution needs the trade capability and trading enabled on the terminal.",
     )
     .build(handle)
 }

@@ -67,6 +67,7 @@ async fn handle(ctx: ToolContext, input: ReversePositionInput) -> Result<Reverse
         order_type: new_type,
         volume: pos.volume,
         price: None,
+        stop_limit_price: None,
         stop_loss: None,
         take_profit: None,
     };
