@@ -92,6 +92,13 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/api/v1/market/depth/{symbol}",
+        tool: "get_market_depth",
+        input: InputFrom::Query,
+        auth: Auth::Bearer,
+    },
+    Route {
+        method: "GET",
         path: "/api/v1/terminals",
         tool: "list_terminals",
         input: InputFrom::Query,
@@ -116,6 +123,22 @@ pub const ROUTES: &[Route] = &[
         path: "/api/v1/orders/{ticket}",
         tool: "cancel_order",
         input: InputFrom::Query,
+        auth: Auth::Bearer,
+    },
+    // PATCH, not PUT: the body is a partial change (absent fields keep the
+    // order's values), not a full replacement of the resource.
+    Route {
+        method: "PATCH",
+        path: "/api/v1/orders/{ticket}",
+        tool: "modify_order",
+        input: InputFrom::Body,
+        auth: Auth::Bearer,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/orders/cancel-all",
+        tool: "cancel_all_orders",
+        input: InputFrom::Body,
         auth: Auth::Bearer,
     },
     Route {
@@ -150,6 +173,20 @@ pub const ROUTES: &[Route] = &[
         method: "POST",
         path: "/api/v1/positions/{ticket}/reverse",
         tool: "reverse_position",
+        input: InputFrom::Body,
+        auth: Auth::Bearer,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/positions/{ticket}/close-by",
+        tool: "close_by",
+        input: InputFrom::Body,
+        auth: Auth::Bearer,
+    },
+    Route {
+        method: "POST",
+        path: "/api/v1/positions/close-all",
+        tool: "close_all_positions",
         input: InputFrom::Body,
         auth: Auth::Bearer,
     },
@@ -808,7 +845,9 @@ async fn call_tool(
         ));
     };
     counted(&req, &state, tool, async |caller| {
-        let input = if body.iter().all(u8::is_ascii_whitespace) {
+        // No body is `{}`; anything else must be a JSON object (whitespace
+        // alone is not JSON, and its schema says so).
+        let input = if body.is_empty() {
             Value::Object(Map::new())
         } else {
             serde_json::from_slice(&body).map_err(|e| RestError::invalid(format!("body is not valid JSON: {e}")))?
@@ -853,7 +892,7 @@ async fn named_run(
     state: &AppState,
 ) -> Result<HttpResponse, RestError> {
     let mut input = match route.input {
-        InputFrom::Body if !body.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice::<Value>(body) {
+        InputFrom::Body if !body.is_empty() => match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(RestError::invalid("the body must be a JSON object")),
             Err(e) => return Err(RestError::invalid(format!("body is not valid JSON: {e}"))),

@@ -113,7 +113,13 @@ pub fn parse_groups(list: &str) -> Result<Vec<ToolGroup>, UnknownGroup> {
 pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
     use ToolGroup::*;
     Some(match tool_name {
-        "get_tick" | "get_symbols" | "get_symbol_spec" | "get_bars" | "get_swap_calendar" | "estimate_fill" => Market,
+        "get_tick"
+        | "get_symbols"
+        | "get_symbol_spec"
+        | "get_bars"
+        | "get_swap_calendar"
+        | "estimate_fill"
+        | "get_market_depth" => Market,
         "get_account_info"
         | "get_positions"
         | "get_position"
@@ -124,7 +130,15 @@ pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
         | "get_state_delta"
         | "get_portfolio_summary"
         | "get_pnl" => Account,
-        "place_order" | "close_position" | "modify_position" | "reverse_position" | "cancel_order" => Trading,
+        "place_order"
+        | "close_position"
+        | "modify_position"
+        | "reverse_position"
+        | "cancel_order"
+        | "modify_order"
+        | "close_by"
+        | "close_all_positions"
+        | "cancel_all_orders" => Trading,
         "get_indicator"
         | "list_indicators"
         | "backtest_strategy"

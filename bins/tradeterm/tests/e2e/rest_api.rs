@@ -319,6 +319,20 @@ async fn dry_runs_validate_and_change_nothing() {
         .await
         .envelope()
         .failure(400, "VALIDATION_ERROR");
+    // Whitespace alone is not JSON either (no body at all is `{}`), on a
+    // named route and on the tool route.
+    for path in ["/api/v1/orders", "/api/v1/tools/get_news"] {
+        let blank = t
+            .api()
+            .request(Method::POST, path)
+            .header("content-type", "application/json")
+            .body("\r");
+        Api::send_request(&format!("POST {path} \\r"), blank)
+            .await
+            .envelope()
+            .failure(400, "VALIDATION_ERROR")
+            .mentions("not valid JSON");
+    }
     // Live call while the terminal's allow-trading input is off.
     let mut live = order.clone();
     live["dry_run"] = json!(false);
