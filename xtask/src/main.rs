@@ -31,6 +31,8 @@
 //!   restarts (`xtask/src/scale.rs`). `cargo xtask test` runs `--short`.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
+//! - `cargo xtask bench events [--short]`: the event pipeline's latency (agent push to SSE client),
+//!   fan-out to 1 000 subscribers and memory per idle subscriber.
 //! - `cargo xtask bench scale [--short]`: agent connections one gateway holds,
 //!   its memory per connection and dispatch latency with them connected.
 
@@ -38,6 +40,7 @@
 
 mod bench;
 mod bench_analytics;
+mod bench_events;
 mod bench_scale;
 mod browser;
 mod inspector;
@@ -69,11 +72,12 @@ fn main() -> ExitCode {
             Some("rest") => bench::rest(),
             Some("analytics") => bench_analytics::analytics(),
             Some("scale") => bench_scale::scale(&args[2..]),
-            _ => Err("usage: cargo xtask bench <rest|analytics|scale [--short]>".into()),
+            Some("events") => bench_events::events(&args[2..]),
+            _ => Err("usage: cargo xtask bench <rest|analytics|scale [--short]|events [--short]>".into()),
         },
         _ => {
             println!(
-                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest|bench analytics|bench scale [--short]>"
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest|bench analytics|bench scale [--short]|bench events [--short]>"
             );
             return if task == "help" {
                 ExitCode::SUCCESS

@@ -37,7 +37,7 @@
 //! phases; the full form 8 terminals and longer phases. The machine's Redis
 //! and PostgreSQL are left running whatever happens.
 
-mod http;
+pub(crate) mod http;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
@@ -561,6 +561,7 @@ impl Cluster {
         self.reachability(report, "every terminal reachable through every API and MCP instance")?;
         self.rate_limit(report)?;
         self.revocation(report)?;
+        self.event_stream(report)?;
         let load = Load::start(self);
         std::thread::sleep(plan.phase);
         self.failover(report, &load)?;
@@ -633,6 +634,97 @@ impl Cluster {
                 "{ok}/{total} (terminal, instance) pairs answered get_tick {}",
                 bad.join(", ")
             ),
+        );
+        Ok(())
+    }
+
+    /// An event stream opened on the first API instance receives the fill
+    /// of a live order placed through the second, for a terminal whose agent
+    /// the second gateway holds (Redis Streams fan-out, docs/events.md).
+    fn event_stream(&self, report: &mut Report) -> Result<()> {
+        use std::io::{Read, Write};
+        let by = self.holders();
+        let Some(t) = by.get("gw2").and_then(|v| v.first()).map(|i| &self.terminals[*i]) else {
+            report.check(
+                false,
+                "an event stream receives another gateway's agent events",
+                "no terminal on gw2".into(),
+            );
+            return Ok(());
+        };
+        let auth = format!("Bearer {}", self.load.api_key);
+        let stream_addr = addr(self.api[0]);
+        let mut s = std::net::TcpStream::connect(&stream_addr).map_err(|e| format!("connect {stream_addr}: {e}"))?;
+        let head = format!(
+            "GET /api/v1/events?terminal_id={}&types=order.filled HTTP/1.1\r\nHost: {stream_addr}\r\nAuthorization: {auth}\r\n\r\n",
+            t.id
+        );
+        s.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(Duration::from_millis(200))).ok();
+        let mut text = String::new();
+        let read_until =
+            |s: &mut std::net::TcpStream, text: &mut String, done: &dyn Fn(&str) -> bool, limit: Duration| {
+                let deadline = Instant::now() + limit;
+                let mut buf = [0u8; 8192];
+                while Instant::now() < deadline && !done(text) {
+                    match s.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+                        Err(_) => {}
+                    }
+                }
+                done(text)
+            };
+        let opened = read_until(
+            &mut s,
+            &mut text,
+            &|t: &str| t.contains("tradeterm event stream"),
+            Duration::from_secs(10),
+        );
+        if !opened {
+            report.check(
+                false,
+                "an event stream receives another gateway's agent events",
+                format!("stream not opened: {text:?}"),
+            );
+            return Ok(());
+        }
+        let api2 = addr(self.api[1]);
+        let body = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false }).to_string();
+        let sent = Instant::now();
+        let r = request(
+            "POST",
+            &api2,
+            "/api/v1/orders",
+            &[("Authorization", &auth), ("X-Terminal-Id", &t.id)],
+            Some(&body),
+            Duration::from_secs(30),
+        )?;
+        let order = r.json()["data"]["trade"]["order"].as_u64().unwrap_or(0);
+        let needle = format!("\"order\":{order},");
+        let got = order != 0
+            && read_until(
+                &mut s,
+                &mut text,
+                &|t: &str| t.contains(&needle),
+                Duration::from_secs(10),
+            );
+        report.check(
+            got,
+            "an event stream on api1 receives the fill of an agent held by gw2 (order placed through api2)",
+            if got {
+                format!(
+                    "order.filled of order {order} {:.0} ms after the order was sent",
+                    sent.elapsed().as_secs_f64() * 1e3
+                )
+            } else {
+                format!(
+                    "order {order} ({} {}): stream received {:?}",
+                    r.status,
+                    r.code(),
+                    text.chars().take(300).collect::<String>()
+                )
+            },
         );
         Ok(())
     }
