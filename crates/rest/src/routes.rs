@@ -480,14 +480,37 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
     ordered
 }
 
+/// Whether the request's segments fit `want`, unless another route names
+/// literally a segment `want` takes as a parameter: a literal path shadows
+/// a parameter (`/api/v1/orders/cancel-all` is not order `cancel-all` of
+/// `/api/v1/orders/{ticket}`), whatever the method.
+fn fits(want: &[Segment], got: &[&str]) -> bool {
+    fits_shape(want, got)
+        && !matchers()
+            .iter()
+            .any(|m| fits_shape(&m.segments, got) && more_specific(&m.segments, want))
+}
+
 /// Whether a request's path segments fit a route's: same count, literals
 /// equal, parameters non-empty.
-fn fits(want: &[Segment], got: &[&str]) -> bool {
+fn fits_shape(want: &[Segment], got: &[&str]) -> bool {
     want.len() == got.len()
         && want.iter().zip(got).all(|(want, got)| match want {
             Segment::Literal(l) => l == got,
             Segment::Param(_) => !got.is_empty(),
         })
+}
+
+/// `a` has a literal wherever `b` has one, and at least one where `b` has a parameter.
+fn more_specific(a: &[Segment], b: &[Segment]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| match b {
+            Segment::Literal(_) => a == b,
+            Segment::Param(_) => true,
+        })
+        && a.iter()
+            .zip(b)
+            .any(|(a, b)| matches!((a, b), (Segment::Literal(_), Segment::Param(_))))
 }
 
 /// `{ "data": <data> }`, serialised straight into the body (the same bytes
@@ -1139,12 +1162,15 @@ mod tests {
 
     #[test]
     fn known_paths_list_their_methods_and_unknown_paths_none() {
-        let cases: [(&str, &[&str]); 16] = [
+        let cases: [(&str, &[&str]); 19] = [
             ("/api/v1/orders", &["GET", "POST"]),
             ("/api/news-guard", &["GET", "PUT", "DELETE"]),
             ("/api/cb-stance", &["GET"]),
             ("/api/v1/journal/abc", &["GET", "PUT", "DELETE"]),
-            ("/api/v1/orders/7", &["DELETE"]),
+            ("/api/v1/orders/7", &["PATCH", "DELETE"]),
+            ("/api/v1/orders/cancel-all", &["POST"]),
+            ("/api/v1/positions/close-all", &["POST"]),
+            ("/api/v1/positions/7/close-by", &["POST"]),
             ("/api/v1/market/tick/US%20500", &["GET"]),
             ("/api/v1/positions/1/close", &["POST"]),
             ("/api/v1/tools/get_tick", &["POST"]),

@@ -113,12 +113,7 @@ pub fn parse_groups(list: &str) -> Result<Vec<ToolGroup>, UnknownGroup> {
 pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
     use ToolGroup::*;
     Some(match tool_name {
-        "get_tick"
-        | "get_symbols"
-        | "get_symbol_spec"
-        | "get_bars"
-        | "get_swap_calendar"
-        | "estimate_fill"
+        "get_tick" | "get_symbols" | "get_symbol_spec" | "get_bars" | "get_swap_calendar" | "estimate_fill"
         | "get_market_depth" => Market,
         "get_account_info"
         | "get_positions"

@@ -1,5 +1,7 @@
 //! Trading tools: `place_order`, `close_position`, `modify_position`,
-//! `reverse_position`, `cancel_order`.
+//! `reverse_position`, `cancel_order`, `modify_order`, `close_by`,
+//! `close_all_positions`, `cancel_all_orders`, and the read-only
+//! `get_market_depth`.
 //!
 //! Every one is a **dry run unless `dry_run` is `false`**. A dry run validates
 //! fully against the symbol's specification, the current quote and the
@@ -18,8 +20,12 @@
 //! [`ABANDONED_CLAIM_MS`]; in both cases an agent that already executed the
 //! request returns its first result instead of executing twice.
 
+mod bulk;
 mod cancel_order;
+mod close_by;
 mod close_position;
+mod market_depth;
+mod modify_order;
 mod modify_position;
 mod place_order;
 mod reverse_position;
@@ -249,5 +255,101 @@ pub(crate) fn tools() -> Vec<Tool> {
         modify_position::tool(),
         reverse_position::tool(),
         cancel_order::tool(),
+        modify_order::tool(),
+        close_by::tool(),
+        bulk::close_all_tool(),
+        bulk::cancel_all_tool(),
+        market_depth::tool(),
     ]
+}
+
+/// Runs a command that came later in protocol version 1 (`modify_order`,
+/// `close_by`, `market_book_*`): an agent that does not implement it answers
+/// `UNKNOWN_COMMAND` (or `NOT_SUPPORTED` when its platform cannot), which is
+/// reported as such instead of as a failed command.
+async fn run_optional(
+    ctx: &ToolContext,
+    command: tradeterm_protocol::Command,
+) -> Result<tradeterm_protocol::CommandResult, ToolError> {
+    use tradeterm_protocol::DispatchError;
+    use tradeterm_protocol::agent::codes;
+    let name = command.name();
+    let terminal = ctx.terminal()?;
+    match ctx
+        .services
+        .dispatch
+        .execute(&ctx.license_id, terminal, command, ctx.timeout)
+        .await
+    {
+        Ok(result) => Ok(result),
+        Err(DispatchError::CommandFailed(body))
+            if body.code == codes::UNKNOWN_COMMAND || body.code == codes::NOT_SUPPORTED =>
+        {
+            Err(ToolError::Dispatch(format!(
+                "not supported by this terminal's agent: it answered `{name}` with {} ({})",
+                body.code, body.message
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Which positions or orders a bulk tool acts on.
+#[derive(Debug, Clone, Default)]
+struct BulkFilter {
+    symbol: Option<String>,
+    side: Option<Side>,
+    magic: Option<u64>,
+}
+
+impl BulkFilter {
+    fn matches(&self, symbol: &str, side: Side, magic: u64) -> bool {
+        self.symbol.as_deref().is_none_or(|s| s.eq_ignore_ascii_case(symbol))
+            && self.side.is_none_or(|x| x == side)
+            && self.magic.is_none_or(|m| m == magic)
+    }
+}
+
+/// What happened to one position or order of a bulk tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// Dry run: it would be closed or cancelled.
+    WouldSucceed,
+    /// Dry run: the preflight says it would fail (`error` says why).
+    WouldFail,
+    /// Closed or cancelled.
+    Done,
+    /// The terminal refused or did not answer (`error` says why).
+    Failed,
+}
+
+/// Why one item of a bulk tool failed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ItemError {
+    /// The error code (`ORDER_REJECTED`, `DISPATCH_ERROR`, ...).
+    pub code: String,
+    /// Trade-server return code of a rejection.
+    pub retcode: Option<String>,
+    /// Explanation.
+    pub message: String,
+}
+
+impl From<&ToolError> for ItemError {
+    fn from(e: &ToolError) -> Self {
+        Self {
+            code: e.code().to_owned(),
+            retcode: match e {
+                ToolError::Rejected { retcode, .. } => Some(retcode.clone()),
+                _ => None,
+            },
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The per-item idempotency key of a bulk call: the caller's key and the
+/// ticket, so that a retried bulk call never closes the same position twice.
+fn item_key(ctx: &ToolContext, ticket: u64) -> Option<String> {
+    ctx.idempotency_key.as_ref().map(|k| format!("{k}:{ticket}"))
 }
