@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_resources;
 mod news_tool;
 mod observability;
+mod order_management;
 mod portfolio_tools;
 mod prop_firm_tools;
 mod rest_api;
