@@ -363,14 +363,74 @@ impl Backend {
                 iso_fields_each(&mut events, &["time"])?;
                 conv(json!({ "kind": "calendar", "events": events }))
             }
-            Command::ModifyOrder { .. }
-            | Command::CloseBy { .. }
-            | Command::MarketBookAdd { .. }
-            | Command::MarketBookGet { .. }
-            | Command::MarketBookRelease { .. } => Err(Failure::new(
-                "NOT_IN_REST",
-                format!("`{}` is not mapped to a REST tool", command.name()),
-            )),
+            Command::ModifyOrder {
+                ticket,
+                price,
+                stop_limit_price,
+                stop_loss,
+                take_profit,
+                expiration_mode,
+                expiration,
+                idempotency_key,
+            } => {
+                // REST: absent keeps a field, 0 removes a level; the protocol: the whole new state.
+                let body = json!({
+                    "ticket": ticket,
+                    "price": price,
+                    "stop_limit_price": stop_limit_price,
+                    "stop_loss": stop_loss.unwrap_or(0.0),
+                    "take_profit": take_profit.unwrap_or(0.0),
+                    "expiration_mode": expiration_mode.unwrap_or_default(),
+                    "expiration": expiration.map(to_iso),
+                    "dry_run": false,
+                });
+                let v = self.rest_tool("modify_order", body, idempotency_key.as_deref()).await?;
+                trade_of(&v["trade"])
+            }
+            Command::CloseBy {
+                ticket,
+                ticket_by,
+                idempotency_key,
+            } => {
+                let body = json!({ "ticket": ticket, "ticket_by": ticket_by, "dry_run": false });
+                let v = self.rest_tool("close_by", body, idempotency_key.as_deref()).await?;
+                trade_of(&v["trade"])
+            }
+            // `get_market_depth` subscribes, reads and (unless kept) releases.
+            Command::MarketBookAdd { symbol } | Command::MarketBookRelease { symbol } => {
+                let keep = matches!(command, Command::MarketBookAdd { .. });
+                let body = json!({ "symbol": symbol, "keep_subscribed": keep });
+                let v = self.rest_tool("get_market_depth", body, None).await?;
+                Ok(CommandResult::MarketBookSubscription {
+                    symbol: v["symbol"].as_str().unwrap_or(symbol).to_owned(),
+                    subscribed: keep,
+                })
+            }
+            Command::MarketBookGet { symbol } => {
+                let v = self
+                    .rest_tool(
+                        "get_market_depth",
+                        json!({ "symbol": symbol, "keep_subscribed": true }),
+                        None,
+                    )
+                    .await?;
+                let time = v["time"]
+                    .as_str()
+                    .map(parse_iso)
+                    .transpose()
+                    .map_err(|e| Failure::new("MALFORMED_RESULT", format!("`time`: {e}")))?
+                    .unwrap_or_default();
+                let level = |side: &str, l: &Value| json!({ "type": side, "price": l["price"], "volume": l["volume"] });
+                let mut levels: Vec<Value> = v["asks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .rev()
+                    .map(|l| level("sell", l))
+                    .collect();
+                levels.extend(v["bids"].as_array().into_iter().flatten().map(|l| level("buy", l)));
+                conv(json!({ "kind": "market_book", "symbol": v["symbol"], "time": time, "levels": levels }))
+            }
         }
     }
 }

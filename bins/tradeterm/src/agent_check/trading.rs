@@ -1,15 +1,19 @@
 //! The `--trading` cycle of the kit (demo accounts only): a market order
 //! with an idempotency key and its re-send, the position and its deal, SL/TP,
 //! a partial close, a reverse, a full close, and a far pending order that is
-//! cancelled. Whatever the cycle opened is closed afterwards, even when a
-//! step failed (best effort).
+//! cancelled; then, when that passed, the commands that came later in
+//! protocol v1 (`modify_order` read back, a stop-limit order read back,
+//! `close_by` where the account hedges, the depth of market): an agent
+//! answering `UNKNOWN_COMMAND` or `NOT_SUPPORTED` to one is reported as
+//! "not supported", which is not a failure. Whatever the cycle opened is
+//! closed afterwards, even when a step failed (best effort).
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use tradeterm_core::account::{DealEntry, OrderType};
+use tradeterm_core::account::{DealEntry, ExpirationMode, OrderType};
 use tradeterm_core::{Deal, PendingOrder, Position, Side, SymbolSpec};
-use tradeterm_protocol::agent::{HistoryOrder, OrderState, TradeResult};
+use tradeterm_protocol::agent::{HistoryOrder, OrderState, TradeResult, codes};
 use tradeterm_protocol::{Command, CommandResult};
 
 use super::{
@@ -64,7 +68,9 @@ pub(super) async fn run(kit: &mut Kit) {
         }
     };
     let mut opened = Opened::default();
-    let _ = cycle(kit, &spec, &mut opened, &before_positions).await;
+    if cycle(kit, &spec, &mut opened, &before_positions).await.is_ok() {
+        order_management(kit, &spec, &mut opened).await;
+    }
     cleanup(kit, &opened, &before_positions, &before_orders).await;
 }
 
@@ -548,4 +554,274 @@ async fn cleanup(kit: &mut Kit, opened: &Opened, before_positions: &BTreeSet<u64
         Err(format!("CLOSE THESE BY HAND: {}", problems.join("; ")))
     };
     kit.push("cleanup", "close_position", v, None);
+}
+
+/// An answer saying the agent lacks a command (or its platform cannot).
+fn unsupported(f: &Failure) -> bool {
+    f.code == codes::UNKNOWN_COMMAND || f.code == codes::NOT_SUPPORTED
+}
+
+fn not_supported(f: &Failure) -> Verdict {
+    Ok(format!("not supported by this agent ({}: {})", f.code, f.message))
+}
+
+/// The later v1 commands, each optional: `modify_order`, a stop-limit
+/// order, `close_by` (hedging accounts), the depth of market.
+async fn order_management(kit: &mut Kit, spec: &SymbolSpec, opened: &mut Opened) {
+    let ask = match kit
+        .call(&Command::Tick {
+            symbol: spec.name.clone(),
+        })
+        .await
+    {
+        Ok(CommandResult::Tick(t)) => t.ask,
+        _ => return,
+    };
+    let min = round_volume(spec, spec.volume_min.max(spec.volume_step));
+    let half_point = spec.point / 2.0;
+    modify_order_step(kit, spec, opened, ask, min, half_point).await;
+    stop_limit_step(kit, spec, opened, ask, min, half_point).await;
+    close_by_step(kit, spec, opened, min).await;
+    depth_step(kit, spec).await;
+}
+
+async fn cancel_kit_order(kit: &mut Kit, opened: &mut Opened, ticket: u64) {
+    if kit.call(&Command::CancelOrder { ticket }).await.is_ok() {
+        opened.orders.remove(&ticket);
+    }
+}
+
+async fn modify_order_step(kit: &mut Kit, spec: &SymbolSpec, opened: &mut Opened, ask: f64, min: f64, tol: f64) {
+    let price = round_price(spec, ask * 0.9);
+    let placed = kit
+        .call(&Command::PlaceOrder {
+            order: kit_order(spec, OrderType::BuyLimit, min, Some(price), Some(key("modify"))),
+        })
+        .await;
+    let ticket = match placed {
+        Ok(CommandResult::Trade(t)) => t.order,
+        Ok(other) => {
+            kit.push("modify_order", "modify_order", Err(wrong_kind("trade", &other)), None);
+            return;
+        }
+        Err(f) => {
+            kit.push(
+                "modify_order",
+                "place_order",
+                Err(format!("placing the order to modify failed: {f}")),
+                None,
+            );
+            return;
+        }
+    };
+    opened.orders.insert(ticket);
+    let new_price = round_price(spec, ask * 0.88);
+    let t = Instant::now();
+    let r = kit
+        .call(&Command::ModifyOrder {
+            ticket,
+            price: new_price,
+            stop_limit_price: None,
+            stop_loss: None,
+            take_profit: None,
+            expiration_mode: Some(ExpirationMode::Gtc),
+            expiration: None,
+            idempotency_key: Some(key("modify-order")),
+        })
+        .await;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let v = match r {
+        Err(f) if unsupported(&f) => not_supported(&f),
+        Err(f) => Err(format!("failed: {f}")),
+        Ok(r) => match as_trade(r, &["done"]) {
+            Err(e) => Err(e),
+            Ok(_) => match orders(kit).await {
+                Err(f) => Err(format!("orders failed: {f}")),
+                Ok(list) => match list.iter().find(|o| o.ticket == ticket) {
+                    None => Err(format!("order {ticket} is not listed after modify_order")),
+                    Some(o) if !approx(o.price, new_price, tol) => Err(format!(
+                        "order {ticket} is at {} after modify_order, expected {new_price}",
+                        o.price
+                    )),
+                    Some(_) => Ok(format!("order {ticket} moved from {price} to {new_price}, read back")),
+                },
+            },
+        },
+    };
+    kit.push(
+        &format!("modify_order {ticket} → {new_price}"),
+        "modify_order",
+        v,
+        Some(&[ms]),
+    );
+    cancel_kit_order(kit, opened, ticket).await;
+}
+
+async fn stop_limit_step(kit: &mut Kit, spec: &SymbolSpec, opened: &mut Opened, ask: f64, min: f64, tol: f64) {
+    let (stop, limit) = (round_price(spec, ask * 1.1), round_price(spec, ask * 1.05));
+    let mut order = kit_order(spec, OrderType::BuyStopLimit, min, Some(stop), Some(key("stop-limit")));
+    order.stop_limit_price = Some(limit);
+    let name = format!("place_order BUY_STOP_LIMIT {min} @ {stop} limit {limit}");
+    let t = Instant::now();
+    let r = kit.call(&Command::PlaceOrder { order }).await;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let v = match r {
+        Err(f) if unsupported(&f) => not_supported(&f),
+        // An agent that predates stop-limit orders refuses the order type.
+        Err(f) if f.code == codes::INVALID_ARGUMENT && f.message.contains("order_type") => not_supported(&f),
+        Err(f) => Err(format!("failed: {f}")),
+        Ok(r) => match as_trade(r, &["placed", "done"]) {
+            Err(e) => Err(e),
+            Ok(t) => {
+                opened.orders.insert(t.order);
+                let v = match orders(kit).await {
+                    Err(f) => Err(format!("orders failed: {f}")),
+                    Ok(list) => match list.iter().find(|o| o.ticket == t.order) {
+                        None => Err(format!("stop-limit order {} is not listed by `orders`", t.order)),
+                        Some(o)
+                            if o.order_type != OrderType::BuyStopLimit
+                                || !approx(o.price, stop, tol)
+                                || !o.stop_limit_price.is_some_and(|l| approx(l, limit, tol)) =>
+                        {
+                            Err(format!(
+                                "order {}: {:?} @ {} limit {:?} instead of BuyStopLimit @ {stop} limit {limit}",
+                                o.ticket, o.order_type, o.price, o.stop_limit_price
+                            ))
+                        }
+                        Some(_) => Ok(format!("order {} listed with its stop-limit price", t.order)),
+                    },
+                };
+                cancel_kit_order(kit, opened, t.order).await;
+                v
+            }
+        },
+    };
+    kit.push(&name, "place_order", v, Some(&[ms]));
+}
+
+async fn close_by_step(kit: &mut Kit, spec: &SymbolSpec, opened: &mut Opened, min: f64) {
+    // A probe no agent can execute: one that lacks the command says so.
+    let probe = kit
+        .call(&Command::CloseBy {
+            ticket: 0,
+            ticket_by: 0,
+            idempotency_key: None,
+        })
+        .await;
+    if let Err(f) = &probe
+        && unsupported(f)
+    {
+        kit.push("close_by", "close_by", not_supported(f), None);
+        return;
+    }
+    let mut tickets = Vec::new();
+    for (side, ty) in [("buy", OrderType::Buy), ("sell", OrderType::Sell)] {
+        match kit
+            .call(&Command::PlaceOrder {
+                order: kit_order(spec, ty, min, None, Some(key(&format!("close-by-{side}")))),
+            })
+            .await
+        {
+            Ok(CommandResult::Trade(t)) => {
+                opened.positions.insert(t.position);
+                tickets.push(t.position);
+            }
+            Ok(other) => {
+                kit.push("close_by", "place_order", Err(wrong_kind("trade", &other)), None);
+                return;
+            }
+            Err(f) => {
+                kit.push(
+                    "close_by",
+                    "place_order",
+                    Err(format!("opening the {side} failed: {f}")),
+                    None,
+                );
+                return;
+            }
+        }
+    }
+    let listed: BTreeSet<u64> = match positions(kit).await {
+        Ok(list) => list.into_iter().map(|p| p.ticket).collect(),
+        Err(f) => {
+            kit.push("close_by", "positions", Err(format!("positions failed: {f}")), None);
+            return;
+        }
+    };
+    let (a, b) = (tickets[0], tickets[1]);
+    if a == b || !listed.contains(&a) || !listed.contains(&b) {
+        kit.push(
+            "close_by",
+            "close_by",
+            Ok("a netting account (the sell netted the buy): close_by does not apply".into()),
+            None,
+        );
+        return;
+    }
+    let t = Instant::now();
+    let r = kit
+        .call(&Command::CloseBy {
+            ticket: a,
+            ticket_by: b,
+            idempotency_key: Some(key("close-by")),
+        })
+        .await;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let v = match r {
+        Err(f) if unsupported(&f) => not_supported(&f),
+        Err(f) => Err(format!("failed: {f}")),
+        Ok(r) => match as_trade(r, &["done"]) {
+            Err(e) => Err(e),
+            Ok(_) => match positions(kit).await {
+                Err(f) => Err(format!("positions failed: {f}")),
+                Ok(list) if list.iter().any(|p| p.ticket == a || p.ticket == b) => {
+                    Err(format!("positions {a} and {b} of equal volume are not both closed"))
+                }
+                Ok(_) => {
+                    opened.positions.remove(&a);
+                    opened.positions.remove(&b);
+                    Ok(format!("position {a} closed by {b}; both gone"))
+                }
+            },
+        },
+    };
+    kit.push(&format!("close_by {a} by {b}"), "close_by", v, Some(&[ms]));
+}
+
+async fn depth_step(kit: &mut Kit, spec: &SymbolSpec) {
+    let symbol = spec.name.clone();
+    match kit.call(&Command::MarketBookAdd { symbol: symbol.clone() }).await {
+        Err(f) if unsupported(&f) => {
+            kit.push("market_book", "market_book_add", not_supported(&f), None);
+            return;
+        }
+        Err(f) => {
+            kit.push("market_book", "market_book_add", Err(format!("failed: {f}")), None);
+            return;
+        }
+        Ok(_) => {}
+    }
+    let t = Instant::now();
+    let r = kit.call(&Command::MarketBookGet { symbol: symbol.clone() }).await;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let v = match r {
+        Err(f) if unsupported(&f) => not_supported(&f),
+        Err(f) => Err(format!("failed: {f}")),
+        Ok(CommandResult::MarketBook { levels, .. }) => {
+            if levels.windows(2).all(|w| w[0].price >= w[1].price) {
+                Ok(format!("{} levels, highest price first", levels.len()))
+            } else {
+                Err("the book is not ordered by price, highest first (as MT5 lists it)".into())
+            }
+        }
+        Ok(other) => Err(wrong_kind("market_book", &other)),
+    };
+    kit.push(&format!("market_book_get {symbol}"), "market_book_get", v, Some(&[ms]));
+    let released = kit.call(&Command::MarketBookRelease { symbol }).await;
+    let v = match released {
+        Ok(CommandResult::MarketBookSubscription { subscribed: false, .. }) => Ok("released".into()),
+        Ok(other) => Err(wrong_kind("market_book_subscription", &other)),
+        Err(f) => Err(format!("failed: {f}")),
+    };
+    kit.push("market_book_release", "market_book_release", v, None);
 }

@@ -286,8 +286,8 @@ async fn run_optional(
             if body.code == codes::UNKNOWN_COMMAND || body.code == codes::NOT_SUPPORTED =>
         {
             Err(ToolError::Dispatch(format!(
-                "not supported by this terminal's agent: it answered `{name}` with {} ({})",
-                body.code, body.message
+                "not supported by this terminal's agent: `{name}` answered {} ({})",
+                body.message, body.code
             )))
         }
         Err(e) => Err(e.into()),
