@@ -77,6 +77,7 @@ TradeDeal = namedtuple(
     "ticket order time time_msc type entry magic position_id reason volume price commission swap "
     "profit fee symbol comment external_id",
 )
+BookInfo = namedtuple("BookInfo", "type price volume volume_dbl")
 TradeRequest = namedtuple(
     "TradeRequest",
     "action magic order symbol volume price stoplimit sl tp deviation type type_filling type_time "
@@ -136,15 +137,17 @@ TRADE_RETCODE_DONE, TRADE_RETCODE_DONE_PARTIAL, TRADE_RETCODE_INVALID = 10009, 1
 TRADE_RETCODE_INVALID_VOLUME, TRADE_RETCODE_INVALID_PRICE, TRADE_RETCODE_INVALID_STOPS = 10014, 10015, 10016
 TRADE_RETCODE_TRADE_DISABLED, TRADE_RETCODE_MARKET_CLOSED, TRADE_RETCODE_NO_MONEY = 10017, 10018, 10019
 TRADE_RETCODE_NO_CHANGES, TRADE_RETCODE_CLIENT_DISABLES_AT = 10025, 10027
-TRADE_RETCODE_INVALID_FILL = 10030
-RES_S_OK, RES_E_FAIL, RES_E_INVALID_PARAMS = 1, -1, -2
+TRADE_RETCODE_INVALID_FILL, TRADE_RETCODE_INVALID_EXPIRATION = 10030, 10022
+BOOK_TYPE_SELL, BOOK_TYPE_BUY, BOOK_TYPE_SELL_MARKET, BOOK_TYPE_BUY_MARKET = 1, 2, 3, 4
+SYMBOL_EXPIRATION_GTC, SYMBOL_EXPIRATION_DAY, SYMBOL_EXPIRATION_SPECIFIED, SYMBOL_EXPIRATION_SPECIFIED_DAY = 1, 2, 4, 8
+RES_S_OK, RES_E_FAIL, RES_E_INVALID_PARAMS, RES_E_NOT_FOUND = 1, -1, -2, -4
 RES_E_INTERNAL_FAIL_CONNECT = -10004
 
 _COMMENTS = {
     10004: "Requote", 10006: "Request rejected", 10008: "Request executed", 10009: "Request executed",
     10013: "Invalid request", 10014: "Invalid volume", 10015: "Invalid price", 10016: "Invalid stops",
     10017: "Trade disabled", 10018: "Market closed", 10019: "No money", 10025: "No changes",
-    10027: "AutoTrading disabled by client", 10030: "Unsupported filling mode",
+    10027: "AutoTrading disabled by client", 10030: "Unsupported filling mode", 10022: "Invalid expiration",
 }
 _REQUEST_FIELDS = set(TradeRequest._fields)
 
@@ -215,6 +218,7 @@ class FakeMT5:
         self.selected = {n: s["select"] for n, s in SYMBOLS.items()}
         self.positions: Dict[int, Dict[str, Any]] = {}
         self.orders: Dict[int, Dict[str, Any]] = {}
+        self.books: set = set()
         self.history_orders: List[Dict[str, Any]] = []
         self.deals: List[Dict[str, Any]] = []
         self._next_order = 1_000_001
@@ -371,7 +375,7 @@ class FakeMT5:
             digits=s["digits"], spread=s["spread"], spread_float=True, trade_calc_mode=SYMBOL_CALC_MODE_FOREX,
             trade_mode=SYMBOL_TRADE_MODE_FULL, trade_stops_level=s["stops"], trade_exemode=s["exemode"],
             swap_mode=SYMBOL_SWAP_MODE_POINTS, swap_rollover3days=3, margin_hedged_use_leg=False,
-            expiration_mode=15, filling_mode=s["filling"], order_mode=127, bid=bid, ask=ask, bidhigh=bid,
+            expiration_mode=s.get("expiration", 15), filling_mode=s["filling"], order_mode=127, bid=bid, ask=ask, bidhigh=bid,
             bidlow=bid, askhigh=ask, asklow=ask, last=0.0, point=point,
             trade_tick_value=self._usd(s["cp"], point * 100_000.0), trade_tick_size=point,
             trade_tick_value_profit=self._usd(s["cp"], point * 100_000.0),
@@ -619,6 +623,36 @@ class FakeMT5:
             return s["filling"] & SYMBOL_FILLING_IOC != 0 or s["filling"] == 0
         return filling == ORDER_FILLING_RETURN
 
+    def _pending_ok(self, name: str, kind: int, price: float, stoplimit: float, r: Dict[str, Any]) -> int:
+        """0 when a pending order of ``kind`` at ``price`` (and ``stoplimit``) with
+        ``r``'s SL, TP, type_time and expiration is acceptable, else the retcode.
+        Stop limits: the stop beyond the market, the limit back towards it
+        (below the stop for a buy, above for a sell); SL/TP from the limit."""
+        bid, ask, _ = self._quote(name)
+        point = 10.0 ** -SYMBOLS[name]["digits"]
+        dist = SYMBOLS[name]["stops"] * point
+        ok = {2: price <= ask - dist, 3: price >= bid + dist, 4: price >= ask + dist, 5: price <= bid - dist,
+              6: price >= ask + dist and 0.0 < stoplimit < price, 7: price <= bid - dist and stoplimit > price}
+        if not ok[kind]:
+            return TRADE_RETCODE_INVALID_PRICE
+        buy = kind in (2, 4, 6)
+        entry = stoplimit if kind in (6, 7) else price
+        if self.invalid_stops and (r["sl"] or r["tp"]):
+            return TRADE_RETCODE_INVALID_STOPS
+        if not self._stops_ok(name, buy, entry, r["sl"], r["tp"]):
+            return TRADE_RETCODE_INVALID_STOPS
+        allowed = SYMBOLS[name].get("expiration", 15)
+        if r["type_time"] not in (0, 1, 2, 3) or not allowed & (1 << r["type_time"]):
+            return TRADE_RETCODE_INVALID_EXPIRATION
+        if r["type_time"] in (ORDER_TIME_SPECIFIED, ORDER_TIME_SPECIFIED_DAY):
+            now = int(self.clock())
+            until = _secs(r["expiration"]) if r["expiration"] else 0
+            if r["type_time"] == ORDER_TIME_SPECIFIED_DAY:
+                until = until - until % 86400 + 86400
+            if until <= now:
+                return TRADE_RETCODE_INVALID_EXPIRATION
+        return 0
+
     def _verdict(self, r: Dict[str, Any], sending: bool) -> Tuple[int, float]:
         """(retcode, margin needed); retcode 0 = acceptable."""
         if sending and (not self.algo_trading or not self.trade_expert):
@@ -632,6 +666,22 @@ class FakeMT5:
             return TRADE_RETCODE_MARKET_CLOSED, 0.0
         if action == TRADE_ACTION_REMOVE:
             return (0 if r["order"] in self.orders else TRADE_RETCODE_INVALID), 0.0
+        if action == TRADE_ACTION_MODIFY:
+            o = self.orders.get(r["order"])
+            if o is None:
+                return TRADE_RETCODE_INVALID, 0.0
+            code = self._pending_ok(o["symbol"], o["type"], float(r["price"]), float(r["stoplimit"]), r)
+            if code:
+                return code, 0.0
+            new = (float(r["price"]), float(r["stoplimit"]), float(r["sl"]), float(r["tp"]), r["type_time"],
+                   _secs(r["expiration"]) if r["expiration"] else 0)
+            old = (o["price_open"], o["price_stoplimit"], o["sl"], o["tp"], o["type_time"], o["time_expiration"])
+            return (TRADE_RETCODE_NO_CHANGES if new == old else 0), 0.0
+        if action == TRADE_ACTION_CLOSE_BY:
+            p, q = self.positions.get(r["position"]), self.positions.get(r["position_by"])
+            if p is None or q is None or p["symbol"] != q["symbol"] or p["type"] == q["type"]:
+                return TRADE_RETCODE_INVALID, 0.0
+            return 0, 0.0
         name = r["symbol"]
         bid, ask, _ = self._quote(name)
         point = 10.0 ** -SYMBOLS[name]["digits"]
@@ -645,11 +695,11 @@ class FakeMT5:
             if (p["sl"], p["tp"]) == (r["sl"], r["tp"]):
                 return TRADE_RETCODE_NO_CHANGES, 0.0
             return 0, 0.0
-        if r["type"] not in (0, 1, 2, 3, 4, 5):
+        if r["type"] not in (0, 1, 2, 3, 4, 5, 6, 7):
             return TRADE_RETCODE_INVALID, 0.0
         if not self._volume_ok(float(r["volume"])):
             return TRADE_RETCODE_INVALID_VOLUME, 0.0
-        buy = r["type"] in (0, 2, 4)
+        buy = r["type"] in (0, 2, 4, 6)
         if action == TRADE_ACTION_DEAL:
             if r["type"] not in (0, 1):
                 return TRADE_RETCODE_INVALID, 0.0
@@ -673,17 +723,14 @@ class FakeMT5:
                 return TRADE_RETCODE_INVALID_STOPS, 0.0
             price = market
         elif action == TRADE_ACTION_PENDING:
-            if r["type"] not in (2, 3, 4, 5):
+            if r["type"] not in (2, 3, 4, 5, 6, 7):
                 return TRADE_RETCODE_INVALID, 0.0
             price = float(r["price"])
-            dist = SYMBOLS[name]["stops"] * point
-            ok = {2: price <= ask - dist, 3: price >= bid + dist, 4: price >= ask + dist, 5: price <= bid - dist}
-            if not ok[r["type"]]:
-                return TRADE_RETCODE_INVALID_PRICE, 0.0
-            if self.invalid_stops and (r["sl"] or r["tp"]):
-                return TRADE_RETCODE_INVALID_STOPS, 0.0
-            if not self._stops_ok(name, buy, price, r["sl"], r["tp"]):
-                return TRADE_RETCODE_INVALID_STOPS, 0.0
+            code = self._pending_ok(name, r["type"], price, float(r["stoplimit"]), r)
+            if code:
+                return code, 0.0
+            if r["type"] in (6, 7):
+                price = float(r["stoplimit"])
         else:
             return TRADE_RETCODE_INVALID, 0.0
         need = self._margin(name, float(r["volume"]), price)
@@ -734,6 +781,64 @@ class FakeMT5:
                 return result(code)
             return self._execute(r, result)
 
+    def _close_by(self, r: Dict[str, Any], result: Any, now_ms: int) -> OrderSendResult:
+        """Both positions lose the smaller volume, each at the opening price of ``position_by``."""
+        p, q = self.positions[r["position"]], self.positions[r["position_by"]]
+        volume = round(min(p["volume"], q["volume"]), 2)
+        price = q["price_open"]
+        ticket = self._order_ticket()
+        first = 0
+        for pos in (p, q):
+            sign = 1.0 if pos["type"] == POSITION_TYPE_BUY else -1.0
+            cp = SYMBOLS[pos["symbol"]]["cp"]
+            profit = round(self._usd(cp, sign * (price - pos["price_open"]) * volume * 100_000.0), 2)
+            self.balance += profit
+            deal = dict(ticket=self._deal_ticket(), order=ticket, time=now_ms // 1000, time_msc=now_ms,
+                        type=DEAL_TYPE_SELL if pos["type"] == POSITION_TYPE_BUY else DEAL_TYPE_BUY,
+                        entry=DEAL_ENTRY_OUT_BY, magic=r["magic"], reason=DEAL_REASON_EXPERT, position_id=pos["ticket"],
+                        volume=volume, price=price, commission=0.0, swap=0.0, fee=0.0, profit=profit,
+                        symbol=pos["symbol"], comment="", external_id="")
+            self.deals.append(deal)
+            first = first or deal["ticket"]
+            pos["volume"] = round(pos["volume"] - volume, 2)
+            if pos["volume"] <= 1e-9:
+                del self.positions[pos["ticket"]]
+        return result(TRADE_RETCODE_DONE, deal=first, order=ticket, volume=volume, price=price)
+
+    # -- depth of market (market_book_add / market_book_get / market_book_release) --
+
+    def market_book_add(self, symbol: str, /) -> bool:
+        if not self._call("market_book_add"):
+            return False
+        if symbol not in SYMBOLS:
+            self._fail(RES_E_NOT_FOUND, "Terminal: Not found")
+            return False
+        self.books.add(symbol)
+        return True
+
+    def market_book_release(self, symbol: str, /) -> bool:
+        if not self._call("market_book_release"):
+            return False
+        if symbol not in self.books:
+            self._fail(RES_E_FAIL, "Terminal: Call failed")
+            return False
+        self.books.discard(symbol)
+        return True
+
+    def market_book_get(self, symbol: str, /) -> Optional[Tuple[BookInfo, ...]]:
+        """Three offers and three bids, one point apart, as MT5 lists them (highest price first)."""
+        if not self._call("market_book_get"):
+            return None
+        if symbol not in self.books:
+            return self._fail(RES_E_FAIL, "Terminal: Call failed")
+        bid, ask, _ = self._quote(symbol)
+        point = 10.0 ** -SYMBOLS[symbol]["digits"]
+        digits = SYMBOLS[symbol]["digits"]
+        sells = [BookInfo(BOOK_TYPE_SELL, round(ask + i * point, digits), 10 * (i + 1), 10.0 * (i + 1))
+                 for i in reversed(range(3))]
+        buys = [BookInfo(BOOK_TYPE_BUY, round(bid - i * point, digits), 5 * (i + 1), 5.0 * (i + 1)) for i in range(3)]
+        return tuple(sells + buys)
+
     def _execute(self, r: Dict[str, Any], result: Any) -> OrderSendResult:
         now_ms = int(self.clock() * 1000)
         action = r["action"]
@@ -741,6 +846,14 @@ class FakeMT5:
             p = self.positions[r["position"]]
             p.update(sl=float(r["sl"]), tp=float(r["tp"]), time_update_msc=now_ms)
             return result(TRADE_RETCODE_DONE)
+        if action == TRADE_ACTION_MODIFY:
+            o = self.orders[r["order"]]
+            o.update(price_open=float(r["price"]), price_stoplimit=float(r["stoplimit"]), sl=float(r["sl"]),
+                     tp=float(r["tp"]), type_time=r["type_time"],
+                     time_expiration=_secs(r["expiration"]) if r["expiration"] else 0)
+            return result(TRADE_RETCODE_DONE, order=o["ticket"], volume=o["volume_current"], price=o["price_open"])
+        if action == TRADE_ACTION_CLOSE_BY:
+            return self._close_by(r, result, now_ms)
         if action == TRADE_ACTION_REMOVE:
             o = self.orders.pop(r["order"])
             self.history_orders.append(dict(o, state=ORDER_STATE_CANCELED, time_done=now_ms // 1000,
@@ -748,7 +861,7 @@ class FakeMT5:
             return result(TRADE_RETCODE_DONE, order=o["ticket"])
         name = r["symbol"]
         bid, ask, _ = self._quote(name)
-        buy = r["type"] in (0, 2, 4)
+        buy = r["type"] in (0, 2, 4, 6)
         ticket = self._order_ticket()
         volume = float(r["volume"])
         order = dict(ticket=ticket, time_setup=now_ms // 1000, time_setup_msc=now_ms, time_done=0, time_done_msc=0,
@@ -756,7 +869,9 @@ class FakeMT5:
                      state=ORDER_STATE_PLACED, magic=r["magic"], position_id=0, position_by_id=0,
                      reason=DEAL_REASON_EXPERT, volume_initial=volume, volume_current=volume,
                      price_open=float(r["price"]), sl=float(r["sl"]), tp=float(r["tp"]), price_current=0.0,
-                     price_stoplimit=0.0, symbol=name, comment=r["comment"], external_id="")
+                     price_stoplimit=float(r["stoplimit"]), symbol=name, comment=r["comment"], external_id="")
+        if action == TRADE_ACTION_PENDING and r["type_time"] in (ORDER_TIME_SPECIFIED, ORDER_TIME_SPECIFIED_DAY):
+            order["time_expiration"] = _secs(r["expiration"])
         if action == TRADE_ACTION_PENDING:
             self.orders[ticket] = order
             return result(TRADE_RETCODE_PLACED, order=ticket, volume=volume, price=float(r["price"]))

@@ -341,3 +341,96 @@ def test_rate_and_tick_records_by_name_or_documented_position() -> None:
     t = ticks[0]
     assert M.tick_record(M.TimeMap(), "EURUSD", t) == M.tick_record(M.TimeMap(), "EURUSD", tuple(t.tolist()))
     assert M.tick_record(M.TimeMap(), "EURUSD", t)["time"] == int(t["time_msc"])
+
+
+def test_stop_limit_orders_expiration_and_filling() -> None:
+    fake, term, ctx = setup()
+    ask = fake.symbol_info_tick("EURUSD").ask
+    stop, limit = round(ask + 0.01, 5), round(ask + 0.005, 5)
+    # The stop-limit price is required, and must lie below a buy stop limit's stop.
+    assert err(term, ctx, {"cmd": "place_order", "order": order(order_type="BUY_STOP_LIMIT", price=stop)}).code == (
+        "INVALID_ARGUMENT")
+    bad = err(term, ctx, {"cmd": "place_order", "order": order(
+        order_type="BUY_STOP_LIMIT", price=stop, stop_limit_price=round(stop + 0.001, 5))})
+    assert bad.retcode == "invalid_price"
+    expiry_ms = (int(fake.clock()) + 3600) * 1000
+    placed = run(term, ctx, {"cmd": "place_order", "order": order(
+        order_type="BUY_STOP_LIMIT", price=stop, stop_limit_price=limit, expiration_mode="SPECIFIED",
+        expiration=expiry_ms, filling="RETURN")})
+    assert placed["retcode"] == "placed"
+    sent = fake.sent[-1]
+    assert (sent["type"], sent["stoplimit"]) == (fake.ORDER_TYPE_BUY_STOP_LIMIT, limit)
+    assert (sent["type_time"], sent["expiration"]) == (fake.ORDER_TIME_SPECIFIED, expiry_ms // 1000)
+    assert sent["type_filling"] == fake.ORDER_FILLING_RETURN
+    (o,) = run(term, ctx, {"cmd": "orders"})["orders"]
+    assert (o["order_type"], o["stop_limit_price"]) == ("BUY_STOP_LIMIT", limit)
+    assert (o["expiration_mode"], o["expiration"]) == ("SPECIFIED", expiry_ms)
+    # An expiry in the past is refused by the terminal.
+    past = err(term, ctx, {"cmd": "place_order", "order": order(
+        order_type="BUY_LIMIT", price=round(ask - 0.01, 5), expiration_mode="SPECIFIED",
+        expiration=(int(fake.clock()) - 60) * 1000)})
+    assert past.retcode == "invalid_expiration"
+    # The symbol's modes in its spec: EURUSD is market execution with IOC only.
+    spec = run(term, ctx, {"cmd": "symbol_spec", "symbol": "EURUSD"})
+    assert spec["filling_modes"] == ["IOC"]
+    assert spec["expiration_modes"] == ["GTC", "DAY", "SPECIFIED", "SPECIFIED_DAY"]
+    assert run(term, ctx, {"cmd": "symbol_spec", "symbol": "USDJPY"})["filling_modes"] == ["FOK", "RETURN"]
+    fok = err(term, ctx, {"cmd": "place_order", "order": order(filling="FOK")})
+    assert fok.retcode == "invalid_fill"
+
+
+def test_modify_order_sends_trade_action_modify_and_reads_back() -> None:
+    fake, term, ctx = setup()
+    bid = fake.symbol_info_tick("EURUSD").bid
+    placed = run(term, ctx, {"cmd": "place_order", "order": order(order_type="BUY_LIMIT", price=round(bid - 0.01, 5))})
+    new = round(bid - 0.02, 5)
+    r = run(term, ctx, {"cmd": "modify_order", "ticket": placed["order"], "price": new,
+                        "stop_loss": round(new - 0.01, 5), "expiration_mode": "DAY"})
+    assert (r["kind"], r["retcode"], r["order"], r["price"]) == ("trade", "done", placed["order"], new)
+    assert fake.sent[-1]["action"] == fake.TRADE_ACTION_MODIFY
+    (o,) = run(term, ctx, {"cmd": "orders"})["orders"]
+    assert (o["price"], o["stop_loss"], o["take_profit"], o["expiration_mode"]) == (
+        new, round(new - 0.01, 5), None, "DAY")
+    same = err(term, ctx, {"cmd": "modify_order", "ticket": placed["order"], "price": new,
+                           "stop_loss": round(new - 0.01, 5), "expiration_mode": "DAY"})
+    assert same.retcode == "no_changes"
+    wrong = err(term, ctx, {"cmd": "modify_order", "ticket": placed["order"], "price": round(bid + 0.01, 5)})
+    assert wrong.retcode == "invalid_price"
+    assert err(term, ctx, {"cmd": "modify_order", "ticket": 999, "price": new}).code == "NOT_FOUND"
+    # order_send with a request it cannot read is None + last_error, never a result.
+    assert fake.order_send({"action": fake.TRADE_ACTION_MODIFY, "order": "x"}) is None
+    assert fake.last_error()[0] == fake.RES_E_INVALID_PARAMS
+
+
+def test_close_by_on_a_hedging_account_and_refused_on_netting() -> None:
+    fake, term, ctx = setup()
+    long = run(term, ctx, {"cmd": "place_order", "order": order(volume=0.3)})
+    short = run(term, ctx, {"cmd": "place_order", "order": order(order_type="SELL", volume=0.1)})
+    r = run(term, ctx, {"cmd": "close_by", "ticket": long["position"], "ticket_by": short["position"]})
+    assert (r["retcode"], r["position"], r["volume"]) == ("done", long["position"], 0.1)
+    assert fake.sent[-1]["action"] == fake.TRADE_ACTION_CLOSE_BY
+    positions = run(term, ctx, {"cmd": "positions"})["positions"]
+    assert [(p["ticket"], p["volume"]) for p in positions] == [(long["position"], 0.2)]
+    assert err(term, ctx, {"cmd": "close_by", "ticket": long["position"], "ticket_by": 999}).code == "NOT_FOUND"
+    netting = FakeMT5()
+    netting.account_info = lambda: fake.account_info()._replace(margin_mode=fake.ACCOUNT_MARGIN_MODE_RETAIL_NETTING)
+    _, nterm, nctx = setup(fake=netting)
+    refused = err(nterm, nctx, {"cmd": "close_by", "ticket": 1, "ticket_by": 2})
+    assert (refused.code, refused.retcode) == ("TRADE_REJECTED", "invalid_request")
+
+
+def test_market_book_add_get_release() -> None:
+    fake, term, ctx = setup()
+    assert err(term, ctx, {"cmd": "market_book_get", "symbol": "EURUSD"}).code == "INTERNAL"
+    assert run(term, ctx, {"cmd": "market_book_add", "symbol": "EURUSD"}) == {
+        "kind": "market_book_subscription", "symbol": "EURUSD", "subscribed": True}
+    book = run(term, ctx, {"cmd": "market_book_get", "symbol": "EURUSD"})
+    assert book["kind"] == "market_book"
+    levels = book["levels"]
+    assert [lv["type"] for lv in levels] == ["sell"] * 3 + ["buy"] * 3
+    assert all(a["price"] > b["price"] for a, b in zip(levels, levels[1:]))
+    tick = fake.symbol_info_tick("EURUSD")
+    assert (levels[2]["price"], levels[3]["price"]) == (tick.ask, tick.bid)
+    assert levels[0]["volume"] == 30.0
+    assert run(term, ctx, {"cmd": "market_book_release", "symbol": "EURUSD"})["subscribed"] is False
+    assert err(term, ctx, {"cmd": "market_book_add", "symbol": "NOPE"}).code == "NOT_FOUND"

@@ -292,6 +292,18 @@ def parse_order(c: Dict[str, Any]) -> Dict[str, Any]:
     comment = o.get("comment") or ""
     if not isinstance(comment, str):
         raise invalid("`comment` must be a string")
+    stop_limit = arg_num(o, "stop_limit_price", required=False)
+    if kind.endswith("_STOP_LIMIT") and (stop_limit is None or stop_limit <= 0.0):
+        raise invalid("`stop_limit_price` is required for %s orders" % kind)
+    expiration_mode = o.get("expiration_mode") or "GTC"
+    if expiration_mode not in M.EXPIRATION_MODES:
+        raise invalid("`expiration_mode` must be one of %s" % ", ".join(M.EXPIRATION_MODES))
+    expiration = arg_int(o, "expiration", required=False)
+    if expiration_mode in ("SPECIFIED", "SPECIFIED_DAY") and not expiration:
+        raise invalid("`expiration` is required for %s" % expiration_mode)
+    filling = o.get("filling")
+    if filling is not None and filling not in M.FILLING_MODES:
+        raise invalid("`filling` must be one of %s" % ", ".join(M.FILLING_MODES))
     return {
         "symbol": arg_str(o, "symbol"),
         "order_type": kind,
@@ -302,6 +314,10 @@ def parse_order(c: Dict[str, Any]) -> Dict[str, Any]:
         "deviation_points": arg_int(o, "deviation_points", required=False),
         "comment": comment,
         "magic": arg_int(o, "magic", required=False) or 0,
+        "stop_limit_price": stop_limit if kind.endswith("_STOP_LIMIT") else None,
+        "expiration_mode": expiration_mode,
+        "expiration": expiration,
+        "filling": filling,
     }
 
 
@@ -332,6 +348,16 @@ def build_request(term: Terminal, ctx: Context, o: Dict[str, Any]) -> Tuple[Dict
         "type_time": const(api, "ORDER_TIME_GTC"),
         "type_filling": M.filling_for(api, s, pending=not market),
     }
+    if o.get("filling"):
+        request["type_filling"] = const(api, "ORDER_FILLING_" + o["filling"])
+    if not market:
+        request["type_time"] = const(api, "ORDER_TIME_" + o.get("expiration_mode", "GTC"))
+        if o.get("expiration") and o.get("expiration_mode") in ("SPECIFIED", "SPECIFIED_DAY"):
+            # MqlTradeRequest.expiration is a datetime: seconds.
+            request["expiration"] = int(o["expiration"]) // 1000
+        if o.get("stop_limit_price"):
+            request["stoplimit"] = float(o["stop_limit_price"])
+            price = float(o["stop_limit_price"])
     return request, price
 
 
@@ -418,8 +444,9 @@ def trade_result(term: Terminal, r: Any, position: Optional[int] = None) -> Dict
     placed = int(r.retcode) == const(api, "TRADE_RETCODE_PLACED")
     deal_ticket = int(M.field(r, "deal", 0) or 0)
     pos = position if position is not None else (0 if placed else position_of_deal(term, deal_ticket))
+    partial = int(r.retcode) == const(api, "TRADE_RETCODE_DONE_PARTIAL")
     return {
-        "retcode": "placed" if placed else "done",
+        "retcode": "placed" if placed else ("done_partial" if partial else "done"),
         "order": int(M.field(r, "order", 0) or 0),
         "deal": deal_ticket,
         "position": pos,
@@ -600,6 +627,132 @@ def cmd_reverse_position(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dic
     return {"kind": "reverse", "close": closed, "open": opened}
 
 
+def cmd_modify_order(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dict[str, Any]:
+    """``TRADE_ACTION_MODIFY``: the order's whole new state (absent SL/TP removes it)."""
+    api = ctx.api
+    ticket = arg_int(c, "ticket")
+    price = arg_num(c, "price")
+    stop_limit = arg_num(c, "stop_limit_price", required=False)
+    sl = arg_num(c, "stop_loss", required=False)
+    tp = arg_num(c, "take_profit", required=False)
+    mode = c.get("expiration_mode") or "GTC"
+    if mode not in M.EXPIRATION_MODES:
+        raise invalid("`expiration_mode` must be one of %s" % ", ".join(M.EXPIRATION_MODES))
+    expiration = arg_int(c, "expiration", required=False)
+    if mode in ("SPECIFIED", "SPECIFIED_DAY") and not expiration:
+        raise invalid("`expiration` is required for %s" % mode)
+    ensure_trading(term, ctx)
+    assert ticket is not None and price is not None
+    found = term.api.orders_get(ticket=ticket)
+    if found is None:
+        down = _ipc_down(term)
+        if down:
+            raise down
+        found = ()
+    if not found:
+        raise AgentError("NOT_FOUND", "no pending order with ticket %d" % ticket)
+    o = found[0]
+    symbol_info(term, ctx, str(o.symbol))
+    request = {
+        "action": const(api, "TRADE_ACTION_MODIFY"),
+        "order": int(ticket),
+        "symbol": str(o.symbol),
+        "price": float(price),
+        "stoplimit": float(stop_limit or 0.0),
+        "sl": float(sl or 0.0),
+        "tp": float(tp or 0.0),
+        "type_time": const(api, "ORDER_TIME_" + mode),
+        "expiration": int(expiration) // 1000 if expiration and mode in ("SPECIFIED", "SPECIFIED_DAY") else 0,
+    }
+    r = send(term, request)
+    if not succeeded(api, r):
+        raise rejected(api, r)
+    return {
+        "kind": "trade",
+        "retcode": "done",
+        "order": int(ticket),
+        "deal": 0,
+        "position": 0,
+        "volume": M.num(M.field(o, "volume_current", 0.0)),
+        "price": float(price),
+        "comment": str(M.field(r, "comment", "") or ""),
+    }
+
+
+def cmd_close_by(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dict[str, Any]:
+    """``TRADE_ACTION_CLOSE_BY`` (hedging accounts): ``position`` closed by ``position_by``."""
+    api = ctx.api
+    ticket = arg_int(c, "ticket")
+    by = arg_int(c, "ticket_by")
+    ensure_trading(term, ctx)
+    assert ticket is not None and by is not None
+    ai = account(term)
+    if int(M.field(ai, "margin_mode", -1)) != const(api, "ACCOUNT_MARGIN_MODE_RETAIL_HEDGING"):
+        raise AgentError(
+            "TRADE_REJECTED",
+            "close by needs a hedging account (ACCOUNT_MARGIN_MODE_RETAIL_HEDGING)",
+            "invalid_request",
+        )
+    p = open_position(term, ticket)
+    open_position(term, by)
+    r = send(
+        term,
+        {
+            "action": const(api, "TRADE_ACTION_CLOSE_BY"),
+            "symbol": str(p.symbol),
+            "position": int(ticket),
+            "position_by": int(by),
+            "magic": int(M.field(p, "magic", 0) or 0),
+        },
+    )
+    if not succeeded(api, r):
+        raise rejected(api, r)
+    return dict(kind="trade", **trade_result(term, r, position=int(ticket)))
+
+
+def _book_symbol(term: Terminal, ctx: Context, c: Dict[str, Any]) -> str:
+    name = arg_str(c, "symbol")
+    symbol_info(term, ctx, name)
+    return name
+
+
+def cmd_market_book_add(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dict[str, Any]:
+    name = _book_symbol(term, ctx, c)
+    if not term.api.market_book_add(name):
+        raise term.failure("market_book_add()")
+    return {"kind": "market_book_subscription", "symbol": name, "subscribed": True}
+
+
+def cmd_market_book_release(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dict[str, Any]:
+    name = _book_symbol(term, ctx, c)
+    if not term.api.market_book_release(name):
+        raise term.failure("market_book_release()")
+    return {"kind": "market_book_subscription", "symbol": name, "subscribed": False}
+
+
+def cmd_market_book_get(term: Terminal, ctx: Context, c: Dict[str, Any]) -> Dict[str, Any]:
+    api = ctx.api
+    name = _book_symbol(term, ctx, c)
+    book = term.api.market_book_get(name)
+    if book is None:
+        raise term.failure("market_book_get()")
+    sides = {
+        const(api, "BOOK_TYPE_SELL"): "sell",
+        const(api, "BOOK_TYPE_BUY"): "buy",
+        const(api, "BOOK_TYPE_SELL_MARKET"): "sell_market",
+        const(api, "BOOK_TYPE_BUY_MARKET"): "buy_market",
+    }
+    levels = []
+    for b in book:
+        side = sides.get(int(b.type))
+        if side is None:
+            continue
+        volume = M.num(M.field(b, "volume_dbl", 0.0)) or M.num(b.volume)
+        levels.append({"type": side, "price": M.num(b.price), "volume": volume})
+    t = current_tick(term, ctx, name)
+    return {"kind": "market_book", "symbol": name, "time": M.msc_or_s(ctx.tm, t, "time"), "levels": levels}
+
+
 HANDLERS: Dict[str, Callable[[Terminal, Context, Dict[str, Any]], Dict[str, Any]]] = {
     "account_info": cmd_account_info,
     "positions": cmd_positions,
@@ -618,10 +771,17 @@ HANDLERS: Dict[str, Callable[[Terminal, Context, Dict[str, Any]], Dict[str, Any]
     "cancel_order": cmd_cancel_order,
     "reverse_position": cmd_reverse_position,
     "calendar": cmd_calendar,
+    "modify_order": cmd_modify_order,
+    "close_by": cmd_close_by,
+    "market_book_add": cmd_market_book_add,
+    "market_book_get": cmd_market_book_get,
+    "market_book_release": cmd_market_book_release,
 }
 
 #: Commands that change the account.
-TRADE_COMMANDS = frozenset(["place_order", "close_position", "modify_position", "cancel_order", "reverse_position"])
+TRADE_COMMANDS = frozenset(
+    ["place_order", "close_position", "modify_position", "cancel_order", "reverse_position", "modify_order", "close_by"]
+)
 
 
 def idempotency_key(command: Dict[str, Any]) -> Optional[str]:
@@ -629,7 +789,7 @@ def idempotency_key(command: Dict[str, Any]) -> Optional[str]:
     if command.get("cmd") == "place_order":
         order = command.get("order")
         return order.get("idempotency_key") if isinstance(order, dict) else None
-    if command.get("cmd") in ("close_position", "reverse_position"):
+    if command.get("cmd") in ("close_position", "reverse_position", "modify_order", "close_by"):
         return command.get("idempotency_key")
     return None
 

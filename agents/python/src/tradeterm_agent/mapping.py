@@ -20,7 +20,11 @@ from .constants import const
 
 TIMEFRAMES = ("M1", "M5", "M15", "M30", "H1", "H4", "D1", "W1", "MN1")
 
-ORDER_TYPES = ("BUY", "SELL", "BUY_LIMIT", "SELL_LIMIT", "BUY_STOP", "SELL_STOP")
+ORDER_TYPES = ("BUY", "SELL", "BUY_LIMIT", "SELL_LIMIT", "BUY_STOP", "SELL_STOP", "BUY_STOP_LIMIT", "SELL_STOP_LIMIT")
+#: Protocol expiration modes, in ``ORDER_TIME_*`` order (``SYMBOL_EXPIRATION_*`` flags 1, 2, 4, 8).
+EXPIRATION_MODES = ("GTC", "DAY", "SPECIFIED", "SPECIFIED_DAY")
+#: Protocol filling policies.
+FILLING_MODES = ("FOK", "IOC", "RETURN")
 
 
 class TimeMap:
@@ -146,7 +150,7 @@ def position(api: Any, tm: TimeMap, p: Any) -> Dict[str, Any]:
 
 
 def order_type_name(api: Any, t: Any) -> Optional[str]:
-    """``ORDER_TYPE_*`` → protocol name; ``None`` for types the protocol lacks (stop-limit, close-by)."""
+    """``ORDER_TYPE_*`` → protocol name; ``None`` for types the protocol lacks (close-by)."""
     for name in ORDER_TYPES:
         if int(t) == const(api, "ORDER_TYPE_" + name):
             return name
@@ -174,7 +178,47 @@ def pending_order(api: Any, tm: TimeMap, o: Any) -> Optional[Dict[str, Any]]:
         "time_setup": msc_or_s(tm, o, "time_setup"),
         "magic": int(field(o, "magic", 0) or 0),
         "comment": str(field(o, "comment", "") or ""),
+        "stop_limit_price": level(field(o, "price_stoplimit", 0.0)) if kind.endswith("_STOP_LIMIT") else None,
+        "expiration_mode": expiration_name(api, field(o, "type_time", 0)),
+        "expiration": expiration_ms(api, o),
     }
+
+
+def expiration_name(api: Any, type_time: Any) -> str:
+    """``ORDER_TIME_*`` → protocol expiration mode (``GTC`` for an unknown one)."""
+    for name in EXPIRATION_MODES:
+        if int(type_time or 0) == const(api, "ORDER_TIME_" + name):
+            return name
+    return "GTC"
+
+
+def expiration_ms(api: Any, o: Any) -> Optional[int]:
+    """The expiry of a ``SPECIFIED`` / ``SPECIFIED_DAY`` order, unix ms (``time_expiration`` is seconds)."""
+    if expiration_name(api, field(o, "type_time", 0)) not in ("SPECIFIED", "SPECIFIED_DAY"):
+        return None
+    t = int(field(o, "time_expiration", 0) or 0)
+    return t * 1000 if t > 0 else None
+
+
+def expiration_modes(s: Any) -> List[str]:
+    """``SYMBOL_EXPIRATION_MODE`` flags (GTC 1, DAY 2, SPECIFIED 4, SPECIFIED_DAY 8) → protocol names."""
+    bits = int(field(s, "expiration_mode", 0) or 0)
+    return [name for i, name in enumerate(EXPIRATION_MODES) if bits & (1 << i)]
+
+
+def filling_modes(api: Any, s: Any) -> List[str]:
+    """``SYMBOL_FILLING_MODE`` flags (FOK 1, IOC 2) → protocol names, with RETURN
+    unless the symbol is in market execution (``SYMBOL_TRADE_EXECUTION_MARKET``),
+    where MT5 does not allow it."""
+    bits = int(field(s, "filling_mode", 0) or 0)
+    out = []
+    if bits & const(api, "SYMBOL_FILLING_FOK"):
+        out.append("FOK")
+    if bits & const(api, "SYMBOL_FILLING_IOC"):
+        out.append("IOC")
+    if int(field(s, "trade_exemode", -1)) != const(api, "SYMBOL_TRADE_EXECUTION_MARKET"):
+        out.append("RETURN")
+    return out
 
 
 def history_order(api: Any, tm: TimeMap, o: Any) -> Optional[Dict[str, Any]]:
@@ -373,6 +417,8 @@ def symbol_spec(api: Any, s: Any, account_currency: str) -> Dict[str, Any]:
         "margin_mode": margin_mode(api, field(s, "trade_calc_mode", 0)),
         "margin_rate": 1.0,
         "sessions": [],
+        "expiration_modes": expiration_modes(s),
+        "filling_modes": filling_modes(api, s),
     }
 
 

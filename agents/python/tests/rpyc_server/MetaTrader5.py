@@ -56,7 +56,7 @@ def _structseq(nt: Any) -> Any:
 
 _RECORDS = {}
 for _nt in (_f.AccountInfo, _f.TerminalInfo, _f.SymbolInfo, _f.Tick, _f.TradePosition, _f.TradeOrder,
-            _f.TradeDeal, _f.TradeRequest, _f.OrderCheckResult, _f.OrderSendResult):
+            _f.TradeDeal, _f.TradeRequest, _f.OrderCheckResult, _f.OrderSendResult, _f.BookInfo):
     _RECORDS[_nt] = globals()[_nt.__name__] = _structseq(_nt)
 
 
@@ -99,7 +99,7 @@ for _name in ("initialize", "login", "shutdown", "version", "last_error", "termi
               "copy_rates_from", "copy_rates_from_pos", "copy_rates_range", "copy_ticks_from", "copy_ticks_range",
               "positions_total", "positions_get", "orders_total", "orders_get", "history_deals_total",
               "history_deals_get", "history_orders_total", "history_orders_get", "order_calc_margin",
-              "order_check", "order_send"):
+              "order_check", "order_send", "market_book_add", "market_book_get", "market_book_release"):
     globals()[_name] = _strict(_name)
 
 
