@@ -929,6 +929,59 @@ mod tests {
     }
 
     #[test]
+    fn stop_limits_expirations_and_fillings_follow_the_symbol() {
+        use crate::account::{ExpirationMode as E, FillingMode as F};
+        let mut s = eurusd();
+        let t = tick(1.10000, 1.10010);
+        let now = wed_noon();
+        let sl = |price: f64, limit: Option<f64>| OrderParams {
+            order_type: OrderType::BuyStopLimit,
+            volume: 0.1,
+            price: Some(price),
+            stop_limit_price: limit,
+            stop_loss: None,
+            take_profit: None,
+        };
+        assert!(validate_order(&s, &t, &sl(1.10100, Some(1.10050)), now).is_ok());
+        for bad in [
+            sl(1.10100, None),
+            sl(1.10100, Some(1.10150)),
+            sl(1.10000, Some(1.09950)),
+        ] {
+            assert_eq!(
+                validate_order(&s, &t, &bad, now).unwrap_err().retcode,
+                retcode::INVALID_PRICE
+            );
+        }
+        // Empty lists (an older agent) allow everything; the filling is then the agent's.
+        assert!(check_expiration(&s, E::SpecifiedDay, Some(now), now).is_ok());
+        assert_eq!(choose_filling(&s, None), Ok(None));
+        s.expiration_modes = vec![E::Gtc, E::Specified];
+        s.filling_modes = vec![F::Ioc, F::Return];
+        assert_eq!(
+            check_expiration(&s, E::Day, None, now).unwrap_err().retcode,
+            retcode::INVALID_EXPIRATION
+        );
+        assert!(check_expiration(&s, E::Specified, Some(now + 1), now).is_ok());
+        assert!(
+            check_expiration(&s, E::Specified, Some(now), now).is_err(),
+            "not after now"
+        );
+        assert!(check_expiration(&s, E::Specified, None, now).is_err());
+        assert_eq!(choose_filling(&s, None), Ok(Some(F::Ioc)), "FOK first, but not allowed");
+        assert_eq!(
+            choose_filling(&s, Some(F::Fok)).unwrap_err().retcode,
+            retcode::INVALID_FILL
+        );
+        assert_eq!(expiry_deadline(E::Day, None, now), Some(day_start(now) + DAY_MS));
+        assert_eq!(
+            expiry_deadline(E::SpecifiedDay, Some(now + 5), now),
+            Some(day_start(now) + DAY_MS)
+        );
+        assert_eq!(expiry_deadline(E::Gtc, Some(now), now), None);
+    }
+
+    #[test]
     fn volume_limits_and_step() {
         let s = eurusd();
         assert!(check_volume(&s, 0.01).is_ok());
