@@ -48,7 +48,10 @@ fn admin(data: &std::path::Path, args: &[&str]) -> Result<Value> {
         .output()
         .map_err(|e| format!("tradeterm admin: {e}"))?;
     if !out.status.success() {
-        return Err(format!("tradeterm admin {args:?}: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "tradeterm admin {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("tradeterm admin output: {e}"))
 }
@@ -69,7 +72,14 @@ impl Agent {
             "permissions": { "allow_trading": false, "automated_trading": false },
             "agent": { "name": "bench-agent", "version": "1" },
         });
-        let r = request("POST", gw, "/agent/v1/poll/open", &[], Some(&hello.to_string()), Duration::from_secs(10))?;
+        let r = request(
+            "POST",
+            gw,
+            "/agent/v1/poll/open",
+            &[],
+            Some(&hello.to_string()),
+            Duration::from_secs(10),
+        )?;
         let session = r.json()["session"].as_str().unwrap_or_default().to_owned();
         if r.status != 200 || session.is_empty() {
             return Err(format!("poll open: {} {}", r.status, r.body));
@@ -122,7 +132,10 @@ impl Stream {
         s.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
         let mut stream = Self { s, text: String::new() };
         if !stream.until(|t| t.contains("tradeterm event stream"), Duration::from_secs(10)) {
-            return Err(format!("stream not opened: {:?}", stream.text.chars().take(200).collect::<String>()));
+            return Err(format!(
+                "stream not opened: {:?}",
+                stream.text.chars().take(200).collect::<String>()
+            ));
         }
         if !stream.text.starts_with("HTTP/1.1 200") {
             return Err(format!("stream refused: {:?}", stream.text.lines().next()));
@@ -238,14 +251,21 @@ pub fn events(args: &[String]) -> Result<()> {
     let per_license = if short { 20 } else { STREAMS_PER_LICENSE };
     let mut licenses = Vec::new();
     for n in 0..SUBSCRIBER_LICENSES {
-        let l = admin(&data, &["create-license", "--name", &format!("fan{n}"), "--tier", "enterprise"])?;
+        let l = admin(
+            &data,
+            &["create-license", "--name", &format!("fan{n}"), "--tier", "enterprise"],
+        )?;
         let id = l["license"]["id"].as_str().unwrap_or_default().to_owned();
         let k = admin(&data, &["create-api-key", "--license", &id, "--label", "bench"])?["api_key"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
         let t = admin(&data, &["create-terminal", "--license", &id, "--name", "fan"])?;
-        let agent = Agent::open(&gw, t["terminal_key"].as_str().unwrap_or_default(), &format!("bench-fan-{n}"))?;
+        let agent = Agent::open(
+            &gw,
+            t["terminal_key"].as_str().unwrap_or_default(),
+            &format!("bench-fan-{n}"),
+        )?;
         licenses.push((k, agent));
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -272,7 +292,10 @@ pub fn events(args: &[String]) -> Result<()> {
             let done = done.clone();
             std::thread::spawn(move || {
                 s.text.clear();
-                let ok = s.until(|t| t.matches("event: deal.added").count() >= burst, Duration::from_secs(120));
+                let ok = s.until(
+                    |t| t.matches("event: deal.added").count() >= burst,
+                    Duration::from_secs(120),
+                );
                 done.fetch_add(usize::from(ok), Ordering::SeqCst);
                 (ok, Instant::now())
             })
@@ -301,7 +324,10 @@ pub fn events(args: &[String]) -> Result<()> {
     drop(procs);
     let _ = std::fs::remove_dir_all(&data);
     if complete != subscribers {
-        return Err(format!("{} subscribers did not receive every event", subscribers - complete));
+        return Err(format!(
+            "{} subscribers did not receive every event",
+            subscribers - complete
+        ));
     }
     Ok(())
 }
