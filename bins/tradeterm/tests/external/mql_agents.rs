@@ -249,6 +249,7 @@ impl Node {
             .args(["--allow-trading", "--symbols", "EURUSD,GBPUSD,USDJPY"])
             .args(extra)
             .env("MQL_FILES_DIR", home.join("files"))
+            .env("MQL_COMMON_DIR", home.join("common"))
             .env("MQL_DATA_PATH", format!("C:\\harness\\{name}"))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
