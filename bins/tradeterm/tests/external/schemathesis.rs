@@ -52,6 +52,8 @@ use crate::harness::{Options, spawn};
 /// The operations placing an order: a schema-valid order may be refused
 /// on the broker's live data (422 `ORDER_REJECTED`).
 const ORDER_OPERATIONS: &[&str] = &["POST /api/v1/orders", "POST /api/v1/tools/place_order"];
+/// The event stream (Server-Sent Events, open until the client leaves).
+const EVENTS_OPERATION: &str = "GET /api/v1/events";
 /// What "schema-valid request accepted" (`positive_data_acceptance`)
 /// expects of [`ORDER_OPERATIONS`]: schemathesis's default list, plus 422.
 const ORDER_ACCEPTED_STATUSES: &[&str] = &["2xx", "3xx", "401", "403", "404", "409", "429", "5xx", "422"];
@@ -106,6 +108,14 @@ async fn schemathesis_finds_no_failure() {
             "\n[[operations]]\ninclude-name = [{}]\nchecks.positive_data_acceptance.expected-statuses = [{}]\n",
             quoted(ORDER_OPERATIONS),
             quoted(ORDER_ACCEPTED_STATUSES)
+        ));
+        // The event stream never ends by itself: schemathesis reads it until
+        // its request timeout (or 20 events). A stream filtered to events
+        // that do not happen would hold each case for the whole timeout
+        // (60 s), so its cases read for 2 s at most, and fewer of them.
+        text.push_str(&format!(
+            "\n[[operations]]\ninclude-name = [{:?}]\nrequest-timeout = 2\nmax-stream-events = 5\ngeneration.max-examples = 25\n",
+            EVENTS_OPERATION
         ));
     }
     std::fs::write(&config, text).unwrap();
