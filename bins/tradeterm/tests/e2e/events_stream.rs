@@ -155,28 +155,34 @@ fn id_of(e: &Sse) -> tradeterm_events::EventId {
     e.id.as_deref().expect("a durable event has an id").parse().unwrap()
 }
 
+/// The stack with one simulated terminal whose allow-trading input is on.
+async fn one_trading_terminal() -> TestStack {
+    spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        ..Options::default()
+    })
+    .await
+}
+
+/// A live market buy of EURUSD.
+fn live_buy(volume: f64) -> Value {
+    json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": volume, "dry_run": false })
+}
+
 async fn live_order(api: &Api, body: Value) -> Value {
     api.place_order(&body).await.data()
 }
 
 #[tokio::test]
 async fn trades_reach_an_open_stream_and_a_resumed_stream_gets_each_event_once() {
-    let t = spawn(Options {
-        sims: 1,
-        allow_trading: true,
-        ..Options::default()
-    })
-    .await;
+    let t = one_trading_terminal().await;
     let terminal = t.terminal(0).to_owned();
     let api = t.api().on(&terminal);
     let mut stream = open_ok(&t.api(), &format!("?terminal_id={terminal}"), None).await;
 
     // Open: the fill, then the position.
-    let open_trade = live_order(
-        &api,
-        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false }),
-    )
-    .await;
+    let open_trade = live_order(&api, live_buy(0.1)).await;
     let position = open_trade["trade"]["position"].as_u64().unwrap();
     let opened = stream.until("position.opened").await;
     assert_eq!(kinds(&opened), ["deal.added", "order.filled", "position.opened"]);
@@ -279,23 +285,14 @@ async fn trades_reach_an_open_stream_and_a_resumed_stream_gets_each_event_once()
 
 #[tokio::test]
 async fn another_license_sees_nothing_and_bad_requests_change_nothing() {
-    let t = spawn(Options {
-        sims: 1,
-        allow_trading: true,
-        ..Options::default()
-    })
-    .await;
+    let t = one_trading_terminal().await;
     let terminal = t.terminal(0).to_owned();
     let (_, other_key) = t.other_license(tradeterm_store::Tier::Pro).await;
     let other = t.api_as(&other_key);
     // From the start of its log, and live.
     let mut theirs = open_ok(&other, "?after=0-0", None).await;
     let mut mine = open_ok(&t.api(), "", None).await;
-    let trade = live_order(
-        &t.api().on(&terminal),
-        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false }),
-    )
-    .await;
+    let trade = live_order(&t.api().on(&terminal), live_buy(0.1)).await;
     assert!(trade["trade"]["position"].is_u64());
     mine.until("position.opened").await;
     if let Err(e) = theirs.stays_quiet(Duration::from_millis(700)).await {
@@ -483,11 +480,7 @@ async fn a_stream_on_a_second_api_instance_receives_the_first_instance_s_agent_e
     // Give the second instance's subscription to the event channel time to
     // come up: a stream opened before it still gets everything (it reads
     // the log when the subscription comes up), so this only keeps the test short.
-    let trade = live_order(
-        &t.api().on(&terminal),
-        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false }),
-    )
-    .await;
+    let trade = live_order(&t.api().on(&terminal), live_buy(0.1)).await;
     let position = trade["trade"]["position"].as_u64().unwrap();
     let opened = stream.until("position.opened").await;
     assert_eq!(opened.last().unwrap().data["data"]["position"].as_u64(), Some(position));
@@ -567,19 +560,10 @@ async fn alerts_and_equity_guard_breaches_reach_the_stream() {
 #[tokio::test]
 async fn the_events_command_prints_the_stream_and_resumes_where_it_stopped() {
     use tradeterm::events_cli::{Ended, EventsArgs, run};
-    let t = spawn(Options {
-        sims: 1,
-        allow_trading: true,
-        ..Options::default()
-    })
-    .await;
+    let t = one_trading_terminal().await;
     let terminal = t.terminal(0).to_owned();
     let api = t.api().on(&terminal);
-    let trade = live_order(
-        &api,
-        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.1, "dry_run": false }),
-    )
-    .await;
+    let trade = live_order(&api, live_buy(0.1)).await;
     let position = trade["trade"]["position"].as_u64().unwrap();
     api.close_position(position, &json!({ "dry_run": false })).await.data();
     let args = EventsArgs {
@@ -636,12 +620,7 @@ async fn the_events_command_prints_the_stream_and_resumes_where_it_stopped() {
 
 #[tokio::test]
 async fn a_live_order_the_checks_refuse_is_an_order_rejected_event_and_a_dry_run_is_not() {
-    let t = spawn(Options {
-        sims: 1,
-        allow_trading: true,
-        ..Options::default()
-    })
-    .await;
+    let t = one_trading_terminal().await;
     let terminal = t.terminal(0).to_owned();
     let api = t.api().on(&terminal);
     let mut stream = open_ok(&t.api(), "?types=order.rejected", None).await;
