@@ -81,6 +81,7 @@ pub mod indicators;
 pub mod levels;
 pub mod license;
 pub mod macro_context;
+pub mod managed;
 pub mod market;
 pub mod orderflow;
 pub mod patterns;
