@@ -726,6 +726,8 @@ bool TtOrderArgs(TtJson &j, const int o, string &symbol, string &type, double &v
    if(!TtSymbolArg(j, o, symbol, err))
       return false;
    type = j.GetStr(o, "order_type", "");
+   if(TtIsStopLimitType(type))
+      return TtFail(err, TT_NOT_SUPPORTED, "MT4 has no stop-limit orders (" + type + "); use BUY_STOP/SELL_STOP or a limit order");
    if(!TtIsOrderType(type))
       return TtFail(err, TT_INVALID_ARGUMENT, "`order_type` must be BUY, SELL, BUY_LIMIT, SELL_LIMIT, BUY_STOP or SELL_STOP");
    if(!j.Has(o, "volume"))
@@ -745,6 +747,24 @@ bool TtOrderArgs(TtJson &j, const int o, string &symbol, string &type, double &v
      }
    sl = NormalizeDouble(j.GetNum(o, "stop_loss", 0), digits);
    tp = NormalizeDouble(j.GetNum(o, "take_profit", 0), digits);
+   return true;
+  }
+
+// `expiration_mode`/`expiration` as MT4's one expiration time (server
+// time, 0 = none): GTC and SPECIFIED only, MT4 has no DAY modes.
+bool TtExpiration4(TtJson &j, const int o, datetime &expiration, TtErr &err)
+  {
+   expiration = 0;
+   string mode = j.GetStr(o, "expiration_mode", "");
+   if(mode == "" || mode == "GTC")
+      return true;
+   if(!TtIsExpirationMode(mode))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`expiration_mode` must be GTC, DAY, SPECIFIED or SPECIFIED_DAY");
+   if(mode != "SPECIFIED")
+      return TtReject(err, "invalid_expiration", "MT4 pending orders expire at a given time only (GTC or SPECIFIED), not " + mode);
+   if(!j.Has(o, "expiration") || j.GetLong(o, "expiration", 0) <= 0)
+      return TtFail(err, TT_INVALID_ARGUMENT, "`expiration` (unix ms) is required for SPECIFIED");
+   expiration = TtServerTime(j.GetLong(o, "expiration", 0));
    return true;
   }
 
@@ -845,10 +865,10 @@ string TtTradeJson(const string retcode, const long order, const long deal, cons
   }
 
 bool TtOpen4(const string symbol, const string type, const double volume, const double price, const double sl, const double tp,
-             const int slippage, const long magic, const string comment, string &trade, TtErr &err)
+             const int slippage, const long magic, const string comment, const datetime expiration, string &trade, TtErr &err)
   {
    ResetLastError();
-   int ticket = OrderSend(symbol, TtOp(type), volume, price, slippage, sl, tp, comment, (int)magic, 0, clrNONE);
+   int ticket = OrderSend(symbol, TtOp(type), volume, price, slippage, sl, tp, comment, (int)magic, expiration, clrNONE);
    if(ticket < 0)
       return TtMt4Fail(err, "OrderSend");
    if(!OrderSelect(ticket, SELECT_BY_TICKET))
@@ -874,7 +894,10 @@ bool TtPlace(TtJson &j, const int o, string &trade, TtErr &err)
    if(magic == 0)
       magic = g_ttMagic;
    int slippage = (int)j.GetLong(o, "deviation_points", g_ttDeviation);
-   return TtOpen4(symbol, type, volume, price, sl, tp, slippage, magic, j.GetStr(o, "comment", ""), trade, err);
+   datetime expiration = 0;
+   if(type != "BUY" && type != "SELL" && !TtExpiration4(j, o, expiration, err))
+      return false;
+   return TtOpen4(symbol, type, volume, price, sl, tp, slippage, magic, j.GetStr(o, "comment", ""), expiration, trade, err);
   }
 
 // Closes `volume` lots (all when <= 0) of position `pos`.
@@ -978,12 +1001,70 @@ bool TtCmdReverse(TtJson &j, const int c, string &result, TtErr &err)
    if(type == "BUY")
       price = MarketInfo(symbol, MODE_ASK);
    string openTrade;
-   if(!TtOpen4(symbol, type, volume, price, 0, 0, g_ttDeviation, magic, comment, openTrade, err))
+   if(!TtOpen4(symbol, type, volume, price, 0, 0, g_ttDeviation, magic, comment, 0, openTrade, err))
      {
       err.message = "the position was closed but the opposite order failed: " + err.message;
       return false;
      }
    result = "{\"kind\":\"reverse\",\"close\":" + closeTrade + ",\"open\":" + openTrade + "}";
+   return true;
+  }
+
+// modify_order: OrderModify of a pending order (its whole new state: absent
+// SL/TP removes them). Error 1 (ERR_NO_RESULT: nothing changed) is no_changes.
+bool TtCmdModifyOrder(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   if(!j.Has(c, "ticket"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`ticket` is required");
+   if(!j.Has(c, "price"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`price` is required (the order's new price)");
+   long ticket = j.GetLong(c, "ticket", 0);
+   if(!OrderSelect((int)ticket, SELECT_BY_TICKET) || OrderCloseTime() != 0 || OrderType() < OP_BUYLIMIT || OrderType() > OP_SELLSTOP)
+      return TtFail(err, TT_NOT_FOUND, "no pending order with ticket " + IntegerToString(ticket));
+   double volume = OrderLots();
+   int digits = (int)MarketInfo(OrderSymbol(), MODE_DIGITS);
+   double price = NormalizeDouble(j.GetNum(c, "price", 0), digits);
+   double sl = NormalizeDouble(j.GetNum(c, "stop_loss", 0), digits);
+   double tp = NormalizeDouble(j.GetNum(c, "take_profit", 0), digits);
+   datetime expiration = 0;
+   if(!TtExpiration4(j, c, expiration, err))
+      return false;
+   ResetLastError();
+   if(!OrderModify((int)ticket, price, sl, tp, expiration, clrNONE))
+     {
+      if(GetLastError() == 1)
+         return TtReject(err, "no_changes", "OrderModify changed nothing (error 1, ERR_NO_RESULT)");
+      return TtMt4Fail(err, "OrderModify");
+     }
+   result = "{\"kind\":\"trade\"," + StringSubstr(TtTradeJson("done", ticket, 0, 0, volume, price, "Order modified"), 1);
+   return true;
+  }
+
+// close_by: OrderCloseBy of the open trades carrying positions `ticket` and
+// `ticket_by` (MT4 accounts hedge); the result is the close of `ticket`.
+bool TtCmdCloseBy(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   if(!j.Has(c, "ticket") || !j.Has(c, "ticket_by"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`ticket` and `ticket_by` are required");
+   long pos = j.GetLong(c, "ticket", 0);
+   long posBy = j.GetLong(c, "ticket_by", 0);
+   TtBook b;
+   b.Load(true);
+   int i = b.Live(pos);
+   if(i < 0)
+      return TtFail(err, TT_NOT_FOUND, "no open position with ticket " + IntegerToString(pos));
+   int k = b.Live(posBy);
+   if(k < 0)
+      return TtFail(err, TT_NOT_FOUND, "no open position with ticket " + IntegerToString(posBy));
+   long live = b.ticket.v[i];
+   double volume = MathMin(b.lots.v[i], b.lots.v[k]);
+   ResetLastError();
+   if(!OrderCloseBy((int)live, (int)b.ticket.v[k], clrNONE))
+      return TtMt4Fail(err, "OrderCloseBy");
+   double closed = b.openPrice.v[k];
+   if(OrderSelect((int)live, SELECT_BY_TICKET))
+      closed = OrderClosePrice();
+   result = "{\"kind\":\"trade\"," + StringSubstr(TtTradeJson("done", live, TT_MT4_EXIT_BASE + live, pos, volume, closed, ""), 1);
    return true;
   }
 
@@ -1030,6 +1111,12 @@ int TermExecute(TtJson &j, const int c, const string cmd, string &result, TtErr 
       ok = TtCmdCancel(j, c, result, err);
    else if(cmd == "reverse_position")
       ok = TtCmdReverse(j, c, result, err);
+   else if(cmd == "modify_order")
+      ok = TtCmdModifyOrder(j, c, result, err);
+   else if(cmd == "close_by")
+      ok = TtCmdCloseBy(j, c, result, err);
+   else if(cmd == "market_book_add" || cmd == "market_book_get" || cmd == "market_book_release")
+      ok = TtFail(err, TT_NOT_SUPPORTED, "MT4 has no depth of market (MarketBook* is MQL5 only)");
    else if(cmd == "calendar")
       ok = TtFail(err, TT_NOT_SUPPORTED, "MetaTrader 4 has no economic calendar");
    else
@@ -1049,6 +1136,8 @@ public:
    TtLongs           m_types;
    TtDoubles         m_sl;
    TtDoubles         m_tp;
+   TtDoubles         m_price;
+   TtLongs           m_exp;
    bool              m_ready;
 
                      TtTradeWatch(void) { m_ready = false; }
@@ -1097,6 +1186,9 @@ public:
               }
             else if(now.type.v[i] <= OP_SELL && (m_sl.v[k] != now.sl.v[i] || m_tp.v[k] != now.tp.v[i]))
                Push(events, "position_modified", 0, 0, now.root.v[i]);
+            else if(now.type.v[i] > OP_SELL && m_types.v[k] == now.type.v[i] &&
+                    (m_sl.v[k] != now.sl.v[i] || m_tp.v[k] != now.tp.v[i] || m_price.v[k] != now.openPrice.v[i] || m_exp.v[k] != now.expiration.v[i]))
+               Push(events, "order_modified", 0, now.ticket.v[i], 0);
            }
         }
       int n = now.n;
@@ -1104,8 +1196,12 @@ public:
       ArrayResize(m_types.v, n);
       ArrayResize(m_sl.v, n);
       ArrayResize(m_tp.v, n);
+      ArrayResize(m_price.v, n);
+      ArrayResize(m_exp.v, n);
       for(int i = 0; i < n; i++)
         {
+         m_price.v[i] = now.openPrice.v[i];
+         m_exp.v[i] = now.expiration.v[i];
          m_tickets.v[i] = now.ticket.v[i];
          m_types.v[i] = now.type.v[i];
          m_sl.v[i] = now.sl.v[i];

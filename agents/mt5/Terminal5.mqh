@@ -13,6 +13,7 @@
 #include <Tradeterm/Protocol.mqh>
 
 class TtCalendarValues { public: TT_ARRAY(MqlCalendarValue); };
+class TtBookInfos { public: TT_ARRAY(MqlBookInfo); };
 
 long   g_ttMagic = 0;        // default magic number (inp_Magic)
 int    g_ttDeviation = 10;   // default deviation in points (inp_Deviation)
@@ -125,7 +126,34 @@ string TtOrderTypeName(const long t)
    if(t == ORDER_TYPE_SELL_LIMIT) return "SELL_LIMIT";
    if(t == ORDER_TYPE_BUY_STOP) return "BUY_STOP";
    if(t == ORDER_TYPE_SELL_STOP) return "SELL_STOP";
+   if(t == ORDER_TYPE_BUY_STOP_LIMIT) return "BUY_STOP_LIMIT";
+   if(t == ORDER_TYPE_SELL_STOP_LIMIT) return "SELL_STOP_LIMIT";
    return "";
+  }
+
+string TtExpirationName(const long t)
+  {
+   if(t == ORDER_TIME_DAY) return "DAY";
+   if(t == ORDER_TIME_SPECIFIED) return "SPECIFIED";
+   if(t == ORDER_TIME_SPECIFIED_DAY) return "SPECIFIED_DAY";
+   return "GTC";
+  }
+
+ENUM_ORDER_TYPE_TIME TtExpirationMode(const string m)
+  {
+   if(m == "DAY") return ORDER_TIME_DAY;
+   if(m == "SPECIFIED") return ORDER_TIME_SPECIFIED;
+   if(m == "SPECIFIED_DAY") return ORDER_TIME_SPECIFIED_DAY;
+   return ORDER_TIME_GTC;
+  }
+
+// The SYMBOL_EXPIRATION_MODE flag of an ORDER_TIME_* mode.
+long TtExpirationFlag(const ENUM_ORDER_TYPE_TIME t)
+  {
+   if(t == ORDER_TIME_DAY) return SYMBOL_EXPIRATION_DAY;
+   if(t == ORDER_TIME_SPECIFIED) return SYMBOL_EXPIRATION_SPECIFIED;
+   if(t == ORDER_TIME_SPECIFIED_DAY) return SYMBOL_EXPIRATION_SPECIFIED_DAY;
+   return SYMBOL_EXPIRATION_GTC;
   }
 
 ENUM_ORDER_TYPE TtOrderType(const string t)
@@ -135,6 +163,8 @@ ENUM_ORDER_TYPE TtOrderType(const string t)
    if(t == "SELL_LIMIT") return ORDER_TYPE_SELL_LIMIT;
    if(t == "BUY_STOP") return ORDER_TYPE_BUY_STOP;
    if(t == "SELL_STOP") return ORDER_TYPE_SELL_STOP;
+   if(t == "BUY_STOP_LIMIT") return ORDER_TYPE_BUY_STOP_LIMIT;
+   if(t == "SELL_STOP_LIMIT") return ORDER_TYPE_SELL_STOP_LIMIT;
    return ORDER_TYPE_BUY;
   }
 
@@ -276,6 +306,14 @@ bool TtCmdOrders(TtJson &j, const int c, string &result)
          continue;
       double sl = OrderGetDouble(ORDER_SL);
       double tp = OrderGetDouble(ORDER_TP);
+      long typeTime = OrderGetInteger(ORDER_TYPE_TIME);
+      bool timed = typeTime == ORDER_TIME_SPECIFIED || typeTime == ORDER_TIME_SPECIFIED_DAY;
+      string extra = "";
+      if(TtIsStopLimitType(type))
+         extra = "," + JKV("stop_limit_price", JNum(OrderGetDouble(ORDER_PRICE_STOPLIMIT)));
+      extra = extra + "," + JKV("expiration_mode", JStr(TtExpirationName(typeTime)));
+      if(timed)
+         extra = extra + "," + JKV("expiration", JInt(TtUtcMsOfServerTime((datetime)OrderGetInteger(ORDER_TIME_EXPIRATION))));
       if(!firstItem)
          StringAdd(items, ",");
       firstItem = false;
@@ -285,7 +323,7 @@ bool TtCmdOrders(TtJson &j, const int c, string &result)
                 JKV("stop_loss", JOptNum(sl, sl != 0)) + "," + JKV("take_profit", JOptNum(tp, tp != 0)) + "," +
                 JKV("time_setup", JInt(TtUtcMs(OrderGetInteger(ORDER_TIME_SETUP_MSC)))) + "," +
                 JKV("magic", JInt(OrderGetInteger(ORDER_MAGIC))) + "," +
-                JKV("comment", JStr(OrderGetString(ORDER_COMMENT))) + "}");
+                JKV("comment", JStr(OrderGetString(ORDER_COMMENT))) + extra + "}");
      }
    result = "{\"kind\":\"orders\",\"orders\":[" + items + "]}";
    return true;
@@ -438,6 +476,40 @@ string TtMarginModeName(const long m)
    return "cfd";
   }
 
+// SYMBOL_EXPIRATION_MODE as the protocol's list.
+string TtExpirationModesJson(const string s)
+  {
+   long f = SymbolInfoInteger(s, SYMBOL_EXPIRATION_MODE);
+   string items = "";
+   if((f & SYMBOL_EXPIRATION_GTC) != 0)
+      items = items + ",\"GTC\"";
+   if((f & SYMBOL_EXPIRATION_DAY) != 0)
+      items = items + ",\"DAY\"";
+   if((f & SYMBOL_EXPIRATION_SPECIFIED) != 0)
+      items = items + ",\"SPECIFIED\"";
+   if((f & SYMBOL_EXPIRATION_SPECIFIED_DAY) != 0)
+      items = items + ",\"SPECIFIED_DAY\"";
+   if(items == "")
+      return "[]";
+   return "[" + StringSubstr(items, 1) + "]";
+  }
+
+// SYMBOL_FILLING_MODE (FOK, IOC) plus RETURN outside market execution.
+string TtFillingModesJson(const string s)
+  {
+   long f = SymbolInfoInteger(s, SYMBOL_FILLING_MODE);
+   string items = "";
+   if((f & SYMBOL_FILLING_FOK) != 0)
+      items = items + ",\"FOK\"";
+   if((f & SYMBOL_FILLING_IOC) != 0)
+      items = items + ",\"IOC\"";
+   if(SymbolInfoInteger(s, SYMBOL_TRADE_EXEMODE) != SYMBOL_TRADE_EXECUTION_MARKET)
+      items = items + ",\"RETURN\"";
+   if(items == "")
+      return "[]";
+   return "[" + StringSubstr(items, 1) + "]";
+  }
+
 bool TtCmdSymbolSpec(TtJson &j, const int c, string &result, TtErr &err)
   {
    string s = "";
@@ -469,7 +541,9 @@ bool TtCmdSymbolSpec(TtJson &j, const int c, string &result, TtErr &err)
             JKV("swap_triple_day", JInt(SymbolInfoInteger(s, SYMBOL_SWAP_ROLLOVER3DAYS))) + "," +
             JKV("margin_mode", JStr(TtMarginModeName(SymbolInfoInteger(s, SYMBOL_TRADE_CALC_MODE)))) + "," +
             JKV("margin_rate", JNum(initialRate)) + "," +
-            JKV("sessions", TtSessionsJson(s, TtServerOffset())) + "}";
+            JKV("sessions", TtSessionsJson(s, TtServerOffset())) + "," +
+            JKV("expiration_modes", TtExpirationModesJson(s)) + "," +
+            JKV("filling_modes", TtFillingModesJson(s)) + "}";
    return true;
   }
 
@@ -581,6 +655,36 @@ ENUM_ORDER_TYPE_FILLING TtFilling(const string symbol, const bool market)
    return ORDER_FILLING_RETURN;
   }
 
+// `expiration_mode` (absent: GTC) and `expiration` (unix ms) of a pending
+// order or a modification into type_time and expiration (server time).
+bool TtExpirationArgs(TtJson &j, const int o, MqlTradeRequest &req, TtErr &err)
+  {
+   string mode = j.GetStr(o, "expiration_mode", "");
+   if(mode == "")
+      mode = "GTC";
+   if(!TtIsExpirationMode(mode))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`expiration_mode` must be GTC, DAY, SPECIFIED or SPECIFIED_DAY");
+   req.type_time = TtExpirationMode(mode);
+   req.expiration = 0;
+   if(mode == "SPECIFIED" || mode == "SPECIFIED_DAY")
+     {
+      if(!j.Has(o, "expiration") || j.GetLong(o, "expiration", 0) <= 0)
+         return TtFail(err, TT_INVALID_ARGUMENT, "`expiration` (unix ms) is required for " + mode);
+      req.expiration = TtServerTime(j.GetLong(o, "expiration", 0));
+     }
+   return true;
+  }
+
+// The symbol allows the request's expiration mode (SYMBOL_EXPIRATION_MODE).
+bool TtExpirationAllowed(const string symbol, const ENUM_ORDER_TYPE_TIME t, TtErr &err)
+  {
+   long flags = SymbolInfoInteger(symbol, SYMBOL_EXPIRATION_MODE);
+   if((flags & TtExpirationFlag(t)) != 0)
+      return true;
+   return TtReject(err, "invalid_expiration", symbol + " does not allow expiration mode " + TtExpirationName(t) +
+                   " (SYMBOL_EXPIRATION_MODE " + IntegerToString(flags) + ")");
+  }
+
 // Builds the trade request of a protocol OrderRequest.
 bool TtBuildOrder(TtJson &j, const int o, MqlTradeRequest &req, TtErr &err)
   {
@@ -591,7 +695,7 @@ bool TtBuildOrder(TtJson &j, const int o, MqlTradeRequest &req, TtErr &err)
       return false;
    string type = j.GetStr(o, "order_type", "");
    if(!TtIsOrderType(type))
-      return TtFail(err, TT_INVALID_ARGUMENT, "`order_type` must be BUY, SELL, BUY_LIMIT, SELL_LIMIT, BUY_STOP or SELL_STOP");
+      return TtFail(err, TT_INVALID_ARGUMENT, "`order_type` must be BUY, SELL, BUY_LIMIT, SELL_LIMIT, BUY_STOP, SELL_STOP, BUY_STOP_LIMIT or SELL_STOP_LIMIT");
    if(!j.Has(o, "volume"))
       return TtFail(err, TT_INVALID_ARGUMENT, "`volume` is required");
    bool market = type == "BUY" || type == "SELL";
@@ -616,7 +720,14 @@ bool TtBuildOrder(TtJson &j, const int o, MqlTradeRequest &req, TtErr &err)
          return TtFail(err, TT_INVALID_ARGUMENT, "`price` is required for pending orders");
       req.action = TRADE_ACTION_PENDING;
       req.price = NormalizeDouble(j.GetNum(o, "price", 0), digits);
-      req.type_time = ORDER_TIME_GTC;
+      if(TtIsStopLimitType(type))
+        {
+         if(!j.Has(o, "stop_limit_price") || j.GetNum(o, "stop_limit_price", 0) <= 0)
+            return TtFail(err, TT_INVALID_ARGUMENT, "`stop_limit_price` is required for " + type + " orders");
+         req.stoplimit = NormalizeDouble(j.GetNum(o, "stop_limit_price", 0), digits);
+        }
+      if(!TtExpirationArgs(j, o, req, err))
+         return false;
      }
    req.sl = NormalizeDouble(j.GetNum(o, "stop_loss", 0), digits);
    req.tp = NormalizeDouble(j.GetNum(o, "take_profit", 0), digits);
@@ -627,6 +738,15 @@ bool TtBuildOrder(TtJson &j, const int o, MqlTradeRequest &req, TtErr &err)
    req.magic = (ulong)magic;
    req.comment = j.GetStr(o, "comment", "");
    req.type_filling = TtFilling(symbol, market);
+   string filling = j.GetStr(o, "filling", "");
+   if(filling == "FOK")
+      req.type_filling = ORDER_FILLING_FOK;
+   else if(filling == "IOC")
+      req.type_filling = ORDER_FILLING_IOC;
+   else if(filling == "RETURN")
+      req.type_filling = ORDER_FILLING_RETURN;
+   else if(filling != "")
+      return TtFail(err, TT_INVALID_ARGUMENT, "`filling` must be FOK, IOC or RETURN");
    return true;
   }
 
@@ -705,13 +825,18 @@ bool TtPlace(TtJson &j, const int o, string &trade, TtErr &err)
    MqlTradeRequest req;
    if(!TtBuildOrder(j, o, req, err))
       return false;
+   if(req.action == TRADE_ACTION_PENDING && !TtExpirationAllowed(req.symbol, req.type_time, err))
+      return false;
    MqlTradeResult res;
    if(!TtSend(req, res, err))
       return false;
+   string retcode = "done";
+   if(res.retcode == TRADE_RETCODE_DONE_PARTIAL)
+      retcode = "done_partial";
    if(req.action == TRADE_ACTION_PENDING)
       trade = TtTradeJson("placed", (long)res.order, 0, 0, req.volume, req.price, res.comment);
    else
-      trade = TtTradeJson("done", (long)res.order, (long)res.deal, TtDealPosition(res.deal, (long)res.order), res.volume, res.price, res.comment);
+      trade = TtTradeJson(retcode, (long)res.order, (long)res.deal, TtDealPosition(res.deal, (long)res.order), res.volume, res.price, res.comment);
    return true;
   }
 
@@ -856,6 +981,148 @@ bool TtCmdReverse(TtJson &j, const int c, string &result, TtErr &err)
    return true;
   }
 
+// modify_order: a pending order's whole new state (TRADE_ACTION_MODIFY):
+// price, stop-limit price, SL and TP (absent = removed), expiration.
+bool TtCmdModifyOrder(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   if(!j.Has(c, "ticket"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`ticket` is required");
+   if(!j.Has(c, "price"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`price` is required (the order's new price)");
+   ulong ticket = (ulong)j.GetLong(c, "ticket", 0);
+   if(!OrderSelect(ticket))
+      return TtFail(err, TT_NOT_FOUND, "no pending order with ticket " + IntegerToString((long)ticket));
+   string symbol = OrderGetString(ORDER_SYMBOL);
+   string type = TtOrderTypeName(OrderGetInteger(ORDER_TYPE));
+   double volume = OrderGetDouble(ORDER_VOLUME_CURRENT);
+   int digits = (int)SymbolInfoInteger(symbol, SYMBOL_DIGITS);
+   MqlTradeRequest req;
+   ZeroMemory(req);
+   req.action = TRADE_ACTION_MODIFY;
+   req.order = ticket;
+   req.symbol = symbol;
+   req.price = NormalizeDouble(j.GetNum(c, "price", 0), digits);
+   if(TtIsStopLimitType(type))
+     {
+      if(!j.Has(c, "stop_limit_price") || j.GetNum(c, "stop_limit_price", 0) <= 0)
+         return TtFail(err, TT_INVALID_ARGUMENT, "`stop_limit_price` is required for a " + type + " order");
+      req.stoplimit = NormalizeDouble(j.GetNum(c, "stop_limit_price", 0), digits);
+     }
+   req.sl = NormalizeDouble(j.GetNum(c, "stop_loss", 0), digits);
+   req.tp = NormalizeDouble(j.GetNum(c, "take_profit", 0), digits);
+   req.type_filling = (ENUM_ORDER_TYPE_FILLING)OrderGetInteger(ORDER_TYPE_FILLING);
+   if(!TtExpirationArgs(j, c, req, err))
+      return false;
+   if(!TtExpirationAllowed(symbol, req.type_time, err))
+      return false;
+   MqlTradeResult res;
+   if(!TtSend(req, res, err))
+      return false;
+   result = "{\"kind\":\"trade\"," + StringSubstr(TtTradeJson("done", (long)ticket, 0, 0, volume, req.price, res.comment), 1);
+   return true;
+  }
+
+// close_by: position `ticket` closed by the opposite `ticket_by`
+// (TRADE_ACTION_CLOSE_BY; hedging accounts only).
+bool TtCmdCloseBy(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   if(!j.Has(c, "ticket") || !j.Has(c, "ticket_by"))
+      return TtFail(err, TT_INVALID_ARGUMENT, "`ticket` and `ticket_by` are required");
+   if(AccountInfoInteger(ACCOUNT_MARGIN_MODE) != ACCOUNT_MARGIN_MODE_RETAIL_HEDGING)
+      return TtReject(err, "invalid_request", "close by needs a hedging account (ACCOUNT_MARGIN_MODE_RETAIL_HEDGING); this one nets");
+   ulong ticket = (ulong)j.GetLong(c, "ticket", 0);
+   ulong by = (ulong)j.GetLong(c, "ticket_by", 0);
+   if(!PositionSelectByTicket(by))
+      return TtFail(err, TT_NOT_FOUND, "no open position with ticket " + IntegerToString((long)by));
+   if(!PositionSelectByTicket(ticket))
+      return TtFail(err, TT_NOT_FOUND, "no open position with ticket " + IntegerToString((long)ticket));
+   MqlTradeRequest req;
+   ZeroMemory(req);
+   req.action = TRADE_ACTION_CLOSE_BY;
+   req.position = ticket;
+   req.position_by = by;
+   req.symbol = PositionGetString(POSITION_SYMBOL);
+   req.magic = (ulong)PositionGetInteger(POSITION_MAGIC);
+   MqlTradeResult res;
+   if(!TtSend(req, res, err))
+      return false;
+   result = "{\"kind\":\"trade\"," + StringSubstr(TtTradeJson("done", (long)res.order, (long)res.deal, (long)ticket, res.volume, res.price, res.comment), 1);
+   return true;
+  }
+
+//--- depth of market ------------------------------------------------------------
+
+string TtBookResult(const string symbol, const bool subscribed)
+  {
+   return "{\"kind\":\"market_book_subscription\"," + JKV("symbol", JStr(symbol)) + "," + JKV("subscribed", JBool(subscribed)) + "}";
+  }
+
+bool TtCmdBookAdd(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   string s = "";
+   if(!TtSymbolArg(j, c, s, err))
+      return false;
+   ResetLastError();
+   if(!MarketBookAdd(s))
+      return TtFail(err, TT_NOT_SUPPORTED, "MarketBookAdd(" + s + ") failed, error " + IntegerToString(GetLastError()) + ": no depth of market for this symbol");
+   result = TtBookResult(s, true);
+   return true;
+  }
+
+bool TtCmdBookRelease(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   string s = "";
+   if(!TtSymbolArg(j, c, s, err))
+      return false;
+   ResetLastError();
+   if(!MarketBookRelease(s))
+      return TtFail(err, TT_INVALID_ARGUMENT, "MarketBookRelease(" + s + ") failed, error " + IntegerToString(GetLastError()) + ": not subscribed (market_book_add first)");
+   result = TtBookResult(s, false);
+   return true;
+  }
+
+string TtBookTypeName(const long t)
+  {
+   if(t == BOOK_TYPE_SELL) return "sell";
+   if(t == BOOK_TYPE_BUY) return "buy";
+   if(t == BOOK_TYPE_SELL_MARKET) return "sell_market";
+   if(t == BOOK_TYPE_BUY_MARKET) return "buy_market";
+   return "";
+  }
+
+bool TtCmdBookGet(TtJson &j, const int c, string &result, TtErr &err)
+  {
+   string s = "";
+   if(!TtSymbolArg(j, c, s, err))
+      return false;
+   TtBookInfos book;
+   ResetLastError();
+   if(!MarketBookGet(s, book.v))
+      return TtFail(err, TT_INVALID_ARGUMENT, "MarketBookGet(" + s + ") failed, error " + IntegerToString(GetLastError()) + ": subscribe with market_book_add first");
+   string items = "";
+   bool firstItem = true;
+   for(int i = 0; i < ArraySize(book.v); i++)
+     {
+      string type = TtBookTypeName(book.v[i].type);
+      if(type == "")
+         continue;
+      double volume = book.v[i].volume_real;
+      if(volume <= 0)
+         volume = (double)book.v[i].volume;
+      if(!firstItem)
+         StringAdd(items, ",");
+      firstItem = false;
+      StringAdd(items, "{" + JKV("type", JStr(type)) + "," + JKV("price", JNum(book.v[i].price)) + "," + JKV("volume", JNum(volume)) + "}");
+     }
+   double bid = 0;
+   double ask = 0;
+   long t = 0;
+   if(!TermQuote(s, bid, ask, t))
+      t = TtUtcMsOfServerTime(TimeTradeServer());
+   result = "{\"kind\":\"market_book\"," + JKV("symbol", JStr(s)) + "," + JKV("time", JInt(t)) + ",\"levels\":[" + items + "]}";
+   return true;
+  }
+
 //--- calendar ------------------------------------------------------------
 
 string TtCategoryName(const long sector)
@@ -955,10 +1222,19 @@ bool TtCmdCalendar(TtJson &j, const int c, string &result, TtErr &err)
 //--- trade transactions (OnTradeTransaction) ---------------------------------
 
 // The protocol event of a trade transaction, or "" when it has none.
-string TermTransactionEvent(const MqlTradeTransaction &trans)
+string TermTransactionEvent(const MqlTradeTransaction &trans, const MqlTradeRequest &request, const MqlTradeResult &result)
   {
    string kind = "";
    string deal = "";
+   // A modification is told by its request (TRADE_TRANSACTION_REQUEST carries
+   // request and result): ORDER_UPDATE also comes with the order's own state changes.
+   if(trans.type == TRADE_TRANSACTION_REQUEST)
+     {
+      if(request.action != TRADE_ACTION_MODIFY || result.retcode != TRADE_RETCODE_DONE)
+         return "";
+      return "{\"kind\":\"trade_transaction\",\"transaction\":\"order_modified\",\"order\":" + JInt((long)request.order) + ",\"position\":0}";
+     }
+   string state = "";
    if(trans.type == TRADE_TRANSACTION_DEAL_ADD)
      {
       kind = "deal_added";
@@ -972,7 +1248,10 @@ string TermTransactionEvent(const MqlTradeTransaction &trans)
          return "";
       kind = "order_added";
       if(trans.type == TRADE_TRANSACTION_ORDER_DELETE)
+        {
          kind = "order_removed";
+         state = TtOrderStateName(trans.order_state);
+        }
      }
    else if(trans.type == TRADE_TRANSACTION_POSITION)
       kind = "position_modified";
@@ -981,6 +1260,8 @@ string TermTransactionEvent(const MqlTradeTransaction &trans)
    string e = "{\"kind\":\"trade_transaction\",\"transaction\":" + JStr(kind);
    if(deal != "")
       e = e + ",\"deal\":" + deal;
+   if(state != "")
+      e = e + ",\"order_state\":" + JStr(state);
    return e + ",\"order\":" + JInt((long)trans.order) + ",\"position\":" + JInt((long)trans.position) + "}";
   }
 
@@ -1029,6 +1310,16 @@ int TermExecute(TtJson &j, const int c, const string cmd, string &result, TtErr 
       ok = TtCmdReverse(j, c, result, err);
    else if(cmd == "calendar")
       ok = TtCmdCalendar(j, c, result, err);
+   else if(cmd == "modify_order")
+      ok = TtCmdModifyOrder(j, c, result, err);
+   else if(cmd == "close_by")
+      ok = TtCmdCloseBy(j, c, result, err);
+   else if(cmd == "market_book_add")
+      ok = TtCmdBookAdd(j, c, result, err);
+   else if(cmd == "market_book_get")
+      ok = TtCmdBookGet(j, c, result, err);
+   else if(cmd == "market_book_release")
+      ok = TtCmdBookRelease(j, c, result, err);
    else
       return -1;
    if(ok)

@@ -73,7 +73,7 @@ void OnTick(void)
 
 void OnTradeTransaction(const MqlTradeTransaction &trans, const MqlTradeRequest &request, const MqlTradeResult &result)
   {
-   string e = TermTransactionEvent(trans);
+   string e = TermTransactionEvent(trans, request, result);
    if(e != "")
       g_ttAgent.QueueEvent(e);
   }

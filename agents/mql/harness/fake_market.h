@@ -40,6 +40,7 @@ enum ENUM_SYMBOL_INFO_INTEGER {
     SYMBOL_SELECT, SYMBOL_DIGITS, SYMBOL_TRADE_STOPS_LEVEL, SYMBOL_SWAP_MODE, SYMBOL_SWAP_ROLLOVER3DAYS, SYMBOL_TRADE_CALC_MODE, SYMBOL_TRADE_MODE,
 #ifndef TT_HARNESS_MT4
     SYMBOL_FILLING_MODE,  // MQL5 only
+    SYMBOL_EXPIRATION_MODE, SYMBOL_TRADE_EXEMODE,
 #endif
 };
 enum ENUM_SYMBOL_INFO_DOUBLE { SYMBOL_BID, SYMBOL_ASK, SYMBOL_POINT, SYMBOL_TRADE_TICK_SIZE, SYMBOL_TRADE_TICK_VALUE, SYMBOL_TRADE_CONTRACT_SIZE, SYMBOL_VOLUME_MIN, SYMBOL_VOLUME_MAX, SYMBOL_VOLUME_STEP, SYMBOL_SWAP_LONG, SYMBOL_SWAP_SHORT };
@@ -76,6 +77,19 @@ struct Market {
     long login_after_ms = 0;  // ACCOUNT_LOGIN reads 0 until this long after start
     long started_ms = now_utc_ms();
     std::string server, company = "tradeterm harness";
+    // MQL5 only: ACCOUNT_MARGIN_MODE (0 netting, 2 hedging) and per-symbol
+    // SYMBOL_FILLING_MODE / SYMBOL_EXPIRATION_MODE flags a test may override.
+    long margin_mode = 2;
+    std::map<std::string, long> filling_flags, expiration_flags;
+    // SYMBOL_FILLING_FOK|IOC (gold: FOK only); every expiration mode (gold: no SPECIFIED_DAY).
+    long filling_of(const Sym &s) const {
+        auto it = filling_flags.find(s.name);
+        return it != filling_flags.end() ? it->second : (s.name == "XAUUSD" ? 1 : 3);
+    }
+    long expiration_of(const Sym &s) const {
+        auto it = expiration_flags.find(s.name);
+        return it != expiration_flags.end() ? it->second : (s.name == "XAUUSD" ? 7 : 15);
+    }
 
     Market() {
         syms.push_back({"EURUSD", "Euro vs US Dollar (\xe2\x82\xac/$)", "EUR", "USD", "EUR", 5, 100000, 1.08400, 12, kCalcForex, 0.0, true});
@@ -230,7 +244,7 @@ inline long AccountInfoInteger(ENUM_ACCOUNT_INFO_INTEGER p) {
     case ACCOUNT_TRADE_ALLOWED: return m.account_trade_allowed;
     case ACCOUNT_TRADE_EXPERT: return m.account_trade_expert;
 #ifndef TT_HARNESS_MT4
-    case ACCOUNT_MARGIN_MODE: return 2;  // hedging
+    case ACCOUNT_MARGIN_MODE: return m.margin_mode;  // 0 netting, 2 hedging
 #endif
     }
     return 0;
@@ -305,7 +319,9 @@ inline long SymbolInfoInteger(const string &symbol, ENUM_SYMBOL_INFO_INTEGER p) 
     case SYMBOL_SWAP_ROLLOVER3DAYS: return WEDNESDAY;
     case SYMBOL_TRADE_CALC_MODE: return s->calc_mode;
 #ifndef TT_HARNESS_MT4
-    case SYMBOL_FILLING_MODE: return 1 | 2;  // SYMBOL_FILLING_FOK | SYMBOL_FILLING_IOC
+    case SYMBOL_FILLING_MODE: return fake::M().filling_of(*s);        // SYMBOL_FILLING_FOK | SYMBOL_FILLING_IOC
+    case SYMBOL_EXPIRATION_MODE: return fake::M().expiration_of(*s);  // SYMBOL_EXPIRATION_GTC | DAY | SPECIFIED | SPECIFIED_DAY
+    case SYMBOL_TRADE_EXEMODE: return 2;                               // SYMBOL_TRADE_EXECUTION_MARKET
 #endif
     case SYMBOL_TRADE_MODE: return 4;
     }

@@ -14,6 +14,8 @@
 
 #include "fake_market.h"
 
+#include <set>
+
 // ---------------------------------------------------------------- MQL5-only constants
 enum ENUM_ORDER_TYPE { ORDER_TYPE_BUY, ORDER_TYPE_SELL, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_SELL_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_SELL_STOP, ORDER_TYPE_BUY_STOP_LIMIT, ORDER_TYPE_SELL_STOP_LIMIT, ORDER_TYPE_CLOSE_BY };
 enum ENUM_TRADE_REQUEST_ACTIONS { TRADE_ACTION_DEAL = 1, TRADE_ACTION_PENDING = 5, TRADE_ACTION_SLTP = 6, TRADE_ACTION_MODIFY = 7, TRADE_ACTION_REMOVE = 8, TRADE_ACTION_CLOSE_BY = 10 };
@@ -28,8 +30,8 @@ enum ENUM_TRADE_TRANSACTION_TYPE { TRADE_TRANSACTION_ORDER_ADD, TRADE_TRANSACTIO
 enum ENUM_POSITION_PROPERTY_INTEGER { POSITION_TICKET, POSITION_TIME, POSITION_TIME_MSC, POSITION_TYPE, POSITION_MAGIC, POSITION_IDENTIFIER };
 enum ENUM_POSITION_PROPERTY_DOUBLE { POSITION_VOLUME, POSITION_PRICE_OPEN, POSITION_SL, POSITION_TP, POSITION_PRICE_CURRENT, POSITION_SWAP, POSITION_PROFIT };
 enum ENUM_POSITION_PROPERTY_STRING { POSITION_SYMBOL, POSITION_COMMENT };
-enum ENUM_ORDER_PROPERTY_INTEGER { ORDER_TICKET, ORDER_TYPE, ORDER_STATE, ORDER_TIME_SETUP_MSC, ORDER_TIME_DONE_MSC, ORDER_MAGIC, ORDER_POSITION_ID };
-enum ENUM_ORDER_PROPERTY_DOUBLE { ORDER_VOLUME_INITIAL, ORDER_VOLUME_CURRENT, ORDER_PRICE_OPEN, ORDER_PRICE_CURRENT, ORDER_SL, ORDER_TP };
+enum ENUM_ORDER_PROPERTY_INTEGER { ORDER_TICKET, ORDER_TYPE, ORDER_STATE, ORDER_TIME_SETUP_MSC, ORDER_TIME_DONE_MSC, ORDER_MAGIC, ORDER_POSITION_ID, ORDER_TYPE_TIME, ORDER_TIME_EXPIRATION, ORDER_TYPE_FILLING };
+enum ENUM_ORDER_PROPERTY_DOUBLE { ORDER_VOLUME_INITIAL, ORDER_VOLUME_CURRENT, ORDER_PRICE_OPEN, ORDER_PRICE_CURRENT, ORDER_SL, ORDER_TP, ORDER_PRICE_STOPLIMIT };
 enum ENUM_ORDER_PROPERTY_STRING { ORDER_SYMBOL, ORDER_COMMENT };
 enum ENUM_DEAL_PROPERTY_INTEGER { DEAL_TICKET, DEAL_ORDER, DEAL_TIME_MSC, DEAL_TYPE, DEAL_ENTRY, DEAL_MAGIC, DEAL_REASON, DEAL_POSITION_ID };
 enum ENUM_DEAL_PROPERTY_DOUBLE { DEAL_VOLUME, DEAL_PRICE, DEAL_COMMISSION, DEAL_SWAP, DEAL_PROFIT };
@@ -38,8 +40,18 @@ enum ENUM_SYMBOL_SWAP_MODE { SYMBOL_SWAP_MODE_DISABLED, SYMBOL_SWAP_MODE_POINTS,
 enum ENUM_SYMBOL_CALC_MODE { SYMBOL_CALC_MODE_FOREX, SYMBOL_CALC_MODE_FOREX_NO_LEVERAGE, SYMBOL_CALC_MODE_FUTURES, SYMBOL_CALC_MODE_CFD, SYMBOL_CALC_MODE_CFDINDEX, SYMBOL_CALC_MODE_CFDLEVERAGE };
 enum ENUM_CALENDAR_EVENT_SECTOR { CALENDAR_SECTOR_NONE, CALENDAR_SECTOR_MARKET, CALENDAR_SECTOR_GDP, CALENDAR_SECTOR_JOBS, CALENDAR_SECTOR_PRICES, CALENDAR_SECTOR_MONEY, CALENDAR_SECTOR_TRADE, CALENDAR_SECTOR_GOVERNMENT, CALENDAR_SECTOR_BUSINESS, CALENDAR_SECTOR_CONSUMER, CALENDAR_SECTOR_HOUSING, CALENDAR_SECTOR_TAXES, CALENDAR_SECTOR_HOLIDAYS };
 enum ENUM_CALENDAR_EVENT_IMPORTANCE { CALENDAR_IMPORTANCE_NONE, CALENDAR_IMPORTANCE_LOW, CALENDAR_IMPORTANCE_MODERATE, CALENDAR_IMPORTANCE_HIGH };
+enum ENUM_SYMBOL_TRADE_EXECUTION { SYMBOL_TRADE_EXECUTION_REQUEST, SYMBOL_TRADE_EXECUTION_INSTANT, SYMBOL_TRADE_EXECUTION_MARKET, SYMBOL_TRADE_EXECUTION_EXCHANGE };
+enum ENUM_ACCOUNT_MARGIN_MODE { ACCOUNT_MARGIN_MODE_RETAIL_NETTING, ACCOUNT_MARGIN_MODE_EXCHANGE, ACCOUNT_MARGIN_MODE_RETAIL_HEDGING };
+enum ENUM_BOOK_TYPE { BOOK_TYPE_SELL = 1, BOOK_TYPE_BUY = 2, BOOK_TYPE_SELL_MARKET = 3, BOOK_TYPE_BUY_MARKET = 4 };
 #define SYMBOL_FILLING_FOK 1
 #define SYMBOL_FILLING_IOC 2
+#define SYMBOL_EXPIRATION_GTC 1
+#define SYMBOL_EXPIRATION_DAY 2
+#define SYMBOL_EXPIRATION_SPECIFIED 4
+#define SYMBOL_EXPIRATION_SPECIFIED_DAY 8
+#define ERR_BOOKS_CANNOT_ADD 4901
+#define ERR_BOOKS_CANNOT_DELETE 4902
+#define ERR_BOOKS_CANNOT_GET 4903
 #define COPY_TICKS_ALL (-1)
 #define COPY_TICKS_INFO 1
 #define COPY_TICKS_TRADE 2
@@ -53,6 +65,9 @@ enum ENUM_CALENDAR_EVENT_IMPORTANCE { CALENDAR_IMPORTANCE_NONE, CALENDAR_IMPORTA
 #define TRADE_RETCODE_TRADE_DISABLED 10017
 #define TRADE_RETCODE_SERVER_DISABLES_AT 10026
 #define TRADE_RETCODE_NO_MONEY 10019
+#define TRADE_RETCODE_INVALID_EXPIRATION 10022
+#define TRADE_RETCODE_NO_CHANGES 10025
+#define TRADE_RETCODE_INVALID_FILL 10030
 #define TRADE_RETCODE_INVALID_ORDER 10035
 #define TRADE_RETCODE_POSITION_CLOSED 10036
 #define TRADE_RETCODE_INVALID_CLOSE_VOLUME 10038
@@ -69,6 +84,7 @@ struct MqlTradeTransaction {
     ENUM_DEAL_TYPE deal_type; ENUM_ORDER_TYPE_TIME time_type; datetime time_expiration; double price; double price_trigger;
     double price_sl; double price_tp; double volume; ulong position; ulong position_by;
 };
+struct MqlBookInfo { ENUM_BOOK_TYPE type; double price; long volume; double volume_real; };
 struct MqlCalendarValue { ulong id; ulong event_id; datetime time; datetime period; int revision; long actual_value; long prev_value; long revised_prev_value; long forecast_value; int impact_type; };
 struct MqlCalendarEvent { ulong id; int type; ENUM_CALENDAR_EVENT_SECTOR sector; int frequency; int time_mode; ulong country_id; int unit; ENUM_CALENDAR_EVENT_IMPORTANCE importance; int multiplier; uint digits; string source_url; string event_code; string name; };
 struct MqlCalendarCountry { ulong id; string name; string code; string currency; string currency_symbol; string url_name; };
@@ -86,7 +102,11 @@ struct Pos {
 struct Ord {
     long ticket; std::string symbol; int type; double volume_initial, volume; double price; double sl, tp; long setup_ms, done_ms; long magic;
     std::string comment; int state; long position;
+    double stoplimit; int type_time; long expiration; int filling;  // expiration: server seconds (SPECIFIED, SPECIFIED_DAY)
 };
+// A transaction as OnTradeTransaction gets it: request and result are filled
+// for TRADE_TRANSACTION_REQUEST only.
+struct Tx { MqlTradeTransaction t; MqlTradeRequest req; MqlTradeResult res; };
 struct Deal {
     long ticket, order; long position; std::string symbol; int type, entry, reason; double volume, price, profit, swap, commission; long time_ms; long magic; std::string comment;
 };
@@ -100,8 +120,9 @@ struct Terminal : Market {
     Pos selected_pos{};
     Ord selected_ord{};
     std::vector<long> hist_deals, hist_orders;  // HistorySelect selection
-    std::vector<MqlTradeTransaction> transactions;
-    std::function<void(const MqlTradeTransaction &)> on_transaction;
+    std::vector<Tx> transactions;
+    std::function<void(const MqlTradeTransaction &, const MqlTradeRequest &, const MqlTradeResult &)> on_transaction;
+    std::set<std::string> books;  // symbols with a MarketBookAdd subscription
     long last_step = 0;
 
     Terminal() {
@@ -131,16 +152,45 @@ struct Terminal : Market {
     }
     double equity() const { return round((balance + floating()) * 100) / 100; }
 
-    void emit(ENUM_TRADE_TRANSACTION_TYPE type, long deal, long order, int order_type, long position, const std::string &symbol) {
-        MqlTradeTransaction t{};
+    void emit(ENUM_TRADE_TRANSACTION_TYPE type, long deal, long order, int order_type, long position, const std::string &symbol,
+              int state = ORDER_STATE_STARTED) {
+        Tx x{};
+        MqlTradeTransaction &t = x.t;
         t.type = type; t.deal = (ulong)deal; t.order = (ulong)order; t.order_type = (ENUM_ORDER_TYPE)order_type;
-        t.position = (ulong)position; t.symbol = string(symbol);
-        transactions.push_back(t);
+        t.position = (ulong)position; t.symbol = string(symbol); t.order_state = (ENUM_ORDER_STATE)state;
+        transactions.push_back(x);
     }
     void deliver() {
-        std::vector<MqlTradeTransaction> q;
+        std::vector<Tx> q;
         q.swap(transactions);
-        for (auto &t : q) if (on_transaction) on_transaction(t);
+        for (auto &x : q) if (on_transaction) on_transaction(x.t, x.req, x.res);
+    }
+    Ord *pending(long ticket) { for (auto &o : orders) if (o.ticket == ticket) return &o; return nullptr; }
+    static bool stop_limit(int type) { return type == ORDER_TYPE_BUY_STOP_LIMIT || type == ORDER_TYPE_SELL_STOP_LIMIT; }
+    // When an order of `type_time` placed at `setup_ms` with `expiration` (server s) expires, server s; 0 = never.
+    static long deadline(int type_time, long setup_ms, long expiration) {
+        if (type_time == ORDER_TIME_DAY) return setup_ms / 1000 / 86400 * 86400 + 86400;
+        if (type_time == ORDER_TIME_SPECIFIED) return expiration;
+        if (type_time == ORDER_TIME_SPECIFIED_DAY) return expiration / 86400 * 86400 + 86400;
+        return 0;
+    }
+    // SYMBOL_FILLING_MODE: FOK and IOC by their flags; RETURN not in market
+    // execution (a pending order always may use it).
+    uint check_filling(const Sym &s, int filling, bool pending_order) const {
+        long f = filling_of(s);
+        if (filling == ORDER_FILLING_FOK && (f & SYMBOL_FILLING_FOK)) return 0;
+        if (filling == ORDER_FILLING_IOC && (f & SYMBOL_FILLING_IOC)) return 0;
+        if (filling == ORDER_FILLING_RETURN && pending_order) return 0;
+        return TRADE_RETCODE_INVALID_FILL;
+    }
+    // SYMBOL_EXPIRATION_MODE flags, and an expiry that is not over.
+    uint check_expiration(const Sym &s, int type_time, long expiration) const {
+        if (type_time < ORDER_TIME_GTC || type_time > ORDER_TIME_SPECIFIED_DAY) return TRADE_RETCODE_INVALID_EXPIRATION;
+        if ((expiration_of(s) & (1L << type_time)) == 0) return TRADE_RETCODE_INVALID_EXPIRATION;
+        long now = now_server_ms() / 1000;
+        if (type_time == ORDER_TIME_SPECIFIED && expiration <= now) return TRADE_RETCODE_INVALID_EXPIRATION;
+        if (type_time == ORDER_TIME_SPECIFIED_DAY && deadline(type_time, 0, expiration) <= now) return TRADE_RETCODE_INVALID_EXPIRATION;
+        return 0;
     }
 
     // ---- validation shared by OrderCheck and OrderSend
@@ -167,6 +217,7 @@ struct Terminal : Market {
             if (uint rc = check_volume(*s, r.volume)) return rc;
             bool buy = r.type == ORDER_TYPE_BUY;
             fill = buy ? ask : bid;
+            if (uint rc = check_filling(*s, r.type_filling, false)) return rc;
             if (uint rc = check_stops(*s, buy, buy ? bid : ask, r.sl, r.tp)) return rc;
             need = margin_of(*s, r.volume, fill);
             if (need > equity() - used_margin()) return TRADE_RETCODE_NO_MONEY;
@@ -182,11 +233,17 @@ struct Terminal : Market {
             case ORDER_TYPE_SELL_LIMIT: ok = p >= bid + dist; break;
             case ORDER_TYPE_BUY_STOP: ok = p >= ask + dist; break;
             case ORDER_TYPE_SELL_STOP: ok = p > 0 && p <= bid - dist; break;
+            // The limit order placed at the stop: below it for a buy, above it for a sell.
+            case ORDER_TYPE_BUY_STOP_LIMIT: ok = p >= ask + dist && r.stoplimit > 0 && r.stoplimit < p; break;
+            case ORDER_TYPE_SELL_STOP_LIMIT: ok = p > 0 && p <= bid - dist && r.stoplimit > p; break;
             default: return TRADE_RETCODE_INVALID;
             }
             if (!ok) return TRADE_RETCODE_INVALID_PRICE;
-            bool buy = r.type == ORDER_TYPE_BUY_LIMIT || r.type == ORDER_TYPE_BUY_STOP;
-            if (uint rc = check_stops(*s, buy, p, r.sl, r.tp)) return rc;
+            bool buy = r.type == ORDER_TYPE_BUY_LIMIT || r.type == ORDER_TYPE_BUY_STOP || r.type == ORDER_TYPE_BUY_STOP_LIMIT;
+            if (uint rc = check_filling(*s, r.type_filling, true)) return rc;
+            if (uint rc = check_expiration(*s, r.type_time, (long)r.expiration)) return rc;
+            // SL and TP of a stop-limit order are measured from the limit price it fills at.
+            if (uint rc = check_stops(*s, buy, stop_limit(r.type) ? r.stoplimit : p, r.sl, r.tp)) return rc;
             need = margin_of(*s, r.volume, p);
             if (need > equity() - used_margin()) return TRADE_RETCODE_NO_MONEY;
             return 0;
@@ -208,16 +265,18 @@ struct Terminal : Market {
     }
 
     // Closes `volume` of a position at the market; returns the deal ticket.
-    long close_volume(Pos &p, double volume, long order, int reason, const std::string &comment) {
+    // (`at` > 0: at that price, as a close by; `entry` DEAL_ENTRY_OUT or DEAL_ENTRY_OUT_BY.)
+    long close_volume(Pos &p, double volume, long order, int reason, const std::string &comment, double at = 0,
+                      int entry = DEAL_ENTRY_OUT) {
         long now = now_server_ms();
-        double price = close_price(p);
+        double price = at > 0 ? at : close_price(p);
         Pos part = p;
         part.volume = volume;
         double profit = profit_of(part, price);
         balance = round((balance + profit) * 100) / 100;
         long d = next_deal++;
         int dtype = p.type == POSITION_TYPE_BUY ? DEAL_TYPE_SELL : DEAL_TYPE_BUY;
-        deals.push_back({d, order, p.ticket, p.symbol, dtype, DEAL_ENTRY_OUT, reason, volume, price, profit, 0, 0, now, p.magic, comment});
+        deals.push_back({d, order, p.ticket, p.symbol, dtype, entry, reason, volume, price, profit, 0, 0, now, p.magic, comment});
         long pos_ticket = p.ticket;
         std::string symbol = p.symbol;
         p.volume = round((p.volume - volume) * 100) / 100;
@@ -236,7 +295,21 @@ struct Terminal : Market {
         history.push_back(o);
     }
 
+    // OrderSend: the request, then its TRADE_TRANSACTION_REQUEST (request and
+    // result) once the server has answered.
     bool send(const MqlTradeRequest &r, MqlTradeResult &res) {
+        bool ok = send_request(r, res);
+        if (res.retcode != 0) {
+            Tx x{};
+            x.t.type = TRADE_TRANSACTION_REQUEST;
+            x.req = r;
+            x.res = res;
+            transactions.push_back(x);
+        }
+        return ok;
+    }
+
+    bool send_request(const MqlTradeRequest &r, MqlTradeResult &res) {
         res = MqlTradeResult();
         long now = now_server_ms();
         if (!terminal_trade_allowed || !mql_trade_allowed) { _LastError = 4752; return false; }
@@ -250,7 +323,8 @@ struct Terminal : Market {
             if (check_volume(*sym(p->symbol), r.volume) || r.volume > p->volume + 1e-9) return reply(TRADE_RETCODE_INVALID_CLOSE_VOLUME, "Invalid close volume");
             long order = next_order++;
             double price = close_price(*p);
-            Ord o{order, p->symbol, p->type == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, r.volume, r.volume, price, 0, 0, now, now, (long)r.magic, r.comment.utf8(), 0, p->ticket};
+            if (uint rc = check_filling(*sym(p->symbol), r.type_filling, false)) return reply(rc, "Unsupported filling mode");
+            Ord o{order, p->symbol, p->type == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, r.volume, r.volume, price, 0, 0, now, now, (long)r.magic, r.comment.utf8(), 0, p->ticket, 0, ORDER_TIME_GTC, 0, r.type_filling};
             long pos = p->ticket;
             long d = close_volume(*p, r.volume, order, DEAL_REASON_EXPERT, r.comment.utf8());
             finish(o, ORDER_STATE_FILLED, pos);
@@ -264,12 +338,17 @@ struct Terminal : Market {
             if (rc == TRADE_RETCODE_INVALID_STOPS) return reply(rc, "Invalid stops");
             if (rc == TRADE_RETCODE_INVALID_PRICE) return reply(rc, "Invalid price");
             if (rc == TRADE_RETCODE_NO_MONEY) return reply(rc, "No money");
+            if (rc == TRADE_RETCODE_INVALID_FILL) return reply(rc, "Unsupported filling mode");
+            if (rc == TRADE_RETCODE_INVALID_EXPIRATION) return reply(rc, "Invalid expiration");
             if (rc) return reply(rc, "Invalid request");
             long order = next_order++;
-            Ord o{order, r.symbol.utf8(), r.type, r.volume, r.volume, fill, r.sl, r.tp, now, 0, (long)r.magic, r.comment.utf8().substr(0, 31), ORDER_STATE_PLACED, 0};
+            bool timed = r.type_time == ORDER_TIME_SPECIFIED || r.type_time == ORDER_TIME_SPECIFIED_DAY;
+            bool pend = r.action == TRADE_ACTION_PENDING;
+            Ord o{order, r.symbol.utf8(), r.type, r.volume, r.volume, fill, r.sl, r.tp, now, 0, (long)r.magic, r.comment.utf8().substr(0, 31), ORDER_STATE_PLACED, 0,
+                  pend && stop_limit(r.type) ? r.stoplimit : 0, pend ? (int)r.type_time : (int)ORDER_TIME_GTC, pend && timed ? (long)r.expiration : 0, r.type_filling};
             if (r.action == TRADE_ACTION_PENDING) {
                 orders.push_back(o);
-                emit(TRADE_TRANSACTION_ORDER_ADD, 0, order, r.type, 0, r.symbol.utf8());
+                emit(TRADE_TRANSACTION_ORDER_ADD, 0, order, r.type, 0, r.symbol.utf8(), ORDER_STATE_PLACED);
                 res.order = (ulong)order; res.volume = r.volume; res.price = r.price;
                 return reply(TRADE_RETCODE_PLACED, "Request placed");
             }
@@ -294,11 +373,57 @@ struct Terminal : Market {
                 Ord o = orders[i];
                 orders.erase(orders.begin() + (long)i);
                 finish(o, ORDER_STATE_CANCELED, 0);
-                emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol);
+                emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol, ORDER_STATE_CANCELED);
                 res.order = (ulong)o.ticket;
                 return reply(TRADE_RETCODE_DONE, "Request executed");
             }
             return reply(TRADE_RETCODE_INVALID_ORDER, "Invalid order");
+        }
+        if (r.action == TRADE_ACTION_MODIFY) {
+            // A pending order's price, stop-limit price, SL, TP and expiry;
+            // the request carries them all (a 0 level removes it).
+            Ord *o = pending((long)r.order);
+            if (!o) return reply(TRADE_RETCODE_INVALID_ORDER, "Invalid order");
+            bool timed = r.type_time == ORDER_TIME_SPECIFIED || r.type_time == ORDER_TIME_SPECIFIED_DAY;
+            double stoplimit = stop_limit(o->type) ? r.stoplimit : 0;
+            long expiration = timed ? (long)r.expiration : 0;
+            if (o->price == r.price && o->stoplimit == stoplimit && o->sl == r.sl && o->tp == r.tp && o->type_time == (int)r.type_time &&
+                o->expiration == expiration)
+                return reply(TRADE_RETCODE_NO_CHANGES, "No changes");
+            MqlTradeRequest c = r;
+            c.action = TRADE_ACTION_PENDING;
+            c.symbol = string(o->symbol);
+            c.type = (ENUM_ORDER_TYPE)o->type;
+            c.volume = o->volume;
+            c.type_filling = ORDER_FILLING_RETURN;
+            double fill, need;
+            uint rc = check_request(c, fill, need);
+            if (rc == TRADE_RETCODE_INVALID_STOPS) return reply(rc, "Invalid stops");
+            if (rc == TRADE_RETCODE_INVALID_PRICE) return reply(rc, "Invalid price");
+            if (rc == TRADE_RETCODE_INVALID_EXPIRATION) return reply(rc, "Invalid expiration");
+            if (rc && rc != TRADE_RETCODE_NO_MONEY) return reply(rc, "Invalid request");
+            o->price = r.price; o->stoplimit = stoplimit; o->sl = r.sl; o->tp = r.tp; o->type_time = r.type_time; o->expiration = expiration;
+            emit(TRADE_TRANSACTION_ORDER_UPDATE, 0, o->ticket, o->type, 0, o->symbol, ORDER_STATE_PLACED);
+            res.order = (ulong)o->ticket; res.volume = o->volume; res.price = o->price;
+            return reply(TRADE_RETCODE_DONE, "Request executed");
+        }
+        if (r.action == TRADE_ACTION_CLOSE_BY) {
+            // Hedging accounts only: the smaller volume of two opposite
+            // positions of one symbol, both at position_by's opening price.
+            if (margin_mode != ACCOUNT_MARGIN_MODE_RETAIL_HEDGING) return reply(TRADE_RETCODE_INVALID, "Invalid request");
+            Pos *p = position((long)r.position), *b = position((long)r.position_by);
+            if (!p || !b) return reply(TRADE_RETCODE_POSITION_CLOSED, "Position doesn't exist");
+            if (p == b || p->symbol != b->symbol || p->type == b->type) return reply(TRADE_RETCODE_INVALID, "Invalid request");
+            double volume = std::min(p->volume, b->volume), price = b->open;
+            long pt = p->ticket, bt = b->ticket, order = next_order++;
+            std::string symbol = p->symbol;
+            Ord o{order, symbol, ORDER_TYPE_CLOSE_BY, volume, volume, price, 0, 0, now, now, (long)r.magic, r.comment.utf8(), 0, pt, 0, ORDER_TIME_GTC, 0, ORDER_FILLING_FOK};
+            long d = close_volume(*p, volume, order, DEAL_REASON_EXPERT, r.comment.utf8(), price, DEAL_ENTRY_OUT_BY);
+            Pos *by = position(bt);
+            close_volume(*by, volume, order, DEAL_REASON_EXPERT, r.comment.utf8(), by->open, DEAL_ENTRY_OUT_BY);
+            finish(o, ORDER_STATE_FILLED, pt);
+            res.order = (ulong)order; res.deal = (ulong)d; res.volume = volume; res.price = price;
+            return reply(TRADE_RETCODE_DONE, "Request executed");
         }
         return reply(TRADE_RETCODE_INVALID, "Invalid request");
     }
@@ -316,7 +441,7 @@ struct Terminal : Market {
             bool tp = p.tp > 0 && (buy ? px >= p.tp : px <= p.tp);
             if (sl || tp) {
                 long order = next_order++;
-                Ord o{order, p.symbol, buy ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, p.volume, p.volume, px, 0, 0, now, now, p.magic, sl ? "sl" : "tp", 0, p.ticket};
+                Ord o{order, p.symbol, buy ? ORDER_TYPE_SELL : ORDER_TYPE_BUY, p.volume, p.volume, px, 0, 0, now, now, p.magic, sl ? "sl" : "tp", 0, p.ticket, 0, ORDER_TIME_GTC, 0, ORDER_FILLING_FOK};
                 long pos = p.ticket;
                 close_volume(p, p.volume, order, sl ? DEAL_REASON_SL : DEAL_REASON_TP, sl ? "[sl]" : "[tp]");
                 finish(o, ORDER_STATE_FILLED, pos);
@@ -328,12 +453,35 @@ struct Terminal : Market {
             Ord o = orders[i];
             const Sym *s = sym(o.symbol);
             double bid = bid_at(*s, now), ask = ask_at(*s, now);
+            long until = deadline(o.type_time, o.setup_ms, o.expiration);
+            if (until > 0 && now / 1000 >= until) {
+                orders.erase(orders.begin() + (long)i);
+                emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol, ORDER_STATE_EXPIRED);
+                finish(o, ORDER_STATE_EXPIRED, 0);
+                continue;
+            }
             bool hit = (o.type == ORDER_TYPE_BUY_LIMIT && ask <= o.price) || (o.type == ORDER_TYPE_SELL_LIMIT && bid >= o.price) ||
-                       (o.type == ORDER_TYPE_BUY_STOP && ask >= o.price) || (o.type == ORDER_TYPE_SELL_STOP && bid <= o.price);
+                       (o.type == ORDER_TYPE_BUY_STOP && ask >= o.price) || (o.type == ORDER_TYPE_SELL_STOP && bid <= o.price) ||
+                       (o.type == ORDER_TYPE_BUY_STOP_LIMIT && ask >= o.price) || (o.type == ORDER_TYPE_SELL_STOP_LIMIT && bid <= o.price);
             if (!hit) { i++; continue; }
             orders.erase(orders.begin() + (long)i);
+            if (stop_limit(o.type)) {
+                // The stop is reached: the order leaves (filled, no position)
+                // and a limit order at its stop-limit price takes its place.
+                emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol, ORDER_STATE_FILLED);
+                Ord l = o;
+                l.ticket = next_order++;
+                l.type = o.type == ORDER_TYPE_BUY_STOP_LIMIT ? ORDER_TYPE_BUY_LIMIT : ORDER_TYPE_SELL_LIMIT;
+                l.price = o.stoplimit;
+                l.stoplimit = 0;
+                l.setup_ms = now;
+                orders.push_back(l);
+                emit(TRADE_TRANSACTION_ORDER_ADD, 0, l.ticket, l.type, 0, l.symbol, ORDER_STATE_PLACED);
+                finish(o, ORDER_STATE_FILLED, 0);
+                continue;
+            }
             bool buy = o.type == ORDER_TYPE_BUY_LIMIT || o.type == ORDER_TYPE_BUY_STOP;
-            emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol);
+            emit(TRADE_TRANSACTION_ORDER_DELETE, 0, o.ticket, o.type, 0, o.symbol, ORDER_STATE_FILLED);
             open_position(o.symbol, buy ? ORDER_TYPE_BUY : ORDER_TYPE_SELL, o.volume, buy ? ask : bid, o.sl, o.tp, o.magic, o.comment, o.ticket, DEAL_REASON_EXPERT);
             finish(o, ORDER_STATE_FILLED, o.ticket);
         }
@@ -409,7 +557,39 @@ inline bool OrderCheck(const MqlTradeRequest &req, MqlTradeCheckResult &res) {
     if (rc == TRADE_RETCODE_INVALID_STOPS) res.comment = "Invalid stops";
     if (rc == TRADE_RETCODE_INVALID_PRICE) res.comment = "Invalid price";
     if (rc == TRADE_RETCODE_NO_MONEY) res.comment = "No money";
+    if (rc == TRADE_RETCODE_INVALID_FILL) res.comment = "Unsupported filling mode";
+    if (rc == TRADE_RETCODE_INVALID_EXPIRATION) res.comment = "Invalid expiration";
     return rc == 0;
+}
+
+// ---- depth of market: MarketBookGet answers only between MarketBookAdd and
+// MarketBookRelease. Five offers above the ask and five bids below the bid,
+// five points apart, sells first, highest price first (as MT5 lists them).
+inline bool MarketBookAdd(const string &symbol) {
+    if (!fake::T().sym(symbol.utf8())) { _LastError = ERR_BOOKS_CANNOT_ADD; return false; }
+    fake::T().books.insert(symbol.utf8());
+    return true;
+}
+inline bool MarketBookRelease(const string &symbol) {
+    if (fake::T().books.erase(symbol.utf8()) == 0) { _LastError = ERR_BOOKS_CANNOT_DELETE; return false; }
+    return true;
+}
+inline bool MarketBookGet(const string &symbol, std::vector<MqlBookInfo> &book) {
+    auto &t = fake::T();
+    const fake::Sym *s = t.sym(symbol.utf8());
+    if (!s || !t.books.count(symbol.utf8())) { _LastError = ERR_BOOKS_CANNOT_GET; return false; }
+    long step = fake::Market::step_of(fake::Market::now_server_ms());
+    double bid = fake::Market::bid_at(*s, step), ask = fake::Market::ask_at(*s, step), pt = fake::Market::point(*s);
+    book.clear();
+    for (int k = 4; k >= 0; k--) {
+        double v = (double)(1 + (step / fake::kStepMs + 3 * k) % 9);
+        book.push_back({BOOK_TYPE_SELL, NormalizeDouble(ask + 5 * k * pt, s->digits), (long)v, v});
+    }
+    for (int k = 0; k < 5; k++) {
+        double v = (double)(1 + (step / fake::kStepMs + 5 * k) % 7);
+        book.push_back({BOOK_TYPE_BUY, NormalizeDouble(bid - 5 * k * pt, s->digits), (long)v, v});
+    }
+    return true;
 }
 inline bool OrderCalcMargin(ENUM_ORDER_TYPE type, const string &symbol, double volume, double price, double &margin) {
     (void)type;
@@ -484,6 +664,9 @@ inline long ord_integer(const fake::Ord &o, ENUM_ORDER_PROPERTY_INTEGER p) {
     case ORDER_TIME_DONE_MSC: return o.done_ms;
     case ORDER_MAGIC: return o.magic;
     case ORDER_POSITION_ID: return o.position;
+    case ORDER_TYPE_TIME: return o.type_time;
+    case ORDER_TIME_EXPIRATION: return o.expiration;
+    case ORDER_TYPE_FILLING: return o.filling;
     }
     return 0;
 }
@@ -495,6 +678,7 @@ inline double ord_double(const fake::Ord &o, ENUM_ORDER_PROPERTY_DOUBLE p) {
     case ORDER_PRICE_CURRENT: return o.price;
     case ORDER_SL: return o.sl;
     case ORDER_TP: return o.tp;
+    case ORDER_PRICE_STOPLIMIT: return o.stoplimit;
     }
     return 0;
 }

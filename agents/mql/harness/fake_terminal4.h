@@ -106,12 +106,12 @@ struct Book {
         return M().stops_ok(s, buy, ref, sl, tp);
     }
 
-    // Closes `lots` of open trade `ticket` at `price`.
-    void close_part(long ticket, double lots, const char *mark) {
+    // Closes `lots` of open trade `ticket` at the market (or at `at` > 0, a close by).
+    void close_part(long ticket, double lots, const char *mark, double at = 0) {
         for (size_t i = 0; i < open.size(); i++) {
             if (open[i].ticket != ticket) continue;
             O o = open[i];
-            double px = close_of(o);
+            double px = at > 0 ? at : close_of(o);
             O closed = o;
             closed.lots = lots;
             closed.close_price = px;
@@ -247,14 +247,41 @@ inline bool OrderModify(int ticket, double price, double stoploss, double takepr
     if (b.account_refuses()) return false;
     fake4::O *o = b.find_open(ticket);
     if (!o) return b.fail(4108);
-    if (o->sl == stoploss && o->tp == takeprofit && o->open_price == price) return b.fail(1);
+    // Unchanged values: error 1, ERR_NO_RESULT (price and expiration count for pending orders only).
+    bool pending = o->type > OP_SELL;
+    if (o->sl == stoploss && o->tp == takeprofit && (!pending || (o->open_price == price && o->expiration == expiration))) return b.fail(1);
     const fake::Sym *s = fake::M().sym(o->symbol);
     bool buy = o->type == OP_BUY || o->type == OP_BUYLIMIT || o->type == OP_BUYSTOP;
     double ref = o->type <= OP_SELL ? b.close_of(*o) : price;
+    if (pending) {
+        // The new pending price obeys the stop level as at placement (error 130).
+        double bid = fake4::Book::bid(*s), ask = fake4::Book::ask(*s), dist = 10 * fake::Market::point(*s);
+        bool ok = (o->type == OP_BUYLIMIT && price > 0 && price <= ask - dist) || (o->type == OP_SELLLIMIT && price >= bid + dist) ||
+                  (o->type == OP_BUYSTOP && price >= ask + dist) || (o->type == OP_SELLSTOP && price > 0 && price <= bid - dist);
+        if (!ok) return b.fail(130);
+        if (expiration != 0 && expiration <= fake4::Book::now()) return b.fail(147);  // an expiry already past
+    }
     if (!b.stops_ok(*s, buy, ref, stoploss, takeprofit)) return b.fail(130);
     if (o->type > OP_SELL) { o->open_price = price; o->expiration = expiration; }
     o->sl = stoploss;
     o->tp = takeprofit;
+    return true;
+}
+// Closes open trade `ticket` by the opposite open trade `opposite` of the
+// same symbol: the smaller volume on both, `ticket` at the opening price of
+// `opposite` (which closes at its own), so the pair pays no spread; the
+// rest of the larger one stays open under a new ticket ("from #N").
+inline bool OrderCloseBy(int ticket, int opposite, color arrow = clrNONE) {
+    (void)arrow;
+    auto &b = fake4::B();
+    if (!b.trade_allowed()) return b.fail(4109);
+    if (b.account_refuses()) return false;
+    fake4::O *o = b.find_open(ticket), *by = b.find_open(opposite);
+    if (!o || !by || o->type > OP_SELL || by->type > OP_SELL) return b.fail(4108);
+    if (ticket == opposite || o->symbol != by->symbol || o->type == by->type) return b.fail(3);  // ERR_INVALID_TRADE_PARAMETERS
+    double lots = std::min(o->lots, by->lots), at = by->open_price, own = by->open_price;
+    b.close_part(ticket, lots, nullptr, at);
+    b.close_part(opposite, lots, nullptr, own);
     return true;
 }
 inline bool OrderDelete(int ticket, color arrow = clrNONE) {

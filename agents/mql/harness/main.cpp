@@ -54,9 +54,7 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
 #ifndef TT_HARNESS_MT4
-    fake::T().on_transaction = [](const MqlTradeTransaction &t) {
-        MqlTradeRequest req{};
-        MqlTradeResult res{};
+    fake::T().on_transaction = [](const MqlTradeTransaction &t, const MqlTradeRequest &req, const MqlTradeResult &res) {
         OnTradeTransaction(t, req, res);
     };
 #endif

@@ -663,8 +663,8 @@ static void agent_checks() {
     TtAgent a;
     FileDelete("tradeterm_idempotency_" + StringSubstr(TtSha256Hex("tt_term_secret"), 0, 16) + ".txt");
 #ifndef TT_HARNESS_MT4
-    fake::T().on_transaction = [&a](const MqlTradeTransaction &t) {
-        string e = TermTransactionEvent(t);
+    fake::T().on_transaction = [&a](const MqlTradeTransaction &t, const MqlTradeRequest &req, const MqlTradeResult &res) {
+        string e = TermTransactionEvent(t, req, res);
         if (e != "") a.QueueEvent(e);
     };
 #endif

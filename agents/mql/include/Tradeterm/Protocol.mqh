@@ -83,13 +83,14 @@ long TtNowMs(void)
 bool TtIsTradeCommand(const string cmd)
   {
    return cmd == "place_order" || cmd == "close_position" || cmd == "modify_position" ||
-          cmd == "cancel_order" || cmd == "reverse_position";
+          cmd == "cancel_order" || cmd == "reverse_position" || cmd == "modify_order" || cmd == "close_by";
   }
 
 // The trade commands that carry an idempotency key.
 bool TtIsIdempotentCommand(const string cmd)
   {
-   return cmd == "place_order" || cmd == "close_position" || cmd == "reverse_position";
+   return cmd == "place_order" || cmd == "close_position" || cmd == "reverse_position" || cmd == "modify_order" ||
+          cmd == "close_by";
   }
 
 // Protocol name of an MT5 trade server return code (TRADE_RETCODE_*).
@@ -140,15 +141,28 @@ string TtRetcodeName(const long rc)
    return "retcode_" + IntegerToString(rc);
   }
 
+// BUY_STOP_LIMIT, SELL_STOP_LIMIT (MT5 only; MT4 answers NOT_SUPPORTED).
+bool TtIsStopLimitType(const string t)
+  {
+   return t == "BUY_STOP_LIMIT" || t == "SELL_STOP_LIMIT";
+  }
+
 // Validates a protocol order type name.
 bool TtIsOrderType(const string t)
   {
-   return t == "BUY" || t == "SELL" || t == "BUY_LIMIT" || t == "SELL_LIMIT" || t == "BUY_STOP" || t == "SELL_STOP";
+   return t == "BUY" || t == "SELL" || t == "BUY_LIMIT" || t == "SELL_LIMIT" || t == "BUY_STOP" || t == "SELL_STOP" ||
+          TtIsStopLimitType(t);
   }
 
 bool TtIsBuyType(const string t)
   {
-   return t == "BUY" || t == "BUY_LIMIT" || t == "BUY_STOP";
+   return t == "BUY" || t == "BUY_LIMIT" || t == "BUY_STOP" || t == "BUY_STOP_LIMIT";
+  }
+
+// Validates a protocol expiration mode name (absent is GTC).
+bool TtIsExpirationMode(const string m)
+  {
+   return m == "GTC" || m == "DAY" || m == "SPECIFIED" || m == "SPECIFIED_DAY";
   }
 
 // `s` without leading and trailing blanks.
