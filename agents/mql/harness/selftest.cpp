@@ -792,6 +792,212 @@ static void agent_checks() {
     CHECK(StringFind(b.StatusLine(), "tt_term_secret") < 0);
 }
 
+#ifndef TT_HARNESS_MT4
+// The fake MT5 trade server as MetaTrader documents it for the later v1
+// requests: TRADE_ACTION_MODIFY with nothing changed is 10025; a filling
+// policy the symbol's SYMBOL_FILLING_MODE lacks is 10030 (RETURN never in
+// market execution); an expiration mode SYMBOL_EXPIRATION_MODE lacks, or an
+// expiry already past, is 10022; a stop-limit price on the wrong side of the
+// stop is 10015; TRADE_ACTION_CLOSE_BY wants a hedging account and two
+// opposite positions of one symbol (10013) and closes both at position_by's
+// opening price; MarketBookGet/Release fail before MarketBookAdd.
+static MqlTradeRequest pending_request(const char *symbol, ENUM_ORDER_TYPE type, double price) {
+    MqlTradeRequest r{};
+    r.action = TRADE_ACTION_PENDING;
+    r.symbol = string(symbol);
+    r.type = type;
+    r.volume = 0.01;
+    r.price = price;
+    r.type_filling = ORDER_FILLING_RETURN;
+    r.type_time = ORDER_TIME_GTC;
+    return r;
+}
+
+static void fake_mt5_order_management() {
+    auto &t = fake::T();
+    MqlTick q;
+    SymbolInfoTick("EURUSD", q);
+    MqlTradeResult res;
+    // Filling: FOK and IOC by SYMBOL_FILLING_MODE, RETURN not in market execution.
+    MqlTradeRequest deal{};
+    deal.action = TRADE_ACTION_DEAL; deal.symbol = "EURUSD"; deal.type = ORDER_TYPE_BUY; deal.volume = 0.01; deal.price = q.ask;
+    deal.type_filling = ORDER_FILLING_RETURN;
+    CHECK(!OrderSend(deal, res) && res.retcode == TRADE_RETCODE_INVALID_FILL);
+    MqlTick g;
+    SymbolInfoTick("XAUUSD", g);
+    MqlTradeRequest gold = pending_request("XAUUSD", ORDER_TYPE_BUY_LIMIT, NormalizeDouble(g.ask * 0.9, 2));
+    gold.type_filling = ORDER_FILLING_IOC;  // gold: SYMBOL_FILLING_FOK only
+    CHECK(!OrderSend(gold, res) && res.retcode == TRADE_RETCODE_INVALID_FILL);
+    MqlTradeCheckResult check;
+    CHECK(!OrderCheck(gold, check) && check.retcode == TRADE_RETCODE_INVALID_FILL);
+    // Expiration: a mode the symbol lacks, an expiry already past.
+    gold.type_filling = ORDER_FILLING_RETURN;
+    gold.type_time = ORDER_TIME_SPECIFIED_DAY;  // gold: no SYMBOL_EXPIRATION_SPECIFIED_DAY
+    gold.expiration = TimeTradeServer() + 86400;
+    CHECK(!OrderSend(gold, res) && res.retcode == TRADE_RETCODE_INVALID_EXPIRATION);
+    MqlTradeRequest past = pending_request("EURUSD", ORDER_TYPE_BUY_LIMIT, NormalizeDouble(q.ask * 0.9, 5));
+    past.type_time = ORDER_TIME_SPECIFIED;
+    past.expiration = TimeTradeServer() - 1;
+    CHECK(!OrderSend(past, res) && res.retcode == TRADE_RETCODE_INVALID_EXPIRATION);
+    // Stop-limit: the limit below the stop of a buy, SL/TP from the limit.
+    MqlTradeRequest sl = pending_request("EURUSD", ORDER_TYPE_BUY_STOP_LIMIT, NormalizeDouble(q.ask * 1.1, 5));
+    sl.stoplimit = NormalizeDouble(q.ask * 1.12, 5);
+    CHECK(!OrderSend(sl, res) && res.retcode == TRADE_RETCODE_INVALID_PRICE);
+    sl.stoplimit = NormalizeDouble(q.ask * 1.05, 5);
+    CHECK(OrderSend(sl, res) && res.retcode == TRADE_RETCODE_PLACED);
+    ulong slTicket = res.order;
+    CHECK(OrderSelect(slTicket) && OrderGetDouble(ORDER_PRICE_STOPLIMIT) == sl.stoplimit && OrderGetInteger(ORDER_TYPE) == ORDER_TYPE_BUY_STOP_LIMIT);
+    // MODIFY: nothing changed is 10025; a change is done, expiry checked too.
+    MqlTradeRequest m{};
+    m.action = TRADE_ACTION_MODIFY; m.order = slTicket; m.price = sl.price; m.stoplimit = sl.stoplimit; m.type_time = ORDER_TIME_GTC;
+    CHECK(!OrderSend(m, res) && res.retcode == TRADE_RETCODE_NO_CHANGES);
+    m.stoplimit = NormalizeDouble(q.ask * 1.04, 5);
+    CHECK(OrderSend(m, res) && res.retcode == TRADE_RETCODE_DONE);
+    CHECK(OrderSelect(slTicket) && OrderGetDouble(ORDER_PRICE_STOPLIMIT) == m.stoplimit);
+    m.type_time = ORDER_TIME_SPECIFIED;
+    m.expiration = TimeTradeServer() - 10;
+    CHECK(!OrderSend(m, res) && res.retcode == TRADE_RETCODE_INVALID_EXPIRATION);
+    m.action = TRADE_ACTION_REMOVE;
+    CHECK(OrderSend(m, res));
+    // An order that expires leaves with ORDER_STATE_EXPIRED.
+    MqlTradeRequest soon = pending_request("EURUSD", ORDER_TYPE_BUY_LIMIT, NormalizeDouble(q.ask * 0.9, 5));
+    soon.type_time = ORDER_TIME_SPECIFIED;
+    soon.expiration = TimeTradeServer() + 1;
+    CHECK(OrderSend(soon, res) && res.retcode == TRADE_RETCODE_PLACED);
+    ulong soonTicket = res.order;
+    Sleep(2100);
+    t.step();
+    CHECK(!OrderSelect(soonTicket));
+    HistorySelect(0, TimeTradeServer() + 1);
+    CHECK(HistoryOrderGetInteger(soonTicket, ORDER_STATE) == ORDER_STATE_EXPIRED);
+    // CLOSE_BY: opposite positions of one symbol on a hedging account only.
+    deal.type_filling = ORDER_FILLING_FOK;
+    CHECK(OrderSend(deal, res));
+    ulong buy1 = res.order;
+    CHECK(OrderSend(deal, res));
+    ulong buy2 = res.order;
+    MqlTradeRequest by{};
+    by.action = TRADE_ACTION_CLOSE_BY; by.position = buy1; by.position_by = buy2;
+    CHECK(!OrderSend(by, res) && res.retcode == TRADE_RETCODE_INVALID);  // the same side
+    MqlTradeRequest sell = deal;
+    sell.type = ORDER_TYPE_SELL; sell.price = q.bid;
+    sell.symbol = "GBPUSD";
+    CHECK(OrderSend(sell, res));
+    ulong gbp = res.order;
+    by.position_by = gbp;
+    CHECK(!OrderSend(by, res) && res.retcode == TRADE_RETCODE_INVALID);  // another symbol
+    sell.symbol = "EURUSD";
+    CHECK(OrderSend(sell, res));
+    ulong sell1 = res.order;
+    by.position_by = sell1;
+    t.margin_mode = ACCOUNT_MARGIN_MODE_RETAIL_NETTING;
+    CHECK(!OrderSend(by, res) && res.retcode == TRADE_RETCODE_INVALID);  // a netting account
+    t.margin_mode = ACCOUNT_MARGIN_MODE_RETAIL_HEDGING;
+    CHECK(PositionSelectByTicket(sell1));
+    double byOpen = PositionGetDouble(POSITION_PRICE_OPEN);
+    CHECK(OrderSend(by, res) && res.retcode == TRADE_RETCODE_DONE && res.price == byOpen && res.volume == 0.01);
+    CHECK(!PositionSelectByTicket(buy1) && !PositionSelectByTicket(sell1));
+    CHECK(HistoryDealSelect(res.deal) && HistoryDealGetInteger(res.deal, DEAL_ENTRY) == DEAL_ENTRY_OUT_BY &&
+          HistoryDealGetDouble(res.deal, DEAL_PRICE) == byOpen);
+    for (ulong p : {buy2, gbp}) {
+        MqlTradeRequest c{};
+        CHECK(PositionSelectByTicket(p));
+        c.action = TRADE_ACTION_DEAL; c.position = p; c.symbol = PositionGetString(POSITION_SYMBOL); c.volume = 0.01;
+        c.type = PositionGetInteger(POSITION_TYPE) == POSITION_TYPE_BUY ? ORDER_TYPE_SELL : ORDER_TYPE_BUY;
+        c.type_filling = ORDER_FILLING_FOK;
+        CHECK(OrderSend(c, res));
+    }
+    // Depth of market: only between MarketBookAdd and MarketBookRelease.
+    std::vector<MqlBookInfo> book;
+    CHECK(!MarketBookGet("EURUSD", book) && GetLastError() == ERR_BOOKS_CANNOT_GET);
+    CHECK(!MarketBookRelease("EURUSD") && GetLastError() == ERR_BOOKS_CANNOT_DELETE);
+    CHECK(!MarketBookAdd("NOPE"));
+    CHECK(MarketBookAdd("EURUSD") && MarketBookGet("EURUSD", book) && book.size() == 10);
+    CHECK(book.front().type == BOOK_TYPE_SELL && book.back().type == BOOK_TYPE_BUY);
+    for (size_t i = 1; i < book.size(); i++) CHECK(book[i - 1].price > book[i].price);
+    CHECK(MarketBookRelease("EURUSD") && !MarketBookGet("EURUSD", book));
+    t.deliver();
+}
+#endif
+
+// The advisor's later v1 commands against the fake terminal: no change is
+// no_changes, the platform's limits are NOT_SUPPORTED (MT4: stop-limit,
+// depth of market) or invalid_request (close by on a netting MT5 account,
+// two trades of one side).
+static void agent_order_management() {
+    FileDelete("tradeterm_idempotency_" + StringSubstr(TtSha256Hex("tt_term_om"), 0, 16) + ".txt");
+    TtAgent a;
+    a.Configure("ws://gateway", "tt_term_om", true, "EURUSD", "selftest");
+    a.OnTimer();
+    deliver(a, "{\"type\":\"welcome\",\"protocol_version\":1,\"terminal_id\":\"term_om\",\"heartbeat_interval_ms\":10000,\"heartbeat_timeout_ms\":30000}");
+    CHECK(a.IsConnected() && a.TradingEnabled());
+    double bid = 0, ask = 0;
+    long tm = 0;
+    TermQuote("EURUSD", bid, ask, tm);
+    std::string price = JNum(NormalizeDouble(ask * 0.9, 5)).utf8();
+    std::string placed = result_of(response(a, "o1", "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"EURUSD\",\"order_type\":\"BUY_LIMIT\",\"volume\":0.01,\"price\":" + price + "}}"));
+    TtJson pj;
+    CHECK(pj.Parse(string(placed)));
+    std::string ticket = std::to_string(pj.GetLong(0, "order", 0));
+    std::string same = "{\"cmd\":\"modify_order\",\"ticket\":" + ticket + ",\"price\":" + price + ",\"expiration_mode\":\"GTC\"}";
+    std::string r = response(a, "o2", same);
+    CHECK(r.find("TRADE_REJECTED") != std::string::npos && r.find("\"retcode\":\"no_changes\"") != std::string::npos);
+    std::string moved = JNum(NormalizeDouble(ask * 0.88, 5)).utf8();
+    r = response(a, "o3", "{\"cmd\":\"modify_order\",\"ticket\":" + ticket + ",\"price\":" + moved + "}");
+    CHECK(result_of(r).find("\"retcode\":\"done\"") != std::string::npos);
+    CHECK(response(a, "o4", "{\"cmd\":\"orders\"}").find("\"price\":" + moved) != std::string::npos);
+    CHECK(response(a, "o5", "{\"cmd\":\"modify_order\",\"ticket\":1,\"price\":1}").find("NOT_FOUND") != std::string::npos);
+    CHECK(response(a, "o6", "{\"cmd\":\"modify_order\",\"ticket\":" + ticket + ",\"price\":" + moved + ",\"expiration_mode\":\"WEEK\"}").find("INVALID_ARGUMENT") != std::string::npos);
+    std::string stopLimit = "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"EURUSD\",\"order_type\":\"BUY_STOP_LIMIT\",\"volume\":0.01,\"price\":" +
+                            JNum(NormalizeDouble(ask * 1.1, 5)).utf8() + ",\"stop_limit_price\":" + JNum(NormalizeDouble(ask * 1.05, 5)).utf8() + "}}";
+    std::string two = "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"EURUSD\",\"order_type\":\"BUY\",\"volume\":0.01}}";
+    TtJson b1, b2;
+    CHECK(b1.Parse(string(result_of(response(a, "o7", two)))) && b2.Parse(string(result_of(response(a, "o8", two)))));
+    std::string sameSide = "{\"cmd\":\"close_by\",\"ticket\":" + std::to_string(b1.GetLong(0, "position", 0)) + ",\"ticket_by\":" + std::to_string(b2.GetLong(0, "position", 0)) + "}";
+    r = response(a, "o9", sameSide);
+    CHECK(r.find("TRADE_REJECTED") != std::string::npos && r.find("\"retcode\":\"invalid_request\"") != std::string::npos);
+    CHECK(response(a, "o10", "{\"cmd\":\"close_by\",\"ticket\":0,\"ticket_by\":0}").find("NOT_FOUND") != std::string::npos);
+#ifdef TT_HARNESS_MT4
+    CHECK(response(a, "m1", stopLimit).find("NOT_SUPPORTED") != std::string::npos);
+    CHECK(response(a, "m2", "{\"cmd\":\"market_book_add\",\"symbol\":\"EURUSD\"}").find("NOT_SUPPORTED") != std::string::npos);
+    CHECK(response(a, "m3", "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"EURUSD\",\"order_type\":\"BUY_LIMIT\",\"volume\":0.01,\"price\":" + price +
+                                ",\"expiration_mode\":\"DAY\"}}").find("\"retcode\":\"invalid_expiration\"") != std::string::npos);
+#else
+    r = result_of(response(a, "m1", stopLimit));
+    CHECK(r.find("\"retcode\":\"placed\"") != std::string::npos);
+    CHECK(response(a, "m2", "{\"cmd\":\"orders\"}").find("\"order_type\":\"BUY_STOP_LIMIT\"") != std::string::npos);
+    CHECK(response(a, "m3", "{\"cmd\":\"symbol_spec\",\"symbol\":\"XAUUSD\"}").find("\"expiration_modes\":[\"GTC\",\"DAY\",\"SPECIFIED\"],\"filling_modes\":[\"FOK\"]") != std::string::npos);
+    // Gold lacks SPECIFIED_DAY and IOC: refused by the agent and by the server.
+    std::string gold = JNum(NormalizeDouble(SymbolInfoDouble("XAUUSD", SYMBOL_ASK) * 0.9, 2)).utf8();
+    CHECK(response(a, "m4", "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"XAUUSD\",\"order_type\":\"BUY_LIMIT\",\"volume\":0.01,\"price\":" + gold +
+                                ",\"expiration_mode\":\"SPECIFIED_DAY\",\"expiration\":" + std::to_string((long)TimeGMT() * 1000 + 86400000) + "}}").find("\"retcode\":\"invalid_expiration\"") != std::string::npos);
+    CHECK(response(a, "m5", "{\"cmd\":\"place_order\",\"order\":{\"symbol\":\"XAUUSD\",\"order_type\":\"BUY\",\"volume\":0.01,\"filling\":\"IOC\"}}").find("\"retcode\":\"invalid_fill\"") != std::string::npos);
+    // A netting account refuses close by.
+    fake::T().margin_mode = ACCOUNT_MARGIN_MODE_RETAIL_NETTING;
+    r = response(a, "m6", sameSide);
+    CHECK(r.find("\"retcode\":\"invalid_request\"") != std::string::npos && r.find("hedging") != std::string::npos);
+    fake::T().margin_mode = ACCOUNT_MARGIN_MODE_RETAIL_HEDGING;
+    CHECK(response(a, "m7", "{\"cmd\":\"market_book_get\",\"symbol\":\"EURUSD\"}").find("market_book_add first") != std::string::npos);
+    CHECK(response(a, "m8", "{\"cmd\":\"market_book_add\",\"symbol\":\"EURUSD\"}").find("\"subscribed\":true") != std::string::npos);
+    CHECK(response(a, "m9", "{\"cmd\":\"market_book_get\",\"symbol\":\"EURUSD\"}").find("\"levels\":[{\"type\":\"sell\"") != std::string::npos);
+    CHECK(response(a, "m10", "{\"cmd\":\"market_book_release\",\"symbol\":\"EURUSD\"}").find("\"subscribed\":false") != std::string::npos);
+    // The modification is reported from its TRADE_TRANSACTION_REQUEST.
+    fake::T().on_transaction = [&a](const MqlTradeTransaction &t, const MqlTradeRequest &req, const MqlTradeResult &res) {
+        string e = TermTransactionEvent(t, req, res);
+        if (e != "") a.QueueEvent(e);
+    };
+    fake::T().deliver();  // the earlier requests' transactions
+    a.OnTimer();
+    r = response(a, "m11", "{\"cmd\":\"modify_order\",\"ticket\":" + ticket + ",\"price\":" + price + "}");
+    CHECK(result_of(r).find("\"retcode\":\"done\"") != std::string::npos);
+    fake::T().deliver();
+    a.OnTimer();
+    CHECK(sent("event", "\"transaction\":\"order_modified\",\"order\":" + ticket).size() == 1);
+    fake::T().on_transaction = nullptr;
+#endif
+    response(a, "z1", "{\"cmd\":\"cancel_order\",\"ticket\":" + ticket + "}");
+}
+
 int main() {
     signal(SIGPIPE, SIG_IGN);
     // Files (the idempotency store, the scripted server's log) go to $MQL_FILES_DIR.
@@ -819,6 +1025,10 @@ int main() {
     agent_checks();
     agent_waits_for_the_login();
     agent_refuses_trading_without_its_idempotency_file();
+#ifndef TT_HARNESS_MT4
+    fake_mt5_order_management();
+#endif
+    agent_order_management();
     if (g_failures) { fprintf(stderr, "%d check(s) failed\n", g_failures); return 1; }
     fprintf(stderr, "selftest: all checks passed\n");
     return 0;

@@ -421,8 +421,67 @@ fn run_scenario(sc: &Scenario<'_>, started: Instant) {
         "close_position",
         "reverse_position",
         "cancel_order",
+        "modify_order",
+        "close_by",
     ] {
         assert!(cmds.iter().any(|c| c == cmd), "{name}: the kit never ran {cmd}");
+    }
+    order_management_verdicts(name, platform, &report);
+}
+
+/// The kit's verdict on a later v1 command: the first check whose name
+/// starts with `prefix` (and runs `command`), as (passed, why).
+fn verdict<'a>(report: &'a Value, prefix: &str, command: &str) -> Option<(bool, &'a str)> {
+    report["checks"].as_array().unwrap().iter().find_map(|c| {
+        let (n, cmd) = (
+            c["name"].as_str().unwrap_or_default(),
+            c["command"].as_str().unwrap_or_default(),
+        );
+        (n.starts_with(prefix) && cmd == command).then(|| (c["pass"] == true, c["why"].as_str().unwrap_or_default()))
+    })
+}
+
+/// The `order_management` step: MT5 must pass `modify_order`, the stop-limit
+/// order, `close_by` (the fake account hedges) and the depth of market, none
+/// of them "not supported"; MT4 must pass `modify_order` and `close_by` (MT4
+/// accounts hedge), and report the stop-limit order and the depth of market
+/// as not supported.
+fn order_management_verdicts(name: &str, platform: &str, report: &Value) {
+    let supported = |prefix: &str, command: &str| {
+        let v = verdict(report, prefix, command);
+        let Some((pass, why)) = v else {
+            panic!("{name}: the kit reported no `{prefix}` check ({command}): {report}");
+        };
+        eprintln!("{name}: {prefix} [{command}]: pass={pass}: {why}");
+        assert!(
+            pass && !why.starts_with("not supported") && !why.contains("netting account"),
+            "{name}: `{prefix}` ({command}) must pass as supported: {why}"
+        );
+    };
+    let unsupported = |prefix: &str, command: &str| {
+        let v = verdict(report, prefix, command);
+        let Some((pass, why)) = v else {
+            panic!("{name}: the kit reported no `{prefix}` check ({command}): {report}");
+        };
+        eprintln!("{name}: {prefix} [{command}]: pass={pass}: {why}");
+        assert!(
+            pass && why.starts_with("not supported") && why.contains("NOT_SUPPORTED"),
+            "{name}: `{prefix}` ({command}) must be reported as NOT_SUPPORTED: {why}"
+        );
+    };
+    supported("modify_order ", "modify_order");
+    supported("close_by ", "close_by");
+    match platform {
+        "MT5" => {
+            supported("place_order BUY_STOP_LIMIT", "place_order");
+            supported("market_book_get ", "market_book_get");
+            supported("market_book_release", "market_book_release");
+        }
+        "MT4" => {
+            unsupported("place_order BUY_STOP_LIMIT", "place_order");
+            unsupported("market_book", "market_book_add");
+        }
+        other => panic!("{name}: unknown platform {other}"),
     }
 }
 
