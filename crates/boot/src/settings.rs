@@ -150,6 +150,45 @@ pub struct Settings {
     /// (`WEBHOOK_RETRY_MAX_MS`, at least `WEBHOOK_RETRY_BASE_MS`, at most
     /// 86400000, default 3600000).
     pub webhook_retry_max_ms: u64,
+    /// Proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`,
+    /// comma-separated addresses or CIDR blocks; default none: the peer
+    /// address is the client). See `docs/security.md`.
+    pub trusted_proxies: Option<String>,
+    /// Failed authentications from one address before it gets 429
+    /// (`AUTH_GUESS_THRESHOLD`, default 10; 0 turns the throttle off).
+    pub auth_guess_threshold: u32,
+    /// Failed authentications with one key prefix, from any addresses,
+    /// before the prefix is refused to addresses that failed
+    /// (`AUTH_GUESS_KEY_THRESHOLD`, default 50; 0 off).
+    pub auth_guess_key_threshold: u32,
+    /// A streak of failures is forgotten this long after its last failure or
+    /// block, seconds (`AUTH_GUESS_WINDOW_SECS`, 1-86400, default 900).
+    pub auth_guess_window_secs: u64,
+    /// First block of a guessing address, ms, doubled by each further
+    /// failure (`AUTH_GUESS_BLOCK_MS`, 10-3600000, default 1000).
+    pub auth_guess_block_ms: u64,
+    /// Longest block, seconds (`AUTH_GUESS_MAX_BLOCK_SECS`, 1-86400, default 900).
+    pub auth_guess_max_block_secs: u64,
+    /// Largest agent WebSocket frame before its `hello`, bytes
+    /// (`AGENT_HELLO_MAX_FRAME_BYTES`, 1024-1048576, default 65536).
+    pub agent_hello_max_frame_bytes: usize,
+    /// Largest agent WebSocket frame or message after the handshake, bytes
+    /// (`AGENT_MAX_FRAME_BYTES`, 65536-16777216, default 16777216).
+    pub agent_max_frame_bytes: usize,
+    /// Largest REST request body, bytes (`REST_MAX_BODY_BYTES`, default 262144).
+    pub rest_max_body_bytes: usize,
+    /// Largest body of a REST trading route (orders, positions),
+    /// bytes (`REST_MAX_ORDER_BODY_BYTES`, default 16384).
+    pub rest_max_order_body_bytes: usize,
+    /// Largest body of a REST backtest route, bytes
+    /// (`REST_MAX_BACKTEST_BODY_BYTES`, default 4194304).
+    pub rest_max_backtest_body_bytes: usize,
+    /// MCP sessions one credential may hold open at once
+    /// (`MCP_MAX_SESSIONS_PER_KEY`, 1-100000, default 50).
+    pub mcp_max_sessions_per_key: usize,
+    /// An MCP session with no request for this long is closed, seconds
+    /// (`MCP_SESSION_IDLE_SECS`, 1-86400, default 300).
+    pub mcp_session_idle_secs: u64,
 }
 
 impl Default for Settings {
@@ -203,6 +242,19 @@ impl Default for Settings {
             webhook_timeout_ms: 10_000,
             webhook_retry_base_ms: 5_000,
             webhook_retry_max_ms: 3_600_000,
+            trusted_proxies: None,
+            auth_guess_threshold: 10,
+            auth_guess_key_threshold: 50,
+            auth_guess_window_secs: 900,
+            auth_guess_block_ms: 1_000,
+            auth_guess_max_block_secs: 900,
+            agent_hello_max_frame_bytes: 64 * 1024,
+            agent_max_frame_bytes: 16 * 1024 * 1024,
+            rest_max_body_bytes: 256 * 1024,
+            rest_max_order_body_bytes: 16 * 1024,
+            rest_max_backtest_body_bytes: 4 * 1024 * 1024,
+            mcp_max_sessions_per_key: 50,
+            mcp_session_idle_secs: 300,
         }
     }
 }
@@ -292,6 +344,19 @@ const ENV_KEYS: &[&str] = &[
     "WEBHOOK_TIMEOUT_MS",
     "WEBHOOK_RETRY_BASE_MS",
     "WEBHOOK_RETRY_MAX_MS",
+    "TRUSTED_PROXIES",
+    "AUTH_GUESS_THRESHOLD",
+    "AUTH_GUESS_KEY_THRESHOLD",
+    "AUTH_GUESS_WINDOW_SECS",
+    "AUTH_GUESS_BLOCK_MS",
+    "AUTH_GUESS_MAX_BLOCK_SECS",
+    "AGENT_HELLO_MAX_FRAME_BYTES",
+    "AGENT_MAX_FRAME_BYTES",
+    "REST_MAX_BODY_BYTES",
+    "REST_MAX_ORDER_BODY_BYTES",
+    "REST_MAX_BACKTEST_BODY_BYTES",
+    "MCP_MAX_SESSIONS_PER_KEY",
+    "MCP_SESSION_IDLE_SECS",
 ];
 
 impl Settings {
@@ -361,6 +426,61 @@ impl Settings {
         }
         if !(self.webhook_retry_base_ms..=86_400_000).contains(&self.webhook_retry_max_ms) {
             bail!("WEBHOOK_RETRY_MAX_MS must be between WEBHOOK_RETRY_BASE_MS and 86400000");
+        }
+        self.validate_limits()
+    }
+
+    /// The credential-guessing throttle's and the resource limits' ranges.
+    fn validate_limits(&self) -> anyhow::Result<()> {
+        tradeterm_cluster::guess::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?;
+        let ranges: [(&str, u64, u64, u64); 11] = [
+            ("AUTH_GUESS_WINDOW_SECS", self.auth_guess_window_secs, 1, 86_400),
+            ("AUTH_GUESS_BLOCK_MS", self.auth_guess_block_ms, 10, 3_600_000),
+            ("AUTH_GUESS_MAX_BLOCK_SECS", self.auth_guess_max_block_secs, 1, 86_400),
+            (
+                "AGENT_HELLO_MAX_FRAME_BYTES",
+                self.agent_hello_max_frame_bytes as u64,
+                1024,
+                1 << 20,
+            ),
+            (
+                "AGENT_MAX_FRAME_BYTES",
+                self.agent_max_frame_bytes as u64,
+                1 << 16,
+                16 << 20,
+            ),
+            ("REST_MAX_BODY_BYTES", self.rest_max_body_bytes as u64, 1024, 64 << 20),
+            (
+                "REST_MAX_ORDER_BODY_BYTES",
+                self.rest_max_order_body_bytes as u64,
+                1024,
+                64 << 20,
+            ),
+            (
+                "REST_MAX_BACKTEST_BODY_BYTES",
+                self.rest_max_backtest_body_bytes as u64,
+                1024,
+                64 << 20,
+            ),
+            (
+                "MCP_MAX_SESSIONS_PER_KEY",
+                self.mcp_max_sessions_per_key as u64,
+                1,
+                100_000,
+            ),
+            ("MCP_SESSION_IDLE_SECS", self.mcp_session_idle_secs, 1, 86_400),
+            (
+                "AUTH_GUESS_THRESHOLD",
+                u64::from(self.auth_guess_threshold),
+                0,
+                1_000_000,
+            ),
+        ];
+        for (name, value, min, max) in ranges {
+            if !(min..=max).contains(&value) {
+                bail!("{name} must be between {min} and {max}");
+            }
         }
         Ok(())
     }
@@ -583,6 +703,30 @@ impl Settings {
         }
     }
 
+    /// The credential-guessing throttle of this process (`AUTH_GUESS_*`,
+    /// `TRUSTED_PROXIES`), shared through Redis with `KEYVALUE_URL`: build it
+    /// once and hand it to every listener of the process.
+    ///
+    /// # Errors
+    /// `KEYVALUE_URL` or `TRUSTED_PROXIES` is unusable.
+    pub fn guess_guard(&self) -> anyhow::Result<std::sync::Arc<tradeterm_cluster::guess::GuessGuard>> {
+        use tradeterm_cluster::guess::{GuessGuard, GuessSettings, TrustedProxies};
+        let trusted = TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?;
+        let settings = GuessSettings {
+            threshold: self.auth_guess_threshold,
+            key_threshold: self.auth_guess_key_threshold,
+            window: Duration::from_secs(self.auth_guess_window_secs),
+            block: Duration::from_millis(self.auth_guess_block_ms),
+            max_block: Duration::from_secs(self.auth_guess_max_block_secs),
+        };
+        Ok(std::sync::Arc::new(GuessGuard::new(
+            settings,
+            trusted,
+            self.keyvalue_pool()?,
+        )))
+    }
+
     /// Whether the gateway terminates TLS (`GATEWAY_TLS_CERT` and
     /// `GATEWAY_TLS_KEY` both set): `https://` and `wss://` URLs.
     pub fn gateway_tls_enabled(&self) -> bool {
@@ -768,6 +912,35 @@ mod tests {
         for bad in ["0", "1441"] {
             let e = Settings::load_from(None, &env(&[("DASHBOARD_SESSION_MINUTES", bad)])).unwrap_err();
             assert!(format!("{e:#}").contains("DASHBOARD_SESSION_MINUTES"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn guessing_and_resource_limits() {
+        let s = Settings::load_from(None, &[]).unwrap();
+        assert_eq!((s.auth_guess_threshold, s.agent_hello_max_frame_bytes), (10, 65_536));
+        assert!(s.guess_guard().unwrap().trusted().is_empty());
+        let s = Settings::load_from(
+            None,
+            &env(&[
+                ("TRUSTED_PROXIES", "10.0.0.0/8,127.0.0.1"),
+                ("AUTH_GUESS_THRESHOLD", "3"),
+                ("MCP_MAX_SESSIONS_PER_KEY", "2"),
+                ("REST_MAX_ORDER_BODY_BYTES", "2048"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.guess_guard().unwrap().settings().threshold, 3);
+        assert!(s.guess_guard().unwrap().trusted().contains("10.1.2.3".parse().unwrap()));
+        assert_eq!((s.mcp_max_sessions_per_key, s.rest_max_order_body_bytes), (2, 2048));
+        for (name, bad) in [
+            ("TRUSTED_PROXIES", "proxy.example"),
+            ("AGENT_HELLO_MAX_FRAME_BYTES", "10"),
+            ("MCP_MAX_SESSIONS_PER_KEY", "0"),
+            ("AUTH_GUESS_BLOCK_MS", "1"),
+        ] {
+            let e = Settings::load_from(None, &env(&[(name, bad)])).unwrap_err();
+            assert!(format!("{e:#}").contains(name), "{name}={bad}: {e:#}");
         }
     }
 

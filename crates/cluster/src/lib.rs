@@ -150,6 +150,7 @@ return 0
 
 pub mod conn;
 pub mod subscribe;
+pub mod guess;
 
 use conn::ThreadConnections;
 

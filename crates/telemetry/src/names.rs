@@ -59,6 +59,24 @@ pub const MCP_SESSIONS_TOTAL: &str = "tradeterm_mcp_sessions_total";
 /// relaying gateway) that dispatches here.
 pub const DISPATCH_CHANNELS_OPEN: &str = "tradeterm_dispatch_channels_open";
 
+/// Counter of failed authentications counted against a source address by
+/// the credential-guessing throttle. Labels: `surface` (`token`: the
+/// gateway's token exchange; `rest`; `mcp`; `agent`: WebSocket and
+/// long-poll `hello`; `dashboard`: the sign-in and master-key routes).
+pub const AUTH_FAILURES_TOTAL: &str = "tradeterm_auth_failures_total";
+
+/// Counter of requests refused with 429 by the credential-guessing
+/// throttle, before their credential was checked. Labels: `surface`,
+/// `scope` (`source`: the address was blocked; `key`: the key prefix was).
+pub const AUTH_THROTTLED_TOTAL: &str = "tradeterm_auth_throttled_total";
+
+/// Counter of requests or frames refused for a resource limit. Labels:
+/// `limit` (`body`: a REST request body over its route's limit, 413;
+/// `agent_frame`: an agent WebSocket frame announced over the limit, before
+/// its `hello` or after; `mcp_sessions`: an MCP `initialize` over the
+/// credential's session cap, 429), `service` (`rest`, `gateway`, `mcp`).
+pub const LIMIT_REFUSALS_TOTAL: &str = "tradeterm_limit_refusals_total";
+
 /// Every metric: name, kind and help text (the `# HELP` lines of `/metrics`).
 pub const ALL: &[(&str, Kind, &str)] = &[
     (
@@ -112,6 +130,21 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         MCP_SESSIONS_TOTAL,
         Kind::Counter,
         "MCP sessions opened by this process.",
+    ),
+    (
+        AUTH_FAILURES_TOTAL,
+        Kind::Counter,
+        "Failed authentications counted by the credential-guessing throttle, by surface.",
+    ),
+    (
+        AUTH_THROTTLED_TOTAL,
+        Kind::Counter,
+        "Requests refused (429) by the credential-guessing throttle, by surface and scope.",
+    ),
+    (
+        LIMIT_REFUSALS_TOTAL,
+        Kind::Counter,
+        "Requests or frames refused for a resource limit, by limit and service.",
     ),
 ];
 

@@ -105,6 +105,24 @@ pub fn redis_error(component: &'static str) {
     counter!(names::REDIS_ERRORS_TOTAL, "component" => component).increment(1);
 }
 
+/// A failed authentication at `surface` (`token`, `rest`, `mcp`, `agent`,
+/// `dashboard`), counted by the credential-guessing throttle.
+pub fn auth_failure(surface: &'static str) {
+    counter!(names::AUTH_FAILURES_TOTAL, "surface" => surface).increment(1);
+}
+
+/// A request refused by the credential-guessing throttle at `surface`;
+/// `scope` is `source` (the address is blocked) or `key` (the key prefix is).
+pub fn auth_throttled(surface: &'static str, scope: &'static str) {
+    counter!(names::AUTH_THROTTLED_TOTAL, "surface" => surface, "scope" => scope).increment(1);
+}
+
+/// A request or frame refused for the resource limit `limit` (`body`,
+/// `agent_frame`, `mcp_sessions`) by `service` (`rest`, `gateway`, `mcp`).
+pub fn limit_refused(limit: &'static str, service: &'static str) {
+    counter!(names::LIMIT_REFUSALS_TOTAL, "limit" => limit, "service" => service).increment(1);
+}
+
 /// A failed database call; `kind` names the driver's error class.
 pub fn db_error(kind: &'static str) {
     counter!(names::DB_ERRORS_TOTAL, "kind" => kind).increment(1);
