@@ -22,12 +22,16 @@
 //! presented key and compare hashes in constant time.
 
 pub mod keys;
+pub mod managed;
 mod model;
 pub mod session;
 mod sql;
 pub mod webhook;
 
 pub use keys::{Secret, hash_key};
+pub use managed::{
+    MAX_MANAGED_PER_TERMINAL, ManagedOrderRecord, ManagedStatus, ManagedStep, ManagedStore, NewManagedOrder,
+};
 pub use model::*;
 pub use session::{DashboardSession, SessionStore};
 pub use sql::SqlStore;
@@ -88,9 +92,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// Persistence operations. Every method that acts for a license takes its id
 /// and never returns another license's data. The dashboard's sessions are the
 /// [`SessionStore`] section (`session.rs`), the webhooks the
-/// [`WebhookStore`] section (`webhook.rs`).
+/// [`WebhookStore`] section (`webhook.rs`), the managed exits the
+/// [`ManagedStore`] section (`managed.rs`).
 #[async_trait]
-pub trait Store: SessionStore + WebhookStore + Send + Sync + 'static {
+pub trait Store: SessionStore + WebhookStore + ManagedStore + Send + Sync + 'static {
     /// Checks that the database answers (the readiness probes' `database` check).
     async fn ping(&self) -> StoreResult<()>;
 

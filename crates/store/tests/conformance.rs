@@ -1123,6 +1123,7 @@ async fn migrations_are_idempotent(fx: Fx) {
             "idempotency",
             "journal_entries",
             "licenses",
+            "managed_orders",
             "news_guards",
             "prop_firm_rules",
             "state_snapshots",
@@ -1573,10 +1574,13 @@ async fn alert_rules_create_list_remove_per_license(fx: Fx) {
         s.create_alert_rule(&rule(&l.id, &u.id, &cond)).await,
         Err(StoreError::NotFound("terminal"))
     ));
+    // Oldest first; two rules set within one millisecond are in id order.
     let all = s.alert_rules(&l.id, None).await.unwrap();
+    let mut expected = [&a, &b];
+    expected.sort_by(|x, y| (x.created_at, &x.id).cmp(&(y.created_at, &y.id)));
     assert_eq!(
         all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
-        [a.id.as_str(), b.id.as_str()]
+        expected.iter().map(|r| r.id.as_str()).collect::<Vec<_>>()
     );
     assert_eq!(s.alert_rules(&l.id, Some(&t2.id)).await.unwrap(), vec![b.clone()]);
     assert!(s.alert_rules(&other.id, None).await.unwrap().is_empty());

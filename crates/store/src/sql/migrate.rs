@@ -37,6 +37,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
     embedded!("sqlite", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
     embedded!("sqlite", 7, "0007_webhooks.sql", "webhooks"),
+    embedded!("sqlite", 8, "0008_managed_orders.sql", "managed_orders"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -49,6 +50,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 5, "0005_alerts_and_executions.sql", "alerts_and_executions"),
     embedded!("postgres", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
     embedded!("postgres", 7, "0007_webhooks.sql", "webhooks"),
+    embedded!("postgres", 8, "0008_managed_orders.sql", "managed_orders"),
 ];
 
 /// A migrator over embedded migrations.

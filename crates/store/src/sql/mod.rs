@@ -40,6 +40,7 @@ mod rows;
 mod snapshots;
 mod terminals;
 mod validate;
+mod managed;
 mod webhooks;
 
 use std::str::FromStr;
