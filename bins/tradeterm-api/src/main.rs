@@ -50,11 +50,28 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     // Poll only: agent events reach the gateway process, not this one.
     let monitor = tradeterm_tools::monitor::spawn(services.clone(), Default::default(), None);
     let alerts = tradeterm_tools::alert_engine::spawn(services.clone(), Default::default(), None);
+    // Managed exits: one engine per instance, each rule claimed by one of
+    // them; quotes, trades and connections from the event pipeline's live
+    // feed (every instance hears it), polling beside it.
+    let feed = services
+        .events
+        .as_ref()
+        .map(tradeterm_tools::managed::engine::feed_from_bus);
+    let managed = tradeterm_tools::managed::engine::spawn(services.clone(), Default::default(), feed);
     // Webhook deliveries: every instance enqueues from the shared event log
     // and claims deliveries in the shared store (one sender per delivery).
     let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
+    let guess = settings.guess_guard()?;
     let state = AppState::new(
-        tradeterm_rest::RestSettings::default(),
+        tradeterm_rest::RestSettings {
+            guess: guess.clone(),
+            body_limits: tradeterm_rest::BodyLimits {
+                default: settings.rest_max_body_bytes,
+                orders: settings.rest_max_order_body_bytes,
+                backtests: settings.rest_max_backtest_body_bytes,
+            },
+            ..Default::default()
+        },
         services,
         verifier,
         remote.client,
@@ -70,6 +87,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     handle.stop(true).await;
     monitor.stop().await;
     alerts.stop().await;
+    managed.stop().await;
     webhooks.stop().await;
     task.await??;
     Ok(())

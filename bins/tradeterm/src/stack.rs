@@ -15,6 +15,7 @@ use tradeterm_protocol::http_client::GatewayClient;
 use tradeterm_sim::{AgentHandle, AgentSettings, Clock, SimSettings, Simulator, SystemClock};
 use tradeterm_store::Store;
 use tradeterm_tools::alert_engine::{self, EngineEvent, EngineHandle, EngineSettings};
+use tradeterm_tools::managed::engine::{self as managed_engine, ManagedEvent, ManagedHandle, ManagedSettings};
 use tradeterm_tools::monitor::{self, AccountUpdate, MonitorHandle, MonitorSettings};
 
 use crate::demo::{DemoCredentials, Urls};
@@ -45,6 +46,8 @@ pub struct StackHooks {
     pub sim_clock: Option<Arc<dyn Clock>>,
     /// Timing of the equity-guard monitor.
     pub monitor: MonitorSettings,
+    /// Timing of the managed exits' engine.
+    pub managed: ManagedSettings,
 }
 
 impl std::fmt::Debug for StackHooks {
@@ -52,6 +55,7 @@ impl std::fmt::Debug for StackHooks {
         f.debug_struct("StackHooks")
             .field("sim_clock", &self.sim_clock.is_some())
             .field("monitor", &self.monitor)
+            .field("managed", &self.managed)
             .finish()
     }
 }
@@ -79,7 +83,8 @@ pub struct Stack {
     pub credentials_created: bool,
     /// The event pipeline of this node (gateway, rule engines, REST stream).
     pub events: tradeterm_events::Publisher,
-    sims: Vec<AgentHandle>,
+    sims: Vec<Option<AgentHandle>>,
+    sim_agents: Vec<AgentSettings>,
     simulators: Vec<Simulator>,
     gateway_handle: ServerHandle,
     gateway_task: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -89,6 +94,7 @@ pub struct Stack {
     mcp_task: tokio::task::JoinHandle<std::io::Result<()>>,
     monitor: MonitorHandle,
     alert_engine: EngineHandle,
+    managed: Option<ManagedHandle>,
     webhooks: tradeterm_tools::webhooks::worker::WebhookHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
 }
@@ -125,7 +131,12 @@ impl Stack {
         // One event pipeline for the gateway (what agents push) and the
         // services (rule engines, the REST event stream).
         let events = settings.event_publisher()?;
+        // One credential-guessing throttle for the gateway, REST and MCP of this node.
+        let guess = settings.guess_guard()?;
         let gw_settings = GatewaySettings {
+            guess: guess.clone(),
+            hello_max_frame: settings.agent_hello_max_frame_bytes,
+            max_frame: settings.agent_max_frame_bytes,
             events: Some(events.clone()),
             token_lifetime: Duration::from_secs(settings.token_lifetime_secs),
             heartbeat_interval: settings.heartbeat_interval(),
@@ -145,7 +156,8 @@ impl Stack {
         let services = settings.services_with_events(Arc::new(gateway.clone()), store.clone(), events.clone())?;
         // The live monitor of equity guards and prop-firm rules, fed with
         // every `account` event an agent pushes (docs/equity-guard.md).
-        let (monitor, alert_engine, monitor_feed) = spawn_monitor(&gateway, services.clone(), hooks.monitor);
+        let (monitor, alert_engine, managed, monitor_feed) =
+            spawn_monitor(&gateway, services.clone(), hooks.monitor, hooks.managed, &events);
         // Webhook deliveries from the store's outbox (docs/events.md, "Webhooks").
         let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
@@ -169,11 +181,23 @@ impl Stack {
             None => host.to_owned(),
         };
         let agent_urls = settings.agent_urls(&agent_host, gateway_port);
-        let gateway_client = || local_gateway_client(settings, host, &agent_host, gateway_port, &agent_urls);
+        // The adapters throttle their own clients' guesses; the gateway leaves them to it.
+        let gateway_client = || {
+            local_gateway_client(settings, host, &agent_host, gateway_port, &agent_urls)
+                .map(|c| c.with_internal_token(Some(gateway.adapter_token())))
+        };
 
         // REST API: API-key exchange with the local gateway over loopback.
         let rest_state = tradeterm_rest::AppState::new(
-            tradeterm_rest::RestSettings::default(),
+            tradeterm_rest::RestSettings {
+                guess: guess.clone(),
+                body_limits: tradeterm_rest::BodyLimits {
+                    default: settings.rest_max_body_bytes,
+                    orders: settings.rest_max_order_body_bytes,
+                    backtests: settings.rest_max_backtest_body_bytes,
+                },
+                ..Default::default()
+            },
             services.clone(),
             keys::verifier(settings, &key_paths)?,
             gateway_client()?,
@@ -208,6 +232,9 @@ impl Stack {
         let mcp_state = tradeterm_mcp::McpState::new(
             tradeterm_mcp::McpSettings {
                 allowed_hosts: settings.mcp_allowed_hosts(),
+                guess,
+                max_sessions_per_key: settings.mcp_max_sessions_per_key,
+                session_idle: Duration::from_secs(settings.mcp_session_idle_secs),
                 ..tradeterm_mcp::McpSettings::with_list_defaults(
                     settings.mcp_tool_groups.as_deref(),
                     settings.mcp_output_schemas.as_deref(),
@@ -225,6 +252,7 @@ impl Stack {
         let mcp_handle = mcp.handle();
         let mcp_task = tokio::spawn(mcp.run_until_stopped());
         let mut sims = Vec::new();
+        let mut sim_agents = Vec::new();
         let mut simulators = Vec::new();
         // The license of this node: created on first start, reused afterwards.
         let urls = Urls {
@@ -244,17 +272,16 @@ impl Stack {
             };
             let sim = Simulator::new(sim_settings, clock);
             simulators.push(sim.clone());
-            let handle = tradeterm_sim::spawn_agent(
-                sim,
-                AgentSettings {
-                    url: agent_urls.websocket.clone(),
-                    terminal_key: t.key.clone(),
-                    uid: format!("tradeterm-sim-{}", t.id),
-                    // The served certificate is trusted as a root.
-                    ca_file: tls.as_ref().and(settings.gateway_tls_cert.clone()),
-                },
-            );
-            sims.push(handle);
+            let agent = AgentSettings {
+                url: agent_urls.websocket.clone(),
+                terminal_key: t.key.clone(),
+                uid: format!("tradeterm-sim-{}", t.id),
+                // The served certificate is trusted as a root.
+                ca_file: tls.as_ref().and(settings.gateway_tls_cert.clone()),
+            };
+            let handle = tradeterm_sim::spawn_agent(sim, agent.clone());
+            sim_agents.push(agent);
+            sims.push(Some(handle));
         }
         let credentials = Some(creds);
         Ok(Self {
@@ -269,6 +296,7 @@ impl Stack {
             events,
             agent_urls,
             sims,
+            sim_agents,
             simulators,
             gateway_handle,
             gateway_task,
@@ -278,6 +306,7 @@ impl Stack {
             mcp_task,
             monitor,
             alert_engine,
+            managed: Some(managed),
             webhooks,
             monitor_feed,
         })
@@ -286,6 +315,25 @@ impl Stack {
     /// The in-process simulated terminals, in the order of the demo terminals.
     pub fn simulators(&self) -> &[Simulator] {
         &self.simulators
+    }
+
+    /// Disconnects the agent of simulated terminal `i` (the terminal and its
+    /// market go on; tests of a terminal going away).
+    pub async fn disconnect_sim(&mut self, i: usize) {
+        if let Some(handle) = self.sims.get_mut(i).and_then(Option::take) {
+            handle.shutdown().await;
+        }
+    }
+
+    /// Connects the agent of simulated terminal `i` again (after
+    /// [`Stack::disconnect_sim`]).
+    pub fn reconnect_sim(&mut self, i: usize) {
+        if let (Some(slot), Some(sim), Some(agent)) =
+            (self.sims.get_mut(i), self.simulators.get(i), self.sim_agents.get(i))
+            && slot.is_none()
+        {
+            *slot = Some(tradeterm_sim::spawn_agent(sim.clone(), agent.clone()));
+        }
     }
 
     /// Stops only the gateway's HTTP listener (agents disconnect; tests of
@@ -298,7 +346,7 @@ impl Stack {
     pub async fn wait_connected(&self, deadline: Duration) -> bool {
         let until = tokio::time::Instant::now() + deadline;
         while tokio::time::Instant::now() < until {
-            if self.sims.iter().all(AgentHandle::is_connected)
+            if self.sims.iter().flatten().all(AgentHandle::is_connected)
                 && let Some(c) = &self.credentials
                 && c.terminals
                     .iter()
@@ -314,12 +362,15 @@ impl Stack {
 
     /// Stops the simulated terminals, the REST and MCP servers, then the gateway.
     pub async fn stop(self) {
-        for s in self.sims {
+        for s in self.sims.into_iter().flatten() {
             s.shutdown().await;
         }
         self.monitor_feed.abort();
         self.monitor.stop().await;
         self.alert_engine.stop().await;
+        if let Some(m) = self.managed {
+            m.stop().await;
+        }
         self.webhooks.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;
@@ -330,16 +381,22 @@ impl Stack {
     }
 }
 
-/// Starts the equity-guard monitor, the alert engine and the task
-/// forwarding the gateway's `account` and `tick` events to them (a lagging
-/// receiver skips what it missed: their polling covers the gap).
+/// Starts the equity-guard monitor, the alert engine, the managed exits'
+/// engine and the task forwarding the gateway's `account`, `tick` and trade
+/// events to them (a lagging receiver skips what it missed: their polling
+/// covers the gap); the managed exits also hear the terminals' connections
+/// from the event pipeline.
 fn spawn_monitor(
     gateway: &Gateway,
     services: Arc<tradeterm_tools::Services>,
     settings: MonitorSettings,
-) -> (MonitorHandle, EngineHandle, tokio::task::JoinHandle<()>) {
+    managed: ManagedSettings,
+    events_pipeline: &tradeterm_events::Publisher,
+) -> (MonitorHandle, EngineHandle, ManagedHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
     let (alert_tx, alert_rx) = tokio::sync::mpsc::channel(4096);
+    let (managed_tx, managed_rx) = tokio::sync::mpsc::channel(4096);
+    managed_engine::forward_bus(events_pipeline, managed_tx.clone(), true);
     let mut events = gateway.subscribe();
     let feed = tokio::spawn(async move {
         loop {
@@ -365,10 +422,21 @@ fn spawn_monitor(
                             }
                         }
                         Event::Tick(tick) => {
+                            let _ = managed_tx.try_send(ManagedEvent::Quote {
+                                license_id: license_id.clone(),
+                                terminal_id: terminal_id.clone(),
+                                tick: tick.clone(),
+                            });
                             let _ = alert_tx.try_send(EngineEvent::Quote {
                                 license_id,
                                 terminal_id,
                                 tick,
+                            });
+                        }
+                        Event::TradeTransaction { .. } => {
+                            let _ = managed_tx.try_send(ManagedEvent::Trade {
+                                license_id,
+                                terminal_id,
                             });
                         }
                         _ => {}
@@ -382,7 +450,8 @@ fn spawn_monitor(
         }
     });
     let engine = alert_engine::spawn(services.clone(), EngineSettings::default(), Some(alert_rx));
-    (monitor::spawn(services, settings, Some(rx)), engine, feed)
+    let managed = managed_engine::spawn(services.clone(), managed, Some(managed_rx));
+    (monitor::spawn(services, settings, Some(rx)), engine, managed, feed)
 }
 
 /// The client of this node's own gateway used by the REST and MCP servers to

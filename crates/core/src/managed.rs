@@ -542,7 +542,7 @@ pub fn apply(action: &Action, positions: &mut Vec<Position>, orders: &mut Vec<Pe
 /// the quotes move as a trade server would (pending orders trigger, stops
 /// and take profits close), and that its actions change instead of the
 /// terminal's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Paper {
     /// Open positions.
     pub positions: Vec<Position>,

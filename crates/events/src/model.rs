@@ -184,6 +184,14 @@ event_types! {
     EquityGuardRecovered = "equity_guard.recovered", RuleData, "rules";
     "The prop-firm verdict moved between `ok`, `warning`, `critical` and `breached`."
     PropFirmStatusChanged = "prop_firm.status_changed", RuleData, "rules";
+    "A managed exit (`set_trailing_stop`, `set_breakeven`, `place_oco`, `place_bracket`) sent an order, or in dry run would have: the action and its outcome."
+    ManagedAction = "managed.action", ManagedData, "managed";
+    "A managed exit stopped acting: its terminal is unreachable (it acts once on the current price when it is back)."
+    ManagedPaused = "managed.paused", ManagedData, "managed";
+    "A paused managed exit acts again: its terminal is back."
+    ManagedResumed = "managed.resumed", ManagedData, "managed";
+    "A managed exit ended: it did what it was for, its position or order went away, or it was removed (`reason`)."
+    ManagedEnded = "managed.ended", ManagedData, "managed";
     "A webhook endpoint was disabled: its deliveries kept failing for 3 days (enable it again with `update_webhook`)."
     WebhookDisabled = "webhook.disabled", WebhookDisabledData, "webhooks";
     "The terminal's agent connected."
@@ -518,6 +526,34 @@ pub struct RuleData {
     /// The rule family's details (the same fields its tools show).
     #[serde(default)]
     pub details: Value,
+}
+
+/// `managed.action`, `managed.paused`, `managed.resumed`, `managed.ended`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ManagedData {
+    /// The managed exit's id (`mxo_…`).
+    pub managed: String,
+    /// `trailing_stop`, `breakeven`, `oco` or `bracket`.
+    pub kind: String,
+    /// The caller's label.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
+    /// Instrument.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// Simulated: nothing was sent.
+    pub dry_run: bool,
+    /// What happened, for a person.
+    pub message: String,
+    /// The action (`managed.action`): `set_stop`, `cancel_order` or `close_partial` with its ticket and level or volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Value>,
+    /// The action's outcome: `done`, `would_do` (dry run), `rejected`, `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Why it ended (`managed.ended`: `completed`, `position_closed`, `entry_cancelled`, `removed`), or why it paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `webhook.disabled`.

@@ -54,6 +54,21 @@ fn example(kind: EventType) -> Value {
         PropFirmStatusChanged => json!({
             "rule": "prop_firm", "message": "prop-firm verdict warning → critical: daily loss at 91 % of its limit", "details": { "from": "warning", "to": "critical" },
         }),
+        ManagedAction => json!({
+            "managed": "mxo_8e1b…", "kind": "trailing_stop", "label": "trail EURUSD", "symbol": "EURUSD", "dry_run": false,
+            "message": "stop loss of position 7001 moved to 1.08252", "action": { "action": "set_stop", "ticket": 7001, "stop_loss": 1.08252 }, "outcome": "done",
+        }),
+        ManagedPaused => json!({
+            "managed": "mxo_8e1b…", "kind": "trailing_stop", "symbol": "EURUSD", "dry_run": false,
+            "message": "paused: terminal unreachable: no agent is connected", "reason": "terminal_unreachable",
+        }),
+        ManagedResumed => json!({
+            "managed": "mxo_8e1b…", "kind": "trailing_stop", "symbol": "EURUSD", "dry_run": false, "message": "the terminal is back: acting on the current price",
+        }),
+        ManagedEnded => json!({
+            "managed": "mxo_8e1b…", "kind": "trailing_stop", "symbol": "EURUSD", "dry_run": false,
+            "message": "position 7001 is no longer open", "reason": "position_closed",
+        }),
         WebhookDisabled => json!({
             "webhook": "whk_5c1e…", "url": "https://example.com/hooks/tradeterm", "failing_since": "2026-11-28T19:00:00Z",
             "message": "deliveries to https://example.com/hooks/tradeterm failed for 3 days (last: HTTP 503); the endpoint is disabled",

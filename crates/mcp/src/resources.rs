@@ -91,6 +91,7 @@ impl Kind {
                 &[Kind::Alerts]
             }
             TerminalConnected | TerminalDisconnected | TradingPermissionChanged => &[Kind::Status],
+            ManagedAction => &[Kind::Positions, Kind::Orders],
             _ => &[],
         }
     }

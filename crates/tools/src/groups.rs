@@ -133,7 +133,13 @@ pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
         | "modify_order"
         | "close_by"
         | "close_all_positions"
-        | "cancel_all_orders" => Trading,
+        | "cancel_all_orders"
+        | "set_trailing_stop"
+        | "set_breakeven"
+        | "place_oco"
+        | "place_bracket"
+        | "list_managed_orders"
+        | "remove_managed_order" => Trading,
         "get_indicator"
         | "list_indicators"
         | "backtest_strategy"

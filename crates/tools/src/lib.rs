@@ -48,6 +48,7 @@ pub mod groups;
 mod journal;
 mod levels;
 mod macro_context;
+pub mod managed;
 mod market;
 mod market_analysis;
 pub mod monitor;
@@ -262,6 +263,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(market::tools());
         tools.extend(account::tools());
         tools.extend(trading::tools());
+        tools.extend(managed::tools());
         tools.extend(journal::tools());
         tools.extend(analytics::tools());
         tools.extend(backtest::tools());

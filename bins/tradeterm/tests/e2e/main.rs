@@ -29,6 +29,7 @@ mod event_analysis_tools;
 mod events_stream;
 mod gateway_manage;
 mod macro_tools;
+mod managed_exits;
 mod mcp;
 mod mcp_resources;
 mod news_tool;

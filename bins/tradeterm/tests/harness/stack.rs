@@ -9,6 +9,7 @@ use tradeterm::Settings;
 use tradeterm::demo::DemoCredentials;
 use tradeterm::stack::{Stack, StackHooks, StackOptions};
 use tradeterm_sim::Clock;
+use tradeterm_tools::managed::engine::ManagedSettings;
 use tradeterm_tools::monitor::MonitorSettings;
 
 use super::client::{Api, ApiResult, Expect};
@@ -31,6 +32,8 @@ pub struct Options {
     pub sim_clock: Option<Arc<dyn Clock>>,
     /// Timing of the equity-guard monitor.
     pub monitor: MonitorSettings,
+    /// Timing of the managed exits' engine.
+    pub managed: ManagedSettings,
     /// The data directory; `None`: a new temporary one. A test restarting a
     /// stack on the same data passes the first stack's [`TestStack::data_dir`].
     pub data_dir: Option<PathBuf>,
@@ -45,6 +48,7 @@ impl Default for Options {
             window_ms: 60_000,
             sim_clock: None,
             monitor: MonitorSettings::default(),
+            managed: ManagedSettings::default(),
             data_dir: None,
         }
     }
@@ -105,6 +109,7 @@ pub async fn spawn_with(opts: Options, adjust: impl FnOnce(&mut Settings)) -> Te
         StackHooks {
             sim_clock: opts.sim_clock,
             monitor: opts.monitor,
+            managed: opts.managed,
         },
     )
     .await

@@ -1,0 +1,451 @@
+//! Exits the server manages, end to end over the single-node stack with the
+//! simulated terminal on a `ManualClock` the test moves minute by minute
+//! (the market's quotes are known beforehand from a shadow simulator of the
+//! same seed):
+//!
+//! - a trailing stop's stop loss is at every minute exactly where an
+//!   independent computation over the same quotes puts it, including while
+//!   the terminal's agent is away (paused: nothing moves) and after it came
+//!   back (one catch-up modification on the current price);
+//! - a breakeven moves the stop once and ends;
+//! - an OCO pair leaves exactly one order filled and the other cancelled,
+//!   with the fill happening while the agent is away;
+//! - a bracket with two levels closes the first part at its level, moves
+//!   the stop to the entry, and the second part closes at its take profit;
+//! - a dry-run rule sends nothing and reports what it would have done;
+//! - bad input is refused and stores nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tradeterm_core::Tick;
+use tradeterm_sim::ManualClock;
+use tradeterm_tools::managed::engine::ManagedSettings;
+
+use crate::harness::data::{ms, num};
+use crate::harness::{Api, Expect, Options, TestStack, WEDNESDAY_NOON, spawn, wait_until};
+
+const MIN: i64 = 60_000;
+const POINT: f64 = 0.00001;
+
+fn fast() -> ManagedSettings {
+    ManagedSettings {
+        claim_interval: Duration::from_millis(200),
+        lease: Duration::from_secs(2),
+        poll_interval: Duration::from_millis(200),
+        book_max_age: Duration::from_millis(300),
+        max_actions_per_second: 1000.0,
+        timeout: Duration::from_secs(5),
+    }
+}
+
+async fn start(clock: Arc<ManualClock>) -> TestStack {
+    spawn(Options {
+        sims: 1,
+        allow_trading: true,
+        sim_clock: Some(clock),
+        managed: fast(),
+        ..Options::default()
+    })
+    .await
+}
+
+fn api(t: &TestStack) -> Api {
+    t.api().on(t.terminal(0))
+}
+
+async fn tool(t: &TestStack, name: &str, input: Value) -> Value {
+    api(t).tool(name, &input).await.data_for(format!("{name} {input}"))
+}
+
+/// The EURUSD quotes at noon + k minutes (prices are a pure function of
+/// seed, symbol and time).
+fn shadow_ticks(steps: i64) -> Vec<Tick> {
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON));
+    let mut settings = tradeterm_sim::SimSettings::demo(0);
+    settings.allow_trading = true;
+    let sim = tradeterm_sim::Simulator::new(settings, clock.clone());
+    (0..=steps)
+        .map(|k| {
+            clock.set(WEDNESDAY_NOON + k * MIN);
+            sim.tick("EURUSD").unwrap()
+        })
+        .collect()
+}
+
+async fn wait_quote_at(t: &TestStack, time: i64) {
+    let app = api(t);
+    wait_until(format!("the quote of {time}"), Duration::from_secs(10), || async {
+        // While the agent reconnects the terminal is unreachable: not yet.
+        let tick = app.tick("EURUSD").await.ok()?;
+        (ms(&tick["time"]) >= time).then_some(())
+    })
+    .await;
+}
+
+async fn position(t: &TestStack, ticket: u64) -> Option<Value> {
+    tool(t, "get_positions", json!({})).await["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["ticket"].as_u64() == Some(ticket))
+        .cloned()
+}
+
+async fn managed(t: &TestStack, id: &str) -> Value {
+    tool(t, "list_managed_orders", json!({ "include_ended": true })).await["managed_orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("managed order {id} not listed"))
+}
+
+async fn wait_status(t: &TestStack, id: &str, status: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = managed(t, id).await;
+        if m["status"] == status {
+            return m;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id} is not {status} after 10 s: {m:#}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn buy(t: &TestStack, volume: f64) -> (u64, f64) {
+    let placed = tool(
+        t,
+        "place_order",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": volume, "dry_run": false }),
+    )
+    .await;
+    let ticket = placed["trade"]["position"]
+        .as_u64()
+        .filter(|p| *p != 0)
+        .or(placed["trade"]["order"].as_u64())
+        .unwrap();
+    (ticket, num(&placed["trade"]["price"]))
+}
+
+/// The independent computation: the stop a trailing stop of this distance
+/// and step holds after each minute's quote (nothing moves while away).
+fn trail(ticks: &[Tick], distance_points: f64, step_points: f64, stops: f64, away: (i64, i64)) -> Vec<Option<f64>> {
+    let mut expected = Vec::new();
+    let mut sl: Option<f64> = None;
+    for (k, tick) in ticks.iter().enumerate() {
+        let k = k as i64;
+        if k > away.0 && k < away.1 {
+            expected.push(sl);
+            continue;
+        }
+        let c = r5(floor_tick(tick.bid - distance_points * POINT));
+        let better = sl.is_none_or(|s| c >= s + step_points * POINT - POINT * 1e-3);
+        if better && c <= tick.bid - stops + POINT * 1e-3 {
+            sl = Some(c);
+        }
+        expected.push(sl);
+    }
+    expected
+}
+
+fn floor_tick(p: f64) -> f64 {
+    ((p / POINT) + 1e-7).floor() * POINT
+}
+
+fn r5(p: f64) -> f64 {
+    (p * 1e5).round() / 1e5
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_trailing_stop_follows_an_independent_computation_and_pauses_while_the_terminal_is_away() {
+    const STEPS: i64 = 30;
+    const AWAY: (i64, i64) = (12, 16); // disconnected at 12, back at 16
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON));
+    let mut t = start(clock.clone()).await;
+    let ticks = shadow_ticks(STEPS);
+    wait_quote_at(&t, ticks[0].time).await;
+    let spec = tool(&t, "get_symbol_spec", json!({ "symbol": "EURUSD" })).await;
+    let stops = num(&spec["stops_level"]) * POINT;
+    let (ticket, _) = buy(&t, 0.1).await;
+
+    // Distance and step from the path's own scale: the smallest distance
+    // that moves the stop a few times and is never hit on this path.
+    let moves: Vec<f64> = ticks.windows(2).map(|w| (w[1].bid - w[0].bid).abs()).collect();
+    let typical = moves.iter().sum::<f64>() / moves.len() as f64;
+    let step_points = (typical / POINT).round().max(1.0);
+    let mut chosen = None;
+    for m in 2..40 {
+        let d = ((typical * f64::from(m) / POINT).round()).max(num(&spec["stops_level"]) + 5.0);
+        let path = trail(&ticks, d, step_points, stops, AWAY);
+        let hit = ticks.iter().zip(&path).skip(1).zip(&path).any(|((tick, _), before)| before.is_some_and(|sl| tick.bid <= sl));
+        let changes = path.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(path[0].is_some());
+        if !hit && changes >= 3 {
+            chosen = Some((d, path));
+            break;
+        }
+    }
+    let (distance_points, expected) = chosen.expect("a distance that trails a few times without being hit");
+
+    // Invalid input first: nothing is stored.
+    for (bad, needle) in [
+        (json!({ "ticket": ticket, "distance": { "unit": "points", "value": 0 } }), "distance"),
+        (json!({ "ticket": ticket, "distance": { "unit": "points", "value": 1 } }), "stops level"),
+        (json!({ "ticket": 999_999_999u64, "distance": { "unit": "points", "value": 100 } }), "999999999"),
+        (json!({ "ticket": ticket, "distance": { "unit": "atr", "multiple": 2, "period": 1 } }), "period"),
+    ] {
+        let failure = api(&t)
+            .tool("set_trailing_stop", &bad)
+            .await
+            .expect_err("refused");
+        failure.mentions(needle);
+    }
+    assert!(tool(&t, "list_managed_orders", json!({})).await["managed_orders"].as_array().unwrap().is_empty());
+
+    let rule = tool(
+        &t,
+        "set_trailing_stop",
+        json!({ "ticket": ticket, "distance": { "unit": "points", "value": distance_points }, "step_points": step_points, "dry_run": false, "label": "e2e" }),
+    )
+    .await;
+    let id = rule["managed"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(rule["managed"]["status"], "active");
+    assert_eq!(rule["managed"]["dry_run"], false);
+
+    let mut done = 0;
+    for k in 0..=STEPS {
+        let i = k as usize;
+        if k == AWAY.0 + 1 {
+            t.stack.disconnect_sim(0).await;
+        }
+        clock.set(WEDNESDAY_NOON + k * MIN);
+        if k > AWAY.0 && k < AWAY.1 {
+            let m = wait_status(&t, &id, "paused").await;
+            assert_eq!(m["steps"].as_u64().unwrap() as usize, done, "nothing moves while away");
+            continue;
+        }
+        if k == AWAY.1 {
+            t.stack.reconnect_sim(0);
+            wait_status(&t, &id, "active").await;
+        }
+        wait_quote_at(&t, ticks[i].time).await;
+        if expected[i] != if i == 0 { None } else { expected[i - 1] } {
+            done += 1;
+        }
+        let want = expected[i];
+        wait_until(format!("minute {k}: stop at {want:?}"), Duration::from_secs(10), || async {
+            let p = position(&t, ticket).await.unwrap();
+            let m = managed(&t, &id).await;
+            let at = p["stop_loss"].as_f64().map(r5);
+            (at == want && m["steps"].as_u64() == Some(done as u64)).then_some(())
+        })
+        .await;
+    }
+    // Every modification in the rule's log, in order, at the computed levels.
+    let m = managed(&t, &id).await;
+    let levels: Vec<f64> = m["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert_eq!(e["outcome"], "done", "{e}");
+            r5(num(&e["action"]["stop_loss"]))
+        })
+        .collect();
+    let mut want: Vec<f64> = expected.iter().flatten().copied().collect();
+    want.dedup();
+    assert_eq!(levels, want);
+
+    // The position closed by hand: the rule ends itself and says why.
+    tool(&t, "close_position", json!({ "ticket": ticket, "dry_run": false })).await;
+    let ended = wait_status(&t, &id, "ended").await;
+    assert_eq!(ended["ended_reason"], "position_closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_parts() {
+    const STEPS: i64 = 40;
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON));
+    let mut t = start(clock.clone()).await;
+    let ticks = shadow_ticks(STEPS);
+    wait_quote_at(&t, ticks[0].time).await;
+    let bids: Vec<f64> = ticks.iter().map(|t| t.bid).collect();
+    let bottom = bids.iter().copied().fold(f64::MAX, f64::min);
+    let first = |from: usize, f: &dyn Fn(&Tick) -> bool| ticks.iter().enumerate().skip(from).find(|(_, x)| f(x)).map(|(i, _)| i);
+    let early_top = bids[1..=15].iter().copied().fold(f64::MIN, f64::max);
+
+    // Breakeven: triggered halfway to the high of the first quarter hour.
+    let (be_ticket, open) = buy(&t, 0.1).await;
+    let trigger_points = (((early_top - open) / 2.0) / POINT).floor();
+    assert!(trigger_points >= 20.0, "the path must rise early: {bids:?}");
+    let be = tool(
+        &t,
+        "set_breakeven",
+        json!({ "ticket": be_ticket, "trigger_points": trigger_points, "offset_points": 2, "dry_run": false }),
+    )
+    .await;
+    let be_id = be["managed"]["id"].as_str().unwrap().to_owned();
+
+    // OCO: a buy stop at the first new high after minute 22 (it fills then,
+    // while the agent is away) and a sell stop the path never reaches.
+    let asks: Vec<f64> = ticks.iter().map(|t| t.ask).collect();
+    let trigger_step = (22..asks.len())
+        .find(|&k| asks[k] > asks[..k].iter().copied().fold(f64::MIN, f64::max) + 2.0 * POINT)
+        .expect("a new high after minute 22") as i64;
+    let prior_high = asks[..trigger_step as usize].iter().copied().fold(f64::MIN, f64::max);
+    let up = r5((prior_high + asks[trigger_step as usize]) / 2.0);
+    let down = r5(bottom - 0.0050);
+    let oco = tool(
+        &t,
+        "place_oco",
+        json!({
+            "first": { "symbol": "EURUSD", "order_type": "BUY_STOP", "volume": 0.1, "price": up },
+            "second": { "symbol": "EURUSD", "order_type": "SELL_STOP", "volume": 0.1, "price": down },
+            "dry_run": false,
+        }),
+    )
+    .await;
+    let oco_id = oco["managed"]["id"].as_str().unwrap().to_owned();
+    let oco_tickets: Vec<u64> = oco["managed"]["spec"]["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+
+    // Bracket: the first level is reached in the first quarter hour; the
+    // second (the take profit) further up; the stop then at the entry.
+    let l1 = r5(ticks[0].bid + (early_top - ticks[0].bid) * 0.6);
+    let top = bids.iter().copied().fold(f64::MIN, f64::max);
+    let l2 = r5(l1 + (top - l1).max(0.0010) * 0.7);
+    let sl = r5(bottom - 0.0030);
+    let bracket = tool(
+        &t,
+        "place_bracket",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.2, "stop_loss": sl,
+                "targets": [{ "price": l1 }, { "price": l2 }], "dry_run": false }),
+    )
+    .await;
+    let br_id = bracket["managed"]["id"].as_str().unwrap().to_owned();
+    let br_ticket = bracket["managed"]["spec"]["entry"].as_u64().unwrap();
+    let br_open = num(&bracket["placed"][0]["trade"]["price"]);
+    let pos = position(&t, br_ticket).await.unwrap();
+    assert_eq!(r5(num(&pos["take_profit"])), l2, "the last level is the position's own take profit");
+    // Where the second part ends, independently: after the first level, the
+    // first quote at the take profit or at the stop (moved to the entry).
+    let s1 = first(1, &|x: &Tick| x.bid >= l1).expect("the first level is reached");
+    assert!(s1 <= 15);
+    let be_stop = r5(floor_tick(br_open));
+    let exit = first(s1 + 1, &|x: &Tick| x.bid >= l2 || x.bid <= be_stop);
+    let exit_at_tp = exit.map(|i| bids[i] >= l2);
+
+    // A dry-run rule: simulated over a paper copy, never sent.
+    let dry = tool(
+        &t,
+        "set_trailing_stop",
+        json!({ "ticket": be_ticket, "distance": { "unit": "points", "value": 1000 } }),
+    )
+    .await;
+    let dry_id = dry["managed"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(dry["managed"]["dry_run"], true);
+
+    // Away for the minutes around the OCO trigger.
+    let away = (trigger_step - 1).max(1)..=(trigger_step + 1);
+    for k in 1..=STEPS {
+        if k == *away.start() {
+            t.stack.disconnect_sim(0).await;
+        }
+        clock.set(WEDNESDAY_NOON + k * MIN);
+        if away.contains(&k) {
+            continue;
+        }
+        if k == away.end() + 1 {
+            t.stack.reconnect_sim(0);
+        }
+        wait_quote_at(&t, ticks[k as usize].time).await;
+        // Give the engine the quote before the next minute.
+        wait_until(format!("minute {k} evaluated"), Duration::from_secs(10), || async {
+            let m = managed(&t, &br_id).await;
+            (m["status"] != "paused").then_some(())
+        })
+        .await;
+    }
+
+    // Breakeven: moved once, to the entry + 2 points, then ended (the
+    // position may since have been stopped there).
+    let m = wait_status(&t, &be_id, "ended").await;
+    assert_eq!(m["steps"], 1, "{m:#}");
+    let moved = r5(floor_tick(open + 2.0 * POINT));
+    assert_eq!(r5(num(&m["log"][0]["action"]["stop_loss"])), moved);
+    match position(&t, be_ticket).await {
+        Some(p) => assert_eq!(r5(num(&p["stop_loss"])), moved),
+        None => assert_eq!(m["ended_reason"], "position_closed"),
+    }
+
+    // OCO: the buy stop filled (now a position), the sell stop cancelled.
+    let m = wait_status(&t, &oco_id, "ended").await;
+    assert_eq!(m["ended_reason"], "completed");
+    assert!(position(&t, oco_tickets[0]).await.is_some(), "the buy stop filled");
+    let orders = tool(&t, "get_orders", json!({})).await;
+    assert!(
+        !orders["orders"].as_array().unwrap().iter().any(|o| o["ticket"].as_u64() == Some(oco_tickets[1])),
+        "the sell stop is cancelled"
+    );
+    let history = tool(&t, "get_order_history", json!({})).await;
+    let cancelled = history["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["ticket"].as_u64() == Some(oco_tickets[1]))
+        .expect("the sell stop is in the history");
+    assert_eq!(cancelled["state"], "cancelled", "{cancelled}");
+
+    // Bracket: the first part closed at its level, the stop moved to the
+    // entry, the second part closed where the independent walk says.
+    let m = wait_status(&t, &br_id, if exit.is_some() { "ended" } else { "active" }).await;
+    assert_eq!(m["targets_done"], 1, "{m:#}");
+    let log: Vec<&Value> = m["log"].as_array().unwrap().iter().collect();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["action"]["action"], "close_partial");
+    assert_eq!(num(&log[0]["action"]["volume"]), 0.1);
+    assert_eq!(log[1]["action"]["action"], "set_stop");
+    assert_eq!(r5(num(&log[1]["action"]["stop_loss"])), be_stop);
+    let deals = tool(&t, "get_deal_history", json!({})).await;
+    let outs: Vec<&Value> = deals["deals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["position"].as_u64() == Some(br_ticket) && d["entry"] == "out")
+        .collect();
+    assert!(num(&outs[0]["price"]) >= l1 - 1e-9, "{outs:?}");
+    match exit_at_tp {
+        Some(at_tp) => {
+            assert_eq!(m["ended_reason"], "position_closed");
+            assert_eq!(outs.len(), 2, "{outs:?}");
+            if at_tp {
+                assert!(num(&outs[1]["price"]) >= l2 - 1e-9, "{outs:?}");
+            } else {
+                assert!(num(&outs[1]["price"]) <= be_stop + 1e-9, "{outs:?}");
+            }
+        }
+        None => assert_eq!(outs.len(), 1, "{outs:?}"),
+    }
+
+    // The dry-run rule sent nothing: its log says "would", the real stop is the breakeven's.
+    let m = managed(&t, &dry_id).await;
+    assert!(m["log"].as_array().unwrap().iter().all(|e| e["outcome"] == "would_do"));
+    assert!(m["paper"].is_object());
+
+    // Removal: refused twice, listed as ended.
+    tool(&t, "remove_managed_order", json!({ "id": dry_id })).await;
+    api(&t)
+        .tool("remove_managed_order", &json!({ "id": dry_id }))
+        .await
+        .failure(409, "CONFLICT");
+    api(&t)
+        .tool("remove_managed_order", &json!({ "id": "mxo_nope" }))
+        .await
+        .failure(404, "NOT_FOUND");
+}
