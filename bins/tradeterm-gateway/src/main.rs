@@ -86,6 +86,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     advertise_url,
                 }),
             workers: settings.gateway_workers,
+            guess: settings.guess_guard()?,
+            hello_max_frame: settings.agent_hello_max_frame_bytes,
+            max_frame: settings.agent_max_frame_bytes,
             // What agents push, as client events, on Redis Streams.
             events: Some(settings.event_publisher()?),
             ..GatewaySettings::default()

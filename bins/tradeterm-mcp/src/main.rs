@@ -53,6 +53,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let state = McpState::new(
         tradeterm_mcp::McpSettings {
             allowed_hosts: settings.mcp_allowed_hosts(),
+            guess: settings.guess_guard()?,
+            max_sessions_per_key: settings.mcp_max_sessions_per_key,
+            session_idle: std::time::Duration::from_secs(settings.mcp_session_idle_secs),
             ..tradeterm_mcp::McpSettings::with_list_defaults(
                 settings.mcp_tool_groups.as_deref(),
                 settings.mcp_output_schemas.as_deref(),

@@ -118,7 +118,9 @@ pub fn remote_gateway(settings: &Settings) -> anyhow::Result<RemoteGateway> {
     if !settings.gateway_dispatch_channel {
         entry = entry.without_channels();
     }
-    let client = GatewayClient::new(&url).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client = GatewayClient::new(&url)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .with_internal_token(Some(internal));
     // Scaled out (KEYVALUE_URL): each command goes to the gateway instance
     // holding its terminal, found in the route table the gateways keep.
     let dispatch: Arc<dyn Dispatch> = match (settings.keyvalue_pool()?, &settings.keyvalue_url) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, Session};
 use tradeterm_protocol::agent::{
     AgentFrame, Event, FrameError, GatewayFrame, Hello, MAX_FRAME_BYTES, PROTOCOL_VERSION, codes,
@@ -16,6 +16,7 @@ use tradeterm_protocol::agent::{
 use tradeterm_store::{BindOutcome, TerminalInfo, TerminalKeyAuth, hash_key};
 
 use crate::Gateway;
+use crate::frames::{FrameLimit, Guarded};
 use crate::registry::{Conn, Outbound, TerminalEvent};
 
 pub(crate) fn now_ms() -> i64 {
@@ -28,15 +29,63 @@ pub async fn agent_ws(
     body: web::Payload,
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, actix_web::Error> {
+    let settings = gateway.settings();
+    let max_frame = settings.max_frame.min(MAX_FRAME_BYTES);
+    // Frames are measured as their headers arrive (`crate::frames`): small
+    // until the handshake is done, then up to the largest frame.
+    let limit = FrameLimit::new(settings.hello_max_frame.min(max_frame), max_frame);
+    let guarded = Guarded::new(body.into_inner(), limit.clone());
+    let stream: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<web::Bytes, actix_web::error::PayloadError>>>,
+    > = Box::pin(guarded);
+    let mut payload = actix_web::dev::Payload::Stream { payload: stream };
+    let body = web::Payload::from_request(&req, &mut payload).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
+    let cut = limit.clone();
+    let response = response
+        .map_body(|_, body| crate::frames::CutBody::new(body, cut))
+        .map_into_boxed_body();
     let stream = stream
-        .max_frame_size(MAX_FRAME_BYTES)
+        .max_frame_size(max_frame)
         .aggregate_continuations()
-        .max_continuation_size(MAX_FRAME_BYTES);
-    let peer = req.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        .max_continuation_size(max_frame);
+    let peer = Peer {
+        text: req.peer_addr().map(|a| a.to_string()).unwrap_or_default(),
+        source: crate::guess::source(gateway.get_ref(), &req),
+        limit,
+    };
     let gateway = gateway.get_ref().clone();
     actix_web::rt::spawn(serve(gateway, session, stream, peer));
     Ok(response)
+}
+
+/// Who is at the other end of a WebSocket: the peer address (for logs),
+/// the client address the guessing throttle counts, and the frame limit of
+/// the connection.
+pub(crate) struct Peer {
+    text: String,
+    source: std::net::IpAddr,
+    limit: Arc<FrameLimit>,
+}
+
+/// The refusal of a frame over the limit: an error frame, then close 1009;
+/// the response body then cuts the connection ([`crate::frames::CutBody`])
+/// while `_unread`, the request stream, is held unread (a dropped one would
+/// be drained by the server).
+async fn refuse_oversized(mut session: Session, limit: usize, _unread: &mut AggregatedMessageStream) {
+    let message = format!("frame larger than {limit} bytes");
+    let _ = send(
+        &mut session,
+        &GatewayFrame::error(None, codes::FRAME_TOO_LARGE, &message),
+    )
+    .await;
+    let _ = session
+        .close(Some(actix_ws::CloseReason {
+            code: actix_ws::CloseCode::Size,
+            description: Some(message),
+        }))
+        .await;
+    tokio::time::sleep(crate::frames::CUT_AFTER * 3).await;
 }
 
 /// Message of the `AUTH_FAILED` error sent before a connection whose key was
@@ -108,6 +157,8 @@ async fn await_hello(
 pub(crate) struct Refusal {
     pub code: &'static str,
     pub message: String,
+    /// `Retry-After` of a `RATE_LIMITED` refusal, seconds.
+    pub retry_after: Option<u64>,
 }
 
 impl Refusal {
@@ -115,6 +166,7 @@ impl Refusal {
         Self {
             code,
             message: message.into(),
+            retry_after: None,
         }
     }
 }
@@ -123,7 +175,12 @@ impl Refusal {
 /// terminal key (master license keys and revoked keys refused), the
 /// installation uid and its binding to the key; then records what the agent
 /// reported. The key's authentication on success.
-pub(crate) async fn admit(gateway: &Gateway, hello: &Hello, peer: &str) -> Result<TerminalKeyAuth, Refusal> {
+pub(crate) async fn admit(
+    gateway: &Gateway,
+    hello: &Hello,
+    peer: &str,
+    source: std::net::IpAddr,
+) -> Result<TerminalKeyAuth, Refusal> {
     if gateway.is_draining() {
         return Err(Refusal::new(codes::SHUTTING_DOWN, SHUTTING_DOWN));
     }
@@ -136,11 +193,22 @@ pub(crate) async fn admit(gateway: &Gateway, hello: &Hello, peer: &str) -> Resul
             ),
         ));
     }
+    let guess = &gateway.settings().guess;
+    if let Err(blocked) = guess.check("agent", source, Some(&hello.terminal_key)).await {
+        tracing::info!(%peer, "agent hello refused: too many failed authentications");
+        return Err(Refusal {
+            retry_after: Some(blocked.retry_after_secs()),
+            ..Refusal::new(codes::RATE_LIMITED, blocked.message())
+        });
+    }
     let store = gateway.store();
     let auth = match store.terminal_key(&hello.terminal_key).await {
         Ok(Some(a)) if !a.license.disabled => a,
         Ok(_) => {
             let is_master = matches!(store.license_by_master_key(&hello.terminal_key).await, Ok(Some(_)));
+            if !is_master {
+                guess.failed("agent", source, Some(&hello.terminal_key)).await;
+            }
             let message = if is_master {
                 "master license keys are not accepted for agent connections; use a terminal key"
             } else {
@@ -287,25 +355,31 @@ async fn handshake(
     gateway: &Gateway,
     session: &mut Session,
     stream: &mut AggregatedMessageStream,
-    peer: &str,
+    peer: &Peer,
 ) -> Option<Arc<Conn>> {
     let hello = match await_hello(session, stream, gateway.settings().hello_timeout).await {
         Ok(h) => h,
+        Err(_) if peer.limit.exceeded() => {
+            tracing::info!(peer = %peer.text, limit = peer.limit.current(), "agent frame over the limit before hello");
+            Box::pin(refuse_oversized(session.clone(), peer.limit.current(), stream)).await;
+            return None;
+        }
         Err((code, message)) => {
-            tracing::info!(%peer, code, %message, "agent handshake failed");
+            tracing::info!(peer = %peer.text, code, %message, "agent handshake failed");
             refuse(session.clone(), code, &message).await;
             return None;
         }
     };
-    let auth = match admit(gateway, &hello, peer).await {
+    let auth = match admit(gateway, &hello, &peer.text, peer.source).await {
         Ok(auth) => auth,
         Err(refusal) => {
             refuse(session.clone(), refusal.code, &refusal.message).await;
             return None;
         }
     };
+    peer.limit.raise();
     let conn = register(gateway, &auth, &hello, Outbound::WebSocket(session.clone()));
-    tracing::debug!(terminal = %conn.terminal_id, %peer, "websocket agent");
+    tracing::debug!(terminal = %conn.terminal_id, peer = %peer.text, "websocket agent");
     crate::cluster::announce(gateway, &conn).await;
     if !send(session, &welcome(gateway, &conn)).await {
         disconnected(gateway, &conn, "send failed").await;
@@ -321,7 +395,7 @@ async fn handshake(
 /// re-check, the disconnect with its store and Redis calls) are boxed, so
 /// that only their pointer stays in it and their state exists only while
 /// they run (`serve_future_stays_small` in the tests).
-async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMessageStream, peer: String) {
+async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMessageStream, peer: Peer) {
     let settings = gateway.settings().clone();
     let Some(conn) = Box::pin(handshake(&gateway, &mut session, &mut stream, &peer)).await else {
         return;
@@ -333,7 +407,14 @@ async fn serve(gateway: Gateway, mut session: Session, mut stream: AggregatedMes
     let reason = loop {
         tokio::select! {
             msg = stream.recv() => {
-                let Some(Ok(msg)) = msg else { break "connection closed" };
+                let Some(Ok(msg)) = msg else {
+                    if peer.limit.exceeded() {
+                        Box::pin(disconnected(&gateway, &conn, "frame over the limit")).await;
+                        Box::pin(refuse_oversized(session, peer.limit.current(), &mut stream)).await;
+                        return;
+                    }
+                    break "connection closed";
+                };
                 conn.last_seen.store(now_ms(), Ordering::Relaxed);
                 match msg {
                     AggregatedMessage::Text(text) => handle_text(&gateway, &conn, &mut session, &text).await,
@@ -460,7 +541,6 @@ pub(crate) fn handle_frame(
 
 #[cfg(test)]
 mod tests {
-    use actix_web::FromRequest;
     use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
 
     use super::*;
@@ -487,7 +567,12 @@ mod tests {
             .to_http_parts();
         let body = web::Payload::from_request(&req, &mut payload).await.unwrap();
         let (_response, session, stream) = actix_ws::handle(&req, body).unwrap();
-        let fut = serve(gateway, session, stream.aggregate_continuations(), String::new());
+        let peer = Peer {
+            text: String::new(),
+            source: std::net::Ipv4Addr::LOCALHOST.into(),
+            limit: FrameLimit::new(1024, 4096),
+        };
+        let fut = serve(gateway, session, stream.aggregate_continuations(), peer);
         let size = std::mem::size_of_val(&fut);
         assert!(size <= 4096, "the per-connection future grew to {size} bytes");
     }

@@ -11,6 +11,8 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// `Retry-After` of a 429, seconds.
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -20,6 +22,16 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 429 `RATE_LIMITED` with `Retry-After`: the credential-guessing
+    /// throttle refused the source before its credential was checked.
+    pub fn throttled(blocked: &tradeterm_cluster::guess::Blocked) -> Self {
+        Self {
+            retry_after: Some(blocked.retry_after_secs()),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", blocked.message())
         }
     }
 
@@ -74,7 +86,11 @@ impl ResponseError for ApiError {
         if let Some(id) = tradeterm_telemetry::request_id::current() {
             body["error"]["request_id"] = json!(id.as_str());
         }
-        HttpResponse::build(self.status).json(body)
+        let mut res = HttpResponse::build(self.status);
+        if let Some(secs) = self.retry_after {
+            res.insert_header((actix_web::http::header::RETRY_AFTER, secs.to_string()));
+        }
+        res.json(body)
     }
 }
 

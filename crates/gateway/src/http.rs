@@ -142,6 +142,10 @@ async fn token_for_terminal_key(
             "missing terminal key: send `Authorization: Bearer <TERMINAL_KEY>`",
         ));
     };
+    let throttled = !crate::guess::from_adapter(&gateway, &req);
+    if throttled {
+        gateway.guess_check("token", &req, Some(&key)).await?;
+    }
     let store = gateway.store();
     match store.terminal_key(&key).await? {
         Some(auth) if !auth.license.disabled => issue(
@@ -153,7 +157,11 @@ async fn token_for_terminal_key(
             gateway.settings().token_lifetime,
         ),
         _ => {
-            if store.license_by_master_key(&key).await?.is_some() {
+            let master = store.license_by_master_key(&key).await?.is_some();
+            if throttled && !master {
+                gateway.guess_failed("token", &req, Some(&key)).await;
+            }
+            if master {
                 Err(ApiError::unauthorized(
                     "master license keys are not accepted for token exchange; use a terminal key",
                 ))
@@ -171,8 +179,15 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
             "missing API key: send `Authorization: Bearer svc_api_…`",
         ));
     };
+    let throttled = !crate::guess::from_adapter(&gateway, &req);
+    if throttled {
+        gateway.guess_check("token", &req, Some(&key)).await?;
+    }
     let store = gateway.store();
     let Some(auth) = store.api_key(&key).await?.filter(|a| !a.license.disabled) else {
+        if throttled {
+            gateway.guess_failed("token", &req, Some(&key)).await;
+        }
         return Err(ApiError::unauthorized("invalid or revoked API key"));
     };
     if let Err(e) = store.touch_api_key(&auth.key.id).await {
@@ -195,11 +210,16 @@ pub(crate) async fn master(req: &HttpRequest, gateway: &Gateway) -> Result<Licen
             "missing master license key: send `Authorization: Bearer <LICENSE_KEY>`",
         ));
     };
-    gateway
-        .store()
-        .license_by_master_key(&key)
-        .await?
-        .ok_or_else(|| ApiError::unauthorized("dashboard endpoints require the license's master key"))
+    gateway.guess_check("dashboard", req, Some(&key)).await?;
+    match gateway.store().license_by_master_key(&key).await? {
+        Some(license) => Ok(license),
+        None => {
+            gateway.guess_failed("dashboard", req, Some(&key)).await;
+            Err(ApiError::unauthorized(
+                "dashboard endpoints require the license's master key",
+            ))
+        }
+    }
 }
 
 async fn list_api_keys(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<HttpResponse, ApiError> {

@@ -43,6 +43,8 @@ mod cluster;
 mod command;
 mod error;
 mod executions;
+mod frames;
+mod guess;
 mod http;
 mod manage;
 mod marks;
@@ -121,6 +123,15 @@ pub struct GatewaySettings {
     /// disconnections and what agents push, translated (`docs/events.md`).
     /// `None`: no events are published.
     pub events: Option<tradeterm_events::Publisher>,
+    /// The credential-guessing throttle (`tradeterm_cluster::guess`) of the
+    /// token exchange, the agents' `hello`, the master-key routes and the
+    /// dashboard sign-in; one per process, shared with REST and MCP there.
+    pub guess: Arc<tradeterm_cluster::guess::GuessGuard>,
+    /// Largest WebSocket frame an agent may send before its `hello`
+    /// (default 64 KiB): refused as soon as a frame header announces more.
+    pub hello_max_frame: usize,
+    /// Largest WebSocket frame (and message) after the handshake (default 16 MiB).
+    pub max_frame: usize,
 }
 
 impl Default for GatewaySettings {
@@ -141,6 +152,9 @@ impl Default for GatewaySettings {
             tls: None,
             cluster: None,
             events: None,
+            guess: Arc::default(),
+            hello_max_frame: 64 * 1024,
+            max_frame: tradeterm_protocol::agent::MAX_FRAME_BYTES,
         }
     }
 }
@@ -181,6 +195,9 @@ struct Inner {
     /// Set to `true` at the end of [`Gateway::shutdown`]: the dispatch
     /// channels close (`channel.rs`).
     channels_stop: tokio::sync::watch::Sender<bool>,
+    /// What an adapter of this deployment sends with its token exchanges
+    /// (`crate::guess`): the internal token, or one made for this process.
+    adapter_token: String,
 }
 
 impl std::fmt::Debug for Inner {
@@ -219,7 +236,13 @@ where
 impl Gateway {
     /// Builds the gateway state.
     pub fn new(settings: GatewaySettings, store: Arc<dyn Store>, signer: TokenSigner) -> Self {
+        let adapter_token = settings
+            .internal_token
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()));
         let inner = Arc::new(Inner {
+            adapter_token,
             store,
             signer,
             cluster: cluster::Cluster::from_settings(&settings),
@@ -232,6 +255,14 @@ impl Gateway {
         seen::spawn_toucher(&inner);
         marks::spawn_keeper(&inner);
         Self { inner }
+    }
+
+    /// The token an adapter in this process (or deployment) sends with its
+    /// token exchanges (`GatewayClient::with_internal_token`) so that the
+    /// gateway leaves the guessing throttle of its clients to it: the
+    /// internal token when set, else a secret made for this process. Never log it.
+    pub fn adapter_token(&self) -> &str {
+        &self.inner.adapter_token
     }
 
     /// The store.

@@ -354,10 +354,17 @@ fn error_reply(status: StatusCode, code: &str, message: impl Into<String>) -> Ht
 fn refused(refusal: Refusal) -> HttpResponse {
     let status = match refusal.code {
         codes::AUTH_FAILED => StatusCode::UNAUTHORIZED,
+        codes::RATE_LIMITED => StatusCode::TOO_MANY_REQUESTS,
         codes::INTERNAL | codes::SHUTTING_DOWN => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::BAD_REQUEST,
     };
-    error_reply(status, refusal.code, refusal.message)
+    let mut reply = error_reply(status, refusal.code, refusal.message);
+    if let Some(secs) = refusal.retry_after
+        && let Ok(value) = actix_web::http::header::HeaderValue::from_str(&secs.to_string())
+    {
+        reply.headers_mut().insert(actix_web::http::header::RETRY_AFTER, value);
+    }
+    reply
 }
 
 /// Reads a request body of at most 16 MiB.
@@ -434,7 +441,8 @@ async fn open(req: HttpRequest, payload: web::Payload, gateway: web::Data<Gatewa
         }
         Err(e) => return error_reply(StatusCode::BAD_REQUEST, e.code(), e.to_string()),
     };
-    let auth = match agent::admit(gateway, &hello, &peer).await {
+    let source = crate::guess::source(gateway, &req);
+    let auth = match agent::admit(gateway, &hello, &peer, source).await {
         Ok(auth) => auth,
         Err(refusal) => {
             tracing::info!(%peer, code = refusal.code, "poll open refused");

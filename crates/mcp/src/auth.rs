@@ -64,6 +64,8 @@ pub struct AuthError {
     pub code: &'static str,
     /// What to do about it.
     pub message: String,
+    /// `Retry-After` of a 429, seconds.
+    pub retry_after: Option<u64>,
 }
 
 impl AuthError {
@@ -72,6 +74,17 @@ impl AuthError {
             status: 401,
             code: "UNAUTHORIZED",
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 429 `RATE_LIMITED` with `Retry-After` (`retry_after` seconds).
+    pub(crate) fn limited(message: impl Into<String>, retry_after: u64) -> Self {
+        Self {
+            status: 429,
+            code: "RATE_LIMITED",
+            message: message.into(),
+            retry_after: Some(retry_after),
         }
     }
 
@@ -80,6 +93,7 @@ impl AuthError {
             status: 403,
             code: "FORBIDDEN",
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -89,6 +103,7 @@ impl AuthError {
             status: 502,
             code: "GATEWAY_ERROR",
             message: "the gateway could not be reached; retry shortly".into(),
+            retry_after: None,
         }
     }
 
@@ -98,6 +113,7 @@ impl AuthError {
             status: 500,
             code: "INTERNAL_ERROR",
             message: "internal error while authenticating".into(),
+            retry_after: None,
         }
     }
 }
@@ -111,7 +127,13 @@ impl IntoResponse for AuthError {
         if let Some(id) = tradeterm_telemetry::request_id::current() {
             body["error"]["request_id"] = serde_json::json!(id.as_str());
         }
-        (status, axum::Json(body)).into_response()
+        let mut res = (status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after
+            && let Ok(value) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(axum::http::header::RETRY_AFTER, value);
+        }
+        res
     }
 }
 

@@ -88,6 +88,16 @@ pub struct McpSettings {
     /// Whether sessions get output schemas unless their client says
     /// otherwise (`MCP_OUTPUT_SCHEMAS`, default `false`).
     pub output_schemas: bool,
+    /// The credential-guessing throttle of bad terminal keys
+    /// (`docs/security.md`); one per process.
+    pub guess: Arc<tradeterm_cluster::guess::GuessGuard>,
+    /// MCP sessions one credential may hold open at once
+    /// (`MCP_MAX_SESSIONS_PER_KEY`, default 50): one more `initialize` is
+    /// refused with 429 until one closes or expires.
+    pub max_sessions_per_key: usize,
+    /// A session without a request for this long is closed
+    /// (`MCP_SESSION_IDLE_SECS`, default 5 min).
+    pub session_idle: Duration,
 }
 
 /// A setting of the MCP server's environment that cannot be used.
@@ -213,6 +223,9 @@ impl Default for McpSettings {
             sse_keep_alive: Duration::from_secs(15),
             tool_groups: ToolGroup::ALL.to_vec(),
             output_schemas: false,
+            guess: Arc::default(),
+            max_sessions_per_key: 50,
+            session_idle: Duration::from_secs(300),
         }
     }
 }
@@ -229,6 +242,29 @@ struct Inner {
     auth: auth::Authenticator,
     limiter: Option<RateLimiter>,
     readiness: tradeterm_telemetry::Readiness,
+    /// Open sessions per credential id.
+    slots: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// One open MCP session of a credential, counted while it lives (in the
+/// request that opens it, then in the session's handler).
+#[derive(Debug)]
+pub(crate) struct SessionSlot {
+    credential: String,
+    slots: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        if let Ok(mut slots) = self.slots.lock()
+            && let Some(n) = slots.get_mut(&self.credential)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                slots.remove(&self.credential);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for McpState {
@@ -261,6 +297,7 @@ impl McpState {
                 auth,
                 limiter,
                 readiness,
+                slots: Arc::default(),
             }),
         }
     }
@@ -287,6 +324,30 @@ impl McpState {
             groups: self.inner.settings.tool_groups.clone(),
             output_schemas: self.inner.settings.output_schemas,
         }
+    }
+
+    /// MCP sessions open now for the credential `credential_id` (a terminal
+    /// key's id): what `MCP_MAX_SESSIONS_PER_KEY` caps.
+    pub fn open_sessions(&self, credential_id: &str) -> usize {
+        self.inner
+            .slots
+            .lock()
+            .map(|s| s.get(credential_id).copied().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    /// A slot for one more session of `credential`, or `None` at the cap.
+    fn take_slot(&self, credential: &str) -> Option<Arc<SessionSlot>> {
+        let mut slots = self.inner.slots.lock().ok()?;
+        let n = slots.entry(credential.to_owned()).or_insert(0);
+        if *n >= self.inner.settings.max_sessions_per_key {
+            return None;
+        }
+        *n += 1;
+        Some(Arc::new(SessionSlot {
+            credential: credential.to_owned(),
+            slots: self.inner.slots.clone(),
+        }))
     }
 
     pub(crate) fn settings(&self) -> &McpSettings {
@@ -373,7 +434,11 @@ impl McpServer {
                 tracing::debug!(error = %e, "TCP_NODELAY not set on an MCP connection");
             }
         });
-        axum::serve(listener, self.router)
+        // The peer address reaches the handlers (the guessing throttle's source).
+        let app = self
+            .router
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, app)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
     }
@@ -390,7 +455,10 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
         .with_sse_keep_alive(Some(settings.sse_keep_alive))
         .with_cancellation_token(shutdown.child_token());
     let factory_state = state.clone();
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    // An idle session ends (and its handler, and its slot, go) after this.
+    manager.session_config.keep_alive = Some(settings.session_idle);
+    let sessions = Arc::new(manager);
     let mcp = StreamableHttpService::new(
         move || Ok(server::Session::new(factory_state.clone())),
         sessions.clone(),
@@ -451,18 +519,67 @@ async fn healthz() -> Response {
 
 /// Authenticates every `/mcp/v1` request and hands the caller to rmcp in the
 /// request extensions (rmcp passes the HTTP parts on to the handlers).
+///
+/// Bad terminal keys count against the client's address in the
+/// credential-guessing throttle (429 once it is blocked); a request that
+/// opens a session (a `POST` without `Mcp-Session-Id`) takes one of the
+/// credential's session slots, or is refused with 429 at the cap.
 async fn authenticate(State(state): State<McpState>, mut req: Request, next: Next) -> Response {
     let header = req
         .headers()
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match state.inner.auth.authenticate(header).await {
-        Ok(caller) => {
-            req.extensions_mut().insert(caller);
-            next.run(req).await
+    let credential = header.and_then(tradeterm_protocol::auth::parse_bearer);
+    let peer = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+    let forwarded = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let guess = &state.inner.settings.guess;
+    let source = guess.source(peer, forwarded);
+    let checked = match credential {
+        Some(key) => guess
+            .guard(
+                "mcp",
+                source,
+                Some(key),
+                state.inner.auth.authenticate(header),
+                |e: &AuthError| e.status == 401,
+            )
+            .await
+            .map_err(|blocked| AuthError::limited(blocked.message(), blocked.retry_after_secs())),
+        None => Ok(state.inner.auth.authenticate(header).await),
+    };
+    let caller = match checked {
+        Ok(Ok(caller)) => caller,
+        Ok(Err(e)) | Err(e) => return e.into_response(),
+    };
+    let opens_session = req.method() == axum::http::Method::POST && !req.headers().contains_key("mcp-session-id");
+    if opens_session {
+        match state.take_slot(&caller.claims.cred_id) {
+            Some(slot) => {
+                req.extensions_mut().insert(slot);
+            }
+            None => {
+                tradeterm_telemetry::record::limit_refused("mcp_sessions", "mcp");
+                let cap = state.inner.settings.max_sessions_per_key;
+                return AuthError::limited(
+                    format!(
+                        "this key has {cap} MCP sessions open, the most it may (MCP_MAX_SESSIONS_PER_KEY); close one \
+                         (DELETE /mcp/v1 with its Mcp-Session-Id) or let an idle one expire"
+                    ),
+                    state.inner.settings.session_idle.as_secs().max(1),
+                )
+                .into_response();
+            }
         }
-        Err(e) => e.into_response(),
     }
+    req.extensions_mut().insert(caller);
+    next.run(req).await
 }
 
 #[cfg(test)]

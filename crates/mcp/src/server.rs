@@ -132,6 +132,8 @@ pub(crate) struct Session {
     _open: Arc<tradeterm_telemetry::record::McpSessionGuard>,
     /// `resources/subscribe` of this session (`crate::resources`).
     subscriptions: Arc<crate::resources::Subscriptions>,
+    /// The credential's session slot, taken over from the `initialize` request.
+    slot: Arc<OnceLock<Arc<crate::SessionSlot>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -159,6 +161,7 @@ impl Session {
             list: Arc::new(OnceLock::new()),
             _open: Arc::new(tradeterm_telemetry::record::McpSessionGuard::open()),
             subscriptions: Arc::default(),
+            slot: Arc::default(),
         }
     }
 
@@ -254,6 +257,13 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         let caller = self.authorized(&context)?;
+        if let Some(slot) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Arc<crate::SessionSlot>>())
+        {
+            let _ = self.slot.set(slot.clone());
+        }
         let options = match context.extensions.get::<axum::http::request::Parts>() {
             Some(parts) => crate::list_options(&self.state, parts).map_err(|e| McpError::invalid_params(e, None))?,
             None => self.state.default_list(),

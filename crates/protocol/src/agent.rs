@@ -231,6 +231,14 @@ pub mod codes {
     /// connection (or refuses a new one): the agent reconnects after its
     /// usual backoff, and behind a load balancer reaches another instance.
     pub const SHUTTING_DOWN: &str = "SHUTTING_DOWN";
+    /// Too many failed `hello`s from this address: the gateway refuses it
+    /// for a while without checking the key (the long-poll binding answers
+    /// 429 with `Retry-After`); the agent retries after its usual backoff.
+    pub const RATE_LIMITED: &str = "RATE_LIMITED";
+    /// A frame larger than the gateway accepts (announced over its limit:
+    /// before `hello` a small one, after it the largest frame); the
+    /// connection is closed with 1009.
+    pub const FRAME_TOO_LARGE: &str = "FRAME_TOO_LARGE";
 }
 
 /// A frame sent by the gateway.

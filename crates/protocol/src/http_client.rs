@@ -325,6 +325,10 @@ pub enum ExchangeError {
 pub struct GatewayClient {
     base: String,
     http: reqwest::Client,
+    /// The deployment's internal token, sent with every exchange: the
+    /// gateway then leaves the credential-guessing throttle to this adapter,
+    /// which counts its own clients by their addresses.
+    internal_token: Option<String>,
 }
 
 impl GatewayClient {
@@ -366,7 +370,23 @@ impl GatewayClient {
         Ok(Self {
             base: base_url.trim_end_matches('/').to_owned(),
             http,
+            internal_token: None,
         })
+    }
+
+    /// Sends the deployment's internal token with every exchange (the
+    /// gateway's throttle then does not count this adapter's address).
+    pub fn with_internal_token(mut self, token: Option<&str>) -> Self {
+        self.internal_token = token.filter(|t| !t.is_empty()).map(str::to_owned);
+        self
+    }
+
+    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        let request = self.http.post(format!("{}{path}", self.base));
+        match &self.internal_token {
+            Some(token) => request.header(crate::dispatch::INTERNAL_TOKEN_HEADER, token),
+            None => request,
+        }
     }
 
     /// Base URL.
@@ -376,8 +396,7 @@ impl GatewayClient {
 
     async fn exchange(&self, path: &str, key: &str) -> Result<TokenGrant, ExchangeError> {
         let resp = self
-            .http
-            .post(format!("{}{path}", self.base))
+            .post(path)
             .bearer_auth(key)
             .send()
             .await
@@ -413,8 +432,7 @@ impl GatewayClient {
     /// Forwards a raw `POST /api/token` JSON body and returns the gateway's status and body.
     pub async fn proxy_token(&self, body: serde_json::Value) -> Result<(u16, serde_json::Value), ExchangeError> {
         let resp = self
-            .http
-            .post(format!("{}/api/token", self.base))
+            .post("/api/token")
             .json(&body)
             .send()
             .await

@@ -47,6 +47,50 @@ pub struct RestSettings {
     pub exchange_cache: Duration,
     /// HTTP worker threads.
     pub workers: usize,
+    /// The credential-guessing throttle of bad API keys, tokens and master
+    /// keys (`docs/security.md`); one per process.
+    pub guess: Arc<tradeterm_cluster::guess::GuessGuard>,
+    /// Request body limits per route (`REST_MAX_*_BODY_BYTES`).
+    pub body_limits: BodyLimits,
+}
+
+/// The largest request body of each kind of route, bytes: a larger one is
+/// refused with 413 `PAYLOAD_TOO_LARGE` (as soon as `Content-Length` says
+/// so, else when the body passes the limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimits {
+    /// Every route not named below (`REST_MAX_BODY_BYTES`, default 256 KiB).
+    pub default: usize,
+    /// Trading tools: orders, positions (`REST_MAX_ORDER_BODY_BYTES`, default 16 KiB).
+    pub orders: usize,
+    /// Backtests (`REST_MAX_BACKTEST_BODY_BYTES`, default 4 MiB).
+    pub backtests: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        Self {
+            default: 256 * 1024,
+            orders: 16 * 1024,
+            backtests: 4 * 1024 * 1024,
+        }
+    }
+}
+
+impl BodyLimits {
+    /// The largest body the tool `tool` takes.
+    pub fn for_tool(&self, tool: &str) -> usize {
+        match tradeterm_tools::find(tool) {
+            Some(_) if tool.contains("backtest") => self.backtests,
+            Some(spec) if spec.capability == tradeterm_core::license::Capability::Trade => self.orders,
+            _ => self.default,
+        }
+    }
+
+    /// The largest body any route takes (what is read before routing).
+    pub fn largest(&self) -> usize {
+        self.default.max(self.orders).max(self.backtests)
+    }
 }
 
 impl Default for RestSettings {
@@ -54,6 +98,8 @@ impl Default for RestSettings {
         Self {
             exchange_cache: Duration::from_secs(60),
             workers: 2,
+            guess: Arc::default(),
+            body_limits: BodyLimits::default(),
         }
     }
 }

@@ -374,7 +374,8 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     // (`GET /api/v1/market/tick/{symbol}`). Only static patterns (and the
     // docs assets, behind a static scope) are left to actix.
     cfg.default_service(web::to(
-        |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| async move {
+        |req: HttpRequest, payload: web::Payload, state: web::Data<AppState>| async move {
+            let limits = state.settings.body_limits;
             if req.method() == Method::POST
                 && let Some(name) = req.path().strip_prefix("/api/v1/tools/")
                 && !name.is_empty()
@@ -382,11 +383,13 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
             {
                 let name = percent_decode(name).unwrap_or_default();
                 req.extensions_mut().insert(RouteLabel("/api/v1/tools/{name}"));
+                let body = read_body(&req, payload, limits.for_tool(&name)).await?;
                 return call_tool(req, name, body, state).await;
             }
             match match_named(req.method(), req.path())? {
                 Some(matched) => {
                     req.extensions_mut().insert(RouteLabel(matched.0.path));
+                    let body = read_body(&req, payload, limits.for_tool(matched.0.tool)).await?;
                     named(matched, req, body, state).await
                 }
                 None => Err(no_route(req.path())),
@@ -411,15 +414,55 @@ pub(crate) fn configure_management(cfg: &mut web::ServiceConfig, state: AppState
             .app_data(state.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY))
             .default_service(web::to(
-                |req: HttpRequest, body: web::Bytes, state: web::Data<AppState>| async move {
+                |req: HttpRequest, payload: web::Payload, state: web::Data<AppState>| async move {
                     match match_named(req.method(), req.path())? {
-                        Some(matched) if matched.0.auth == Auth::MasterKey => named(matched, req, body, state).await,
+                        Some(matched) if matched.0.auth == Auth::MasterKey => {
+                            let limit = state.settings.body_limits.for_tool(matched.0.tool);
+                            let body = read_body(&req, payload, limit).await?;
+                            named(matched, req, body, state).await
+                        }
                         _ => Err(no_route(req.path())),
                     }
                 },
             ));
         cfg.service(resource);
     }
+}
+
+/// Reads a request body of at most `limit` bytes: 413 `PAYLOAD_TOO_LARGE`
+/// (counted in `tradeterm_limit_refusals_total`) as soon as
+/// `Content-Length` says more, or when the body passes the limit.
+pub(crate) async fn read_body(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: usize,
+) -> Result<web::Bytes, RestError> {
+    use futures_util::StreamExt;
+    let too_large = || {
+        tradeterm_telemetry::record::limit_refused("body", "rest");
+        RestError::new(
+            413,
+            "PAYLOAD_TOO_LARGE",
+            format!("request body larger than {limit} bytes, the limit of this route"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0).min(limit as u64) as usize);
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| RestError::invalid(format!("could not read the request body: {e}")))?;
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// The answer to a path that names no route.
@@ -660,20 +703,49 @@ async fn healthz() -> HttpResponse {
 }
 
 /// `POST /api/token`: forwards `{ "license_key" }` (a terminal key) to the gateway.
-async fn token_proxy(body: web::Bytes, state: web::Data<AppState>) -> Result<HttpResponse, RestError> {
+async fn token_proxy(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, RestError> {
     let value: Value = serde_json::from_slice(&body)
         .map_err(|_| RestError::invalid("body must be JSON: { \"license_key\": \"<TERMINAL_KEY>\" }"))?;
-    if !value.get("license_key").is_some_and(Value::is_string) {
+    let Some(key) = value.get("license_key").and_then(Value::as_str) else {
         return Err(RestError::invalid("`license_key` (a terminal key) is required"));
+    };
+    /// A refusal (counted as a guess, answered as the gateway said) or a failure.
+    enum Proxied {
+        Refused(u16, Value),
+        Failed(RestError),
     }
-    let (status, answer) = state
-        .gateway
-        .proxy_token(json!({ "license_key": value["license_key"] }))
+    let exchange = async {
+        match state.gateway.proxy_token(json!({ "license_key": key })).await {
+            Ok((401, answer)) => Err(Proxied::Refused(401, answer)),
+            Ok(answer) => Ok(answer),
+            Err(e) => {
+                tracing::warn!(error = %e, "token proxy failed");
+                Err(Proxied::Failed(RestError::new(
+                    502,
+                    "GATEWAY_ERROR",
+                    "the gateway could not be reached",
+                )))
+            }
+        }
+    };
+    let source = client_address(&req, &state);
+    let (status, answer) = match state
+        .settings
+        .guess
+        .guard("rest", source, Some(key), exchange, |e| {
+            matches!(e, Proxied::Refused(..))
+        })
         .await
-        .map_err(|e| {
-            tracing::warn!(error = %e, "token proxy failed");
-            RestError::new(502, "GATEWAY_ERROR", "the gateway could not be reached")
-        })?;
+    {
+        Err(blocked) => return Err(RestError::limited(blocked.message(), blocked.retry_after_secs())),
+        Ok(Ok(answer)) => answer,
+        Ok(Err(Proxied::Refused(status, answer))) => (status, answer),
+        Ok(Err(Proxied::Failed(e))) => return Err(e),
+    };
     let status = actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY);
     Ok(HttpResponse::build(status).json(answer))
 }
@@ -716,7 +788,40 @@ pub(crate) async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    state.auth.authenticate(header).await
+    let Some(credential) = header.and_then(tradeterm_protocol::auth::parse_bearer) else {
+        return state.auth.authenticate(header).await;
+    };
+    guarded(req, state, credential, state.auth.authenticate(header)).await
+}
+
+/// The client address of a REST request: the peer, or what a trusted
+/// proxy's `X-Forwarded-For` says (`TRUSTED_PROXIES`).
+pub(crate) fn client_address(req: &HttpRequest, state: &AppState) -> std::net::IpAddr {
+    let peer = req
+        .peer_addr()
+        .map_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    let forwarded = req.headers().get_all("x-forwarded-for").filter_map(|v| v.to_str().ok());
+    state.settings.guess.source(peer, forwarded)
+}
+
+/// `check` runs the credential check of `credential` under the guessing
+/// throttle (`docs/security.md`): 429 `RATE_LIMITED` with `Retry-After`
+/// when the client's address is blocked, a 401 counted against it.
+async fn guarded<T>(
+    req: &HttpRequest,
+    state: &AppState,
+    credential: &str,
+    check: impl std::future::Future<Output = Result<T, RestError>>,
+) -> Result<T, RestError> {
+    let source = client_address(req, state);
+    state
+        .settings
+        .guess
+        .guard("rest", source, Some(credential), check, |e: &RestError| {
+            e.code() == "UNAUTHORIZED"
+        })
+        .await
+        .map_err(|blocked| RestError::limited(blocked.message(), blocked.retry_after_secs()))?
 }
 
 /// Counts an authenticated request (rate limit and revocation); records the
@@ -839,13 +944,16 @@ async fn master(req: &HttpRequest, state: &AppState) -> Result<tradeterm_tools::
         ));
     };
     let production = state.services.settings.production;
-    let license = state
-        .services
-        .store
-        .license_by_master_key(key)
-        .await
-        .map_err(|e| RestError::internal(e.to_string(), production))?
-        .ok_or_else(|| RestError::unauthorized("management endpoints require the license's master key"))?;
+    let lookup = async {
+        state
+            .services
+            .store
+            .license_by_master_key(key)
+            .await
+            .map_err(|e| RestError::internal(e.to_string(), production))?
+            .ok_or_else(|| RestError::unauthorized("management endpoints require the license's master key"))
+    };
+    let license = guarded(req, state, key, lookup).await?;
     Ok(tradeterm_tools::Caller {
         credential: format!("master:{}", license.id),
         caps: license.tier.capabilities().to_vec(),
