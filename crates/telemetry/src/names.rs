@@ -175,6 +175,6 @@ mod tests {
                 assert!(name.ends_with("_seconds"), "{name}");
             }
         }
-        assert_eq!(seen.len(), 12);
+        assert_eq!(seen.len(), 15);
     }
 }
