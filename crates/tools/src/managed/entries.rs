@@ -260,7 +260,7 @@ async fn place_oco(ctx: ToolContext, input: PlaceOcoInput) -> Result<ManagedCrea
                     retcode,
                     message: format!("the second order was refused: {message}; {undo}"),
                 },
-                other => ToolError::Conflict(format!("the second order was not placed: {other}; {undo}")),
+                other => ToolError::Dispatch(format!("the second order was not placed: {other}; {undo}")),
             });
         }
     };

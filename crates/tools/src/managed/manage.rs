@@ -64,7 +64,7 @@ async fn remove(ctx: ToolContext, input: RemoveManagedInput) -> Result<ManagedOr
         .end_managed_order(&ctx.license_id, &input.id, EndReason::Removed.as_str())
         .await?
     else {
-        return Err(ToolError::Conflict(format!("managed order {} has already ended", input.id)));
+        return Err(ToolError::NotFound(format!("managed order {} has already ended", input.id)));
     };
     let symbol = Stored::of(&ended).symbol;
     publish(
@@ -102,7 +102,7 @@ pub(super) fn remove_tool() -> Tool {
     ToolSpec {
         name: "remove_managed_order",
         title: "Remove a managed order",
-        description: "Ends a managed exit by id: the server stops managing it at once (on every instance). Orders and stops it already placed stay as they are. A live rule needs the `trade` capability to remove; an ended rule answers CONFLICT.",
+        description: "Ends a managed exit by id: the server stops managing it at once (on every instance). Orders and stops it already placed stay as they are. A live rule needs the `trade` capability to remove; a rule that has already ended answers NOT_FOUND.",
         capability: Capability::Read,
         gate: Gate::Always,
         target: Target::License,
