@@ -95,6 +95,7 @@ pub struct Stack {
     monitor: MonitorHandle,
     alert_engine: EngineHandle,
     managed: Option<ManagedHandle>,
+    services: Arc<tradeterm_tools::Services>,
     webhooks: tradeterm_tools::webhooks::worker::WebhookHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
 }
@@ -160,6 +161,7 @@ impl Stack {
             spawn_monitor(&gateway, services.clone(), hooks.monitor, hooks.managed, &events);
         // Webhook deliveries from the store's outbox (docs/events.md, "Webhooks").
         let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
+        let services_handle = services.clone();
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_addr = listener.local_addr()?;
@@ -307,6 +309,7 @@ impl Stack {
             monitor,
             alert_engine,
             managed: Some(managed),
+            services: services_handle,
             webhooks,
             monitor_feed,
         })
@@ -315,6 +318,17 @@ impl Stack {
     /// The in-process simulated terminals, in the order of the demo terminals.
     pub fn simulators(&self) -> &[Simulator] {
         &self.simulators
+    }
+
+    /// The one service bundle of this node (what its engines and servers use).
+    pub fn services(&self) -> &Arc<tradeterm_tools::Services> {
+        &self.services
+    }
+
+    /// Takes this node's managed exits' engine out (a test stops or aborts it
+    /// to see another engine take its rules over).
+    pub fn take_managed_engine(&mut self) -> Option<ManagedHandle> {
+        self.managed.take()
     }
 
     /// Disconnects the agent of simulated terminal `i` (the terminal and its

@@ -472,3 +472,67 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
         .await
         .failure(404, "NOT_FOUND");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn another_engine_takes_a_rule_over_when_its_owner_dies_and_never_repeats_a_step() {
+    const STEPS: i64 = 20;
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON));
+    let mut t = start(clock.clone()).await;
+    let ticks = shadow_ticks(STEPS);
+    wait_quote_at(&t, ticks[0].time).await;
+    let (ticket, _) = buy(&t, 0.1).await;
+    // A distance never hit on this path that still moves the stop.
+    let spec = tool(&t, "get_symbol_spec", json!({ "symbol": "EURUSD" })).await;
+    let stops = num(&spec["stops_level"]) * POINT;
+    let distance = (2..60)
+        .map(|m| f64::from(m) * 5.0)
+        .find(|&d| {
+            let path = trail(&ticks, d, 0.0, stops, (-1, -1));
+            let hit = ticks.iter().skip(1).zip(&path).any(|(tick, before)| before.is_some_and(|sl| tick.bid <= sl));
+            !hit && path.windows(2).filter(|w| w[0] != w[1]).count() >= 2 && d * POINT >= stops
+        })
+        .expect("a distance");
+    let rule = tool(
+        &t,
+        "set_trailing_stop",
+        json!({ "ticket": ticket, "distance": { "unit": "points", "value": distance }, "dry_run": false }),
+    )
+    .await;
+    let id = rule["managed"]["id"].as_str().unwrap().to_owned();
+    let first = t.stack.take_managed_engine().unwrap();
+    let owner_a = first.owner.clone();
+    wait_until("the node's engine claims the rule", Duration::from_secs(10), || async {
+        let r = t.stack.store.managed_order(&t.creds.license_id, &id).await.unwrap().unwrap();
+        (r.owner.as_deref() == Some(owner_a.as_str())).then_some(())
+    })
+    .await;
+    // A second engine (another instance: polling only), then the first dies
+    // without giving its claims up.
+    let second = tradeterm_tools::managed::engine::spawn(t.stack.services().clone(), fast(), None);
+    let owner_b = second.owner.clone();
+    first.abort();
+    let died = tokio::time::Instant::now();
+    let mut taken_after = None;
+    for k in 1..=STEPS {
+        clock.set(WEDNESDAY_NOON + k * MIN);
+        wait_quote_at(&t, ticks[k as usize].time).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let r = t.stack.store.managed_order(&t.creds.license_id, &id).await.unwrap().unwrap();
+        if taken_after.is_none() && r.owner.as_deref() == Some(owner_b.as_str()) {
+            taken_after = Some(died.elapsed());
+        }
+    }
+    let taken_after = taken_after.expect("the second engine took the rule");
+    assert!(taken_after < Duration::from_secs(10), "taken over after {taken_after:?}");
+    // Every step once, in order; every level tighter than the one before.
+    let m = managed(&t, &id).await;
+    let log = m["log"].as_array().unwrap();
+    assert!(!log.is_empty(), "the rule acted");
+    let steps: Vec<u64> = log.iter().map(|e| e["step"].as_u64().unwrap()).collect();
+    assert!(steps.windows(2).all(|w| w[1] == w[0] + 1), "{steps:?}");
+    let levels: Vec<f64> = log.iter().map(|e| num(&e["action"]["stop_loss"])).collect();
+    assert!(levels.windows(2).all(|w| w[1] > w[0]), "{levels:?}");
+    let p = position(&t, ticket).await.unwrap();
+    assert_eq!(r5(num(&p["stop_loss"])), r5(*levels.last().unwrap()));
+    second.stop().await;
+}
