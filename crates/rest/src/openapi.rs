@@ -96,6 +96,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "The `Idempotency-Key` belongs to a request still in progress, or was already used with a different request.",
     ),
     code(
+        "PAYLOAD_TOO_LARGE",
+        413,
+        "The request body is larger than the route accepts (trading tools 16 KiB, backtests 4 MiB, everything else 256 KiB); refused as soon as `Content-Length` says so.",
+    ),
+    code(
         "ORDER_REJECTED",
         422,
         "The order was (or would be) refused; `retcode` says why (`invalid_volume`, `invalid_stops`, `no_money`, …).",
