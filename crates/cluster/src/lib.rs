@@ -149,8 +149,8 @@ return 0
 ";
 
 pub mod conn;
-pub mod subscribe;
 pub mod guess;
+pub mod subscribe;
 
 use conn::ThreadConnections;
 

@@ -19,8 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::account::{OrderType, PendingOrder, Position};
 use crate::Side;
+use crate::account::{OrderType, PendingOrder, Position};
 use crate::market::{SymbolSpec, Tick, Timeframe};
 
 /// How far behind the price a trailing stop follows.
@@ -281,7 +281,11 @@ pub enum Decision {
 }
 
 fn tick_of(spec: &SymbolSpec) -> f64 {
-    if spec.tick_size > 0.0 { spec.tick_size } else { spec.point.max(f64::MIN_POSITIVE) }
+    if spec.tick_size > 0.0 {
+        spec.tick_size
+    } else {
+        spec.point.max(f64::MIN_POSITIVE)
+    }
 }
 
 fn clean(spec: &SymbolSpec, p: f64) -> f64 {
@@ -352,7 +356,9 @@ pub fn decide(spec: &ManagedSpec, state: &mut ManagedState, view: &View<'_>, dis
             let Some(pos) = view.positions.iter().find(|p| p.ticket == *position) else {
                 return Decision::End(EndReason::PositionClosed);
             };
-            let Some(distance) = distance else { return Decision::Wait };
+            let Some(distance) = distance else {
+                return Decision::Wait;
+            };
             let price = close_price(pos.side, view.tick);
             if !state.activated {
                 let profit = match pos.side {
@@ -428,7 +434,11 @@ pub fn decide(spec: &ManagedSpec, state: &mut ManagedState, view: &View<'_>, dis
                 (true, true) => Decision::Wait,
                 (false, false) => {
                     if state.resolved_by.is_none() {
-                        state.resolved_by = Some(if view.positions.iter().any(|p| p.ticket == b) { b } else { a });
+                        state.resolved_by = Some(if view.positions.iter().any(|p| p.ticket == b) {
+                            b
+                        } else {
+                            a
+                        });
                     }
                     Decision::End(EndReason::Completed)
                 }
@@ -891,7 +901,10 @@ mod tests {
                 stop_loss: 1.10010
             })
         );
-        assert_eq!(run(&spec, &mut st, &mut ps, 1.10200), Decision::End(EndReason::Completed));
+        assert_eq!(
+            run(&spec, &mut st, &mut ps, 1.10200),
+            Decision::End(EndReason::Completed)
+        );
         // A short, whose stop is already better than the target: completes without acting.
         let spec = ManagedSpec::Breakeven {
             position: 8,
@@ -900,7 +913,10 @@ mod tests {
         };
         let mut st = ManagedState::default();
         let mut ps = vec![pos(8, Side::Sell, 1.10000, Some(1.09950))];
-        assert_eq!(run(&spec, &mut st, &mut ps, 1.09890), Decision::End(EndReason::Completed));
+        assert_eq!(
+            run(&spec, &mut st, &mut ps, 1.09890),
+            Decision::End(EndReason::Completed)
+        );
     }
 
     #[test]
@@ -1006,7 +1022,10 @@ mod tests {
             entry: 9,
             side: Side::Sell,
             stop_loss: 1.2,
-            targets: vec![TargetLevel { price: 1.0, volume: 0.1 }],
+            targets: vec![TargetLevel {
+                price: 1.0,
+                volume: 0.1,
+            }],
             scale_stop: ScaleStop::None,
         };
         let s = eurusd();

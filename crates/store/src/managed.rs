@@ -151,13 +151,21 @@ pub trait ManagedStore: Send + Sync + 'static {
     async fn managed_order(&self, license_id: &str, id: &str) -> StoreResult<Option<ManagedOrderRecord>>;
     /// Ends a rule of the license that has not ended (`Ok(None)` when there
     /// is none), whoever holds it: its owner's next write fails.
-    async fn end_managed_order(&self, license_id: &str, id: &str, reason: &str)
-    -> StoreResult<Option<ManagedOrderRecord>>;
+    async fn end_managed_order(
+        &self,
+        license_id: &str,
+        id: &str,
+        reason: &str,
+    ) -> StoreResult<Option<ManagedOrderRecord>>;
     /// For the evaluator `owner`: renews its leases and takes the rules whose
     /// lease lapsed before `now_ms`, all until `lease_until`; returns every
     /// rule that has not ended it now holds (of every license).
-    async fn claim_managed_orders(&self, owner: &str, now_ms: i64, lease_until: i64)
-    -> StoreResult<Vec<ManagedOrderRecord>>;
+    async fn claim_managed_orders(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_until: i64,
+    ) -> StoreResult<Vec<ManagedOrderRecord>>;
     /// Gives up the claims of `owner` (a graceful stop), so another instance
     /// takes them at once.
     async fn release_managed_orders(&self, owner: &str) -> StoreResult<u64>;

@@ -64,13 +64,19 @@ async fn rules_are_per_terminal_with_a_limit_and_end_once(fx: Fx) {
     let spec = json!({"kind": "trailing_stop", "position": 1});
     let r = s.create_managed_order(&new(&l.id, &t.id, &spec)).await.unwrap();
     assert!(r.id.starts_with("mxo_"));
-    assert_eq!((r.status, r.version, r.owner.as_deref()), (ManagedStatus::Active, 1, None));
+    assert_eq!(
+        (r.status, r.version, r.owner.as_deref()),
+        (ManagedStatus::Active, 1, None)
+    );
     assert_eq!(s.managed_order(&l.id, &r.id).await.unwrap(), Some(r.clone()));
     for _ in 1..MAX_MANAGED_PER_TERMINAL {
         s.create_managed_order(&new(&l.id, &t.id, &spec)).await.unwrap();
     }
     let over = s.create_managed_order(&new(&l.id, &t.id, &spec)).await;
-    assert!(matches!(over, Err(StoreError::Invalid(ref m)) if m.contains("100")), "{over:?}");
+    assert!(
+        matches!(over, Err(StoreError::Invalid(ref m)) if m.contains("100")),
+        "{over:?}"
+    );
     // Ending one frees a slot; ending it again finds nothing.
     let ended = s.end_managed_order(&l.id, &r.id, "removed").await.unwrap().unwrap();
     assert_eq!(
@@ -89,10 +95,16 @@ async fn rules_are_per_terminal_with_a_limit_and_end_once(fx: Fx) {
     let long = "x".repeat(201);
     let mut bad = new(&l.id, &t.id, &spec);
     bad.label = &long;
-    assert!(matches!(s.create_managed_order(&bad).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        s.create_managed_order(&bad).await,
+        Err(StoreError::Invalid(_))
+    ));
     let mut bad = new(&l.id, "t_nope", &spec);
     bad.terminal_id = "t_nope";
-    assert!(matches!(s.create_managed_order(&bad).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        s.create_managed_order(&bad).await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 async fn claims_are_exclusive_and_lapsed_ones_are_taken_over(fx: Fx) {
@@ -110,22 +122,64 @@ async fn claims_are_exclusive_and_lapsed_ones_are_taken_over(fx: Fx) {
         s.claim_managed_orders("inst_b", now, now + 6000)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(a.len() + b.len(), 20, "each rule claimed once: {} + {}", a.len(), b.len());
+    assert_eq!(
+        a.len() + b.len(),
+        20,
+        "each rule claimed once: {} + {}",
+        a.len(),
+        b.len()
+    );
     assert!(a.iter().all(|r| !b.iter().any(|x| x.id == r.id)));
-    let (holder, other, held) = if a.is_empty() { ("inst_b", "inst_a", b) } else { ("inst_a", "inst_b", a) };
+    let (holder, other, held) = if a.is_empty() {
+        ("inst_b", "inst_a", b)
+    } else {
+        ("inst_a", "inst_b", a)
+    };
     // The holder renews; the other gets nothing while the lease holds.
-    assert_eq!(s.claim_managed_orders(holder, now + 2000, now + 8000).await.unwrap().len(), held.len());
-    assert!(s.claim_managed_orders(other, now + 7000, now + 13000).await.unwrap().len() < 20);
+    assert_eq!(
+        s.claim_managed_orders(holder, now + 2000, now + 8000)
+            .await
+            .unwrap()
+            .len(),
+        held.len()
+    );
+    assert!(
+        s.claim_managed_orders(other, now + 7000, now + 13000)
+            .await
+            .unwrap()
+            .len()
+            < 20
+    );
     // The holder stops renewing: after its lease the other takes everything.
     let taken = s.claim_managed_orders(other, now + 8001, now + 14001).await.unwrap();
     assert_eq!(taken.len(), 20);
-    assert!(s.claim_managed_orders(holder, now + 8002, now + 14002).await.unwrap().is_empty());
+    assert!(
+        s.claim_managed_orders(holder, now + 8002, now + 14002)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // A graceful stop gives the claims up at once.
     assert_eq!(s.release_managed_orders(other).await.unwrap(), 20);
-    assert_eq!(s.claim_managed_orders(holder, now + 8003, now + 14003).await.unwrap().len(), 20);
+    assert_eq!(
+        s.claim_managed_orders(holder, now + 8003, now + 14003)
+            .await
+            .unwrap()
+            .len(),
+        20
+    );
     // Ended rules are never claimed.
-    s.end_managed_order(&l.id, &taken[0].id, "removed").await.unwrap().unwrap();
-    assert_eq!(s.claim_managed_orders(holder, now + 8004, now + 14004).await.unwrap().len(), 19);
+    s.end_managed_order(&l.id, &taken[0].id, "removed")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        s.claim_managed_orders(holder, now + 8004, now + 14004)
+            .await
+            .unwrap()
+            .len(),
+        19
+    );
 }
 
 async fn steps_are_written_by_the_holder_at_the_decided_version(fx: Fx) {
@@ -146,9 +200,17 @@ async fn steps_are_written_by_the_holder_at_the_decided_version(fx: Fx) {
     // Unclaimed: nobody may write.
     assert_eq!(s.record_managed_step(&step("inst_a", 1)).await.unwrap(), None);
     s.claim_managed_orders("inst_a", 0, 10_000).await.unwrap();
-    assert_eq!(s.record_managed_step(&step("inst_b", 1)).await.unwrap(), None, "not the holder");
+    assert_eq!(
+        s.record_managed_step(&step("inst_b", 1)).await.unwrap(),
+        None,
+        "not the holder"
+    );
     assert_eq!(s.record_managed_step(&step("inst_a", 1)).await.unwrap(), Some(2));
-    assert_eq!(s.record_managed_step(&step("inst_a", 1)).await.unwrap(), None, "stale version");
+    assert_eq!(
+        s.record_managed_step(&step("inst_a", 1)).await.unwrap(),
+        None,
+        "stale version"
+    );
     let stored = s.managed_order(&l.id, &r.id).await.unwrap().unwrap();
     assert_eq!((stored.version, stored.state.clone()), (2, state.clone()));
     // Pause, then end with a reason.

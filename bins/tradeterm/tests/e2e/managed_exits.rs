@@ -110,7 +110,10 @@ async fn wait_status(t: &TestStack, id: &str, status: &str) -> Value {
         if m["status"] == status {
             return m;
         }
-        assert!(tokio::time::Instant::now() < deadline, "{id} is not {status} after 10 s: {m:#}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{id} is not {status} after 10 s: {m:#}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -186,7 +189,12 @@ async fn a_trailing_stop_follows_an_independent_computation_and_pauses_while_the
     for m in 2..40 {
         let d = ((typical * f64::from(m) / POINT).round()).max(num(&spec["stops_level"]) + 5.0);
         let path = trail(&ticks, d, step_points, stops, AWAY);
-        let hit = ticks.iter().zip(&path).skip(1).zip(&path).any(|((tick, _), before)| before.is_some_and(|sl| tick.bid <= sl));
+        let hit = ticks
+            .iter()
+            .zip(&path)
+            .skip(1)
+            .zip(&path)
+            .any(|((tick, _), before)| before.is_some_and(|sl| tick.bid <= sl));
         let changes = path.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(path[0].is_some());
         if !hit && changes >= 3 {
             chosen = Some((d, path));
@@ -197,18 +205,32 @@ async fn a_trailing_stop_follows_an_independent_computation_and_pauses_while_the
 
     // Invalid input first: nothing is stored.
     for (bad, needle) in [
-        (json!({ "ticket": ticket, "distance": { "unit": "points", "value": 0 } }), "distance"),
-        (json!({ "ticket": ticket, "distance": { "unit": "points", "value": 1 } }), "stops level"),
-        (json!({ "ticket": 999_999_999u64, "distance": { "unit": "points", "value": 100 } }), "999999999"),
-        (json!({ "ticket": ticket, "distance": { "unit": "atr", "multiple": 2, "period": 1 } }), "period"),
+        (
+            json!({ "ticket": ticket, "distance": { "unit": "points", "value": 0 } }),
+            "distance",
+        ),
+        (
+            json!({ "ticket": ticket, "distance": { "unit": "points", "value": 1 } }),
+            "stops level",
+        ),
+        (
+            json!({ "ticket": 999_999_999u64, "distance": { "unit": "points", "value": 100 } }),
+            "999999999",
+        ),
+        (
+            json!({ "ticket": ticket, "distance": { "unit": "atr", "multiple": 2, "period": 1 } }),
+            "period",
+        ),
     ] {
-        let failure = api(&t)
-            .tool("set_trailing_stop", &bad)
-            .await
-            .expect_err("refused");
+        let failure = api(&t).tool("set_trailing_stop", &bad).await.expect_err("refused");
         failure.mentions(needle);
     }
-    assert!(tool(&t, "list_managed_orders", json!({})).await["managed_orders"].as_array().unwrap().is_empty());
+    assert!(
+        tool(&t, "list_managed_orders", json!({})).await["managed_orders"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 
     let rule = tool(
         &t,
@@ -241,12 +263,16 @@ async fn a_trailing_stop_follows_an_independent_computation_and_pauses_while_the
             done += 1;
         }
         let want = expected[i];
-        wait_until(format!("minute {k}: stop at {want:?}"), Duration::from_secs(10), || async {
-            let p = position(&t, ticket).await.unwrap();
-            let m = managed(&t, &id).await;
-            let at = p["stop_loss"].as_f64().map(r5);
-            (at == want && m["steps"].as_u64() == Some(done as u64)).then_some(())
-        })
+        wait_until(
+            format!("minute {k}: stop at {want:?}"),
+            Duration::from_secs(10),
+            || async {
+                let p = position(&t, ticket).await.unwrap();
+                let m = managed(&t, &id).await;
+                let at = p["stop_loss"].as_f64().map(r5);
+                (at == want && m["steps"].as_u64() == Some(done as u64)).then_some(())
+            },
+        )
         .await;
     }
     // Every modification in the rule's log, in order, at the computed levels.
@@ -279,7 +305,9 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     wait_quote_at(&t, ticks[0].time).await;
     let bids: Vec<f64> = ticks.iter().map(|t| t.bid).collect();
     let bottom = bids.iter().copied().fold(f64::MAX, f64::min);
-    let first = |from: usize, f: &dyn Fn(&Tick) -> bool| ticks.iter().enumerate().skip(from).find(|(_, x)| f(x)).map(|(i, _)| i);
+    let first = |from: usize, f: &dyn Fn(&Tick) -> bool| {
+        ticks.iter().enumerate().skip(from).find(|(_, x)| f(x)).map(|(i, _)| i)
+    };
     let early_top = bids[1..=15].iter().copied().fold(f64::MIN, f64::max);
 
     // Breakeven: triggered halfway to the high of the first quarter hour.
@@ -355,7 +383,11 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     let br_ticket = bracket["managed"]["spec"]["entry"].as_u64().unwrap();
     let br_open = num(&bracket["placed"][0]["trade"]["price"]);
     let pos = position(&t, br_ticket).await.unwrap();
-    assert_eq!(r5(num(&pos["take_profit"])), l2, "the last level is the position's own take profit");
+    assert_eq!(
+        r5(num(&pos["take_profit"])),
+        l2,
+        "the last level is the position's own take profit"
+    );
     // Where the second part ends, independently: after the first level, the
     // first quote at the take profit or at the stop (moved to the entry).
     let s1 = first(1, &|x: &Tick| x.bid >= l1).expect("the first level is reached");
@@ -399,7 +431,11 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     // Breakeven: moved once, to the entry + 2 points, then ended (the
     // position may since have been stopped there).
     let m = wait_status(&t, &be_id, "ended").await;
-    assert_eq!((m["steps"].as_u64(), m["ended_reason"].as_str()), (Some(1), Some("completed")), "{m:#}");
+    assert_eq!(
+        (m["steps"].as_u64(), m["ended_reason"].as_str()),
+        (Some(1), Some("completed")),
+        "{m:#}"
+    );
     let moved = r5(floor_tick(open + 2.0 * POINT));
     assert_eq!(r5(num(&m["log"][0]["action"]["stop_loss"])), moved);
     if let Some(p) = position(&t, be_ticket).await {
@@ -412,7 +448,11 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     assert!(position(&t, oco_tickets[0]).await.is_some(), "the first order filled");
     let orders = tool(&t, "get_orders", json!({})).await;
     assert!(
-        !orders["orders"].as_array().unwrap().iter().any(|o| o["ticket"].as_u64() == Some(oco_tickets[1])),
+        !orders["orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["ticket"].as_u64() == Some(oco_tickets[1])),
         "the second order is cancelled"
     );
     let history = tool(&t, "get_order_history", range()).await;
@@ -462,7 +502,10 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
 
     // Removal: once; then it is no longer there to remove; listed as ended.
     let removed = tool(&t, "remove_managed_order", json!({ "id": dry_id })).await;
-    assert_eq!((removed["status"].as_str(), removed["ended_reason"].as_str()), (Some("ended"), Some("removed")));
+    assert_eq!(
+        (removed["status"].as_str(), removed["ended_reason"].as_str()),
+        (Some("ended"), Some("removed"))
+    );
     api(&t)
         .tool("remove_managed_order", &json!({ "id": dry_id }))
         .await
@@ -488,7 +531,11 @@ async fn another_engine_takes_a_rule_over_when_its_owner_dies_and_never_repeats_
         .map(|m| f64::from(m) * 5.0)
         .find(|&d| {
             let path = trail(&ticks, d, 0.0, stops, (-1, -1));
-            let hit = ticks.iter().skip(1).zip(&path).any(|(tick, before)| before.is_some_and(|sl| tick.bid <= sl));
+            let hit = ticks
+                .iter()
+                .skip(1)
+                .zip(&path)
+                .any(|(tick, before)| before.is_some_and(|sl| tick.bid <= sl));
             !hit && path.windows(2).filter(|w| w[0] != w[1]).count() >= 2 && d * POINT >= stops
         })
         .expect("a distance");
@@ -502,7 +549,13 @@ async fn another_engine_takes_a_rule_over_when_its_owner_dies_and_never_repeats_
     let first = t.stack.take_managed_engine().unwrap();
     let owner_a = first.owner.clone();
     wait_until("the node's engine claims the rule", Duration::from_secs(10), || async {
-        let r = t.stack.store.managed_order(&t.creds.license_id, &id).await.unwrap().unwrap();
+        let r = t
+            .stack
+            .store
+            .managed_order(&t.creds.license_id, &id)
+            .await
+            .unwrap()
+            .unwrap();
         (r.owner.as_deref() == Some(owner_a.as_str())).then_some(())
     })
     .await;
@@ -517,13 +570,22 @@ async fn another_engine_takes_a_rule_over_when_its_owner_dies_and_never_repeats_
         clock.set(WEDNESDAY_NOON + k * MIN);
         wait_quote_at(&t, ticks[k as usize].time).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let r = t.stack.store.managed_order(&t.creds.license_id, &id).await.unwrap().unwrap();
+        let r = t
+            .stack
+            .store
+            .managed_order(&t.creds.license_id, &id)
+            .await
+            .unwrap()
+            .unwrap();
         if taken_after.is_none() && r.owner.as_deref() == Some(owner_b.as_str()) {
             taken_after = Some(died.elapsed());
         }
     }
     let taken_after = taken_after.expect("the second engine took the rule");
-    assert!(taken_after < Duration::from_secs(10), "taken over after {taken_after:?}");
+    assert!(
+        taken_after < Duration::from_secs(10),
+        "taken over after {taken_after:?}"
+    );
     // Every step once, in order; every level tighter than the one before.
     let m = managed(&t, &id).await;
     let log = m["log"].as_array().unwrap();

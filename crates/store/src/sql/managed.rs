@@ -58,7 +58,9 @@ fn record<R: RowExt>(r: &R) -> StoreResult<ManagedOrderRecord> {
 fn to_json(value: &serde_json::Value, what: &str, max: usize) -> StoreResult<String> {
     let text = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("{what}: {e}")))?;
     if text.len() > max {
-        return Err(StoreError::Invalid(format!("the {what} may be at most {max} bytes of JSON")));
+        return Err(StoreError::Invalid(format!(
+            "the {what} may be at most {max} bytes of JSON"
+        )));
     }
     Ok(text)
 }

@@ -33,6 +33,7 @@ mod equity_guards;
 mod idempotency;
 mod journal;
 mod licenses;
+mod managed;
 mod migrate;
 mod news_guard;
 mod prop_firm;
@@ -40,7 +41,6 @@ mod rows;
 mod snapshots;
 mod terminals;
 mod validate;
-mod managed;
 mod webhooks;
 
 use std::str::FromStr;

@@ -395,7 +395,12 @@ impl Engine {
                     match self
                         .services
                         .dispatch
-                        .execute(&key.0, &key.1, Command::Tick { symbol: symbol.clone() }, self.settings.timeout)
+                        .execute(
+                            &key.0,
+                            &key.1,
+                            Command::Tick { symbol: symbol.clone() },
+                            self.settings.timeout,
+                        )
                         .await
                     {
                         Ok(CommandResult::Tick(t)) => {
@@ -403,8 +408,12 @@ impl Engine {
                         }
                         Ok(_) => {}
                         Err(DispatchError::Unreachable) => {
-                            self.pause_terminal(&key, "terminal_unreachable", "terminal unreachable: no agent is connected")
-                                .await;
+                            self.pause_terminal(
+                                &key,
+                                "terminal_unreachable",
+                                "terminal unreachable: no agent is connected",
+                            )
+                            .await;
                         }
                         Err(e) => tracing::debug!(terminal = %key.1, error = %e, "managed exits: quote not read"),
                     }
@@ -458,10 +467,14 @@ impl Engine {
         if ids.is_empty() {
             return;
         }
-        let any_live = ids.iter().any(|id| self.rules.get(id).is_some_and(|r| !r.record.dry_run));
-        let any_paused = ids
+        let any_live = ids
             .iter()
-            .any(|id| self.rules.get(id).is_some_and(|r| r.record.status == ManagedStatus::Paused));
+            .any(|id| self.rules.get(id).is_some_and(|r| !r.record.dry_run));
+        let any_paused = ids.iter().any(|id| {
+            self.rules
+                .get(id)
+                .is_some_and(|r| r.record.status == ManagedStatus::Paused)
+        });
         let needs_book = self
             .books
             .get(key)
@@ -470,8 +483,12 @@ impl Engine {
             match self.refresh(key).await {
                 Ok(()) => self.resume_terminal(key).await,
                 Err(DispatchError::Unreachable) => {
-                    self.pause_terminal(key, "terminal_unreachable", "terminal unreachable: no agent is connected")
-                        .await;
+                    self.pause_terminal(
+                        key,
+                        "terminal_unreachable",
+                        "terminal unreachable: no agent is connected",
+                    )
+                    .await;
                     return;
                 }
                 Err(e) => {
@@ -519,7 +536,6 @@ impl Engine {
                 EventType::ManagedPaused,
                 format!("paused: {message}"),
                 None,
-                None,
                 Some(reason),
             );
         }
@@ -552,7 +568,6 @@ impl Engine {
                     "the terminal is back: acting on the current price".into(),
                     None,
                     None,
-                    None,
                 );
             }
         }
@@ -562,7 +577,9 @@ impl Engine {
     /// `false` when it could not be written: the rule is dropped from this
     /// engine (another took it, or the client ended it).
     async fn persist(&mut self, id: &str, status: ManagedStatus, ended: Option<&str>) -> bool {
-        let Some(rule) = self.rules.get_mut(id) else { return false };
+        let Some(rule) = self.rules.get_mut(id) else {
+            return false;
+        };
         let state = serde_json::to_value(&rule.stored).unwrap_or(Value::Null);
         let step = ManagedStep {
             id,
@@ -618,7 +635,6 @@ impl Engine {
                 &symbol,
                 EventType::ManagedEnded,
                 message,
-                None,
                 None,
                 Some(reason.as_str()),
             );
@@ -774,7 +790,11 @@ impl Engine {
             },
             caps: rule.caller.caps.clone(),
         };
-        let mut call = Invocation::new("managed", caller, TerminalChoice::Bound(rule.record.terminal_id.clone()));
+        let mut call = Invocation::new(
+            "managed",
+            caller,
+            TerminalChoice::Bound(rule.record.terminal_id.clone()),
+        );
         call.idempotency_key = Some(format!("mx:{id}:{step}"));
         let services = self.services.clone();
         let tx = self.done_tx.clone();
@@ -795,7 +815,9 @@ impl Engine {
     }
 
     async fn on_done(&mut self, done: Done) {
-        let Some(rule) = self.rules.get_mut(&done.id) else { return };
+        let Some(rule) = self.rules.get_mut(&done.id) else {
+            return;
+        };
         rule.in_flight = false;
         let key = rule.key();
         let symbol = rule.stored.symbol.clone();
@@ -822,8 +844,7 @@ impl Engine {
                         &symbol,
                         EventType::ManagedAction,
                         describe,
-                        Some(&done.action),
-                        Some("done"),
+                        Some((&done.action, "done")),
                         None,
                     );
                 }
@@ -838,7 +859,9 @@ impl Engine {
                 self.pause(&done.id, "trading_disabled", &m).await;
                 return;
             }
-            Err(e @ (ToolError::Dispatch(_) | ToolError::Gateway(_) | ToolError::Internal(_) | ToolError::Conflict(_))) => {
+            Err(
+                e @ (ToolError::Dispatch(_) | ToolError::Gateway(_) | ToolError::Internal(_) | ToolError::Conflict(_)),
+            ) => {
                 // Outcome unknown (or the same step still in progress
                 // elsewhere): the step stays pending and is sent again.
                 rule.stored.error = Some(format!("{describe}: {e}"));
@@ -852,7 +875,11 @@ impl Engine {
             Err(e) => {
                 // Refused for good: the step is used up; the next decision
                 // is made on a fresh view.
-                let outcome = if matches!(e, ToolError::Rejected { .. }) { "rejected" } else { "failed" };
+                let outcome = if matches!(e, ToolError::Rejected { .. }) {
+                    "rejected"
+                } else {
+                    "failed"
+                };
                 rule.stored.core.steps = done.step;
                 rule.stored.core.pending = None;
                 rule.stored.error = Some(format!("{describe}: {e}"));
@@ -876,8 +903,7 @@ impl Engine {
                         &symbol,
                         EventType::ManagedAction,
                         format!("{describe}: {e}"),
-                        Some(&done.action),
-                        Some(outcome),
+                        Some((&done.action, outcome)),
                         None,
                     );
                 }
@@ -894,7 +920,10 @@ impl Engine {
         let shape = |p: &tradeterm_core::managed::Paper| {
             (
                 p.orders.len(),
-                p.positions.iter().map(|x| (x.ticket, x.stop_loss, x.volume.to_bits())).collect::<Vec<_>>(),
+                p.positions
+                    .iter()
+                    .map(|x| (x.ticket, x.stop_loss, x.volume.to_bits()))
+                    .collect::<Vec<_>>(),
                 p.fills.len(),
             )
         };
@@ -933,7 +962,10 @@ impl Engine {
                 }
             }
         }
-        let changed = (shape(rule.stored.paper.as_ref().expect("paper book")), rule.stored.core.clone()) != before;
+        let changed = (
+            shape(rule.stored.paper.as_ref().expect("paper book")),
+            rule.stored.core.clone(),
+        ) != before;
         let (record, symbol) = (rule.record.clone(), rule.stored.symbol.clone());
         if let Some(reason) = ended {
             self.end(id, reason).await;
@@ -947,8 +979,7 @@ impl Engine {
                 &symbol,
                 EventType::ManagedAction,
                 message,
-                Some(&a),
-                Some("would_do"),
+                Some((&a, "would_do")),
                 None,
             );
         }
@@ -989,23 +1020,27 @@ pub fn forward_bus(publisher: &tradeterm_events::Publisher, tx: mpsc::Sender<Man
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             };
-            let Some(terminal_id) = event.terminal_id.clone() else { continue };
+            let Some(terminal_id) = event.terminal_id.clone() else {
+                continue;
+            };
             let license_id = license.to_string();
             use EventType::*;
             let out = match event.kind {
-                Quote if !connections_only => match serde_json::from_value::<tradeterm_events::model::QuoteData>(event.data.clone()) {
-                    Ok(q) => ManagedEvent::Quote {
-                        license_id,
-                        terminal_id,
-                        tick: Tick {
-                            symbol: q.symbol,
-                            bid: q.bid,
-                            ask: q.ask,
-                            time: q.time,
+                Quote if !connections_only => {
+                    match serde_json::from_value::<tradeterm_events::model::QuoteData>(event.data.clone()) {
+                        Ok(q) => ManagedEvent::Quote {
+                            license_id,
+                            terminal_id,
+                            tick: Tick {
+                                symbol: q.symbol,
+                                bid: q.bid,
+                                ask: q.ask,
+                                time: q.time,
+                            },
                         },
-                    },
-                    Err(_) => continue,
-                },
+                        Err(_) => continue,
+                    }
+                }
                 OrderPlaced | OrderModified | OrderFilled | OrderCancelled | OrderExpired | PositionOpened
                 | PositionModified | PositionClosed | DealAdded
                     if !connections_only =>

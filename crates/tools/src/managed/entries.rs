@@ -166,7 +166,8 @@ async fn cancel(ctx: &ToolContext, ticket: u64, suffix: &str) -> Result<Value, T
     let tool = crate::find("cancel_order").ok_or_else(|| ToolError::Internal("cancel_order missing".into()))?;
     let mut call = ctx.clone();
     call.idempotency_key = ctx.idempotency_key.as_ref().map(|k| format!("{k}:{suffix}"));
-    tool.call(call, serde_json::json!({ "ticket": ticket, "dry_run": false })).await
+    tool.call(call, serde_json::json!({ "ticket": ticket, "dry_run": false }))
+        .await
 }
 
 fn ticket_of(outcome: &Value, market: bool) -> Result<u64, ToolError> {
@@ -291,9 +292,17 @@ fn leg_error(name: &str, e: ToolError) -> ToolError {
 }
 
 /// The levels with their volumes, checked against the entry and the symbol.
-fn targets(spec: &SymbolSpec, side: Side, entry: f64, volume: f64, given: &[BracketTarget]) -> Result<Vec<TargetLevel>, ToolError> {
+fn targets(
+    spec: &SymbolSpec,
+    side: Side,
+    entry: f64,
+    volume: f64,
+    given: &[BracketTarget],
+) -> Result<Vec<TargetLevel>, ToolError> {
     if given.is_empty() || given.len() > MAX_TARGETS {
-        return Err(ToolError::InvalidInput(format!("`targets` must have 1 to {MAX_TARGETS} levels")));
+        return Err(ToolError::InvalidInput(format!(
+            "`targets` must have 1 to {MAX_TARGETS} levels"
+        )));
     }
     let mut last = entry;
     for (i, t) in given.iter().enumerate() {
@@ -359,7 +368,10 @@ async fn place_bracket(ctx: ToolContext, input: PlaceBracketInput) -> Result<Man
             Side::Buy => tick.ask,
             Side::Sell => tick.bid,
         },
-        (false, Some(p)) => input.stop_limit_price.filter(|_| input.order_type.is_stop_limit()).unwrap_or(p),
+        (false, Some(p)) => input
+            .stop_limit_price
+            .filter(|_| input.order_type.is_stop_limit())
+            .unwrap_or(p),
         (false, None) => return Err(ToolError::InvalidInput("a pending entry needs `price`".into())),
     };
     let levels = targets(&spec, side, entry_price, input.volume, &input.targets)?;

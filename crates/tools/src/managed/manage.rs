@@ -64,7 +64,10 @@ async fn remove(ctx: ToolContext, input: RemoveManagedInput) -> Result<ManagedOr
         .end_managed_order(&ctx.license_id, &input.id, EndReason::Removed.as_str())
         .await?
     else {
-        return Err(ToolError::NotFound(format!("managed order {} has already ended", input.id)));
+        return Err(ToolError::NotFound(format!(
+            "managed order {} has already ended",
+            input.id
+        )));
     };
     let symbol = Stored::of(&ended).symbol;
     publish(
@@ -73,7 +76,6 @@ async fn remove(ctx: ToolContext, input: RemoveManagedInput) -> Result<ManagedOr
         &symbol,
         EventType::ManagedEnded,
         "removed by the client".into(),
-        None,
         None,
         Some(EndReason::Removed.as_str()),
     );

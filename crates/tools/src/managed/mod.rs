@@ -221,8 +221,7 @@ pub(crate) fn publish(
     symbol: &str,
     kind: EventType,
     message: String,
-    action: Option<&Action>,
-    outcome: Option<&str>,
+    action: Option<(&Action, &str)>,
     reason: Option<&str>,
 ) {
     let Some(events) = &services.events else { return };
@@ -233,8 +232,8 @@ pub(crate) fn publish(
         symbol: (!symbol.is_empty()).then(|| symbol.to_owned()),
         dry_run: record.dry_run,
         message,
-        action: action.and_then(|a| serde_json::to_value(a).ok()),
-        outcome: outcome.map(str::to_owned),
+        action: action.and_then(|(a, _)| serde_json::to_value(a).ok()),
+        outcome: action.map(|(_, o)| o.to_owned()),
         reason: reason.map(str::to_owned),
     };
     let draft = Draft::new(kind, tradeterm_events::now_ms(), Some(&record.terminal_id), &data);

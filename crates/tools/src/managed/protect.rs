@@ -111,7 +111,11 @@ pub(crate) fn check_distance(d: &TrailDistance) -> Result<(), ToolError> {
 }
 
 /// The ATR of closed bars now, and the end of the forming bar (when it is read again).
-pub(crate) async fn atr_now(ctx: &ToolContext, symbol: &str, d: &TrailDistance) -> Result<Option<(f64, i64)>, ToolError> {
+pub(crate) async fn atr_now(
+    ctx: &ToolContext,
+    symbol: &str,
+    d: &TrailDistance,
+) -> Result<Option<(f64, i64)>, ToolError> {
     let TrailDistance::Atr { period, timeframe, .. } = *d else {
         return Ok(None);
     };
