@@ -299,6 +299,24 @@ pub fn catalog() -> &'static [Tool] {
     })
 }
 
+/// Tools only the license's master key may call (the webhook management
+/// tools): an MCP session, which always authenticates with a terminal key,
+/// could only get `FORBIDDEN` from them, so the MCP tool list leaves them
+/// out ([`mcp_catalog`]); REST serves them (`/api/webhooks`).
+pub const MASTER_KEY_ONLY: &[&str] = &[
+    "create_webhook",
+    "list_webhooks",
+    "get_webhook",
+    "update_webhook",
+    "delete_webhook",
+    "test_webhook",
+];
+
+/// The catalog as MCP lists it: every tool but [`MASTER_KEY_ONLY`].
+pub fn mcp_catalog() -> impl Iterator<Item = &'static Tool> {
+    catalog().iter().filter(|t| !MASTER_KEY_ONLY.contains(&t.name))
+}
+
 /// A tool by name.
 pub fn find(name: &str) -> Option<&'static Tool> {
     catalog().iter().find(|t| t.name == name)

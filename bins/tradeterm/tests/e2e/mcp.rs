@@ -70,7 +70,7 @@ async fn initialize_list_tools_and_get_tick() {
     // The MCP list is the catalog, in order, plus the two session tools.
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    let mut expected: Vec<&str> = tradeterm_tools::catalog().iter().map(|t| t.name).collect();
+    let mut expected: Vec<&str> = tradeterm_tools::mcp_catalog().map(|t| t.name).collect();
     expected.extend(["set_mode", "get_mode"]);
     assert_eq!(names, expected);
     // The default list is the lean one (crates/mcp/src/compact.rs): the
@@ -80,7 +80,7 @@ async fn initialize_list_tools_and_get_tick() {
     for ((m, lean), c) in tools
         .iter()
         .zip(tradeterm_mcp::mcp_tools())
-        .zip(tradeterm_tools::catalog())
+        .zip(tradeterm_tools::mcp_catalog())
     {
         assert_eq!(m, lean, "{}", c.name);
         assert!(m.output_schema.is_none(), "{}", c.name);
@@ -481,7 +481,7 @@ async fn tool_calls_are_rate_limited_in_their_own_bucket() {
 
 #[test]
 fn mcp_rest_and_openapi_name_the_same_tools() {
-    let catalog: Vec<&str> = tradeterm_tools::catalog().iter().map(|t| t.name).collect();
+    let catalog: Vec<&str> = tradeterm_tools::mcp_catalog().map(|t| t.name).collect();
     let mcp: Vec<&str> = tradeterm_mcp::mcp_tools()
         .iter()
         .map(|t| t.name.as_ref())
