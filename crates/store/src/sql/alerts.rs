@@ -3,7 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::rows::RowExt;
+use super::rows::{RowExt, json_col, json_text};
 use super::{SqlStore, WritePool, lock_terminal, now_ms, on_pool, validate};
 use crate::keys::new_id;
 use crate::{
@@ -22,10 +22,6 @@ const MAX_EXECUTION_BYTES: usize = 16 * 1024;
 const RULE_COLS: &str =
     "id, license_id, terminal_id, label, condition, once_only, active, state, version, created_at, updated_at";
 
-fn json_col<R: RowExt>(r: &R, col: &str, what: &str) -> StoreResult<serde_json::Value> {
-    serde_json::from_str(&r.text(col)?).map_err(|_| StoreError::Database(format!("a stored {what} is not valid JSON")))
-}
-
 fn rule_record<R: RowExt>(r: &R) -> StoreResult<AlertRuleRecord> {
     Ok(AlertRuleRecord {
         id: r.text("id")?,
@@ -42,16 +38,6 @@ fn rule_record<R: RowExt>(r: &R) -> StoreResult<AlertRuleRecord> {
     })
 }
 
-fn to_json(value: &serde_json::Value, what: &str, max: usize) -> StoreResult<String> {
-    let text = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("{what}: {e}")))?;
-    if text.len() > max {
-        return Err(StoreError::Invalid(format!(
-            "the {what} may be at most {max} bytes of JSON"
-        )));
-    }
-    Ok(text)
-}
-
 pub(super) async fn create_alert_rule(store: &SqlStore, new: &NewAlertRule<'_>) -> StoreResult<AlertRuleRecord> {
     validate::token("terminal id", new.terminal_id)?;
     if new.label.chars().count() > MAX_LABEL_CHARS {
@@ -59,7 +45,7 @@ pub(super) async fn create_alert_rule(store: &SqlStore, new: &NewAlertRule<'_>) 
             "an alert label may be at most {MAX_LABEL_CHARS} characters"
         )));
     }
-    let condition = to_json(new.condition, "alert condition", MAX_CONDITION_BYTES)?;
+    let condition = json_text(new.condition, "alert condition", MAX_CONDITION_BYTES)?;
     let now = now_ms();
     let record = AlertRuleRecord {
         id: new_id("alr_"),
@@ -159,10 +145,10 @@ pub(super) async fn record_alert_step(
     firings: &[NewAlertEvent],
     deactivate: bool,
 ) -> StoreResult<Option<i64>> {
-    let state_text = to_json(state, "alert state", MAX_STATE_BYTES)?;
+    let state_text = json_text(state, "alert state", MAX_STATE_BYTES)?;
     let payloads = firings
         .iter()
-        .map(|f| to_json(&f.payload, "alert firing", MAX_PAYLOAD_BYTES))
+        .map(|f| json_text(&f.payload, "alert firing", MAX_PAYLOAD_BYTES))
         .collect::<StoreResult<Vec<_>>>()?;
     const CAS: &str = "UPDATE alert_rules SET state = $1, version = version + 1, updated_at = $2, \
                        active = CASE WHEN $3 THEN $4 ELSE active END \
@@ -244,7 +230,7 @@ pub(super) async fn record_execution(
     record: &serde_json::Value,
 ) -> StoreResult<()> {
     validate::token("terminal id", terminal_id)?;
-    let text = to_json(record, "execution record", MAX_EXECUTION_BYTES)?;
+    let text = json_text(record, "execution record", MAX_EXECUTION_BYTES)?;
     const SQL: &str = "INSERT INTO executions (id, license_id, terminal_id, requested_at, record) \
                        VALUES ($1, $2, $3, $4, $5)";
     on_pool!(store, pool => sqlx::query(SQL)

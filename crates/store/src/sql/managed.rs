@@ -10,7 +10,7 @@
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 
-use super::rows::RowExt;
+use super::rows::{RowExt, json_col, json_text};
 use super::{SqlStore, WritePool, lock_terminal, now_ms, on_pool, validate};
 use crate::keys::new_id;
 use crate::managed::{
@@ -27,11 +27,6 @@ const MAX_REASON_CHARS: usize = 200;
 const COLS: &str = "id, license_id, terminal_id, kind, label, spec, state, caller, dry_run, status, ended_reason, \
                     version, owner, lease_until, created_at, updated_at";
 
-fn json_col<R: RowExt>(r: &R, col: &str) -> StoreResult<serde_json::Value> {
-    serde_json::from_str(&r.text(col)?)
-        .map_err(|_| StoreError::Database(format!("a managed order's {col} is not valid JSON")))
-}
-
 fn record<R: RowExt>(r: &R) -> StoreResult<ManagedOrderRecord> {
     let status = r.text("status")?;
     Ok(ManagedOrderRecord {
@@ -40,9 +35,9 @@ fn record<R: RowExt>(r: &R) -> StoreResult<ManagedOrderRecord> {
         terminal_id: r.text("terminal_id")?,
         kind: r.text("kind")?,
         label: r.text("label")?,
-        spec: json_col(r, "spec")?,
-        state: json_col(r, "state")?,
-        caller: json_col(r, "caller")?,
+        spec: json_col(r, "spec", "managed order spec")?,
+        state: json_col(r, "state", "managed order state")?,
+        caller: json_col(r, "caller", "managed order caller")?,
         dry_run: r.flag("dry_run")?,
         status: ManagedStatus::parse(&status)
             .ok_or_else(|| StoreError::Database(format!("unknown managed order status {status:?}")))?,
@@ -53,16 +48,6 @@ fn record<R: RowExt>(r: &R) -> StoreResult<ManagedOrderRecord> {
         created_at: r.int("created_at")?,
         updated_at: r.int("updated_at")?,
     })
-}
-
-fn to_json(value: &serde_json::Value, what: &str, max: usize) -> StoreResult<String> {
-    let text = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("{what}: {e}")))?;
-    if text.len() > max {
-        return Err(StoreError::Invalid(format!(
-            "the {what} may be at most {max} bytes of JSON"
-        )));
-    }
-    Ok(text)
 }
 
 fn check_text(what: &str, s: &str, max: usize) -> StoreResult<()> {
@@ -80,9 +65,9 @@ impl ManagedStore for SqlStore {
         validate::token("terminal id", new.terminal_id)?;
         check_text("label", new.label, MAX_LABEL_CHARS)?;
         check_text("kind", new.kind, 32)?;
-        let spec = to_json(new.spec, "managed order spec", MAX_SPEC_BYTES)?;
-        let state = to_json(new.state, "managed order state", MAX_STATE_BYTES)?;
-        let caller = to_json(new.caller, "managed order caller", MAX_CALLER_BYTES)?;
+        let spec = json_text(new.spec, "managed order spec", MAX_SPEC_BYTES)?;
+        let state = json_text(new.state, "managed order state", MAX_STATE_BYTES)?;
+        let caller = json_text(new.caller, "managed order caller", MAX_CALLER_BYTES)?;
         let now = now_ms();
         let rec = ManagedOrderRecord {
             id: new_id("mxo_"),
@@ -235,7 +220,7 @@ impl ManagedStore for SqlStore {
     }
 
     async fn record_managed_step(&self, step: &ManagedStep<'_>) -> StoreResult<Option<i64>> {
-        let state = to_json(step.state, "managed order state", MAX_STATE_BYTES)?;
+        let state = json_text(step.state, "managed order state", MAX_STATE_BYTES)?;
         if let Some(r) = step.ended_reason {
             check_text("reason", r, MAX_REASON_CHARS)?;
         }

@@ -151,3 +151,19 @@ pub(super) fn journal_entry(r: &impl RowExt) -> StoreResult<JournalEntry> {
         body: json(&r.text("j_body")?, "journal body")?,
     })
 }
+
+/// A JSON column read back (`what` names it in the error).
+pub(super) fn json_col<R: RowExt>(r: &R, col: &str, what: &str) -> StoreResult<serde_json::Value> {
+    serde_json::from_str(&r.text(col)?).map_err(|_| StoreError::Database(format!("a stored {what} is not valid JSON")))
+}
+
+/// A JSON value as the text stored, at most `max` bytes (`what` names it in the error).
+pub(super) fn json_text(value: &serde_json::Value, what: &str, max: usize) -> StoreResult<String> {
+    let text = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("{what}: {e}")))?;
+    if text.len() > max {
+        return Err(StoreError::Invalid(format!(
+            "the {what} may be at most {max} bytes of JSON"
+        )));
+    }
+    Ok(text)
+}
