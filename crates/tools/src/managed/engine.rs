@@ -552,6 +552,11 @@ impl Engine {
             })
             .map(|r| r.record.id.clone())
             .collect();
+        if !ids.is_empty() {
+            // Quotes from before the pause are stale: decide on a fresh one.
+            self.ticks.retain(|(k, _), _| k != key);
+            self.last_quote.remove(key);
+        }
         for id in ids {
             let Some(rule) = self.rules.get_mut(&id) else { continue };
             rule.record.status = ManagedStatus::Active;
