@@ -170,14 +170,32 @@ async fn sign_in(
     if !session::same_origin(&req) || !session::tokens_equal(&form.csrf, &expected) {
         return Err(PageError::Csrf);
     }
-    let store = dash.gateway().store();
+    let gateway = dash.gateway();
+    let store = gateway.store();
     let key = form.master_key.trim();
-    let license = if key.is_empty() {
-        None
-    } else {
-        store.license_by_master_key(key).await.map_err(PageError::internal)?
+    let candidate = (!key.is_empty()).then_some(key);
+    // Guessing is throttled per address as at every other credential check
+    // (docs/security.md); a refused page says when to try again.
+    if let Err(refused) = gateway.guess_check("dashboard", &req, candidate).await {
+        let mut page = sign_in_page(
+            &req,
+            &dash,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many failed sign-ins from this address: wait a moment and try again."),
+        );
+        if let Some(secs) = refused.retry_after()
+            && let Ok(value) = actix_web::http::header::HeaderValue::from_str(&secs.to_string())
+        {
+            page.headers_mut().insert(actix_web::http::header::RETRY_AFTER, value);
+        }
+        return Ok(page);
+    }
+    let license = match candidate {
+        None => None,
+        Some(key) => store.license_by_master_key(key).await.map_err(PageError::internal)?,
     };
     let Some(license) = license else {
+        gateway.guess_failed("dashboard", &req, candidate).await;
         tracing::info!("dashboard: sign-in refused (not a master key of an enabled license)");
         return Ok(sign_in_page(
             &req,

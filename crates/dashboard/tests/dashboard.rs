@@ -954,3 +954,42 @@ async fn the_master_key_and_session_tokens_never_reach_a_log() {
         assert!(!logs.contains(secret), "a secret reached the log: {secret}");
     }
 }
+
+#[tokio::test]
+async fn sign_in_guessing_is_throttled_with_retry_after_and_the_right_key_works_after_the_block() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let attempt = |key: String| {
+        let app = &app;
+        async move {
+            let (token, cookie) = app.sign_in_form().await;
+            app.http
+                .post(app.url("/dashboard/sign-in"))
+                .header(COOKIE, format!("tt_dash_signin={cookie}"))
+                .header(ORIGIN, app.origin())
+                .form(&[("master_key", key.as_str()), ("csrf", token.as_str())])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    // The default threshold: ten failures from one address are 401s…
+    for i in 0..10 {
+        let r = attempt(format!("tt_lic_guess-{i}")).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "guess {i}");
+    }
+    // …then the address is refused, even with the right key, and told when to retry.
+    let r = attempt(a.master.clone()).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=900).contains(&retry), "{retry}");
+    assert!(!set_cookies(&r).contains_key("tt_dash"), "no session while blocked");
+    let page = r.text().await.unwrap();
+    assert!(page.contains("Too many failed sign-ins"));
+    assert!(!page.contains(&a.master));
+    // After the block the right key signs in (a refused attempt is not a failure).
+    tokio::time::sleep(Duration::from_secs(retry) + Duration::from_millis(200)).await;
+    let r = attempt(a.master.clone()).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(set_cookies(&r).contains_key("tt_dash"));
+}

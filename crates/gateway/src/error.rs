@@ -35,6 +35,11 @@ impl ApiError {
         }
     }
 
+    /// `Retry-After` of a 429, seconds.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
     /// 401 `UNAUTHORIZED`.
     pub fn unauthorized(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message)
