@@ -14,6 +14,7 @@
 #[path = "../harness/mod.rs"]
 mod harness;
 
+mod access_limits;
 mod alert_rules_tools;
 mod alerts_tools;
 mod analysis_tools;
