@@ -321,6 +321,9 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     )
     .await;
     let be_id = be["managed"]["id"].as_str().unwrap().to_owned();
+    let sb =
+        first(1, &|x: &Tick| x.bid >= open + trigger_points * POINT - POINT * 1e-3).expect("the trigger is reached");
+    assert!(sb <= 15);
 
     // OCO: a stop order at the first new extreme after minute 22 (it fills
     // then, while the agent is away) and an opposite one the path never
@@ -420,7 +423,22 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
             t.stack.reconnect_sim(0);
         }
         wait_quote_at(&t, ticks[k as usize].time).await;
-        // Give the engine the quote before the next minute.
+        // The minute a rule must act in, it acts before the next one: the
+        // engine decides on this quote, not on a later one.
+        if k as usize == sb {
+            wait_status(&t, &be_id, "ended").await;
+        }
+        if k as usize == s1 {
+            wait_until(
+                format!("minute {k}: the bracket's first level"),
+                Duration::from_secs(10),
+                || async {
+                    let m = managed(&t, &br_id).await;
+                    (m["log"].as_array().map_or(0, Vec::len) >= 2).then_some(())
+                },
+            )
+            .await;
+        }
         wait_until(format!("minute {k} evaluated"), Duration::from_secs(10), || async {
             let m = managed(&t, &br_id).await;
             (m["status"] != "paused").then_some(())
@@ -469,7 +487,7 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
     let m = wait_status(&t, &br_id, if exit.is_some() { "ended" } else { "active" }).await;
     assert_eq!(m["targets_done"], 1, "{m:#}");
     let log: Vec<&Value> = m["log"].as_array().unwrap().iter().collect();
-    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log.len(), 2, "{m:#}");
     assert_eq!(log[0]["action"]["action"], "close_partial");
     assert_eq!(num(&log[0]["action"]["volume"]), 0.1);
     assert_eq!(log[1]["action"]["action"], "set_stop");
