@@ -183,6 +183,22 @@ fn ticket_of(outcome: &Value, market: bool) -> Result<u64, ToolError> {
     Ok(ticket)
 }
 
+/// `place_order`'s outcomes, typed again (they are its own output: a value
+/// that does not read back is logged, never turned into a failure after an
+/// order went out).
+fn outcomes(values: Vec<Value>) -> Vec<crate::trading::OrderOutcome> {
+    values
+        .into_iter()
+        .filter_map(|v| match serde_json::from_value(v) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                tracing::error!(error = %e, "a place_order outcome did not read back");
+                None
+            }
+        })
+        .collect()
+}
+
 fn leg_json(leg: &OrderLeg) -> Result<Value, ToolError> {
     serde_json::to_value(leg).map_err(|e| ToolError::Internal(e.to_string()))
 }
@@ -242,7 +258,7 @@ async fn place_oco(ctx: ToolContext, input: PlaceOcoInput) -> Result<ManagedCrea
             managed,
             next_action: None,
             distance: None,
-            placed: vec![check_a, check_b],
+            placed: outcomes(vec![check_a, check_b]),
         });
     }
     ctx.ensure_live_allowed().await?;
@@ -276,7 +292,7 @@ async fn place_oco(ctx: ToolContext, input: PlaceOcoInput) -> Result<ManagedCrea
         managed,
         next_action: None,
         distance: None,
-        placed: vec![first, second],
+        placed: outcomes(vec![first, second]),
     })
 }
 
@@ -451,7 +467,7 @@ async fn place_bracket(ctx: ToolContext, input: PlaceBracketInput) -> Result<Man
             managed,
             next_action: None,
             distance: None,
-            placed: vec![checked],
+            placed: outcomes(vec![checked]),
         });
     }
     ctx.ensure_live_allowed().await?;
@@ -473,7 +489,7 @@ async fn place_bracket(ctx: ToolContext, input: PlaceBracketInput) -> Result<Man
         managed,
         next_action: None,
         distance: None,
-        placed: vec![placed],
+        placed: outcomes(vec![placed]),
     })
 }
 

@@ -111,6 +111,7 @@ pub struct ManagedOrder {
     /// Why it ended: `completed`, `position_closed`, `entry_cancelled`, `removed`.
     pub ended_reason: Option<String>,
     /// What it does (the kind's parameters, with tickets).
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub spec: Value,
     /// Actions done so far.
     pub steps: u64,

@@ -76,7 +76,7 @@ pub struct ManagedCreated {
     /// The distance it trails by now, in price units (trailing stops).
     pub distance: Option<f64>,
     /// What was placed for it (OCO orders, the bracket's entry): the `place_order` outcomes.
-    pub placed: Vec<serde_json::Value>,
+    pub placed: Vec<crate::trading::OrderOutcome>,
 }
 
 fn points(name: &str, v: f64, above_zero: bool) -> Result<(), ToolError> {

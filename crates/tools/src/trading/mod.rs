@@ -30,6 +30,8 @@ mod modify_position;
 mod place_order;
 mod reverse_position;
 
+pub(crate) use place_order::OrderOutcome;
+
 use futures_util::future::try_join3;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
