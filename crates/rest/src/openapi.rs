@@ -108,7 +108,7 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     code(
         "RATE_LIMITED",
         429,
-        "Too many requests for this license in the current window; retry after `Retry-After` seconds.",
+        "Too many requests for this license in the current window, or too many failed authentications from this address (the guessing throttle, which answers on every authenticated route); retry after `Retry-After` seconds.",
     ),
     code(
         "INTERNAL_ERROR",
@@ -608,10 +608,10 @@ impl Builder {
             "INTERNAL_ERROR",
             "DISPATCH_ERROR",
             "GATEWAY_ERROR",
+            // Metered or not: the guessing throttle answers 429 on every
+            // authenticated route.
+            "RATE_LIMITED",
         ];
-        if metered {
-            codes.push("RATE_LIMITED");
-        }
         let props = tool.input_schema.get("properties").and_then(Value::as_object);
         let has = |p: &str| props.is_some_and(|m| m.contains_key(p));
         if tool.target == Target::Terminal {
@@ -708,7 +708,13 @@ impl Builder {
     fn fixed_routes(&mut self) {
         let id = self.operation_id("create_token");
         let mut token_responses = self.error_responses(
-            &["VALIDATION_ERROR", "UNAUTHORIZED", "INTERNAL_ERROR", "GATEWAY_ERROR"],
+            &[
+                "VALIDATION_ERROR",
+                "UNAUTHORIZED",
+                "RATE_LIMITED",
+                "INTERNAL_ERROR",
+                "GATEWAY_ERROR",
+            ],
             false,
         );
         token_responses["200"] = success(

@@ -297,11 +297,9 @@ fn operation_ids_security_and_headers() {
             for s in ["401", "500"] {
                 assert!(responses.contains_key(s), "{method} {path}: no {s}");
             }
-            assert_eq!(
-                responses.contains_key("429"),
-                !master,
-                "{method} {path}: 429 iff rate-limited"
-            );
+            // 429: the license's rate limit, or (master-key routes too) the
+            // guessing throttle of failed authentications.
+            assert!(responses.contains_key("429"), "{method} {path}: no 429");
         }
         assert!(responses.contains_key("405"), "{method} {path}: no 405");
         if op.get("x-tool").is_some() {
