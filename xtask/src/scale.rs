@@ -18,18 +18,21 @@
 //!    exactly its limit of 200s in one window, the rest 429);
 //! 3. a revoked API key and a rotated terminal key (its session token, its
 //!    MCP sessions) are refused on every instance within 1 s;
-//! 4. `kill -9` of the gateway holding most terminals, under load (ticks and
+//! 4. a live trailing stop survives `kill -9` of the API instance that
+//!    evaluates it: the other instance takes it over within 10 s and no
+//!    step of the rule is repeated (`docs/managed-exits.md`);
+//! 5. `kill -9` of the gateway holding most terminals, under load (ticks and
 //!    live orders with idempotency keys through the load balancer): its
 //!    terminals reachable again through both API instances within 15 s (the
 //!    agents reconnect through the load balancer to the other gateway);
 //!    requests for them in the gap answer 502 `DISPATCH_ERROR` before the
 //!    dispatch timeout; every acknowledged order is in its simulator's deal
 //!    history exactly once and no order executed twice;
-//! 5. Redis restarted under load (`shutdown nosave`: its data is gone): no
+//! 6. Redis restarted under load (`shutdown nosave`: its data is gone): no
 //!    request hangs, then full recovery (every terminal reachable through
 //!    every API instance again, revocation marks honoured) without restarting
 //!    tradeterm;
-//! 6. PostgreSQL restarted under load: full recovery likewise (a new API key
+//! 7. PostgreSQL restarted under load: full recovery likewise (a new API key
 //!    created through the gateway works on both API instances).
 //!
 //! `--short` (what `cargo xtask test` runs, with `--after-tests`: the
@@ -319,6 +322,25 @@ fn psql(sql: &str) -> Result<()> {
     }
 }
 
+/// One value from the run's database.
+fn psql_value(sql: &str) -> Result<String> {
+    let out = Command::new("psql")
+        .args([
+            &format!("{PG_SERVER}/{DATABASE}"),
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-qtAc",
+            sql,
+        ])
+        .output()
+        .map_err(|e| format!("psql: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(format!("psql {sql}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
 fn redis_cli(args: &[&str]) -> Result<String> {
     let out = Command::new("redis-cli")
         .args(args)
@@ -378,7 +400,16 @@ impl Cluster {
             ("API_RATE_LIMIT_WINDOW_MS", WINDOW_MS.to_string()),
             ("API_RATE_LIMIT_FREE", FREE_LIMIT.to_string()),
             ("API_RATE_LIMIT_ENTERPRISE", "1000000000".to_owned()),
-            ("RUST_LOG", "warn".to_owned()),
+            // Warnings, and the managed exits' claims (the takeover check reads them).
+            ("RUST_LOG", "warn,tradeterm_tools::managed=info".to_owned()),
+            // The load balancer (loopback) forwards the client's address.
+            ("TRUSTED_PROXIES", "127.0.0.1".to_owned()),
+            // Every client of this run is this one process on 127.0.0.1, and
+            // the revocation check's refused keys are failures: the guessing
+            // throttle (its own tests: crates/gateway/tests/limits.rs) would
+            // then refuse the checks after it.
+            ("AUTH_GUESS_THRESHOLD", "0".to_owned()),
+            ("AUTH_GUESS_KEY_THRESHOLD", "0".to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -562,6 +593,7 @@ impl Cluster {
         self.rate_limit(report)?;
         self.revocation(report)?;
         self.event_stream(report)?;
+        self.managed_takeover(report)?;
         let load = Load::start(self);
         std::thread::sleep(plan.phase);
         self.failover(report, &load)?;
@@ -725,6 +757,130 @@ impl Cluster {
                     text.chars().take(300).collect::<String>()
                 )
             },
+        );
+        Ok(())
+    }
+
+    /// A live trailing stop set through the load balancer is evaluated by
+    /// one API instance (its claim in PostgreSQL); `kill -9` of that
+    /// instance hands the rule to the other within 10 s, and the rule's
+    /// steps stay unique and in order (docs/managed-exits.md). The killed
+    /// instance is started again.
+    fn managed_takeover(&mut self, report: &mut Report) -> Result<()> {
+        const WHAT: &str = "kill -9 of the API instance evaluating a trailing stop: the other takes it over within 10 s, no step repeated";
+        let t = self.terminals[0].clone();
+        let auth = format!("Bearer {}", self.load.api_key);
+        let lb = addr(self.lb_rest);
+        let headers = [("Authorization", auth.as_str()), ("X-Terminal-Id", t.id.as_str())];
+        let post = |path: &str, body: Value| {
+            request(
+                "POST",
+                &lb,
+                path,
+                &headers,
+                Some(&body.to_string()),
+                Duration::from_secs(30),
+            )
+        };
+        let opened = post(
+            "/api/v1/orders",
+            json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false }),
+        )?;
+        let trade = &opened.json()["data"]["trade"];
+        let ticket = trade["position"]
+            .as_u64()
+            .filter(|p| *p != 0)
+            .or(trade["order"].as_u64())
+            .unwrap_or(0);
+        // Far enough behind the price never to be hit during the run, step 0:
+        // the stop follows every new high of the simulated market.
+        let set = post(
+            "/api/v1/tools/set_trailing_stop",
+            json!({ "ticket": ticket, "distance": { "unit": "points", "value": 2000 }, "dry_run": false }),
+        )?;
+        let id = set.json()["data"]["managed"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if ticket == 0 || id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            report.check(
+                false,
+                WHAT,
+                format!("order {} / rule {} {}", opened.status, set.status, set.code()),
+            );
+            return Ok(());
+        }
+        let owner = |id: &str| {
+            psql_value(&format!(
+                "SELECT COALESCE(owner, '') FROM managed_orders WHERE id = '{id}'"
+            ))
+        };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut first = String::new();
+        while Instant::now() < deadline && first.is_empty() {
+            first = owner(&id)?;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Which instance that is: the one whose log says it claimed the rule.
+        let holder = (0..2).find(|i| {
+            std::fs::read_to_string(self.dir.join(format!("api{}.log", i + 1)))
+                .is_ok_and(|log| log.contains(&first) && log.contains(&id))
+        });
+        let Some(holder) = holder else {
+            report.check(
+                false,
+                WHAT,
+                format!("rule {id}: owner {first:?} found in no API instance's log"),
+            );
+            return Ok(());
+        };
+        let victim = format!("api{}", holder + 1);
+        let steps_before = psql_value(&format!("SELECT state FROM managed_orders WHERE id = '{id}'"))?;
+        self.procs.kill(&victim)?;
+        let killed = Instant::now();
+        let mut taken = None;
+        while killed.elapsed() < Duration::from_secs(15) {
+            let now = owner(&id)?;
+            if !now.is_empty() && now != first {
+                taken = Some((killed.elapsed(), now));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Let the new owner act for a few seconds, then read the rule's log.
+        std::thread::sleep(Duration::from_secs(3));
+        let state: Value = serde_json::from_str(&psql_value(&format!(
+            "SELECT state FROM managed_orders WHERE id = '{id}'"
+        ))?)
+        .unwrap_or(Value::Null);
+        let steps: Vec<u64> = state["log"]
+            .as_array()
+            .map(|l| l.iter().filter_map(|e| e["step"].as_u64()).collect())
+            .unwrap_or_default();
+        let ordered = !steps.is_empty() && steps.windows(2).all(|w| w[1] == w[0] + 1);
+        let status = psql_value(&format!("SELECT status FROM managed_orders WHERE id = '{id}'"))?;
+        let ok = taken.as_ref().is_some_and(|(d, _)| *d < Duration::from_secs(10)) && ordered && status == "active";
+        report.check(
+            ok,
+            WHAT,
+            format!(
+                "rule {id} on {victim} ({first}); taken by {} after {}; steps {steps:?} (before the kill: {} bytes of state); status {status}",
+                taken.as_ref().map_or("nobody", |(_, o)| o.as_str()),
+                taken.as_ref().map_or("—".into(), |(d, _)| format!("{:.1} s", d.as_secs_f64())),
+                steps_before.len()
+            ),
+        );
+        // Clean up, and bring the killed instance back for the next checks.
+        self.procs.forget(&victim);
+        self.start_api(holder)?;
+        let back = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < back && !healthy(&addr(self.api[holder])) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = post("/api/v1/tools/remove_managed_order", json!({ "id": id }));
+        let _ = post(
+            &format!("/api/v1/positions/{ticket}/close"),
+            json!({ "dry_run": false }),
         );
         Ok(())
     }
