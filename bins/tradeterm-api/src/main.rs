@@ -58,6 +58,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .as_ref()
         .map(tradeterm_tools::managed::engine::feed_from_bus);
     let managed = tradeterm_tools::managed::engine::spawn(services.clone(), Default::default(), feed);
+    // news_guard.alert events: each instance evaluates, each alert published once.
+    let news_watch = tradeterm_tools::news_watch::spawn(services.clone(), Default::default());
     // Webhook deliveries: every instance enqueues from the shared event log
     // and claims deliveries in the shared store (one sender per delivery).
     let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
@@ -88,6 +90,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     monitor.stop().await;
     alerts.stop().await;
     managed.stop().await;
+    news_watch.stop().await;
     webhooks.stop().await;
     task.await??;
     Ok(())

@@ -48,6 +48,8 @@ pub struct StackHooks {
     pub monitor: MonitorSettings,
     /// Timing of the managed exits' engine.
     pub managed: ManagedSettings,
+    /// Timing of the news guard's watcher (`news_guard.alert` events).
+    pub news_watch: tradeterm_tools::news_watch::NewsWatchSettings,
 }
 
 impl std::fmt::Debug for StackHooks {
@@ -56,6 +58,7 @@ impl std::fmt::Debug for StackHooks {
             .field("sim_clock", &self.sim_clock.is_some())
             .field("monitor", &self.monitor)
             .field("managed", &self.managed)
+            .field("news_watch", &self.news_watch)
             .finish()
     }
 }
@@ -95,6 +98,7 @@ pub struct Stack {
     monitor: MonitorHandle,
     alert_engine: EngineHandle,
     managed: Option<ManagedHandle>,
+    news_watch: tradeterm_tools::news_watch::NewsWatchHandle,
     services: Arc<tradeterm_tools::Services>,
     webhooks: tradeterm_tools::webhooks::worker::WebhookHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
@@ -162,6 +166,8 @@ impl Stack {
         // Webhook deliveries from the store's outbox (docs/events.md, "Webhooks").
         let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
         let services_handle = services.clone();
+        // news_guard.alert events (docs/events.md).
+        let news_watch = tradeterm_tools::news_watch::spawn(services.clone(), hooks.news_watch);
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_addr = listener.local_addr()?;
@@ -309,6 +315,7 @@ impl Stack {
             monitor,
             alert_engine,
             managed: Some(managed),
+            news_watch,
             services: services_handle,
             webhooks,
             monitor_feed,
@@ -385,6 +392,7 @@ impl Stack {
         if let Some(m) = self.managed {
             m.stop().await;
         }
+        self.news_watch.stop().await;
         self.webhooks.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;

@@ -41,7 +41,10 @@ fn example(kind: EventType) -> Value {
             "details": { "label": "breakout", "condition_kind": "price", "observed_at": "2026-12-01T19:00:00.250Z", "value": 1.08461, "level": 1.0845, "message": "EURUSD bid 1.08461 crossed above 1.0845" },
         }),
         NewsGuardAlert => json!({
-            "rule": "news_guard", "message": "USD Non-Farm Payrolls (high) in 30 min", "details": { "currency": "USD", "importance": "high", "time": "2026-12-04T13:30:00Z" },
+            "rule": "news_guard", "message": "USD Non-Farm Payrolls in 30 min (2026-12-04T13:30:00Z)",
+            "details": { "id": "release:ff-2026-12-04-usd-nfp:30", "kind": "release_ahead", "fired_at": "2026-12-04T13:00:00Z",
+                         "title": "USD Non-Farm Payrolls in 30 min (2026-12-04T13:30:00Z)", "currencies": ["USD"],
+                         "event": { "id": "ff-2026-12-04-usd-nfp", "time": "2026-12-04T13:30:00Z", "currency": "USD", "name": "Non-Farm Payrolls", "importance": "high" } },
         }),
         EquityGuardBreached => json!({
             "rule": "daily_loss", "message": "equity guard: daily loss 512.40 reached the limit of 500.00",
@@ -103,7 +106,7 @@ fn envelope(kind: EventType) -> Value {
     }
     if matches!(
         kind,
-        EventType::StreamGap | EventType::StreamCut | EventType::WebhookDisabled
+        EventType::StreamGap | EventType::StreamCut | EventType::WebhookDisabled | EventType::NewsGuardAlert
     ) {
         e.as_object_mut().unwrap().remove("terminal_id");
     }

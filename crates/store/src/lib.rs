@@ -221,6 +221,9 @@ pub trait Store: SessionStore + WebhookStore + ManagedStore + Send + Sync + 'sta
     async fn news_guard(&self, license_id: &str) -> StoreResult<Option<NewsGuardRecord>>;
     /// Removes the news guard. `Ok(false)` when the license had none.
     async fn remove_news_guard(&self, license_id: &str) -> StoreResult<bool>;
+    /// The news guards of every enabled license, for the server's watcher
+    /// that publishes `news_guard.alert` (not for a license's callers).
+    async fn all_news_guards(&self) -> StoreResult<Vec<NewsGuardRecord>>;
     /// Stores `snapshot` as what `caller` (a credential id) last saw of a
     /// terminal of the license, taken at `taken_at`, and returns what it saw
     /// before, if anything. Atomic per (license, caller, terminal). A terminal

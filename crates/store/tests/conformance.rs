@@ -1345,6 +1345,22 @@ async fn news_guard_set_get_replace_remove_per_license(fx: Fx) {
     assert!(s.remove_news_guard(&a.id).await.unwrap());
     assert!(!s.remove_news_guard(&a.id).await.unwrap());
     assert_eq!(s.news_guard(&a.id).await.unwrap(), None);
+    let again = s.set_news_guard(&a.id, &json!({"currencies": ["USD"]})).await.unwrap();
+    // The watcher's list: every enabled license's guard, none of a disabled one.
+    s.set_news_guard(&b.id, &json!({"currencies": ["JPY"]})).await.unwrap();
+    let all = s.all_news_guards().await.unwrap();
+    let mut ids: Vec<&str> = all.iter().map(|g| g.license_id.as_str()).collect();
+    ids.sort_unstable();
+    let mut want = vec![a.id.as_str(), b.id.as_str()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    assert_eq!(all.iter().find(|g| g.license_id == a.id), Some(&again));
+    fx.raw.disable_license(&b.id).await;
+    let all = s.all_news_guards().await.unwrap();
+    assert_eq!(
+        all.iter().map(|g| g.license_id.as_str()).collect::<Vec<_>>(),
+        [a.id.as_str()]
+    );
 }
 
 async fn state_snapshots_swap_per_caller_and_terminal(fx: Fx) {

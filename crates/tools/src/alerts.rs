@@ -509,7 +509,7 @@ fn breach_rule(b: &Breach) -> String {
 }
 
 /// The news guard's alerts after `after` (releases and news items), unsorted.
-async fn news_alerts(
+pub(crate) async fn news_alerts(
     ctx: &ToolContext,
     guard: &NewsGuard,
     after: UnixMs,

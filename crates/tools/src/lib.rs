@@ -53,6 +53,7 @@ mod market;
 mod market_analysis;
 pub mod monitor;
 pub mod news;
+pub mod news_watch;
 mod patterns;
 mod portfolio;
 mod prop_firm;

@@ -646,3 +646,49 @@ async fn a_live_order_the_checks_refuse_is_an_order_rejected_event_and_a_dry_run
     }
     t.stack.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_news_guard_release_alert_is_pushed_once_as_news_guard_alert() {
+    // A watched release 62 s ahead: with a 1-minute lead its alert is due in 2 s.
+    let now = chrono::Utc::now().timestamp_millis();
+    let release = now + 62_000;
+    let calendar = json!([
+        { "id": "nfp-1", "time": tradeterm_core::time::to_iso(release), "currency": "USD", "country": "US",
+          "name": "Non-Farm Payrolls", "importance": "high", "category": "employment" },
+        { "id": "jp-1", "time": tradeterm_core::time::to_iso(release), "currency": "JPY", "country": "JP",
+          "name": "Not watched", "importance": "high", "category": "growth" }
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("calendar.json");
+    std::fs::write(&file, calendar.to_string()).unwrap();
+    let t = spawn_with(
+        Options {
+            sims: 1,
+            news_watch: tradeterm_tools::news_watch::NewsWatchSettings {
+                interval: Duration::from_millis(200),
+            },
+            ..Options::default()
+        },
+        |s| s.calendar_file = Some(file),
+    )
+    .await;
+    let api = t.api();
+    let mut stream = open_ok(&api, "?types=news_guard.alert", None).await;
+    api.tool(
+        "set_news_guard",
+        &json!({ "currencies": ["USD"], "lead_minutes": 1, "include_news": false }),
+    )
+    .await
+    .data();
+    let e = stream.next_durable().await;
+    assert_eq!(e.event, "news_guard.alert");
+    let data: RuleData = serde_json::from_value(e.data["data"].clone()).unwrap();
+    assert_eq!(data.rule, "news_guard");
+    assert!(data.message.contains("Non-Farm Payrolls"), "{}", data.message);
+    assert_eq!(data.details["id"], "release:nfp-1:1");
+    assert_eq!(data.details["kind"], "release_ahead");
+    assert!(e.data.get("terminal_id").is_none(), "a license's guard: no terminal");
+    // Once: the watcher's next rounds publish nothing more, and the
+    // unwatched currency never.
+    assert!(stream.stays_quiet(Duration::from_millis(1500)).await.is_ok());
+}

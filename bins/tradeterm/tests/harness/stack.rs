@@ -34,6 +34,8 @@ pub struct Options {
     pub monitor: MonitorSettings,
     /// Timing of the managed exits' engine.
     pub managed: ManagedSettings,
+    /// Timing of the news guard's watcher.
+    pub news_watch: tradeterm_tools::news_watch::NewsWatchSettings,
     /// The data directory; `None`: a new temporary one. A test restarting a
     /// stack on the same data passes the first stack's [`TestStack::data_dir`].
     pub data_dir: Option<PathBuf>,
@@ -49,6 +51,7 @@ impl Default for Options {
             sim_clock: None,
             monitor: MonitorSettings::default(),
             managed: ManagedSettings::default(),
+            news_watch: Default::default(),
             data_dir: None,
         }
     }
@@ -116,6 +119,7 @@ pub async fn spawn_with(opts: Options, adjust: impl FnOnce(&mut Settings)) -> Te
             sim_clock: opts.sim_clock,
             monitor: opts.monitor,
             managed: opts.managed,
+            news_watch: opts.news_watch,
         },
     )
     .await

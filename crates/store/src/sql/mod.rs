@@ -482,6 +482,10 @@ impl Store for SqlStore {
         news_guard::remove_news_guard(self, license_id).await
     }
 
+    async fn all_news_guards(&self) -> StoreResult<Vec<NewsGuardRecord>> {
+        news_guard::all_news_guards(self).await
+    }
+
     async fn swap_state_snapshot(
         &self,
         license_id: &str,

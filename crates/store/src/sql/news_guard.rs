@@ -68,3 +68,14 @@ pub(super) async fn remove_news_guard(store: &SqlStore, license_id: &str) -> Sto
     let n = on_pool!(store, pool => sqlx::query(SQL).bind(license_id).execute(pool).await?.rows_affected());
     Ok(n == 1)
 }
+
+pub(super) async fn all_news_guards(store: &SqlStore) -> StoreResult<Vec<NewsGuardRecord>> {
+    const SELECT: &str = "SELECT g.license_id, g.config, g.created_at, g.updated_at FROM news_guards g \
+                          JOIN licenses l ON l.id = g.license_id WHERE l.disabled = $1 ORDER BY g.license_id";
+    on_pool!(store, pool => {
+        let rows = sqlx::query(SELECT).bind(false).fetch_all(pool).await?;
+        rows.iter()
+            .map(|r| news_guard_record(&r.text("license_id")?, r))
+            .collect()
+    })
+}
