@@ -247,6 +247,27 @@ impl GuessGuard {
         })
     }
 
+    /// [`GuessGuard::check`] for a credential this process already knows to
+    /// be valid (a cached API-key exchange, a token whose signature
+    /// verified): no I/O, only the blocks this process counted itself. Valid
+    /// traffic, the hot path, never waits on Redis; a guess is never a known
+    /// credential, so it always takes [`GuessGuard::check`].
+    pub fn check_known(&self, surface: &'static str, source: IpAddr, credential: Option<&str>) -> Result<(), Blocked> {
+        if self.settings.threshold == 0 || self.local.lock().map(|m| m.is_empty()).unwrap_or(true) {
+            return Ok(());
+        }
+        let (wait_ms, scope) = self.local_check(&self.keys(source, credential), now_ms());
+        if wait_ms <= 0 {
+            return Ok(());
+        }
+        let scope = if scope == 2 { "key" } else { "source" };
+        tradeterm_telemetry::record::auth_throttled(surface, scope);
+        Err(Blocked {
+            retry_after: Duration::from_millis(wait_ms as u64),
+            scope,
+        })
+    }
+
     /// Counts a failed authentication from `source` presenting `credential`.
     pub async fn failed(&self, surface: &'static str, source: IpAddr, credential: Option<&str>) {
         if self.settings.threshold == 0 {
@@ -255,9 +276,9 @@ impl GuessGuard {
         tradeterm_telemetry::record::auth_failure(surface);
         let keys = self.keys(source, credential);
         let now = now_ms();
-        if !self.redis_failed(&keys, now).await {
-            self.local_failed(&keys, now);
-        }
+        // Counted here too, shared or not: what [`GuessGuard::check_known`] reads.
+        self.redis_failed(&keys, now).await;
+        self.local_failed(&keys, now);
         tracing::debug!(%surface, source = %source_label(source), "failed authentication counted");
     }
 
@@ -613,7 +634,22 @@ mod tests {
         let other = GuessGuard::new(fast(), TrustedProxies::default(), Some(pool));
         let blocked = other.check("rest", a, None).await.unwrap_err();
         assert_eq!(blocked.scope, "source");
-        assert!(guard.local.lock().unwrap().is_empty(), "counted in Redis, not locally");
+        assert!(
+            !guard.local.lock().unwrap().is_empty(),
+            "counted here too (what check_known reads)"
+        );
+        assert!(
+            other.local.lock().unwrap().is_empty(),
+            "the other instance knows it from Redis only"
+        );
+        assert!(
+            other.check_known("rest", a, None).is_ok(),
+            "check_known: this process's own blocks only"
+        );
+        assert!(
+            guard.check_known("rest", a, None).is_err(),
+            "the instance that counted the failures blocks known credentials too"
+        );
         run(&guard, &net, &run_id).await;
     }
 

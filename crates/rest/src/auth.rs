@@ -133,6 +133,31 @@ impl Authenticator {
         }
     }
 
+    /// A cached exchange of the API key with this digest, while it is fresh.
+    fn cached_claims(&self, digest: &[u8; 32]) -> Option<Arc<Claims>> {
+        self.cache.lock().ok().and_then(|c| {
+            c.get(digest)
+                .filter(|e| e.at.elapsed() < self.ttl && e.claims.exp > now_secs() + 5)
+                .map(|e| e.claims.clone())
+        })
+    }
+
+    /// The caller of a credential known valid without asking anyone: an
+    /// API key whose exchange is cached, or a token whose signature and
+    /// expiry verify here. `None`: it must be checked (and may be a guess).
+    pub fn known(&self, header: Option<&str>) -> Option<Caller> {
+        let token = header.and_then(parse_bearer)?;
+        if token.starts_with(API_KEY_PREFIX) {
+            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+            self.cached_claims(&digest).map(|claims| Caller { claims })
+        } else {
+            let claims = self.verifier.verify(token).ok()?;
+            Some(Caller {
+                claims: Arc::new(claims),
+            })
+        }
+    }
+
     /// Fails with 401 when the credential the caller authenticated with (an
     /// API key, or the terminal key a session token was exchanged for) is no
     /// longer active in the store.
@@ -151,12 +176,7 @@ impl Authenticator {
 
     async fn api_key(&self, key: &str) -> Result<Caller, RestError> {
         let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-        let cached = self.cache.lock().ok().and_then(|c| {
-            c.get(&digest)
-                .filter(|e| e.at.elapsed() < self.ttl && e.claims.exp > now_secs() + 5)
-                .map(|e| e.claims.clone())
-        });
-        if let Some(claims) = cached {
+        if let Some(claims) = self.cached_claims(&digest) {
             return Ok(Caller { claims });
         }
         let grant = match self.gateway.exchange_api_key(key).await {

@@ -791,6 +791,17 @@ pub(crate) async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<
     let Some(credential) = header.and_then(tradeterm_protocol::auth::parse_bearer) else {
         return state.auth.authenticate(header).await;
     };
+    // A credential known valid here (the hot path) is checked against this
+    // process's own blocks only, with no Redis call; anything else, a guess
+    // among them, goes through the shared throttle.
+    if let Some(caller) = state.auth.known(header) {
+        state
+            .settings
+            .guess
+            .check_known("rest", client_address(req, state), Some(credential))
+            .map_err(|blocked| RestError::limited(blocked.message(), blocked.retry_after_secs()))?;
+        return Ok(caller);
+    }
     guarded(req, state, credential, state.auth.authenticate(header)).await
 }
 
