@@ -103,8 +103,9 @@ async fn managed(t: &TestStack, id: &str) -> Value {
         .unwrap_or_else(|| panic!("managed order {id} not listed"))
 }
 
+/// Waits for a rule's status (a liveness deadline, generous for a loaded test run).
 async fn wait_status(t: &TestStack, id: &str, status: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let m = managed(t, id).await;
         if m["status"] == status {
@@ -112,7 +113,7 @@ async fn wait_status(t: &TestStack, id: &str, status: &str) -> Value {
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{id} is not {status} after 10 s: {m:#}"
+            "{id} is not {status} after 30 s: {m:#}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -429,15 +430,20 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
             wait_status(&t, &be_id, "ended").await;
         }
         if k as usize == s1 {
-            wait_until(
-                format!("minute {k}: the bracket's first level"),
-                Duration::from_secs(10),
-                || async {
-                    let m = managed(&t, &br_id).await;
-                    (m["log"].as_array().map_or(0, Vec::len) >= 2).then_some(())
-                },
-            )
-            .await;
+            // Two actions in a row (close, then stop): under a loaded test
+            // run each is a dispatch round trip or more.
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let m = managed(&t, &br_id).await;
+                if m["log"].as_array().map_or(0, Vec::len) >= 2 {
+                    break;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "minute {k}: the bracket's first level: {m:#}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
         wait_until(format!("minute {k} evaluated"), Duration::from_secs(10), || async {
             let m = managed(&t, &br_id).await;
