@@ -29,21 +29,25 @@ use crate::market::{SymbolSpec, Tick, Timeframe};
 pub enum TrailDistance {
     /// A number of points (the symbol's `point`).
     Points {
-        /// Distance in points, above zero.
+        /// Distance in points, above zero and at most 1 000 000.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 1_000_000))]
         value: f64,
     },
     /// A number of pips (10 points on 3- and 5-digit symbols, else 1 point).
     Pips {
-        /// Distance in pips, above zero.
+        /// Distance in pips, above zero and at most 100 000 (1 000 000 points).
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100_000))]
         value: f64,
     },
     /// A multiple of the Average True Range of closed bars (re-read at every
     /// bar close of `timeframe`).
     Atr {
-        /// The multiple, above zero.
+        /// The multiple, above zero and at most 100.
+        #[schemars(extend("exclusiveMinimum" = 0), range(max = 100))]
         multiple: f64,
         /// ATR period (2-200, default 14).
         #[serde(default = "default_atr_period")]
+        #[schemars(range(min = 2, max = 200))]
         period: usize,
         /// Timeframe of the bars (default `H1`).
         #[serde(default = "default_atr_timeframe")]

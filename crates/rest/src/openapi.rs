@@ -625,6 +625,7 @@ impl Builder {
             || has("id")
             || has("ticket")
             || has("entry_id")
+            || has("webhook_id")
             || (has("terminal_id") && !tool.annotations.read_only)
         {
             codes.push("NOT_FOUND");

@@ -226,6 +226,16 @@ async fn a_trailing_stop_follows_an_independent_computation_and_pauses_while_the
         let failure = api(&t).tool("set_trailing_stop", &bad).await.expect_err("refused");
         failure.mentions(needle);
     }
+    // A distance the schema allows but the symbol's stops level does not is
+    // the trade server's refusal (422 `invalid_stops`), not a malformed input.
+    let inside = api(&t)
+        .tool(
+            "set_trailing_stop",
+            &json!({ "ticket": ticket, "distance": { "unit": "points", "value": 1 } }),
+        )
+        .await
+        .failure(422, "ORDER_REJECTED");
+    assert_eq!(inside.retcode(), Some("invalid_stops"));
     assert!(
         tool(&t, "list_managed_orders", json!({})).await["managed_orders"]
             .as_array()

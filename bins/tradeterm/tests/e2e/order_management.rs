@@ -395,10 +395,11 @@ async fn close_all_with_filters_reports_each_close_and_a_partial_failure_and_can
         .await
         .failure(422, "ORDER_REJECTED");
     assert_eq!(other.retcode(), Some("invalid_request"), "another symbol");
-    api(&app)
+    let itself = api(&app)
         .tool("close_by", &json!({ "ticket": e2, "ticket_by": e2 }))
         .await
-        .failure(400, "VALIDATION_ERROR");
+        .failure(422, "ORDER_REJECTED");
+    assert_eq!(itself.retcode(), Some("invalid_request"), "a position by itself");
     let by = send(
         &app,
         Method::POST,

@@ -9,7 +9,7 @@ use tradeterm_core::account::{ExpirationMode, OrderType};
 use tradeterm_core::managed::{ManagedSpec, Paper, ScaleStop, TargetLevel};
 use tradeterm_core::sizing::floor_to_step;
 use tradeterm_core::time::UnixMs;
-use tradeterm_core::trading::round_volume;
+use tradeterm_core::trading::{retcode, round_volume};
 use tradeterm_core::{PendingOrder, Position, Side, SymbolSpec};
 
 use super::protect::ManagedCreated;
@@ -27,6 +27,7 @@ pub struct OrderLeg {
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// A pending type: `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP`, `BUY_STOP_LIMIT`, `SELL_STOP_LIMIT`.
+    #[schemars(schema_with = "pending_order_type")]
     pub order_type: OrderType,
     /// Volume in lots.
     #[schemars(extend("exclusiveMinimum" = 0))]
@@ -66,6 +67,15 @@ pub struct OrderLeg {
     pub magic: Option<u64>,
 }
 
+/// The pending order types, as a schema (an OCO leg cannot be a market order).
+fn pending_order_type(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["BUY_LIMIT", "SELL_LIMIT", "BUY_STOP", "SELL_STOP", "BUY_STOP_LIMIT", "SELL_STOP_LIMIT"],
+        "description": "A pending order type."
+    })
+}
+
 /// Input of `place_oco`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -76,7 +86,7 @@ pub struct PlaceOcoInput {
     pub second: OrderLeg,
     /// Your label (at most 200 characters).
     #[serde(default)]
-    #[schemars(length(max = super::MAX_LABEL_CHARS))]
+    #[schemars(length(max = super::MAX_LABEL_CHARS), pattern(crate::schema::NO_CONTROL_PATTERN))]
     pub label: Option<String>,
     /// `true` (the default) validates both orders and simulates the pair over a paper book; `false` places both and manages them.
     #[serde(default)]
@@ -144,7 +154,7 @@ pub struct PlaceBracketInput {
     pub magic: Option<u64>,
     /// Your label (at most 200 characters).
     #[serde(default)]
-    #[schemars(length(max = super::MAX_LABEL_CHARS))]
+    #[schemars(length(max = super::MAX_LABEL_CHARS), pattern(crate::schema::NO_CONTROL_PATTERN))]
     pub label: Option<String>,
     /// `true` (the default) validates the entry and simulates the bracket over a paper book; `false` places the entry and manages it.
     #[serde(default)]
@@ -307,6 +317,14 @@ fn leg_error(name: &str, e: ToolError) -> ToolError {
     }
 }
 
+/// A refusal of the request as the trade server would refuse it (422 `ORDER_REJECTED`).
+fn rejected(retcode: &str, message: String) -> ToolError {
+    ToolError::Rejected {
+        retcode: retcode.to_owned(),
+        message,
+    }
+}
+
 /// The levels with their volumes, checked against the entry and the symbol.
 fn targets(
     spec: &SymbolSpec,
@@ -327,7 +345,9 @@ fn targets(
             Side::Sell => t.price < last,
         };
         if !t.price.is_finite() || !further {
-            return Err(ToolError::InvalidInput(format!(
+            // Like a take profit on the wrong side: the trade server's
+            // `invalid_stops` (the entry of a market bracket is the live quote).
+            return Err(rejected(retcode::INVALID_STOPS, format!(
                 "`targets[{i}].price` must be {} the {} ({last})",
                 if side == Side::Buy { "above" } else { "below" },
                 if i == 0 { "entry" } else { "level before it" }
@@ -347,20 +367,21 @@ fn targets(
         let v: Vec<f64> = given.iter().map(|t| t.volume.unwrap_or(0.0)).collect();
         let sum: f64 = v.iter().sum();
         if (sum - volume).abs() > spec.volume_step.max(1e-8) * 0.5 {
-            return Err(ToolError::InvalidInput(format!(
+            return Err(rejected(retcode::INVALID_VOLUME, format!(
                 "the targets' volumes sum to {} lots, not the entry's {volume}",
                 round_volume(spec, sum)
             )));
         }
         v.into_iter().map(|x| round_volume(spec, x)).collect()
     } else {
-        return Err(ToolError::InvalidInput(
+        return Err(rejected(
+            retcode::INVALID_VOLUME,
             "give `volume` on every target or on none (equal parts)".into(),
         ));
     };
     for (i, v) in volumes.iter().enumerate() {
         if !v.is_finite() || *v + 1e-9 < spec.volume_min {
-            return Err(ToolError::InvalidInput(format!(
+            return Err(rejected(retcode::INVALID_VOLUME, format!(
                 "target {i} would close {v} lots, below {}'s minimum volume {}: use fewer levels or a larger volume",
                 spec.name, spec.volume_min
             )));
@@ -388,7 +409,12 @@ async fn place_bracket(ctx: ToolContext, input: PlaceBracketInput) -> Result<Man
             .stop_limit_price
             .filter(|_| input.order_type.is_stop_limit())
             .unwrap_or(p),
-        (false, None) => return Err(ToolError::InvalidInput("a pending entry needs `price`".into())),
+        (false, None) => {
+            return Err(rejected(
+                retcode::INVALID_PRICE,
+                format!("a {:?} entry needs `price`", input.order_type),
+            ));
+        }
     };
     let levels = targets(&spec, side, entry_price, input.volume, &input.targets)?;
     let last = levels[levels.len() - 1].price;

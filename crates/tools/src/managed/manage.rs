@@ -47,7 +47,7 @@ async fn list(ctx: ToolContext, input: ListManagedInput) -> Result<ManagedList, 
 }
 
 async fn remove(ctx: ToolContext, input: RemoveManagedInput) -> Result<ManagedOrder, ToolError> {
-    if input.id.is_empty() || input.id.len() > 64 {
+    if input.id.is_empty() || input.id.chars().count() > 64 {
         return Err(ToolError::InvalidInput("`id` must be 1-64 characters".into()));
     }
     let store = &ctx.services.store;

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tradeterm_core::indicators::AverageTrueRange;
 use tradeterm_core::managed::{Action, Decision, ManagedSpec, ManagedState, Paper, TrailDistance, View, decide};
+use tradeterm_core::trading::retcode;
 use tradeterm_core::{Position, SymbolSpec, Tick};
 
 use super::{ManagedOrder, Stored, check_label, create, rule_spec};
@@ -37,7 +38,7 @@ pub struct SetTrailingStopInput {
     pub activation_points: Option<f64>,
     /// Your label (at most 200 characters).
     #[serde(default)]
-    #[schemars(length(max = super::MAX_LABEL_CHARS))]
+    #[schemars(length(max = super::MAX_LABEL_CHARS), pattern(crate::schema::NO_CONTROL_PATTERN))]
     pub label: Option<String>,
     /// `true` (the default) simulates the rule over a paper copy of the position and reports what it would do; `false` manages the real position.
     #[serde(default)]
@@ -59,7 +60,7 @@ pub struct SetBreakevenInput {
     pub offset_points: Option<f64>,
     /// Your label (at most 200 characters).
     #[serde(default)]
-    #[schemars(length(max = super::MAX_LABEL_CHARS))]
+    #[schemars(length(max = super::MAX_LABEL_CHARS), pattern(crate::schema::NO_CONTROL_PATTERN))]
     pub label: Option<String>,
     /// `true` (the default) simulates over a paper copy of the position; `false` manages the real position.
     #[serde(default)]
@@ -110,6 +111,15 @@ pub(crate) fn check_distance(d: &TrailDistance) -> Result<(), ToolError> {
     }
 }
 
+/// A refusal on the symbol's live specification or history, as the trade
+/// server would refuse the stops it leads to (422 `ORDER_REJECTED`).
+fn rejected(retcode: &str, message: String) -> ToolError {
+    ToolError::Rejected {
+        retcode: retcode.to_owned(),
+        message,
+    }
+}
+
 /// The ATR of closed bars now, and the end of the forming bar (when it is read again).
 pub(crate) async fn atr_now(
     ctx: &ToolContext,
@@ -125,7 +135,7 @@ pub(crate) async fn atr_now(
         .over(&bars)
         .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let Some(Some(value)) = atr.last().copied() else {
-        return Err(ToolError::InvalidInput(format!(
+        return Err(rejected(retcode::INVALID_REQUEST, format!(
             "the terminal has {} closed {timeframe:?} bars of {symbol}: too few for an ATR of period {period}",
             bars.len()
         )));
@@ -163,10 +173,11 @@ async fn set_trailing_stop(ctx: ToolContext, input: SetTrailingStopInput) -> Res
     let distance = input
         .distance
         .price(&spec, atr.map(|a| a.0))
-        .ok_or_else(|| ToolError::InvalidInput("the trailing distance is not a positive price distance".into()))?;
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .ok_or_else(|| rejected(retcode::INVALID_STOPS, "the trailing distance is not a positive price distance".into()))?;
     let min = f64::from(spec.stops_level) * spec.point;
     if distance + spec.point * 1e-3 < min {
-        return Err(ToolError::InvalidInput(format!(
+        return Err(rejected(retcode::INVALID_STOPS, format!(
             "the trailing distance ({:.0} points) is inside {}'s stops level ({} points): the terminal would refuse every stop",
             distance / spec.point,
             spec.name,
@@ -217,7 +228,7 @@ async fn set_breakeven(ctx: ToolContext, input: SetBreakevenInput) -> Result<Man
     let live = ctx.is_live(input.dry_run);
     let (pos, spec, tick) = position_market(&ctx, input.ticket).await?;
     if input.trigger_points - offset + 1e-9 < f64::from(spec.stops_level) {
-        return Err(ToolError::InvalidInput(format!(
+        return Err(rejected(retcode::INVALID_STOPS, format!(
             "`trigger_points` must exceed `offset_points` by at least {}'s stops level ({} points): at the trigger the stop would be too close to the price",
             spec.name, spec.stops_level
         )));

@@ -182,6 +182,9 @@ fn preflight_close(
 }
 
 async fn close_all(ctx: ToolContext, input: CloseAllInput) -> Result<CloseAllOutcome, ToolError> {
+    if let Some(symbol) = &input.symbol {
+        crate::market::check_symbol(symbol)?;
+    }
     let live = ctx.is_live(input.dry_run);
     let filter = BulkFilter {
         symbol: input.symbol.clone(),
@@ -262,6 +265,9 @@ fn close_summary(dry_run: bool, positions: Vec<CloseItem>) -> CloseAllOutcome {
 }
 
 async fn cancel_all(ctx: ToolContext, input: CancelAllInput) -> Result<CancelAllOutcome, ToolError> {
+    if let Some(symbol) = &input.symbol {
+        crate::market::check_symbol(symbol)?;
+    }
     let live = ctx.is_live(input.dry_run);
     let filter = BulkFilter {
         symbol: input.symbol.clone(),

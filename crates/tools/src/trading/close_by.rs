@@ -63,7 +63,9 @@ fn side_word(side: Side) -> &'static str {
 
 async fn handle(ctx: ToolContext, input: CloseByInput) -> Result<CloseByOutcome, ToolError> {
     if input.ticket == input.ticket_by {
-        return Err(ToolError::InvalidInput("a position cannot be closed by itself".into()));
+        // A request the trade server refuses (`TRADE_RETCODE_INVALID`), not
+        // a malformed one: both tickets are well-formed.
+        return Err(Rejection::new(retcode::INVALID_REQUEST, "a position cannot be closed by itself").into());
     }
     let live = ctx.is_live(input.dry_run);
     let a: Position = position(&ctx, input.ticket).await?;
