@@ -280,7 +280,12 @@ async fn run_once(
         ));
     }
     let operations = run["operations"]["tested"].as_u64().unwrap_or(0);
-    if operations < 100 {
+    let wanted = if only().is_empty() {
+        100
+    } else {
+        run["operations"]["selected"].as_u64().unwrap_or(u64::MAX).max(1)
+    };
+    if operations < wanted {
         return Err(format!("every operation is tested ({label}): {}", run["operations"]));
     }
     Ok(())
