@@ -455,7 +455,7 @@ async fn breakeven_moves_once_oco_leaves_one_order_and_a_bracket_closes_its_part
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
-        wait_until(format!("minute {k} evaluated"), Duration::from_secs(10), || async {
+        wait_until(format!("minute {k} evaluated"), Duration::from_secs(30), || async {
             let m = managed(&t, &br_id).await;
             (m["status"] != "paused").then_some(())
         })
