@@ -4,13 +4,25 @@
 The SDK starts `tradeterm-connect` as a stdio MCP server (as a desktop AI
 client would); the connector forwards to a hosted tradeterm `/mcp/v1`, which
 runs the tools on a (simulated) terminal. It also asks `get_bars` for a chart
-(`"chart": true`) and decodes the PNG image content it gets. The script asserts real results and
-prints one JSON summary line on stdout; any failure exits non-zero.
+(`"chart": true`) and decodes the PNG image content it gets.
+
+Then the MCP resources of the key's terminal (docs/mcp.md, "Resources and
+subscriptions"), twice: through the connector (stdio) and with the SDK's own
+streamable HTTP client straight to `--url`. Each time: `resources/list` (the
+five URIs of one terminal), `resources/read` of each (JSON content checked),
+reads of another terminal's or an unknown URI refused, `resources/subscribe`
+to the positions, a live `place_order` (`"dry_run": false`: the terminal must
+allow trading) and a `notifications/resources/updated` for that URI within
+30 s, the new position in a fresh read, `resources/unsubscribe`, and the
+position closed again.
+
+The script asserts real results and prints one JSON summary line on stdout;
+any failure exits non-zero.
 
 Usage:
   TRADETERM_TERMINAL_KEY=tt_term_... python3 scripts/interop/mcp_connect.py \
       --connector target/debug/tradeterm-connect --url http://127.0.0.1:8090/mcp/v1 \
-      --expect-tools 25
+      --expect-tools 25 --terminal-id term_...
 
 Requires the project venv (`cargo xtask venv` installs scripts/requirements-test.txt into .venv: the `mcp` package).
 """
@@ -24,6 +36,8 @@ import json
 import os
 import struct
 import sys
+import time
+import warnings
 import zlib
 
 
@@ -52,8 +66,156 @@ def png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
-async def check(connector: str, url: str, key: str, expect_tools: int | None, symbol: str) -> dict:
+RESOURCE_KINDS = ("account", "positions", "orders", "alerts", "status")
+# How long a resource update may take to arrive after the order that causes it.
+UPDATE_DEADLINE_S = 30.0
+
+
+class Updates:
+    """Collects every `notifications/resources/updated` a session receives
+    (the SDK's message handler), and lets the check wait for one URI."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.changed = asyncio.Event()
+
+    async def handle(self, message) -> None:
+        from mcp import types
+
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.uris.append(str(message.params.uri))
+            self.changed.set()
+
+    async def wait_for(self, uri: str, deadline_s: float) -> float:
+        """Seconds until `uri` was notified; fails after `deadline_s`."""
+        started = time.monotonic()
+        while uri not in self.uris:
+            left = deadline_s - (time.monotonic() - started)
+            if left <= 0:
+                fail(f"no notifications/resources/updated for {uri} within {deadline_s:.0f} s (got {self.uris})")
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), timeout=left)
+            except asyncio.TimeoutError:
+                pass
+        return time.monotonic() - started
+
+
+def resource_json(result, uri: str):
+    """The JSON of a `resources/read` answer: one text content of `uri`, `application/json`."""
+    contents = result.contents
+    if len(contents) != 1:
+        fail(f"read {uri}: {len(contents)} contents, expected 1")
+    c = contents[0]
+    if str(c.uri) != uri or c.mime_type != "application/json" or getattr(c, "text", None) is None:
+        fail(f"read {uri}: expected application/json text of that URI, got {c!r:.300}")
+    try:
+        return json.loads(c.text)
+    except ValueError as e:
+        fail(f"read {uri}: the text is not JSON ({e}): {c.text[:200]!r}")
+
+
+async def check_resources(client, updates: Updates, terminal: str | None, symbol: str) -> dict:
+    """The MCP resources of the session's terminal: list, read each, refused
+    strangers, subscribe, a live order, the update, unsubscribe."""
+    caps = client.server_capabilities
+    if caps is None or caps.resources is None or caps.resources.subscribe is not True:
+        fail(f"the server must declare resources with subscribe: {caps!r}")
+
+    listed = (await client.list_resources()).resources
+    uris = [str(r.uri) for r in listed]
+    if len(uris) != len(RESOURCE_KINDS):
+        fail(f"resources/list gave {uris}, expected the {len(RESOURCE_KINDS)} resources of one terminal")
+    base = uris[0].rsplit("/", 1)[0]
+    if not base.startswith("tradeterm://terminals/") or (terminal and base != f"tradeterm://terminals/{terminal}"):
+        fail(f"resources/list: {uris[0]} is not a resource of terminal {terminal}")
+    if uris != [f"{base}/{k}" for k in RESOURCE_KINDS]:
+        fail(f"resources/list gave {uris}")
+    if any(r.mime_type != "application/json" or not r.name or not r.description for r in listed):
+        fail(f"every resource has a name, a description and application/json: {listed!r:.500}")
+    terminal = base.rsplit("/", 1)[1]
+
+    async def read(kind: str):
+        uri = f"{base}/{kind}"
+        # Fresh from the server every time (never the SDK's response cache).
+        return resource_json(await client.read_resource(uri, cache_mode="bypass"), uri)
+
+    account = await read("account")
+    if not isinstance(account, dict) or any(
+        not isinstance(account.get(f), (int, float)) for f in ("balance", "equity", "margin", "free_margin")
+    ):
+        fail(f"account resource without balance/equity/margin: {account!r:.300}")
+    if account.get("trade_mode") != "demo" or account["equity"] <= 0:
+        fail(f"account resource: {account!r:.300}")
+    positions = await read("positions")
+    if not isinstance(positions, dict) or not isinstance(positions.get("positions"), list):
+        fail(f"positions resource is not a list of positions: {positions!r:.300}")
+    before = {p["ticket"] for p in positions["positions"]}
+    orders = await read("orders")
+    if not isinstance(orders, dict) or not isinstance(orders.get("orders"), list):
+        fail(f"orders resource is not a list of orders: {orders!r:.300}")
+    alerts = await read("alerts")
+    if not isinstance(alerts, dict) or not isinstance(alerts.get("alerts"), list):
+        fail(f"alerts resource is not a list of alert rules: {alerts!r:.300}")
+    status = await read("status")
+    if not isinstance(status, dict) or status.get("id") != terminal or status.get("connected") is not True:
+        fail(f"status resource of {terminal}: {status!r:.300}")
+
+    # Another terminal's resources, an unknown kind and a stranger are not
+    # this key's: JSON-RPC error -32002 (resource not found).
+    from mcp.shared.exceptions import MCPError
+
+    for bad in (
+        "tradeterm://terminals/term_not_this_key/account",
+        f"{base}/moon",
+        "file:///etc/passwd",
+    ):
+        try:
+            await client.read_resource(bad, cache_mode="bypass")
+        except MCPError as e:
+            if e.code != -32002 or "no resource" not in e.message:
+                fail(f"read {bad}: expected -32002 'no resource', got {e.code} {e.message!r}")
+        else:
+            fail(f"{bad} must not be readable")
+
+    with warnings.catch_warnings():
+        # resources/subscribe is the 2025-11-25 revision's, which this server speaks.
+        warnings.simplefilter("ignore")
+        positions_uri = f"{base}/positions"
+        await client.subscribe_resource(positions_uri)
+        order = await client.call_tool(
+            "place_order", {"symbol": symbol, "order_type": "BUY", "volume": 0.01, "dry_run": False}
+        )
+        trade = order.structured_content or {}
+        if order.is_error or trade.get("dry_run") is not False or not (trade.get("trade") or {}).get("position"):
+            fail(f"live place_order failed: {order.content!r:.300}")
+        ticket = trade["trade"]["position"]
+        waited = await updates.wait_for(positions_uri, UPDATE_DEADLINE_S)
+        if set(updates.uris) != {positions_uri}:
+            fail(f"only the subscribed resource may be notified, got {updates.uris}")
+        after = {p["ticket"] for p in (await read("positions"))["positions"]}
+        if ticket not in after or ticket in before:
+            fail(f"the new position {ticket} is not in the positions resource after the update: {sorted(after)}")
+        await client.unsubscribe_resource(positions_uri)
+
+    closed = await client.call_tool("close_position", {"ticket": ticket, "dry_run": False})
+    if closed.is_error or (closed.structured_content or {}).get("dry_run") is not False:
+        fail(f"closing position {ticket} failed: {closed.content!r:.300}")
+    return {
+        "terminal": terminal,
+        "resources": len(uris),
+        "balance": account["balance"],
+        "position": ticket,
+        "notified": positions_uri,
+        "notified_after_s": round(waited, 3),
+    }
+
+
+async def check(
+    connector: str, url: str, key: str, expect_tools: int | None, symbol: str, terminal: str | None
+) -> dict:
     from mcp import Client, StdioServerParameters
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
     params = StdioServerParameters(
         command=connector,
@@ -146,7 +308,25 @@ async def check(connector: str, url: str, key: str, expect_tools: int | None, sy
         if not refused:
             fail("place_order outside the session's groups must be refused")
 
+    # Resources through the connector (stdio, as a desktop client sees them)...
+    resources = {}
+    updates = Updates()
+    via_connector = StdioServerParameters(
+        command=connector,
+        args=["--url", url],
+        env={"TRADETERM_TERMINAL_KEY": key, "RUST_LOG": "warn"},
+    )
+    async with Client(via_connector, read_timeout_seconds=30, message_handler=updates.handle) as client:
+        resources["connector"] = await check_resources(client, updates, terminal, symbol)
+    # ... and with the SDK's streamable HTTP client straight to the server.
+    updates = Updates()
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, read_timeout_seconds=30, message_handler=updates.handle) as client:
+            resources["http"] = await check_resources(client, updates, terminal, symbol)
+
     return {
+        "resources": resources,
         "server": server.name,
         "version": server.version,
         "protocol": protocol,
@@ -165,11 +345,12 @@ def main() -> None:
     parser.add_argument("--url", required=True, help="hosted /mcp/v1 URL")
     parser.add_argument("--expect-tools", type=int, default=None, help="exact number of tools expected")
     parser.add_argument("--symbol", default="EURUSD")
+    parser.add_argument("--terminal-id", default=None, help="the terminal the key is bound to (its resources)")
     args = parser.parse_args()
     key = os.environ.get("TRADETERM_TERMINAL_KEY")
     if not key:
         fail("TRADETERM_TERMINAL_KEY is not set")
-    summary = asyncio.run(check(args.connector, args.url, key, args.expect_tools, args.symbol))
+    summary = asyncio.run(check(args.connector, args.url, key, args.expect_tools, args.symbol, args.terminal_id))
     print(json.dumps(summary))
 
 

@@ -1,6 +1,8 @@
 //! The stdio connector against the real stack: the official MCP Python SDK
-//! drives the connector (interoperability), and a raw JSON-RPC client checks
-//! that the connector survives a restarted or briefly unreachable server.
+//! drives the connector (interoperability: the tools, and the MCP resources
+//! with their subscription, also over the SDK's own HTTP client), and a raw
+//! JSON-RPC client checks that the connector survives a restarted or briefly
+//! unreachable server.
 //!
 //! The connector runs as `tradeterm connect` (the same arguments and relay
 //! as the `tradeterm-connect` binary, whose package links no store and so
@@ -51,18 +53,29 @@ fn require_python_mcp() {
     }
 }
 
+/// The official MCP Python SDK (`scripts/interop/mcp_connect.py`): tools,
+/// charts, paper mode and tool groups through the connector; then the MCP
+/// resources of the key's terminal through the connector and over the SDK's
+/// own streamable HTTP client (list, read each, subscribe to the positions,
+/// a live order, `notifications/resources/updated` within 30 s,
+/// unsubscribe, the position closed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_drives_the_connector_against_a_simulated_terminal() {
     require_python_mcp();
+    // Trading allowed: the resource check places (and closes) a live order.
     let t = spawn(Options {
         sims: 1,
+        allow_trading: true,
         ..Options::default()
     })
     .await;
     let url = format!("http://127.0.0.1:{}/mcp/v1", t.stack.mcp_port);
     let expected_tools = tradeterm_mcp::mcp_tools().len();
     let key = t.creds.terminals[0].key.clone();
+    let terminal = t.terminal(0).to_owned();
+    let deals_before = t.stack.simulators()[0].deals().len();
     let script = repo_root().join("scripts/interop/mcp_connect.py");
+    let term = terminal.clone();
     let out = tokio::task::spawn_blocking(move || {
         Command::new("python3")
             .arg(script)
@@ -73,6 +86,8 @@ async fn the_python_sdk_drives_the_connector_against_a_simulated_terminal() {
                 &url,
                 "--expect-tools",
                 &expected_tools.to_string(),
+                "--terminal-id",
+                &term,
             ])
             .env("TRADETERM_TERMINAL_KEY", key)
             .output()
@@ -95,6 +110,23 @@ async fn the_python_sdk_drives_the_connector_against_a_simulated_terminal() {
         "{summary}"
     );
     assert_eq!(summary["paper_order_dry_run"], true);
+    for via in ["connector", "http"] {
+        let r = &summary["resources"][via];
+        assert_eq!(r["terminal"], json!(terminal), "{via}: {summary}");
+        assert_eq!(r["resources"], 5, "{via}: {summary}");
+        assert_eq!(
+            r["notified"],
+            json!(format!("tradeterm://terminals/{terminal}/positions")),
+            "{via}: {summary}"
+        );
+        assert!(r["position"].as_u64().is_some_and(|p| p > 0), "{via}: {summary}");
+    }
+    // Each of the two live orders opened a position and closed it on the account.
+    assert_eq!(
+        t.stack.simulators()[0].deals().len(),
+        deals_before + 4,
+        "two live orders, each opened and closed: {summary}"
+    );
     t.stack.stop().await;
 }
 

@@ -8,9 +8,13 @@
 //!   groups, with output schemas; `get_tick`; `get_bars` and
 //!   `backtest_strategy` with `chart: true` (an image content: a decodable
 //!   PNG of the stated size); `prompts/list` and `prompts/get`;
+//!   `resources/list` (the five resources of the key's terminal) and
+//!   `resources/read` of each (its JSON content checked), another
+//!   terminal's URI refused;
 //! - through `tradeterm connect` (stdio, the relay of `tradeterm-connect`):
 //!   the default list and the `--tools market --output-schemas` list,
-//!   `get_tick`, `detect_structure` with `chart: true`, and `prompts/get`.
+//!   `get_tick`, `detect_structure` with `chart: true`, `prompts/get`,
+//!   `resources/list` and `resources/read` of the account.
 //!
 //! The test fails, never skips, when the Inspector is not installed.
 
@@ -47,6 +51,8 @@ struct Stack {
     child: Child,
     mcp_url: String,
     key: String,
+    /// The terminal the key is bound to.
+    terminal: String,
     /// Data directory of the stack, and the Inspector's home (its catalog and storage).
     dir: tempfile::TempDir,
 }
@@ -108,10 +114,12 @@ impl Stack {
         }
         let creds: Value = serde_json::from_slice(&std::fs::read(data.join("demo-credentials.json")).unwrap()).unwrap();
         let key = creds["terminals"][0]["key"].as_str().unwrap().to_owned();
+        let terminal = creds["terminals"][0]["id"].as_str().unwrap().to_owned();
         let stack = Self {
             child,
             mcp_url: format!("http://127.0.0.1:{}/mcp/v1", ports[2]),
             key,
+            terminal,
             dir,
         };
         stack.wait_for_terminal();
@@ -239,6 +247,66 @@ fn run(mut cmd: Command) -> (bool, String, String) {
     (status.success(), out.join().unwrap(), err.join().unwrap())
 }
 
+/// The resources of a terminal, in `resources/list` order.
+const RESOURCE_KINDS: [&str; 5] = ["account", "positions", "orders", "alerts", "status"];
+
+/// The URIs of a `resources/list` answer; every resource is JSON, named and described.
+fn resource_uris(list: &Value) -> Vec<String> {
+    let resources = list["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no resources in {list}"));
+    for r in resources {
+        assert_eq!(r["mimeType"], "application/json", "{r}");
+        assert!(
+            r["name"].as_str().is_some_and(|n| !n.is_empty()) && r["description"].is_string(),
+            "{r}"
+        );
+    }
+    resources
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The JSON of a `resources/read` answer: one `application/json` text of `uri`.
+fn resource_json(read: &Value, uri: &str) -> Value {
+    let contents = read["contents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no contents in {read}"));
+    assert_eq!(contents.len(), 1, "{read}");
+    assert_eq!(
+        (contents[0]["uri"].as_str(), contents[0]["mimeType"].as_str()),
+        (Some(uri), Some("application/json")),
+        "{read}"
+    );
+    serde_json::from_str(
+        contents[0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no text in {read}")),
+    )
+    .unwrap_or_else(|e| panic!("{uri}: the text is not JSON ({e}): {read}"))
+}
+
+/// Checks the content of the `kind` resource of `terminal`.
+fn check_resource(kind: &str, terminal: &str, v: &Value) {
+    match kind {
+        "account" => {
+            for field in ["balance", "equity", "margin", "free_margin"] {
+                assert!(v[field].is_number(), "account has {field}: {v}");
+            }
+            assert_eq!(v["trade_mode"], "demo", "{v}");
+            assert!(v["equity"].as_f64().unwrap() > 0.0, "{v}");
+        }
+        "positions" | "orders" | "alerts" => assert!(v[kind].is_array(), "{kind} is a list: {v}"),
+        "status" => assert_eq!(
+            (v["id"].as_str(), v["connected"].as_bool()),
+            (Some(terminal), Some(true)),
+            "{v}"
+        ),
+        other => panic!("unknown resource kind {other}"),
+    }
+}
+
 fn names(list: &Value) -> Vec<String> {
     list["tools"]
         .as_array()
@@ -271,7 +339,7 @@ fn png_of(result: &Value) -> (u32, u32) {
 }
 
 #[test]
-fn the_mcp_inspector_cli_lists_calls_charts_and_prompts_over_http_and_stdio() {
+fn the_mcp_inspector_cli_lists_calls_charts_prompts_and_resources_over_http_and_stdio() {
     inspector_bin();
     let stack = Stack::start();
     let all: Vec<String> = tradeterm_mcp::mcp_tools().iter().map(|t| t.name.to_string()).collect();
@@ -394,6 +462,32 @@ fn the_mcp_inspector_cli_lists_calls_charts_and_prompts_over_http_and_stdio() {
         "{text}"
     );
 
+    // Resources of the key's terminal (docs/mcp.md, "Resources and subscriptions").
+    let base = format!("tradeterm://terminals/{}", stack.terminal);
+    let listed = stack.http("", &[], &["--method", "resources/list"]);
+    assert_eq!(
+        resource_uris(&listed),
+        RESOURCE_KINDS.map(|k| format!("{base}/{k}")),
+        "{listed}"
+    );
+    for kind in RESOURCE_KINDS {
+        let uri = format!("{base}/{kind}");
+        let read = stack.http("", &[], &["--method", "resources/read", "--uri", &uri]);
+        check_resource(kind, &stack.terminal, &resource_json(&read, &uri));
+    }
+    // Another terminal's resource, and an unknown kind, are "resource not found"
+    // (the Inspector exits non-zero with the server's message).
+    for bad in [
+        "tradeterm://terminals/term_not_this_key/account".to_owned(),
+        format!("{base}/moon"),
+    ] {
+        let (ok, out, err) = stack.try_http("", &[], &["--method", "resources/read", "--uri", &bad]);
+        assert!(
+            !ok && format!("{out}{err}").contains(&format!("no resource `{bad}`")),
+            "{bad} must not be readable:\n{out}\n{err}"
+        );
+    }
+
     // Through the stdio connector.
     let list = stack.stdio(&[], &["--method", "tools/list"]);
     assert_eq!(names(&list), all);
@@ -449,4 +543,13 @@ fn the_mcp_inspector_cli_lists_calls_charts_and_prompts_over_http_and_stdio() {
     );
     let text = review["messages"][0]["content"]["text"].as_str().unwrap();
     assert!(text.contains("get_journal") && text.contains("14"), "{text}");
+    let listed = stack.stdio(&[], &["--method", "resources/list"]);
+    assert_eq!(
+        resource_uris(&listed),
+        RESOURCE_KINDS.map(|k| format!("{base}/{k}")),
+        "{listed}"
+    );
+    let uri = format!("{base}/account");
+    let read = stack.stdio(&[], &["--method", "resources/read", "--uri", &uri]);
+    check_resource("account", &stack.terminal, &resource_json(&read, &uri));
 }
