@@ -21,6 +21,7 @@
 //! nothing of one license is reachable from another. Key lookups hash the
 //! presented key and compare hashes in constant time.
 
+pub mod audit;
 pub mod keys;
 pub mod managed;
 mod model;
@@ -28,6 +29,9 @@ pub mod session;
 mod sql;
 pub mod webhook;
 
+pub use audit::{
+    AuditChainHead, AuditFilter, AuditRecord, AuditStore, ChainBreak, ChainReport, NewAuditRecord, verify_chain,
+};
 pub use keys::{Secret, hash_key};
 pub use managed::{
     MAX_MANAGED_PER_TERMINAL, ManagedOrderRecord, ManagedStatus, ManagedStep, ManagedStore, NewManagedOrder,
@@ -93,9 +97,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// and never returns another license's data. The dashboard's sessions are the
 /// [`SessionStore`] section (`session.rs`), the webhooks the
 /// [`WebhookStore`] section (`webhook.rs`), the managed exits the
-/// [`ManagedStore`] section (`managed.rs`).
+/// [`ManagedStore`] section (`managed.rs`), the trade audit log the
+/// [`AuditStore`] section (`audit.rs`).
 #[async_trait]
-pub trait Store: SessionStore + WebhookStore + ManagedStore + Send + Sync + 'static {
+pub trait Store: SessionStore + WebhookStore + ManagedStore + AuditStore + Send + Sync + 'static {
     /// Checks that the database answers (the readiness probes' `database` check).
     async fn ping(&self) -> StoreResult<()>;
 

@@ -1117,6 +1117,8 @@ async fn migrations_are_idempotent(fx: Fx) {
             "alert_events",
             "alert_rules",
             "api_keys",
+            "audit_chains",
+            "audit_log",
             "dashboard_sessions",
             "equity_guards",
             "executions",

@@ -38,6 +38,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
     embedded!("sqlite", 7, "0007_webhooks.sql", "webhooks"),
     embedded!("sqlite", 8, "0008_managed_orders.sql", "managed_orders"),
+    embedded!("sqlite", 9, "0009_audit_log.sql", "audit_log"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -51,6 +52,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 6, "0006_dashboard_sessions.sql", "dashboard_sessions"),
     embedded!("postgres", 7, "0007_webhooks.sql", "webhooks"),
     embedded!("postgres", 8, "0008_managed_orders.sql", "managed_orders"),
+    embedded!("postgres", 9, "0009_audit_log.sql", "audit_log"),
 ];
 
 /// A migrator over embedded migrations.

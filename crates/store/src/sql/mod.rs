@@ -28,6 +28,7 @@
 
 mod alerts;
 mod api_keys;
+mod audit;
 mod dashboard;
 mod equity_guards;
 mod idempotency;
