@@ -3,8 +3,9 @@
 //! MetaTrader agents compiled with g++ (`mql_agents`), `tradeterm serve` as a
 //! user starts it (`serve_first_start`), its JSON logs (`json_logs`), the
 //! stdio MCP connector driven by the official Python SDK (`connect`),
-//! schemathesis over the served OpenAPI document (`schemathesis`) and a
-//! Python client generated from it (`python_client`).
+//! schemathesis over the served OpenAPI document (`schemathesis`), a
+//! Python client generated from it (`python_client`) and webhook deliveries
+//! across a `kill -9` of `tradeterm serve` (`webhook_kill`).
 //!
 //! Kept apart from `tests/e2e` so that these children (compilers,
 //! interpreters, whole servers) do not compete for the CPU with the
@@ -24,3 +25,4 @@ mod mql_agents;
 mod python_client;
 mod schemathesis;
 mod serve_first_start;
+mod webhook_kill;

@@ -60,9 +60,10 @@ pub struct WebhookSettings {
     pub disable_after: Duration,
     /// How often the sender looks for due deliveries when nothing woke it.
     pub poll_interval: Duration,
-    /// How long a claim holds a delivery (longer than the timeout).
+    /// How long a claim holds a delivery; the sender uses at least three
+    /// times [`WebhookSettings::timeout`] ([`worker::claim_lease`]).
     pub lease: Duration,
-    /// Deliveries claimed at once, and sent concurrently.
+    /// Deliveries in flight at once per process (each claimed as a slot frees).
     pub batch: usize,
     /// How often the enqueuer reads every endpoint's events from its cursor
     /// even when the live feed said nothing (a missed notification).

@@ -9,8 +9,10 @@
 //!   [`WebhookSettings::rescan_interval`], every endpoint is read, so an
 //!   event appended while this process was down or deaf is enqueued from
 //!   the log (within retention). Quotes are never delivered.
-//! - **Sender.** Claims due deliveries in the store (a lease, so each is
-//!   sent by one instance at a time), posts each (signed, no redirects,
+//! - **Sender.** Claims due deliveries in the store (a lease of at least
+//!   three times the timeout, so each is sent by one instance at a time),
+//!   keeps up to [`WebhookSettings::batch`] in flight, each in its own task
+//!   (a slow endpoint holds up only its own), posts each (signed, no redirects,
 //!   time limit, answer read up to a size), and records the attempt: a 2xx
 //!   is delivered; anything else is retried after an exponential delay
 //!   with jitter until [`WebhookSettings::give_up_after`] after it was
@@ -226,27 +228,45 @@ async fn send_loop(
     client: reqwest::Client,
     claimer: String,
 ) {
-    let lease = settings.lease.as_millis() as i64;
+    let lease = claim_lease(&settings).as_millis() as i64;
+    let capacity = settings.batch.max(1);
+    // Each delivery in flight is its own task, and a free slot is claimed
+    // again as soon as one ends: an endpoint that holds its answer (up to the
+    // timeout) delays only its own deliveries, never the others'.
+    let mut in_flight = tokio::task::JoinSet::new();
     loop {
-        let now = now_ms();
-        match services
-            .store
-            .claim_webhook_deliveries(&claimer, now, now + lease, settings.batch.max(1) as i64)
-            .await
-        {
-            Ok(batch) if !batch.is_empty() => {
-                let sends = batch.into_iter().map(|d| deliver(&services, &settings, &client, d));
-                futures_util::future::join_all(sends).await;
-                continue;
+        while in_flight.try_join_next().is_some() {}
+        let free = capacity.saturating_sub(in_flight.len());
+        if free > 0 {
+            let now = now_ms();
+            match services
+                .store
+                .claim_webhook_deliveries(&claimer, now, now + lease, free as i64)
+                .await
+            {
+                Ok(batch) if !batch.is_empty() => {
+                    for d in batch {
+                        in_flight.spawn(deliver(services.clone(), settings, client.clone(), d));
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "webhooks: claiming deliveries failed"),
             }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "webhooks: claiming deliveries failed"),
         }
         tokio::select! {
             _ = wake.notified() => {}
+            Some(_) = in_flight.join_next(), if !in_flight.is_empty() => {}
             _ = tokio::time::sleep(settings.poll_interval) => {}
         }
     }
+}
+
+/// How long a claim holds a delivery: [`WebhookSettings::lease`], and at
+/// least three times the timeout, so that a claim never ends while its
+/// attempt can still be answered (another instance would post it again).
+pub fn claim_lease(settings: &WebhookSettings) -> Duration {
+    settings.lease.max(settings.timeout.saturating_mul(3))
 }
 
 /// The delay before attempt `attempt + 1`: the base doubled per attempt,
@@ -260,8 +280,9 @@ pub fn backoff(settings: &WebhookSettings, attempt: i64) -> Duration {
     Duration::from_millis(full - half + random_u64() % (half + 1))
 }
 
-async fn deliver(services: &Services, settings: &WebhookSettings, client: &reqwest::Client, d: ClaimedDelivery) {
-    let result = post(client, settings, &d.url, &d.event_id, &d.body, &d.secret).await;
+async fn deliver(services: Arc<Services>, settings: WebhookSettings, client: reqwest::Client, d: ClaimedDelivery) {
+    let settings = &settings;
+    let result = post(&client, settings, &d.url, &d.event_id, &d.body, &d.secret).await;
     let at = now_ms();
     let delivered = result.delivered();
     let give_up = at - d.created_at >= settings.give_up_after.as_millis() as i64;
@@ -426,5 +447,16 @@ mod tests {
         }
         // Retried for at least 24 h: the capped delays leave many attempts in a day.
         assert!(backoff(&s, 30).as_millis() as u64 <= 3_600_000);
+    }
+
+    #[test]
+    fn a_claim_lasts_at_least_three_timeouts() {
+        let s = WebhookSettings::default();
+        assert_eq!(claim_lease(&s), Duration::from_secs(30));
+        let slow = WebhookSettings {
+            timeout: Duration::from_secs(30),
+            ..s
+        };
+        assert_eq!(claim_lease(&slow), Duration::from_secs(90));
     }
 }
