@@ -14,7 +14,7 @@ pub(crate) enum PageError {
     /// A state-changing request without the session's CSRF token, or from
     /// another origin: 403, nothing changed.
     Csrf,
-    /// No such page, terminal or key on this license: 404.
+    /// No such page, terminal, key or webhook on this license: 404.
     NotFound,
     /// The form is invalid: 400 with a message for the owner.
     Invalid(String),
@@ -85,7 +85,10 @@ impl ResponseError for PageError {
             ),
             Self::NotFound => views::page_response(
                 status,
-                views::message_page("Not found", "There is no such page, terminal or key on this license."),
+                views::message_page(
+                    "Not found",
+                    "There is no such page, terminal, key or webhook on this license.",
+                ),
             ),
             Self::Invalid(message) => views::page_response(status, views::message_page("Not accepted", message)),
             Self::Internal(id) => views::page_response(

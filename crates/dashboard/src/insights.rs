@@ -1,13 +1,16 @@
-//! The rules-and-alerts panel's source: [`Insights`], implemented by the
-//! binary (the dashboard must not know the tool catalog), and what the panel
-//! reads from the three answers.
+//! The catalog's tools as the dashboard calls them: [`Insights`],
+//! implemented by the binary (the dashboard must not know the catalog), and
+//! what the pages read from the answers.
 //!
-//! Each [`Insight`] is one catalog tool run for the signed-in license on one
-//! terminal: the prop-firm status (`get_prop_firm_status`), the news guard
-//! (`get_news_guard_status`) and the latest alerts (`poll_alerts` without a
-//! cursor: the last hour). The panel reads the tools' JSON answers through
-//! the lenient views below; [`Insight::check`] lets a test assert that the
-//! real tools' answers still fit them.
+//! Each [`Insight`] is one catalog tool run for the signed-in license: on
+//! one terminal, the three parts of the rules panel (the prop-firm status,
+//! `get_prop_firm_status`; the news guard, `get_news_guard_status`; the
+//! latest alerts, `poll_alerts` without a cursor: the last hour); for the
+//! license, the webhook page's calls ([`WebhookCall`]: the tools the
+//! master-key routes `/api/webhooks…` serve, so the page and the routes
+//! cannot disagree). The pages read the tools' JSON answers through the
+//! lenient views below and in `webhooks.rs`; [`Insight::check`] lets a test
+//! assert that the real tools' answers still fit them.
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -15,9 +18,10 @@ use serde_json::{Value, json};
 use tradeterm_store::License;
 
 use crate::Dashboard;
+use crate::webhooks::WebhookCall;
 
-/// One part of the panel, one catalog tool each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One tool call of the dashboard for the signed-in license.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Insight {
     /// `get_prop_firm_status`: verdict, headroom per rule, `max_safe_risk_percent`.
     PropFirmStatus,
@@ -25,38 +29,44 @@ pub enum Insight {
     NewsGuardStatus,
     /// `poll_alerts` without a cursor: the alerts of the last hour.
     LatestAlerts,
+    /// A call of the webhook page: a license-level tool (master key only),
+    /// asked with an empty terminal id, which it does not use.
+    Webhook(WebhookCall),
 }
 
 impl Insight {
-    /// Every part, in the panel's order.
+    /// The parts of the rules panel, in its order.
     pub const ALL: [Self; 3] = [Self::PropFirmStatus, Self::NewsGuardStatus, Self::LatestAlerts];
 
     /// The catalog tool that answers it.
-    pub const fn tool(self) -> &'static str {
+    pub fn tool(&self) -> &'static str {
         match self {
             Self::PropFirmStatus => "get_prop_firm_status",
             Self::NewsGuardStatus => "get_news_guard_status",
             Self::LatestAlerts => "poll_alerts",
+            Self::Webhook(call) => call.tool(),
         }
     }
 
     /// The tool's input.
-    pub fn input(self) -> Value {
+    pub fn input(&self) -> Value {
         match self {
             Self::PropFirmStatus | Self::NewsGuardStatus => json!({}),
             Self::LatestAlerts => json!({ "limit": MAX_ALERTS }),
+            Self::Webhook(call) => call.input(),
         }
     }
 
-    /// Whether `output` (the tool's answer) is something the panel can show.
+    /// Whether `output` (the tool's answer) is something the page can show.
     ///
     /// # Errors
-    /// What does not fit the panel's view of the answer.
-    pub fn check(self, output: &Value) -> Result<(), String> {
+    /// What does not fit the page's view of the answer.
+    pub fn check(&self, output: &Value) -> Result<(), String> {
         let fits = match self {
             Self::PropFirmStatus => PropFirmView::deserialize(output).map(drop),
             Self::NewsGuardStatus => NewsGuardView::deserialize(output).map(drop),
             Self::LatestAlerts => AlertsView::deserialize(output).map(drop),
+            Self::Webhook(call) => call.check(output),
         };
         fits.map_err(|e| format!("{}: {e}", self.tool()))
     }
@@ -75,14 +85,16 @@ pub struct InsightError {
     pub message: String,
 }
 
-/// Runs the panel's tools for a license. The single-node binary implements
-/// it with the catalog's `invoke` over its services; a gateway without the
-/// catalog passes none.
+/// Runs the dashboard's tools for a license, as its master key would. The
+/// single-node binary implements it with the catalog's `invoke` over its
+/// services; a gateway without the catalog passes none.
 #[async_trait]
 pub trait Insights: Send + Sync + 'static {
     /// Runs `insight`'s tool ([`Insight::tool`], input [`Insight::input`])
-    /// for `license` on its terminal `terminal_id` (which the dashboard has
-    /// checked is the license's) and returns the tool's answer.
+    /// for `license` (as `master:<license>`, with its tier's capabilities)
+    /// on its terminal `terminal_id` (which the dashboard has checked is the
+    /// license's; empty for a license-level tool) and returns the tool's
+    /// answer.
     async fn get(&self, license: &License, terminal_id: &str, insight: Insight) -> Result<Value, InsightError>;
 }
 
@@ -257,7 +269,7 @@ mod tests {
         assert_eq!(Insight::LatestAlerts.check(&alerts), Ok(()));
         assert_eq!(Insight::LatestAlerts.input(), json!({ "limit": 20 }));
         assert_eq!(
-            Insight::ALL.map(Insight::tool),
+            Insight::ALL.map(|i| i.tool()),
             ["get_prop_firm_status", "get_news_guard_status", "poll_alerts"]
         );
     }

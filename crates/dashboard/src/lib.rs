@@ -4,8 +4,9 @@
 //! so by `tradeterm serve`): sign-in with the license's master key, the
 //! terminals with their live status, terminal keys (created and rotated, each
 //! shown once, with the agents' set-up snippets), REST API keys (created and
-//! revoked), and each terminal's rules and alerts at a glance. See
-//! `docs/dashboard.md`.
+//! revoked), each terminal's rules and alerts at a glance, and the license's
+//! webhook endpoints (created with their signing secret shown once, updated,
+//! tested, deleted, with their delivery log). See `docs/dashboard.md`.
 //!
 //! **Design.** Server-rendered HTML ([maud] templates, which escape every
 //! interpolated value) with one small script and one stylesheet embedded in
@@ -22,18 +23,22 @@
 //! Every state-changing form carries a CSRF token derived from the session
 //! token (HMAC-SHA256), and cross-origin requests are refused.
 //!
-//! **Rules and alerts** are computed by catalog tools, which this crate must
-//! not know: the binary hands in an [`Insights`] implementation (the
-//! single-node binary runs the tools in process); without one the panel says
-//! where to find them.
+//! **Rules and alerts, and webhooks** are computed and managed by catalog
+//! tools, which this crate must not know: the binary hands in an
+//! [`Insights`] implementation (the single-node binary runs the tools in
+//! process, as the license's master key); without one the panel and the
+//! webhooks page say where to find them. The webhook page calls the same
+//! tools as the master-key routes `/api/webhooks…` ([`WebhookCall`]), so the
+//! two cannot disagree.
 //!
 //! **Architecture invariant:** the dashboard is a surface of the gateway: it
 //! depends on the gateway, the store, the protocol and core, never on the
 //! tool catalog, the REST or MCP adapters or the simulator (`cargo xtask
 //! layering`). **Invariants:** the master key never appears in a page, a URL
 //! or a log; a session acts for its own license only (another license's
-//! terminal or key is "not found"); a request without the session's CSRF
-//! token changes nothing.
+//! terminal, key or webhook is "not found"); a request without the
+//! session's CSRF token changes nothing; a webhook's signing secret is shown
+//! once, in the answer to the form that created it.
 
 mod assets;
 mod error;
@@ -42,6 +47,7 @@ mod pages;
 pub mod session;
 mod snippets;
 mod views;
+mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +55,7 @@ use std::time::Duration;
 use actix_web::web;
 pub use insights::{Insight, InsightError, Insights};
 use tradeterm_gateway::Gateway;
+pub use webhooks::WebhookCall;
 
 /// Where the dashboard is mounted.
 pub const PATH: &str = "/dashboard";

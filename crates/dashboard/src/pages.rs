@@ -9,6 +9,10 @@
 //! GET  /dashboard/terminals/{id}/rotate-key  POST   → new key shown once, old one revoked
 //! GET  /dashboard/api-keys      POST  (label)       → new key shown once
 //! GET  /dashboard/api-keys/{id}/revoke       POST   → revoked
+//! GET  /dashboard/webhooks      POST  (url, types)  → new endpoint, secret shown once
+//! GET  /dashboard/webhooks/{id} POST  (url, types, enabled) → saved
+//! POST /dashboard/webhooks/{id}/test                → the test delivery's outcome
+//! GET  /dashboard/webhooks/{id}/delete       POST   → deleted
 //! GET  /dashboard/fragments/terminals                 (live table)
 //! GET  /dashboard/fragments/terminals/{id}/status     (live status)
 //! GET  /dashboard/fragments/terminals/{id}/insights   (rules and alerts)
@@ -17,7 +21,10 @@
 //!
 //! Every handler but sign-in starts with [`session::owner`]; every POST
 //! checks the CSRF token ([`session::check_csrf`]) before anything else is
-//! done. Terminals and keys are looked up among the session's license's only.
+//! done. Terminals and keys are looked up among the session's license's only;
+//! webhooks are read and changed through the catalog's webhook tools (the
+//! binary's [`crate::Insights`]), which look endpoints up among the
+//! license's only.
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -28,7 +35,10 @@ use tradeterm_store::StoreError;
 use crate::error::PageError;
 use crate::session::{self, Owner, SIGN_IN_COOKIE};
 use crate::snippets::AgentAddress;
-use crate::views::{self, api_keys, page_response, sign_in, terminals};
+use crate::views::{self, api_keys, page_response, sign_in, terminals, webhooks as webhook_views};
+use crate::webhooks::{
+    self, CreatedView, DeletedView, Failure, TestedView, WebhookCall, WebhookDetailView, WebhookListView, WebhookView,
+};
 use crate::{Dashboard, assets, insights};
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
@@ -67,6 +77,22 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
                 web::resource("/api-keys/{id}/revoke")
                     .route(web::get().to(revoke_confirm))
                     .route(web::post().to(revoke)),
+            )
+            .service(
+                web::resource("/webhooks")
+                    .route(web::get().to(webhook_list))
+                    .route(web::post().to(create_webhook)),
+            )
+            .service(
+                web::resource("/webhooks/{id}")
+                    .route(web::get().to(webhook))
+                    .route(web::post().to(update_webhook)),
+            )
+            .route("/webhooks/{id}/test", web::post().to(test_webhook))
+            .service(
+                web::resource("/webhooks/{id}/delete")
+                    .route(web::get().to(delete_webhook_confirm))
+                    .route(web::post().to(delete_webhook)),
             )
             .route("/fragments/terminals", web::get().to(list_fragment))
             .route("/fragments/terminals/{id}/status", web::get().to(status_fragment))
@@ -109,6 +135,32 @@ struct NameForm {
 struct LabelForm {
     #[serde(default)]
     label: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct WebhookForm {
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    types: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct WebhookUpdateForm {
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    types: String,
+    /// The checkbox: present (`on`) when ticked.
+    #[serde(default)]
+    enabled: Option<String>,
+    /// Whether it was enabled when the form was shown: only a change is sent.
+    #[serde(default)]
+    was_enabled: String,
     #[serde(default)]
     csrf: String,
 }
@@ -452,6 +504,220 @@ async fn revoke(
         Ok(false) => Err(PageError::NotFound),
         Err(e) => Err(PageError::internal(e)),
     }
+}
+
+// ----- webhooks -----
+
+/// A failed webhook call that the page does not render itself.
+fn webhook_failure(f: Failure) -> PageError {
+    match f {
+        // Without the catalog there is no endpoint to reach here.
+        Failure::Unavailable | Failure::NotFound => PageError::NotFound,
+        Failure::Refused(message) => PageError::Invalid(capitalized(&message)),
+        Failure::Failed(e) => PageError::internal(format!("{}: {}", e.code, e.message)),
+    }
+}
+
+async fn webhook_list(
+    req: HttpRequest,
+    query: web::Query<DoneQuery>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let notice = query.done.as_deref().and_then(webhook_views::Notice::parse);
+    list_webhooks_page(
+        &dash,
+        &owner,
+        StatusCode::OK,
+        notice,
+        None,
+        &webhook_views::Draft::default(),
+    )
+    .await
+}
+
+/// The webhooks page (with a refusal of the create form, when there is one).
+async fn list_webhooks_page(
+    dash: &Dashboard,
+    owner: &Owner,
+    status: StatusCode,
+    notice: Option<webhook_views::Notice>,
+    error: Option<&str>,
+    draft: &webhook_views::Draft<'_>,
+) -> Result<HttpResponse, PageError> {
+    let listed = webhooks::run::<WebhookListView>(dash, &owner.license, WebhookCall::List).await;
+    let listing = match &listed {
+        Ok(list) => webhook_views::Listing::Ready(list),
+        Err(Failure::Unavailable) => webhook_views::Listing::Unavailable,
+        Err(Failure::Failed(e)) => webhook_views::Listing::Failed(e),
+        Err(Failure::NotFound | Failure::Refused(_)) => {
+            return Err(PageError::internal("list_webhooks refused its empty input"));
+        }
+    };
+    Ok(page_response(
+        status,
+        webhook_views::list_page(owner, listing, notice, error, draft),
+    ))
+}
+
+async fn create_webhook(
+    req: HttpRequest,
+    form: web::Form<WebhookForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let call = WebhookCall::Create {
+        url: form.url.trim().to_owned(),
+        types: webhooks::parse_types(&form.types),
+    };
+    match webhooks::run::<CreatedView>(&dash, &owner.license, call).await {
+        Ok(created) => {
+            tracing::info!(license = %owner.license.id, webhook = %created.webhook.webhook_id, "dashboard: webhook created");
+            Ok(page_response(
+                StatusCode::OK,
+                webhook_views::created_page(&owner, &created),
+            ))
+        }
+        Err(Failure::Refused(message)) => {
+            let draft = webhook_views::Draft {
+                url: form.url.trim(),
+                types: form.types.trim(),
+            };
+            list_webhooks_page(
+                &dash,
+                &owner,
+                StatusCode::BAD_REQUEST,
+                None,
+                Some(&capitalized(&message)),
+                &draft,
+            )
+            .await
+        }
+        Err(f) => Err(webhook_failure(f)),
+    }
+}
+
+/// An endpoint of the owner's license with its counts and log, or 404.
+async fn webhook_detail(dash: &Dashboard, owner: &Owner, id: &str) -> Result<WebhookDetailView, PageError> {
+    let call = WebhookCall::Get {
+        webhook_id: id.to_owned(),
+    };
+    webhooks::run::<WebhookDetailView>(dash, &owner.license, call)
+        .await
+        .map_err(webhook_failure)
+}
+
+async fn webhook(
+    req: HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<DoneQuery>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let detail = webhook_detail(&dash, &owner, &path).await?;
+    let notice = query.done.as_deref().and_then(webhook_views::Notice::parse);
+    Ok(page_response(
+        StatusCode::OK,
+        webhook_views::detail_page(&owner, &detail, notice, None, None, None),
+    ))
+}
+
+async fn update_webhook(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<WebhookUpdateForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let enabled = form.enabled.is_some();
+    // Only a change of the switch is sent: saving the URL of an endpoint
+    // disabled for failing keeps it disabled, with its reason.
+    let changed = (enabled != (form.was_enabled == "true")).then_some(enabled);
+    let call = WebhookCall::Update {
+        webhook_id: path.clone(),
+        url: Some(form.url.trim().to_owned()),
+        types: Some(webhooks::parse_types(&form.types)),
+        enabled: changed,
+    };
+    match webhooks::run::<WebhookView>(&dash, &owner.license, call).await {
+        Ok(saved) => {
+            tracing::info!(license = %owner.license.id, webhook = %saved.webhook_id, "dashboard: webhook updated");
+            Ok(see_other(&format!(
+                "{}?done=updated",
+                webhook_views::webhook_path(&saved.webhook_id)
+            )))
+        }
+        Err(Failure::Refused(message)) => {
+            let detail = webhook_detail(&dash, &owner, &path).await?;
+            let edit = webhook_views::Edit {
+                url: form.url.trim(),
+                types: form.types.trim(),
+                enabled,
+            };
+            Ok(page_response(
+                StatusCode::BAD_REQUEST,
+                webhook_views::detail_page(&owner, &detail, None, None, Some(&capitalized(&message)), Some(&edit)),
+            ))
+        }
+        Err(f) => Err(webhook_failure(f)),
+    }
+}
+
+async fn test_webhook(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let call = WebhookCall::Test {
+        webhook_id: path.clone(),
+    };
+    let tested = webhooks::run::<TestedView>(&dash, &owner.license, call)
+        .await
+        .map_err(webhook_failure)?;
+    let detail = webhook_detail(&dash, &owner, &path).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        webhook_views::detail_page(&owner, &detail, None, Some(&tested), None, None),
+    ))
+}
+
+async fn delete_webhook_confirm(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let detail = webhook_detail(&dash, &owner, &path).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        webhook_views::delete_confirm_page(&owner, &detail.webhook),
+    ))
+}
+
+async fn delete_webhook(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let call = WebhookCall::Delete {
+        webhook_id: path.clone(),
+    };
+    let deleted = webhooks::run::<DeletedView>(&dash, &owner.license, call)
+        .await
+        .map_err(webhook_failure)?;
+    if !deleted.deleted {
+        return Err(PageError::NotFound);
+    }
+    tracing::info!(license = %owner.license.id, webhook = %path, "dashboard: webhook deleted");
+    Ok(see_other(&format!("{}?done=deleted", views::WEBHOOKS_PATH)))
 }
 
 // ----- fragments -----

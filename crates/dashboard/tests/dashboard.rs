@@ -3,7 +3,10 @@
 //! session cookie's attributes, CSRF protection (a request without the
 //! session's token changes nothing), license isolation (a session never
 //! reaches another license), the secrets shown once, the five-key limit, the
-//! rules-and-alerts panel, and no master key in any log line.
+//! rules-and-alerts panel, the webhooks page over the catalog's real webhook
+//! tools (the signing secret shown once, the test delivery signed with it,
+//! the delivery log, another license's endpoint not found), and no master
+//! key or secret in any log line.
 //!
 //! The same pages in a real browser: `bins/tradeterm/tests/external/dashboard.rs`.
 
@@ -19,7 +22,10 @@ use serde_json::{Value, json};
 use tradeterm_dashboard::{Dashboard, DashboardSettings, Insight, InsightError, Insights};
 use tradeterm_gateway::{Gateway, GatewaySettings};
 use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
-use tradeterm_store::{License, SessionStore, SqlStore, Store, Tier};
+use tradeterm_store::{
+    License, NewWebhookDelivery, SessionStore, SqlStore, Store, Tier, WebhookAttemptOutcome, WebhookStore,
+};
+use tradeterm_tools::webhooks::{WebhookSettings, sign};
 
 // ----- a log sink shared by every test of this binary -----
 
@@ -69,7 +75,7 @@ impl Insights for FakeInsights {
         self.calls
             .lock()
             .unwrap()
-            .push((license.id.clone(), terminal_id.to_owned(), insight));
+            .push((license.id.clone(), terminal_id.to_owned(), insight.clone()));
         match insight {
             Insight::PropFirmStatus => Ok(json!({
                 "terminal_id": terminal_id, "verdict": "warning", "reason": "daily loss has 40 % of its room left",
@@ -89,7 +95,42 @@ impl Insights for FakeInsights {
                              "title": "ECB <b>surprise</b>", "currencies": ["EUR"] }],
                 "next_cursor": "1", "more": false, "guard_active": true, "equity_guard_active": false, "notes": []
             })),
+            Insight::Webhook(_) => Err(InsightError {
+                code: "INTERNAL_ERROR".into(),
+                message: "not faked".into(),
+            }),
         }
+    }
+}
+
+/// The catalog's real tools, run in process as the license's master key,
+/// as the single-node binary's `ToolInsights` does.
+struct CatalogInsights {
+    services: Arc<tradeterm_tools::Services>,
+}
+
+#[async_trait]
+impl Insights for CatalogInsights {
+    async fn get(&self, license: &License, terminal_id: &str, insight: Insight) -> Result<Value, InsightError> {
+        let tool = tradeterm_tools::find(insight.tool()).expect("a catalog tool");
+        let caller = tradeterm_tools::Caller {
+            license_id: license.id.clone(),
+            credential: format!("master:{}", license.id),
+            caps: license.tier.capabilities().to_vec(),
+        };
+        let call = tradeterm_tools::Invocation::new(
+            "dashboard",
+            caller,
+            tradeterm_tools::TerminalChoice::Header(Some(terminal_id.to_owned())),
+        );
+        let answer = tradeterm_tools::invoke(&self.services, tool, call, insight.input())
+            .await
+            .map_err(|e| InsightError {
+                code: e.code().to_owned(),
+                message: e.to_string(),
+            })?;
+        insight.check(&answer).expect("the tool's answer fits the page");
+        Ok(answer)
     }
 }
 
@@ -104,6 +145,8 @@ struct TestApp {
 
 struct Options {
     insights: bool,
+    /// The catalog's real tools instead of the fake insights.
+    catalog: bool,
     settings: DashboardSettings,
 }
 
@@ -111,6 +154,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             insights: true,
+            catalog: false,
             settings: DashboardSettings::default(),
         }
     }
@@ -126,7 +170,19 @@ async fn spawn_app(opts: Options) -> TestApp {
     let gateway = Gateway::new(GatewaySettings::default(), store.clone(), signer);
     let insights = Arc::new(FakeInsights::default());
     let mut dashboard = Dashboard::new(gateway.clone(), opts.settings);
-    if opts.insights {
+    if opts.catalog {
+        let services = tradeterm_tools::Services {
+            // The test's receiver is on loopback.
+            webhooks: WebhookSettings {
+                allow_private: true,
+                ..WebhookSettings::default()
+            },
+            ..tradeterm_tools::Services::new(Arc::new(gateway.clone()), store.clone())
+        };
+        dashboard = dashboard.with_insights(Arc::new(CatalogInsights {
+            services: Arc::new(services),
+        }));
+    } else if opts.insights {
         dashboard = dashboard.with_insights(insights.clone());
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -867,6 +923,358 @@ async fn the_rules_panel_shows_the_insights_of_the_terminal() {
     let s = bare.sign_in(&b.master).await;
     let (_, page) = s.get(&format!("/dashboard/terminals/{}", b.terminal_id)).await;
     assert!(page.contains("id=\"insights-unavailable\""));
+}
+
+// ----- webhooks -----
+
+/// One request a [`receiver`] got: its signature header and its body.
+type Received = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A loopback HTTP receiver answering `200` to every request.
+async fn receiver() -> (String, Received) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}/hook", listener.local_addr().unwrap().port());
+    let got: Received = Arc::default();
+    let sink = got.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let sink = sink.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Ok(n) = sock.read(&mut chunk).await else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf).into_owned();
+                    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                        continue;
+                    };
+                    let header = |name: &str| {
+                        head.lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+                            })
+                            .unwrap_or_default()
+                    };
+                    let len: usize = header("content-length").parse().unwrap_or(0);
+                    if body.len() < len {
+                        continue;
+                    }
+                    sink.lock()
+                        .unwrap()
+                        .push((header("tradeterm-signature"), body[..len].to_owned()));
+                    let _ = sock
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+                        .await;
+                    return;
+                }
+            });
+        }
+    });
+    (url, got)
+}
+
+#[tokio::test]
+async fn webhooks_are_added_with_the_secret_shown_once_tested_updated_logged_deleted_and_kept_to_their_license() {
+    let app = spawn_app(Options {
+        catalog: true,
+        ..Options::default()
+    })
+    .await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let s = app.sign_in(&a.master).await;
+    let (url, got) = receiver().await;
+
+    let (status, page) = s.get("/dashboard/webhooks").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("No webhook endpoints yet.") && page.contains("(0 of 10)"));
+    assert!(page.contains("href=\"/dashboard/webhooks\" aria-current=\"page\""));
+
+    // Refused by the tool (a target that is not http(s), a type never delivered): 400, the reason, the values kept.
+    let r = s
+        .post("/dashboard/webhooks", &[("url", "ftp://example.com/h"), ("types", "")])
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let page = r.text().await.unwrap();
+    assert!(page.contains("id=\"create-error\"") && page.contains("url"), "{page}");
+    assert!(page.contains("value=\"ftp://example.com/h\""));
+    let r = s
+        .post(
+            "/dashboard/webhooks",
+            &[("url", &url), ("types", "order.filled, quote")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let page = r.text().await.unwrap();
+    assert!(page.contains("`quote` is not delivered by webhooks"), "{page}");
+    assert!(page.contains("value=\"order.filled, quote\""));
+    assert!(app.store.list_webhooks(&a.license.id).await.unwrap().is_empty());
+
+    // Added: the signing secret on the answer, this once.
+    let r = s
+        .post(
+            "/dashboard/webhooks",
+            &[("url", &url), ("types", "order.filled position.closed")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    let page = r.text().await.unwrap();
+    let secret = input_value(&page, "webhook-secret");
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    let stored = app.store.list_webhooks(&a.license.id).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    let id = stored[0].id.clone();
+    assert_eq!((stored[0].url.as_str(), stored[0].enabled), (url.as_str(), true));
+    assert_eq!(stored[0].types, ["order.filled", "position.closed"]);
+    let signing = app.store.webhook_secret(&a.license.id, &id).await.unwrap().unwrap();
+    assert_eq!(signing.expose(), secret, "the secret shown is the one that signs");
+    let detail = format!("/dashboard/webhooks/{id}");
+    for path in [
+        "/dashboard/webhooks".to_owned(),
+        detail.clone(),
+        format!("{detail}/delete"),
+    ] {
+        let (status, page) = s.get(&path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(page.contains(&url) && page.contains(&id), "{path}");
+        assert!(
+            !page.contains(&secret) && !page.contains("whsec_"),
+            "{path}: never shown again"
+        );
+    }
+    let (_, list) = s.get("/dashboard/webhooks").await;
+    assert!(list.contains("(1 of 10)") && list.contains("<code>order.filled</code>"));
+    assert!(list.contains("data-status=\"enabled\""));
+
+    // A test event: posted now, signed with that secret, its answer shown.
+    let r = s.post(&format!("{detail}/test"), &[]).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("id=\"test-outcome\"") && page.contains("data-delivered=\"true\""),
+        "{page}"
+    );
+    assert!(page.contains("answered HTTP 200"));
+    let received = got.lock().unwrap().clone();
+    assert_eq!(received.len(), 1);
+    let (signature, body) = &received[0];
+    let t: i64 = signature
+        .strip_prefix("t=")
+        .and_then(|v| v.split_once(','))
+        .unwrap()
+        .0
+        .parse()
+        .unwrap();
+    assert_eq!(
+        sign::signature(&secret, t, body),
+        *signature,
+        "signed with the shown secret"
+    );
+    assert_eq!(serde_json::from_str::<Value>(body).unwrap()["type"], "webhook.test");
+
+    // Updated: other types and disabled by the owner, then enabled again.
+    let r = s
+        .post(
+            &detail,
+            &[("url", &url), ("types", "deal.added"), ("was_enabled", "true")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], format!("{detail}?done=updated").as_str());
+    let e = app.store.webhook(&a.license.id, &id).await.unwrap().unwrap();
+    assert_eq!((e.enabled, e.types.clone()), (false, vec!["deal.added".to_owned()]));
+    assert_eq!(e.disabled_reason.as_deref(), Some("disabled by the owner"));
+    let (_, page) = s.get(&format!("{detail}?done=updated")).await;
+    assert!(page.contains("The endpoint was saved.") && page.contains("data-status=\"disabled\""));
+    assert!(page.contains("disabled by the owner"));
+    // Saving without touching the switch leaves it as it is.
+    let r = s
+        .post(
+            &detail,
+            &[("url", &url), ("types", "deal.added"), ("was_enabled", "false")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(!app.store.webhook(&a.license.id, &id).await.unwrap().unwrap().enabled);
+    let r = s
+        .post(
+            &detail,
+            &[
+                ("url", &url),
+                ("types", "deal.added"),
+                ("enabled", "on"),
+                ("was_enabled", "false"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let e = app.store.webhook(&a.license.id, &id).await.unwrap().unwrap();
+    assert!(e.enabled && e.disabled_reason.is_none());
+    // A refused update: 400 with the reason and the values typed; nothing changed.
+    let r = s
+        .post(
+            &detail,
+            &[
+                ("url", "ftp://example.com/h"),
+                ("types", "deal.added"),
+                ("enabled", "on"),
+                ("was_enabled", "true"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let page = r.text().await.unwrap();
+    assert!(page.contains("id=\"update-error\"") && page.contains("value=\"ftp://example.com/h\""));
+    assert_eq!(app.store.webhook(&a.license.id, &id).await.unwrap().unwrap().url, url);
+
+    // The delivery log: an attempt a sender recorded, with its time, event id, status, latency and error.
+    let now = chrono::Utc::now().timestamp_millis();
+    let event = "1795003200000-0";
+    let delivery = NewWebhookDelivery {
+        event_id: event.into(),
+        event_type: "deal.added".into(),
+        body: "{}".into(),
+    };
+    app.store
+        .enqueue_webhook_deliveries(&a.license.id, &id, &[delivery], event)
+        .await
+        .unwrap();
+    let claimed = app
+        .store
+        .claim_webhook_deliveries("test", now, now + 30_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    let outcome = WebhookAttemptOutcome {
+        at: now,
+        status: Some(503),
+        latency_ms: 42,
+        error: Some("HTTP 503".into()),
+        delivered: false,
+        next_attempt_at: Some(now + 60_000),
+    };
+    assert!(
+        app.store
+            .record_webhook_attempt(&a.license.id, claimed[0].id, &claimed[0].claim, &outcome)
+            .await
+            .unwrap()
+    );
+    let (_, page) = s.get(&detail).await;
+    assert!(page.contains(&format!("data-event=\"{event}\"")), "{page}");
+    for shown in [
+        "<td>503</td>",
+        "42 ms",
+        "HTTP 503",
+        "retrying",
+        "1 pending, 0 delivered, 0 failed",
+    ] {
+        assert!(page.contains(shown), "{shown} in the log");
+    }
+    let (_, list) = s.get("/dashboard/webhooks").await;
+    assert!(list.contains("data-failing="), "the failure streak is listed");
+
+    // Another license's endpoint: not found on every page and form, and untouched.
+    let b_url = "http://127.0.0.1:9/bravo";
+    let (b_hook, _) = app.store.create_webhook(&b.license.id, b_url, &[], None).await.unwrap();
+    let theirs = format!("/dashboard/webhooks/{}", b_hook.id);
+    for path in [theirs.clone(), format!("{theirs}/delete")] {
+        let (status, page) = s.get(&path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert!(!page.contains(b_url), "{path}");
+    }
+    let update = [
+        ("url", url.as_str()),
+        ("types", ""),
+        ("enabled", "on"),
+        ("was_enabled", "false"),
+    ];
+    for (path, fields) in [
+        (theirs.clone(), &update[..]),
+        (format!("{theirs}/test"), &[][..]),
+        (format!("{theirs}/delete"), &[][..]),
+    ] {
+        let r = s.post(&path, fields).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    let (_, list) = s.get("/dashboard/webhooks").await;
+    assert!(!list.contains(b_url) && !list.contains(&b_hook.id));
+    assert_eq!(
+        app.store.webhook(&b.license.id, &b_hook.id).await.unwrap(),
+        Some(b_hook.clone()),
+        "B's endpoint is unchanged"
+    );
+    assert_eq!(got.lock().unwrap().len(), 1, "no test delivery for B's endpoint");
+
+    // Without the session's CSRF token nothing changes.
+    let before = app.store.webhook(&a.license.id, &id).await.unwrap();
+    for (path, fields) in [
+        ("/dashboard/webhooks".to_owned(), vec![("url", url.as_str())]),
+        (detail.clone(), vec![("url", url.as_str()), ("was_enabled", "true")]),
+        (format!("{detail}/test"), vec![]),
+        (format!("{detail}/delete"), vec![]),
+    ] {
+        let r = s.post_raw(&path, &fields, Some(&app.origin())).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{path}");
+        let mut all = fields.clone();
+        all.push(("csrf", &s.csrf));
+        let r = s.post_raw(&path, &all, Some("http://evil.example")).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{path} from another origin");
+    }
+    assert_eq!(app.store.webhook(&a.license.id, &id).await.unwrap(), before);
+    assert_eq!(app.store.list_webhooks(&a.license.id).await.unwrap().len(), 1);
+    assert_eq!(got.lock().unwrap().len(), 1);
+
+    // Deleted after the confirmation; then not found.
+    let (_, confirm) = s.get(&format!("{detail}/delete")).await;
+    assert!(confirm.contains("Delete the endpoint"));
+    let r = s.post(&format!("{detail}/delete"), &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/dashboard/webhooks?done=deleted");
+    assert!(app.store.list_webhooks(&a.license.id).await.unwrap().is_empty());
+    let (_, list) = s.get("/dashboard/webhooks?done=deleted").await;
+    assert!(list.contains("The endpoint was deleted"));
+    assert_eq!(s.get(&detail).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        s.post(&format!("{detail}/delete"), &[]).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert!(app.store.webhook(&b.license.id, &b_hook.id).await.unwrap().is_some());
+
+    // The secret never reached a log.
+    assert!(!log_text().contains(&secret), "the signing secret was logged");
+}
+
+#[tokio::test]
+async fn without_the_catalog_the_webhooks_page_says_where_to_manage_them() {
+    let app = spawn_app(Options {
+        insights: false,
+        ..Options::default()
+    })
+    .await;
+    let a = app.tenant("Alpha").await;
+    let (hook, _) = app
+        .store
+        .create_webhook(&a.license.id, "http://127.0.0.1:9/h", &[], None)
+        .await
+        .unwrap();
+    let s = app.sign_in(&a.master).await;
+    let (status, page) = s.get("/dashboard/webhooks").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("id=\"webhooks-unavailable\""));
+    assert_eq!(
+        s.get(&format!("/dashboard/webhooks/{}", hook.id)).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let r = s.post("/dashboard/webhooks", &[("url", "http://127.0.0.1:9/x")]).await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.store.list_webhooks(&a.license.id).await.unwrap().len(), 1);
 }
 
 // ----- assets, headers, logs -----

@@ -218,7 +218,7 @@ async fn the_catalog_answers_fit_the_rules_panel() {
 
     rules_and_guard(&t).await;
     for insight in Insight::ALL {
-        let answer = insights.get(&license, &terminal, insight).await.unwrap();
+        let answer = insights.get(&license, &terminal, insight.clone()).await.unwrap();
         insight.check(&answer).unwrap();
     }
     let status = insights

@@ -6,6 +6,7 @@ pub(crate) mod api_keys;
 pub(crate) mod insights;
 pub(crate) mod sign_in;
 pub(crate) mod terminals;
+pub(crate) mod webhooks;
 
 use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
@@ -20,6 +21,8 @@ pub(crate) const SIGN_IN_PATH: &str = "/dashboard/sign-in";
 pub(crate) const TERMINALS_PATH: &str = "/dashboard/terminals";
 /// The API keys page.
 pub(crate) const API_KEYS_PATH: &str = "/dashboard/api-keys";
+/// The webhooks page.
+pub(crate) const WEBHOOKS_PATH: &str = "/dashboard/webhooks";
 
 /// Content-Security-Policy of every page: same-origin only, no inline script
 /// or style, no framing, forms post to this origin only.
@@ -32,6 +35,7 @@ pub(crate) enum Nav {
     None,
     Terminals,
     ApiKeys,
+    Webhooks,
 }
 
 /// A whole page: head, header with navigation and sign-out (when signed
@@ -60,6 +64,7 @@ pub(crate) fn layout(title: &str, owner: Option<&Owner>, nav: Nav, main: Markup)
                             ul {
                                 li { a href=(TERMINALS_PATH) aria-current=[(nav == Nav::Terminals).then_some("page")] { "Terminals" } }
                                 li { a href=(API_KEYS_PATH) aria-current=[(nav == Nav::ApiKeys).then_some("page")] { "API keys" } }
+                                li { a href=(WEBHOOKS_PATH) aria-current=[(nav == Nav::Webhooks).then_some("page")] { "Webhooks" } }
                             }
                         }
                         div.who {
