@@ -5,8 +5,9 @@
 //! limits and revocations use `KEYVALUE_URL` (required in production); every
 //! setting: `docs/deploy.md`. It also runs the live monitor of
 //! equity guards and prop-firm rules, polling the guarded terminals' accounts
-//! through the gateway (`docs/equity-guard.md`, "Split deployment"), and the
-//! webhook worker (`docs/events.md`, "Webhooks").
+//! through the gateway (`docs/equity-guard.md`, "Split deployment"), the
+//! webhook worker (`docs/events.md`, "Webhooks") and the watchers of the
+//! news guard and of the bars its streams ask for (`bar.closed`).
 
 /// mimalloc, as in `tradeterm` (see docs/performance.md).
 #[global_allocator]
@@ -60,6 +61,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let managed = tradeterm_tools::managed::engine::spawn(services.clone(), Default::default(), feed);
     // news_guard.alert events: each instance evaluates, each alert published once.
     let news_watch = tradeterm_tools::news_watch::spawn(services.clone(), Default::default());
+    // bar.closed events: each instance watches what its own streams ask,
+    // from the quotes on the live feed; each bar published once.
+    let bar_watch = tradeterm_tools::bar_watch::spawn(services.clone(), Default::default());
     // Webhook deliveries: every instance enqueues from the shared event log
     // and claims deliveries in the shared store (one sender per delivery).
     let webhooks = tradeterm_tools::webhooks::worker::spawn(services.clone(), services.webhooks);
@@ -91,6 +95,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     alerts.stop().await;
     managed.stop().await;
     news_watch.stop().await;
+    bar_watch.stop().await;
     webhooks.stop().await;
     task.await??;
     Ok(())

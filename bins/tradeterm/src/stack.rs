@@ -99,6 +99,7 @@ pub struct Stack {
     alert_engine: EngineHandle,
     managed: Option<ManagedHandle>,
     news_watch: tradeterm_tools::news_watch::NewsWatchHandle,
+    bar_watch: tradeterm_tools::bar_watch::BarWatchHandle,
     services: Arc<tradeterm_tools::Services>,
     webhooks: tradeterm_tools::webhooks::worker::WebhookHandle,
     monitor_feed: tokio::task::JoinHandle<()>,
@@ -168,6 +169,8 @@ impl Stack {
         let services_handle = services.clone();
         // news_guard.alert events (docs/events.md).
         let news_watch = tradeterm_tools::news_watch::spawn(services.clone(), hooks.news_watch);
+        // bar.closed events for the bars the streams ask for (docs/events.md).
+        let bar_watch = tradeterm_tools::bar_watch::spawn(services.clone(), Default::default());
         let listener = TcpListener::bind((settings.host.as_str(), settings.gateway_port))
             .with_context(|| format!("binding the gateway on {}:{}", settings.host, settings.gateway_port))?;
         let gateway_addr = listener.local_addr()?;
@@ -316,6 +319,7 @@ impl Stack {
             alert_engine,
             managed: Some(managed),
             news_watch,
+            bar_watch,
             services: services_handle,
             webhooks,
             monitor_feed,
@@ -393,6 +397,7 @@ impl Stack {
             m.stop().await;
         }
         self.news_watch.stop().await;
+        self.bar_watch.stop().await;
         self.webhooks.stop().await;
         self.mcp_handle.stop();
         let _ = self.mcp_task.await;

@@ -23,6 +23,9 @@
 //!   ([`translate`]), quotes conflated per symbol, and everything appended in
 //!   order by one task that retries a failing engine rather than drop an
 //!   event.
+//! - [`interest`]: what the subscribers of a process ask to be produced on
+//!   demand (the symbols and timeframes of `bar.closed`), reference counted
+//!   per open stream.
 //! - [`subscriber`]: one client's view of the pipeline: replay then live,
 //!   each event exactly once and in order, filters, quote conflation, and a
 //!   bounded buffer that cuts a consumer who does not read with the id to
@@ -37,6 +40,7 @@
 //! where to resume. This crate knows no adapter (no HTTP framework, no tool
 //! catalog): the gateway, the tools and the REST adapter all sit above it.
 
+pub mod interest;
 pub mod memory;
 pub mod model;
 pub mod publisher;

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tradeterm_core::time::{UnixMs, iso};
-use tradeterm_core::{AccountInfo, Deal, Tick};
+use tradeterm_core::{AccountInfo, Bar, Deal, Tick, Timeframe};
 
 /// Version of the event model carried by every event.
 pub const MODEL_VERSION: u32 = 1;
@@ -152,6 +152,8 @@ macro_rules! event_types {
 event_types! {
     "A new quote of a symbol (conflated: the latest wins; not retained)."
     Quote = "quote", QuoteData, "market";
+    "A bar closed (the terminal formed the next one): the symbol, the timeframe and the bar, as `get_bars` returns it. Only for the symbols and timeframes a stream asks for (`symbols` and `timeframes`), once per bar and license, and only bars the terminal returns."
+    BarClosed = "bar.closed", BarClosedData, "market";
     "A pending order was placed."
     OrderPlaced = "order.placed", OrderData, "trading";
     "A pending order's price, levels or expiry changed."
@@ -355,6 +357,26 @@ impl From<&Tick> for QuoteData {
             ask: t.ask,
             time: t.time,
         }
+    }
+}
+
+/// `bar.closed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BarClosedData {
+    /// Instrument.
+    pub symbol: String,
+    /// Timeframe, MetaTrader's name (`M1` … `MN1`).
+    pub timeframe: Timeframe,
+    /// The closed bar as the terminal returned it (the fields of `get_bars`):
+    /// open time, open, high, low, close and volume (tick volume for FX).
+    pub bar: Bar,
+}
+
+impl BarClosedData {
+    /// The timeframe a `bar.closed` event's data names (`None` for another
+    /// type's data, or a data without one).
+    pub fn timeframe_of(data: &Value) -> Option<Timeframe> {
+        data.get("timeframe")?.as_str()?.parse().ok()
     }
 }
 

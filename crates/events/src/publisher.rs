@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tradeterm_protocol::agent::Permissions;
 
+use crate::interest::BarInterests;
 use crate::translate::{Out, Translator};
 use crate::{Draft, EventBus, now_ms};
 
@@ -71,6 +72,7 @@ struct Inner {
     pending: AtomicUsize,
     drained: Notify,
     bus: Arc<dyn EventBus>,
+    bar_interests: Arc<BarInterests>,
 }
 
 /// The publishing side of the pipeline. Cheap to clone; the tasks end when
@@ -99,6 +101,7 @@ impl Publisher {
             pending: AtomicUsize::new(0),
             drained: Notify::new(),
             bus,
+            bar_interests: Arc::default(),
         });
         tokio::spawn(append_loop(Arc::downgrade(&inner), inner.bus.clone(), rx, settings));
         tokio::spawn(quote_loop(Arc::downgrade(&inner), settings.quote_interval));
@@ -108,6 +111,12 @@ impl Publisher {
     /// The engine behind it.
     pub fn bus(&self) -> &Arc<dyn EventBus> {
         &self.inner.bus
+    }
+
+    /// The bars this process's subscribers asked for (`bar.closed`): the
+    /// event stream registers them, the bar watcher reads them.
+    pub fn bar_interests(&self) -> &Arc<BarInterests> {
+        &self.inner.bar_interests
     }
 
     fn send(&self, input: Input) {

@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc};
+use tradeterm_core::Timeframe;
 
-use crate::model::{CutData, GapData};
+use crate::model::{BarClosedData, CutData, GapData};
 use crate::{Draft, Event, EventBus, EventId, EventType, Live, now_ms};
 
 /// Which events a client wants.
@@ -34,6 +35,10 @@ pub struct Filter {
     pub terminal_id: Option<String>,
     /// Only events of these symbols (events that name no symbol pass too).
     pub symbols: Option<BTreeSet<String>>,
+    /// The timeframes of `bar.closed` wanted: a `bar.closed` passes only a
+    /// filter that names its timeframe (`None`: no bars at all, whatever
+    /// `types` says; bars are produced for the streams that ask for them).
+    pub timeframes: Option<BTreeSet<Timeframe>>,
 }
 
 impl Filter {
@@ -56,6 +61,13 @@ impl Filter {
             && !want.contains(got)
         {
             return false;
+        }
+        if event.kind == EventType::BarClosed {
+            let asked = BarClosedData::timeframe_of(&event.data)
+                .is_some_and(|tf| self.timeframes.as_ref().is_some_and(|want| want.contains(&tf)));
+            if !asked {
+                return false;
+            }
         }
         true
     }

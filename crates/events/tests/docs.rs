@@ -22,6 +22,10 @@ fn example(kind: EventType) -> Value {
     let order = json!({ "order": 7002, "position": 0 });
     match kind {
         Quote => json!({ "symbol": "EURUSD", "bid": 1.08452, "ask": 1.08461, "time": "2026-12-01T19:00:00.250Z" }),
+        BarClosed => json!({
+            "symbol": "EURUSD", "timeframe": "M1",
+            "bar": { "time": "2026-12-01T18:59:00Z", "open": 1.08437, "high": 1.08466, "low": 1.08431, "close": 1.08452, "volume": 57.0 },
+        }),
         OrderPlaced | OrderModified | OrderCancelled | OrderExpired => order,
         OrderRejected => json!({ "order": 7002, "position": 0, "reason": "invalid stops" }),
         OrderFilled => json!({ "order": 7001, "position": 7001, "deal": deal("in", 0.0, "") }),
@@ -141,6 +145,10 @@ fn every_example_is_an_event_of_its_type() {
     for kind in EventType::ALL {
         let event: tradeterm_events::Event = serde_json::from_value(envelope(*kind)).unwrap();
         assert_eq!(event.kind, *kind);
+        if *kind == EventType::BarClosed {
+            let bar: tradeterm_events::model::BarClosedData = serde_json::from_value(event.data.clone()).unwrap();
+            assert_eq!(event.symbol.as_deref(), Some(bar.symbol.as_str()));
+        }
         // The example's data reads as the type's data (field names and types).
         let schema = kind.data_schema();
         for required in schema["required"].as_array().into_iter().flatten() {

@@ -4,7 +4,9 @@
 //! Same authentication as every route (the `read` capability), counted as
 //! one request of the rate-limit bucket when it opens (the events it
 //! carries are not counted). Filters: `types` (comma-separated event types),
-//! `terminal_id`, `symbols` (comma-separated). Resume: the `Last-Event-ID`
+//! `terminal_id`, `symbols` (comma-separated), `timeframes` (the bars of
+//! `bar.closed`: with `symbols`, every symbol × timeframe pair is watched
+//! for as long as the stream is open, [`MAX_BAR_PAIRS`] at most). Resume: the `Last-Event-ID`
 //! header (what a browser's `EventSource` sends when it reconnects) or the
 //! `after` query parameter, the header winning; within retention every
 //! event after that id comes once, in order; beyond it the stream starts
@@ -18,9 +20,11 @@ use std::sync::{Arc, Mutex};
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
+use tradeterm_core::Timeframe;
 use tradeterm_core::license::{Capability, Tier};
-use tradeterm_events::EventId;
+use tradeterm_events::interest::BarInterest;
 use tradeterm_events::subscriber::{Filter, Subscription, sse, subscribe};
+use tradeterm_events::{EventId, EventType};
 
 use crate::{AppState, RestError};
 
@@ -32,6 +36,10 @@ const RETRY_MS: u64 = 2_000;
 
 /// Most symbols or types in one filter.
 const MAX_FILTER_ITEMS: usize = 64;
+
+/// Most (symbol, timeframe) pairs of `bar.closed` one stream asks for: each
+/// costs a bars read from the terminal per closed bar.
+pub const MAX_BAR_PAIRS: usize = 64;
 
 /// Concurrent event streams per license and instance, by tier.
 pub const fn stream_limit(tier: Tier) -> usize {
@@ -103,6 +111,7 @@ struct Query {
     types: Option<String>,
     terminal_id: Option<String>,
     symbols: Option<String>,
+    timeframes: Option<String>,
     after: Option<String>,
 }
 
@@ -126,6 +135,32 @@ fn list(field: &str, text: &str) -> Result<Vec<String>, RestError> {
 
 fn parse_id(field: &str, text: &str) -> Result<EventId, RestError> {
     text.parse().map_err(|e| RestError::invalid(format!("`{field}`: {e}")))
+}
+
+/// `bar.closed` is asked for with `symbols` and `timeframes` together, and
+/// `timeframes` only where bars are asked for.
+fn check_bars(
+    types: Option<&BTreeSet<EventType>>,
+    symbols: Option<&BTreeSet<String>>,
+    timeframes: Option<&BTreeSet<Timeframe>>,
+) -> Result<(), RestError> {
+    let names_bars = types.is_some_and(|t| t.contains(&EventType::BarClosed));
+    match (symbols, timeframes) {
+        (_, Some(_)) if types.is_some() && !names_bars => Err(RestError::invalid(
+            "`timeframes` names the bars of `bar.closed`, which `types` leaves out",
+        )),
+        (None, Some(_)) => Err(RestError::invalid(
+            "`timeframes` needs `symbols`: the bars of which symbols (e.g. symbols=EURUSD&timeframes=M1)",
+        )),
+        (_, None) if names_bars => Err(RestError::invalid(
+            "`types` names bar.closed: say which bars with `symbols` and `timeframes` (e.g. symbols=EURUSD&timeframes=M1,H1)",
+        )),
+        (Some(s), Some(t)) if s.len() * t.len() > MAX_BAR_PAIRS => Err(RestError::invalid(format!(
+            "`symbols` × `timeframes` names {} bar series; a stream may ask for at most {MAX_BAR_PAIRS}",
+            s.len() * t.len()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The filter and the resume id of a request.
@@ -156,6 +191,20 @@ fn parse(req: &HttpRequest) -> Result<(Filter, Option<EventId>), RestError> {
         }
         None => None,
     };
+    let timeframes = match &query.timeframes {
+        Some(text) => {
+            let mut set = BTreeSet::new();
+            for name in list("timeframes", text)? {
+                let tf: Timeframe = name
+                    .parse()
+                    .map_err(|e| RestError::invalid(format!("`timeframes`: {e}")))?;
+                set.insert(tf);
+            }
+            Some(set)
+        }
+        None => None,
+    };
+    check_bars(types.as_ref(), symbols.as_ref(), timeframes.as_ref())?;
     if let Some(id) = &query.terminal_id
         && !tradeterm_tools::valid_terminal_id(id)
     {
@@ -181,6 +230,7 @@ fn parse(req: &HttpRequest) -> Result<(Filter, Option<EventId>), RestError> {
             types,
             terminal_id: query.terminal_id,
             symbols,
+            timeframes,
         },
         after,
     ))
@@ -239,6 +289,16 @@ pub(crate) async fn stream(req: HttpRequest, state: web::Data<AppState>) -> Resu
             5,
         ));
     };
+    // The bars this stream asks for are watched while it is open.
+    let bars: Option<BarInterest> = match (&filter.symbols, &filter.timeframes) {
+        (Some(symbols), Some(timeframes)) => Some(events.bar_interests().register(
+            &license,
+            filter.terminal_id.as_deref(),
+            symbols,
+            timeframes,
+        )),
+        _ => None,
+    };
     let subscription = subscribe(
         events.bus().clone(),
         license,
@@ -255,17 +315,19 @@ pub(crate) async fn stream(req: HttpRequest, state: web::Data<AppState>) -> Resu
             "the event engine is unavailable; retry shortly",
         )
     })?;
+    // The slot and the bar interests live as long as the body.
+    let held = (slot, bars);
     let body = futures_util::stream::unfold(
-        (Some(sse::preamble(RETRY_MS)), subscription, slot),
-        |(first, mut sub, slot): (Option<String>, Subscription, Slot)| async move {
+        (Some(sse::preamble(RETRY_MS)), subscription, held),
+        |(first, mut sub, held): (Option<String>, Subscription, (Slot, Option<BarInterest>))| async move {
             if let Some(text) = first {
                 return Some((
                     Ok::<_, std::convert::Infallible>(web::Bytes::from(text)),
-                    (None, sub, slot),
+                    (None, sub, held),
                 ));
             }
             let item = sub.next().await?;
-            Some((Ok(web::Bytes::from(sse::frame(&item))), (None, sub, slot)))
+            Some((Ok(web::Bytes::from(sse::frame(&item))), (None, sub, held)))
         },
     );
     Ok(HttpResponse::Ok()

@@ -789,6 +789,12 @@ impl Builder {
             .trim_start_matches('^')
             .trim_end_matches('$');
         let symbols_pattern = format!("^({symbol})(,({symbol}))*$");
+        let timeframe_names = tradeterm_core::Timeframe::ALL
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join("|");
+        let timeframes_pattern = format!("^({timeframe_names})(,({timeframe_names}))*$");
         let id_pattern = "^[0-9]{1,19}-[0-9]{1,19}$";
         // Each Server-Sent Event, as schema tools read `text/event-stream`
         // (the fields of one event; OpenAPI 3.2's `itemSchema` convention).
@@ -828,7 +834,7 @@ impl Builder {
                 "operationId": id,
                 "summary": "Stream the license's events (Server-Sent Events)",
                 "description": format!(
-                    "What happens on the license's terminals and in its rules, as it happens: fills, positions opened and closed (with the closing deal and its reason), orders, deals, account changes, alerts, equity-guard breaches, connections. Ids increase strictly per license; resume with `Last-Event-ID` (or `after`) and every event after that id within retention (default 24 h) comes once, in order; beyond retention the stream starts with `stream.gap`. Quotes are conflated per symbol and carry no id. Opening counts as one request; events are not counted. Concurrent streams per license: Free {}, Pro {}, Team {}, Enterprise {} (beyond: 429 with `Retry-After`). Needs the `read` capability. Types: {}. See docs/events.md.",
+                    "What happens on the license's terminals and in its rules, as it happens: fills, positions opened and closed (with the closing deal and its reason), orders, deals, account changes, alerts, equity-guard breaches, connections, and the closed bars of the symbols and timeframes asked for (`symbols` and `timeframes`). Ids increase strictly per license; resume with `Last-Event-ID` (or `after`) and every event after that id within retention (default 24 h) comes once, in order; beyond retention the stream starts with `stream.gap`. Quotes are conflated per symbol and carry no id. Opening counts as one request; events are not counted. Concurrent streams per license: Free {}, Pro {}, Team {}, Enterprise {} (beyond: 429 with `Retry-After`). Needs the `read` capability. Types: {}. See docs/events.md.",
                     crate::events::stream_limit(tradeterm_core::license::Tier::Free),
                     crate::events::stream_limit(tradeterm_core::license::Tier::Pro),
                     crate::events::stream_limit(tradeterm_core::license::Tier::Team),
@@ -847,8 +853,16 @@ impl Builder {
                     ),
                     string_param(
                         "symbols",
-                        "Comma-separated symbols (events that name no symbol pass too).",
+                        "Comma-separated symbols (events that name no symbol pass too). With `timeframes`: the symbols whose bars `bar.closed` carries.",
                         &symbols_pattern,
+                    ),
+                    string_param(
+                        "timeframes",
+                        &format!(
+                            "Comma-separated MetaTrader timeframes (M1, M5, M15, M30, H1, H4, D1, W1, MN1) of the `bar.closed` events wanted: while the stream is open, every bar of each symbol of `symbols` × each timeframe that the terminal closes comes once, as the terminal returns it. Needs `symbols`; required when `types` names `bar.closed`; not allowed when `types` leaves it out; at most {} pairs. Without it no `bar.closed` is sent.",
+                            crate::events::MAX_BAR_PAIRS
+                        ),
+                        &timeframes_pattern,
                     ),
                     string_param(
                         "after",

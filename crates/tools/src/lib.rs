@@ -33,6 +33,7 @@ mod alert_rules;
 mod alerts;
 mod analytics;
 mod backtest;
+pub mod bar_watch;
 pub mod calendar_feed;
 pub mod chart;
 mod coaching;

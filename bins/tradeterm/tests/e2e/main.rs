@@ -19,6 +19,7 @@ mod alert_rules_tools;
 mod alerts_tools;
 mod analysis_tools;
 mod backtest_tool;
+mod bar_events;
 mod calendar_fallback;
 mod calendar_tools;
 mod coaching_tools;

@@ -156,6 +156,7 @@ async fn filters_select_types_terminals_and_symbols() {
         types: Some([EventType::Quote, EventType::TerminalDisconnected].into()),
         terminal_id: Some("term_a".into()),
         symbols: Some(["EURUSD".to_owned()].into()),
+        timeframes: None,
     };
     let mut sub = subscribe(bus.clone(), "lic_a".into(), None, filter, settings(100))
         .await
@@ -184,6 +185,64 @@ async fn filters_select_types_terminals_and_symbols() {
     let e = next_event(&mut sub).await;
     assert_eq!((e.kind, e.symbol.as_deref()), (EventType::Quote, Some("EURUSD")));
     assert_eq!(next_event(&mut sub).await.id, wanted.id);
+}
+
+fn bar(symbol: &str, timeframe: tradeterm_core::Timeframe, time: i64) -> Draft {
+    Draft::new(
+        EventType::BarClosed,
+        now_ms(),
+        Some("term_a"),
+        &crate::model::BarClosedData {
+            symbol: symbol.into(),
+            timeframe,
+            bar: tradeterm_core::Bar {
+                time,
+                open: 1.1,
+                high: 1.2,
+                low: 1.0,
+                close: 1.15,
+                volume: 42.0,
+            },
+        },
+    )
+}
+
+#[test]
+fn bars_pass_only_a_filter_naming_their_timeframe_and_symbol() {
+    use tradeterm_core::Timeframe::{H1, M1, M5};
+    let event = |d: Draft| d.with_id(EventId::new(1, 0));
+    let m1 = event(bar("EURUSD", M1, 0));
+    assert_eq!(
+        m1.symbol.as_deref(),
+        Some("EURUSD"),
+        "the envelope names the bar's symbol"
+    );
+    let asked = Filter {
+        types: Some([EventType::BarClosed].into()),
+        symbols: Some(["EURUSD".to_owned()].into()),
+        timeframes: Some([M1, H1].into()),
+        ..Filter::default()
+    };
+    assert!(asked.accepts(&m1));
+    assert!(asked.accepts(&event(bar("EURUSD", H1, 0))));
+    assert!(
+        !asked.accepts(&event(bar("EURUSD", M5, 0))),
+        "a timeframe another stream asked for"
+    );
+    assert!(!asked.accepts(&event(bar("GBPUSD", M1, 0))), "another symbol");
+    // Every type, no timeframes: no bars (they are produced for those who ask).
+    assert!(!Filter::default().accepts(&m1));
+    let every_type = Filter {
+        timeframes: Some([M1].into()),
+        ..Filter::default()
+    };
+    assert!(every_type.accepts(&m1));
+    let mut broken = m1.clone();
+    broken.data["timeframe"] = serde_json::json!("M2");
+    assert!(
+        !asked.accepts(&broken),
+        "a data without a known timeframe passes nothing"
+    );
 }
 
 #[tokio::test]
