@@ -1,6 +1,7 @@
 //! HTTP routes of the gateway.
 
 use std::time::Duration;
+use tradeterm_core::scope::KeyScope;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -88,9 +89,20 @@ fn issue(
     cred_id: &str,
     terminal: Option<String>,
     lifetime: Duration,
+    scope: Option<KeyScope>,
 ) -> Result<HttpResponse, ApiError> {
     let now = now_secs();
-    let exp = now + lifetime.as_secs() as i64;
+    // A scoped key's token ends no later than the key.
+    let exp = (now + lifetime.as_secs() as i64).min(
+        scope
+            .as_ref()
+            .and_then(|s| s.expires_at)
+            .map_or(i64::MAX, |ms| ms.div_euclid(1000)),
+    );
+    let caps = match &scope {
+        Some(s) => s.narrow(license.tier.capabilities()),
+        None => license.tier.capabilities().to_vec(),
+    };
     let claims = Claims {
         iss: String::new(),
         aud: String::new(),
@@ -100,10 +112,11 @@ fn issue(
         exp,
         jti: uuid::Uuid::new_v4().simple().to_string(),
         tier: license.tier,
-        caps: license.tier.capabilities().to_vec(),
+        caps,
         cred,
         cred_id: cred_id.to_owned(),
         terminal: terminal.clone(),
+        scope,
     };
     let token = gateway.inner.signer.sign(claims).map_err(ApiError::internal)?;
     let expires_at =
@@ -155,6 +168,7 @@ async fn token_for_terminal_key(
             &auth.key_id,
             Some(auth.terminal.id.clone()),
             gateway.settings().token_lifetime,
+            None,
         ),
         _ => {
             let master = store.license_by_master_key(&key).await?.is_some();
@@ -190,6 +204,23 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
         }
         return Err(ApiError::unauthorized("invalid or revoked API key"));
     };
+    // A stored scope that does not read back fails closed: the key is
+    // refused, never treated as unrestricted.
+    let scope = match tradeterm_core::scope::KeyScope::from_permissions(auth.key.permissions.as_ref()) {
+        Ok(scope) => scope,
+        Err(e) => {
+            tracing::error!(key_id = %auth.key.id, error = %e, "an API key's stored scope does not read back");
+            return Err(ApiError::unauthorized(
+                "this API key's scope cannot be read; create a new key",
+            ));
+        }
+    };
+    if let Some(expired) = scope
+        .as_ref()
+        .and_then(|s| s.check_time(chrono::Utc::now().timestamp_millis()).err())
+    {
+        return Err(ApiError::unauthorized(&expired.message));
+    }
     if let Err(e) = store.touch_api_key(&auth.key.id).await {
         tracing::warn!(error = %e, "could not update last_used_at");
     }
@@ -200,6 +231,7 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
         &auth.key.id,
         None,
         gateway.settings().api_token_lifetime,
+        scope,
     )
 }
 
@@ -233,6 +265,9 @@ async fn list_api_keys(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<
 struct CreateKeyBody {
     #[serde(default)]
     label: Option<String>,
+    /// What the key may do within the tier (`docs/security.md`, "Scoped keys").
+    #[serde(default)]
+    scope: Option<KeyScope>,
 }
 
 async fn create_api_key(
@@ -242,12 +277,33 @@ async fn create_api_key(
 ) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
     let parsed: CreateKeyBody = if body.is_empty() {
-        CreateKeyBody { label: None }
+        CreateKeyBody {
+            label: None,
+            scope: None,
+        }
     } else {
         serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
     };
     let label = parsed.label.unwrap_or_else(|| "API key".to_owned());
-    let (key, secret) = gateway.store().create_api_key(&license.id, &label).await?;
+    let permissions = match parsed.scope.filter(|s| !s.is_unrestricted()) {
+        Some(scope) => {
+            scope
+                .validate(license.tier.capabilities())
+                .map_err(|m| ApiError::bad_request(format!("scope: {m}")))?;
+            if scope
+                .expires_at
+                .is_some_and(|at| at <= chrono::Utc::now().timestamp_millis())
+            {
+                return Err(ApiError::bad_request("scope: `expires_at` is in the past"));
+            }
+            Some(serde_json::to_value(&scope).map_err(ApiError::internal)?)
+        }
+        None => None,
+    };
+    let (key, secret) = gateway
+        .store()
+        .create_scoped_api_key(&license.id, &label, permissions)
+        .await?;
     tracing::info!(license = %license.id, key_id = %key.id, "API key created");
     Ok(HttpResponse::Created().json(json!({ "data": { "key": key, "api_key": secret.expose() } })))
 }

@@ -346,7 +346,8 @@ impl ServerHandler for Session {
         }
         let tool = tradeterm_tools::find(kind.tool())
             .ok_or_else(|| McpError::internal_error("a resource's tool is not in the catalog", None))?;
-        let call = Invocation::new("mcp", tool_caller(&caller), TerminalChoice::Bound(terminal.clone()));
+        let mut call = Invocation::new("mcp", tool_caller(&caller), TerminalChoice::Bound(terminal.clone()));
+        call.scope = caller.claims.scope.clone().map(Arc::new);
         match tradeterm_tools::invoke(self.state.services(), tool, call, Value::Object(Default::default())).await {
             Ok(output) => {
                 Ok(
@@ -507,6 +508,7 @@ impl Session {
         }
         // The terminal is always the key's; the gate, the context and the span are `invoke`'s.
         let terminal = TerminalChoice::Bound(caller.terminal_id().to_owned());
+        let scope = caller.claims.scope.clone().map(Arc::new);
         let caller = tradeterm_tools::Caller {
             license_id: caller.license_id().to_owned(),
             credential: caller.claims.cred_id.clone(),
@@ -514,6 +516,7 @@ impl Session {
         };
         let mut call = Invocation::new("mcp", caller, terminal);
         call.force_dry_run = self.mode() == TradingMode::Paper;
+        call.scope = scope;
         let result = match tradeterm_tools::invoke_charted(self.state.services(), tool, call, args).await {
             // Drawing takes tens of milliseconds of CPU: off the async workers.
             Ok(charted) if charted.chart.is_some() => {

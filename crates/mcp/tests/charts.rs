@@ -91,6 +91,7 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
                 cred: CredentialKind::TerminalKey,
                 cred_id: "tkey-charts".into(),
                 terminal: Some(terminal),
+                scope: None,
             };
             axum::Json(json!({ "token": signer.sign(claims).unwrap(), "expires_in": 3600 }))
         }

@@ -83,6 +83,7 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
                 cred: CredentialKind::TerminalKey,
                 cred_id,
                 terminal: Some(terminal),
+                scope: None,
             };
             let token = signer.sign(claims).unwrap();
             (

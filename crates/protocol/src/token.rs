@@ -26,7 +26,7 @@ pub enum CredentialKind {
 }
 
 /// Claims of a tradeterm session token.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claims {
     /// Issuer.
     pub iss: String,
@@ -53,6 +53,9 @@ pub struct Claims {
     /// Terminal bound to the credential (terminal keys only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal: Option<String>,
+    /// The credential's scope (`docs/security.md`, "Scoped keys"); absent: unrestricted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<tradeterm_core::scope::KeyScope>,
 }
 
 impl Claims {
@@ -196,6 +199,7 @@ mod tests {
             cred: CredentialKind::TerminalKey,
             cred_id: "tk_1".into(),
             terminal: Some("term_1".into()),
+            scope: None,
         }
     }
 

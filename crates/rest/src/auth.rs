@@ -181,6 +181,8 @@ impl Authenticator {
         }
         let grant = match self.gateway.exchange_api_key(key).await {
             Ok(g) => g,
+            // A scoped key past its expiry says so (only its holder can learn it).
+            Err(ExchangeError::Refused(m)) if m.contains("(`expires_at`)") => return Err(RestError::unauthorized(m)),
             Err(ExchangeError::Refused(_)) => return Err(RestError::unauthorized("invalid or revoked API key")),
             Err(ExchangeError::Gateway(detail)) => {
                 // The gateway is down: resolve the key in the shared store so that
@@ -221,19 +223,39 @@ impl Authenticator {
             }
         };
         let now = now_secs();
+        // As the gateway's exchange: a stored scope that does not read back
+        // refuses the key; the token ends no later than the key.
+        let scope = tradeterm_core::scope::KeyScope::from_permissions(auth.key.permissions.as_ref()).map_err(|e| {
+            tracing::error!(key_id = %auth.key.id, error = %e, "an API key's stored scope does not read back");
+            RestError::unauthorized("this API key's scope cannot be read; create a new key")
+        })?;
+        if let Some(expired) = scope.as_ref().and_then(|s| s.check_time(now * 1000).err()) {
+            return Err(RestError::unauthorized(expired.message));
+        }
+        let caps = match &scope {
+            Some(s) => s.narrow(auth.license.tier.capabilities()),
+            None => auth.license.tier.capabilities().to_vec(),
+        };
+        let exp = (now + self.ttl.as_secs() as i64).min(
+            scope
+                .as_ref()
+                .and_then(|s| s.expires_at)
+                .map_or(i64::MAX, |ms| ms.div_euclid(1000)),
+        );
         let claims = Arc::new(Claims {
             iss: String::new(),
             aud: String::new(),
             sub: auth.license.id.clone(),
             iat: now,
             nbf: now,
-            exp: now + self.ttl.as_secs() as i64,
+            exp,
             jti: String::new(),
             tier: auth.license.tier,
-            caps: auth.license.tier.capabilities().to_vec(),
+            caps,
             cred: CredentialKind::ApiKey,
             cred_id: auth.key.id.clone(),
             terminal: None,
+            scope,
         });
         if let Ok(mut c) = self.cache.lock() {
             c.insert(

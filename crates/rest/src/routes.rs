@@ -7,6 +7,8 @@
 //! Every call ends in [`tradeterm_tools::invoke`]; the tool names of the table
 //! are checked against the catalog when the server is built ([`check`]).
 
+use std::sync::Arc;
+
 use actix_web::http::Method;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
@@ -900,6 +902,9 @@ where
     F: std::future::Future<Output = Result<HttpResponse, RestError>>,
 {
     let caller = authenticate(req, state).await?;
+    if caller.claims.scope.is_some() {
+        req.extensions_mut().insert(ScopedBy(caller.claims.clone()));
+    }
     let reads = state
         .limiter
         .as_ref()
@@ -931,6 +936,9 @@ where
         }
     }
 }
+
+/// The claims of a scoped credential, kept with its request for [`run`].
+struct ScopedBy(Arc<tradeterm_protocol::token::Claims>);
 
 /// The tool caller of an authenticated REST request.
 fn tool_caller(caller: &Caller) -> tradeterm_tools::Caller {
@@ -1141,6 +1149,12 @@ async fn run(
         None => None,
     };
     let mut call = Invocation::new("rest", caller, TerminalChoice::Header(header));
+    call.scope = req
+        .extensions()
+        .get::<ScopedBy>()
+        .and_then(|s| s.0.scope.clone())
+        .map(Arc::new);
+    call.source = Some(client_address(req, state));
     call.idempotency_key = match req.headers().get("idempotency-key") {
         // Checked for dry runs too (which ignore it): the document states its shape.
         Some(v) => match v.to_str() {

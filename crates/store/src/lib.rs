@@ -153,7 +153,18 @@ pub trait Store: SessionStore + WebhookStore + ManagedStore + AuditStore + Send 
     /// Creates an API key (`svc_api_…`), refusing with [`StoreError::ApiKeyLimit`]
     /// when the license already has [`MAX_ACTIVE_API_KEYS`] active keys. Atomic
     /// with respect to concurrent creations on the same license.
-    async fn create_api_key(&self, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)>;
+    async fn create_api_key(&self, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)> {
+        self.create_scoped_api_key(license_id, label, None).await
+    }
+    /// [`Store::create_api_key`] with a scope (`permissions`, the JSON of
+    /// `tradeterm_core::scope::KeyScope`, validated by the caller), stored
+    /// with the key and shown with it.
+    async fn create_scoped_api_key(
+        &self,
+        license_id: &str,
+        label: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<(ApiKey, Secret)>;
     /// The license's API keys (active and revoked), newest first. Never the secrets.
     async fn list_api_keys(&self, license_id: &str) -> StoreResult<Vec<ApiKey>>;
     /// Revokes a key of this license. `Ok(false)` when no such active key exists for it.

@@ -61,6 +61,7 @@ mod prop_firm;
 pub mod ratelimit;
 pub mod schema;
 pub mod services;
+mod scope;
 mod sizing;
 mod state;
 mod structure;

@@ -228,6 +228,11 @@ pub struct Invocation {
     pub idempotency_key: Option<String>,
     /// Name of the surface, for the tracing span (`rest`, `mcp`, `management`).
     pub surface: &'static str,
+    /// The credential's scope (`docs/security.md`, "Scoped keys"): enforced
+    /// by [`invoke`]; `None`: unrestricted within the tier.
+    pub scope: Option<Arc<tradeterm_core::scope::KeyScope>>,
+    /// The caller's address (the trusted proxy's `X-Forwarded-For` honoured), when the surface knows it.
+    pub source: Option<std::net::IpAddr>,
 }
 
 impl Invocation {
@@ -240,6 +245,8 @@ impl Invocation {
             force_dry_run: false,
             idempotency_key: None,
             surface,
+            scope: None,
+            source: None,
         }
     }
 }
@@ -343,6 +350,12 @@ pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, inp
 }
 
 async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Value) -> Result<Value, ToolError> {
+    let is_live = crate::scope::is_live(&input, call.force_dry_run);
+    let scope = call.scope.clone();
+    if let Some(scope) = &scope {
+        let now = chrono::Utc::now().timestamp_millis();
+        crate::scope::before(scope, tool, &input, is_live, now, call.source)?;
+    }
     gate(tool, &call.caller.caps)?;
     let terminal_id = match tool.target {
         Target::Terminal => match resolve_terminal(services, &call).await {
@@ -355,6 +368,9 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
     };
     if let Some(id) = &terminal_id {
         tracing::Span::current().record("terminal", id.as_str());
+        if let Some(scope) = &scope {
+            crate::scope::terminal(scope, id)?;
+        }
     }
     let mut ctx = ToolContext::new(services.clone(), call.caller, terminal_id);
     ctx.force_dry_run = call.force_dry_run;
@@ -368,7 +384,14 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
         let symbol = input.get("symbol").and_then(Value::as_str).map(str::to_owned);
         (ctx.license_id.clone(), ctx.terminal_id.clone(), symbol)
     });
-    let result = tool.call(ctx, input).await;
+    let would = match &scope {
+        Some(scope) => crate::scope::trade(scope, tool, &ctx, &input, is_live).await?,
+        None => None,
+    };
+    let mut result = tool.call(ctx, input).await;
+    if let (Some(note), Ok(output)) = (would, &mut result) {
+        crate::scope::report(output, note);
+    }
     if let (Some((license, terminal, symbol)), Err(ToolError::Rejected { retcode, message })) = (live, &result) {
         publish_rejection(services, tool, &license, terminal.as_deref(), symbol, retcode, message);
     }

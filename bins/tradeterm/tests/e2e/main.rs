@@ -40,6 +40,7 @@ mod order_management;
 mod portfolio_tools;
 mod prop_firm_tools;
 mod rest_api;
+mod scoped_keys;
 mod stack;
 mod swarm;
 mod tool_inputs;

@@ -6,8 +6,14 @@ use super::{SqlStore, WritePool, lock_license, now_ms, on_pool, validate};
 use crate::keys::{self, API_KEY_PREFIX, hash_key, hashes_equal};
 use crate::{ApiKey, ApiKeyAuth, MAX_ACTIVE_API_KEYS, Secret, StoreError, StoreResult};
 
-pub(super) async fn create_api_key(store: &SqlStore, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)> {
+pub(super) async fn create_api_key(
+    store: &SqlStore,
+    license_id: &str,
+    label: &str,
+    permissions: Option<serde_json::Value>,
+) -> StoreResult<(ApiKey, Secret)> {
     validate::name("label", label)?;
+    let permissions_text = permissions.as_ref().map(serde_json::Value::to_string);
     let secret = keys::generate(API_KEY_PREFIX);
     let hash = hash_key(secret.expose());
     let key = ApiKey {
@@ -15,14 +21,14 @@ pub(super) async fn create_api_key(store: &SqlStore, license_id: &str, label: &s
         license_id: license_id.to_owned(),
         label: label.to_owned(),
         prefix: keys::display_prefix(secret.expose()),
-        permissions: None,
+        permissions,
         created_at: now_ms(),
         revoked_at: None,
         last_used_at: None,
     };
     const COUNT: &str = "SELECT COUNT(*) AS n FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL";
-    const INSERT: &str = "INSERT INTO api_keys (id, license_id, label, prefix, key_hash, created_at) \
-                          VALUES ($1, $2, $3, $4, $5, $6)";
+    const INSERT: &str = "INSERT INTO api_keys (id, license_id, label, prefix, key_hash, created_at, permissions) \
+                          VALUES ($1, $2, $3, $4, $5, $6, $7)";
     // Count and insert inside one write transaction that holds the
     // license's lock (see `WritePool`), so concurrent creations on one
     // license run one after another and the limit holds.
@@ -40,6 +46,7 @@ pub(super) async fn create_api_key(store: &SqlStore, license_id: &str, label: &s
             .bind(&key.prefix)
             .bind(&hash)
             .bind(key.created_at)
+            .bind(&permissions_text)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;

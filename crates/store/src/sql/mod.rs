@@ -389,8 +389,13 @@ impl Store for SqlStore {
 
     // ----- REST API keys -----
 
-    async fn create_api_key(&self, license_id: &str, label: &str) -> StoreResult<(ApiKey, Secret)> {
-        api_keys::create_api_key(self, license_id, label).await
+    async fn create_scoped_api_key(
+        &self,
+        license_id: &str,
+        label: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<(ApiKey, Secret)> {
+        api_keys::create_api_key(self, license_id, label, permissions).await
     }
 
     async fn list_api_keys(&self, license_id: &str) -> StoreResult<Vec<ApiKey>> {
