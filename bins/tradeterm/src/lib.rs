@@ -12,6 +12,7 @@
 //! depend on this crate, so they link only what they serve.
 
 pub mod agent_check;
+pub mod audit_cli;
 pub mod dashboard;
 pub mod demo;
 pub mod events_cli;

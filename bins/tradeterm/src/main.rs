@@ -177,6 +177,13 @@ enum AdminCommand {
         /// Key id (`key_…`).
         #[arg(long)]
         id: String,
+    },    /// Check the trade audit log's hash chain (docs/audit.md) of one license, or of
+    /// every license: one JSON line per license; exit 1 naming the first broken
+    /// row (edited, deleted or moved).
+    VerifyAudit {
+        /// License id (default: every license).
+        #[arg(long)]
+        license: Option<String>,
     },
 }
 
@@ -532,6 +539,9 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
                     })?;
             }
             println!("{}", serde_json::json!({ "id": id, "revoked": true }));
+        }
+        AdminCommand::VerifyAudit { license } => {
+            tradeterm::audit_cli::verify_audit(&*store, license.as_deref(), &mut std::io::stdout().lock()).await?;
         }
     }
     Ok(())

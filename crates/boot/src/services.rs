@@ -55,6 +55,10 @@ impl Settings {
         store: std::sync::Arc<dyn tradeterm_store::Store>,
         events: tradeterm_events::Publisher,
     ) -> anyhow::Result<std::sync::Arc<tradeterm_tools::Services>> {
+        // The trade audit log's retention: pruned hourly (`docs/audit.md`).
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tradeterm_tools::audit::spawn_retention(store.clone(), self.audit_retention_days);
+        }
         let redis = self.redis_pool()?;
         if redis.is_none() {
             tracing::info!("KEYVALUE_URL is not set: rate limiting is off (development)");

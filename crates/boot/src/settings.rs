@@ -140,6 +140,10 @@ pub struct Settings {
     /// addresses (`WEBHOOK_ALLOW_PRIVATE=true`; default false). See
     /// `docs/events.md`, "Webhooks".
     pub webhook_allow_private: bool,
+    /// Days trade audit rows are kept (`AUDIT_RETENTION_DAYS`, 1-36500,
+    /// default 400); older rows are pruned hourly, the chain kept verifiable
+    /// (`docs/audit.md`).
+    pub audit_retention_days: u32,
     /// Time limit of each webhook delivery, ms (`WEBHOOK_TIMEOUT_MS`,
     /// 100-30000, default 10000).
     pub webhook_timeout_ms: u64,
@@ -239,6 +243,7 @@ impl Default for Settings {
             events_stream_buffer: 4096,
             events_heartbeat_ms: 15_000,
             webhook_allow_private: false,
+            audit_retention_days: 400,
             webhook_timeout_ms: 10_000,
             webhook_retry_base_ms: 5_000,
             webhook_retry_max_ms: 3_600_000,
@@ -342,6 +347,7 @@ const ENV_KEYS: &[&str] = &[
     "EVENTS_HEARTBEAT_MS",
     "WEBHOOK_ALLOW_PRIVATE",
     "WEBHOOK_TIMEOUT_MS",
+    "AUDIT_RETENTION_DAYS",
     "WEBHOOK_RETRY_BASE_MS",
     "WEBHOOK_RETRY_MAX_MS",
     "TRUSTED_PROXIES",
@@ -417,6 +423,9 @@ impl Settings {
         }
         if !(1_000..=60_000).contains(&self.events_heartbeat_ms) {
             bail!("EVENTS_HEARTBEAT_MS must be between 1000 and 60000");
+        }
+        if !(1..=36_500).contains(&self.audit_retention_days) {
+            bail!("AUDIT_RETENTION_DAYS must be between 1 and 36500");
         }
         if !(100..=30_000).contains(&self.webhook_timeout_ms) {
             bail!("WEBHOOK_TIMEOUT_MS must be between 100 and 30000");

@@ -74,6 +74,9 @@ pub enum Capability {
     Analytics,
     /// Trade-affecting operations.
     Trade,
+    /// Reading the trade audit log (`docs/audit.md`). No tier grants it to
+    /// every credential: the master key holds it, and a key scoped with it.
+    Audit,
 }
 
 impl Capability {
@@ -83,12 +86,13 @@ impl Capability {
             Self::Read => "read",
             Self::Analytics => "analytics",
             Self::Trade => "trade",
+            Self::Audit => "audit",
         }
     }
 
     /// Parses a lower-case name.
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Read, Self::Analytics, Self::Trade]
+        [Self::Read, Self::Analytics, Self::Trade, Self::Audit]
             .into_iter()
             .find(|c| c.as_str() == s)
     }

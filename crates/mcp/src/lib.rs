@@ -578,9 +578,15 @@ async fn authenticate(State(state): State<McpState>, mut req: Request, next: Nex
             }
         }
     }
+    req.extensions_mut().insert(ClientSource(source));
     req.extensions_mut().insert(caller);
     next.run(req).await
 }
+
+/// The client's address of an MCP request (the trusted proxy's
+/// `X-Forwarded-For` honoured), for the trade audit log.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientSource(pub(crate) std::net::IpAddr);
 
 #[cfg(test)]
 mod list_defaults_tests {

@@ -516,6 +516,11 @@ impl Session {
         };
         let mut call = Invocation::new("mcp", caller, terminal);
         call.force_dry_run = self.mode() == TradingMode::Paper;
+        call.source = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::ClientSource>())
+            .map(|s| s.0);
         call.scope = scope;
         let result = match tradeterm_tools::invoke_charted(self.state.services(), tool, call, args).await {
             // Drawing takes tens of milliseconds of CPU: off the async workers.

@@ -333,6 +333,14 @@ pub const ROUTES: &[Route] = &[
         input: InputFrom::Body,
         auth: Auth::MasterKey,
     },
+    // The trade audit log (docs/audit.md); `format=csv` answers text/csv.
+    Route {
+        method: "GET",
+        path: "/api/v1/audit",
+        tool: "get_audit_log",
+        input: InputFrom::Query,
+        auth: Auth::MasterKey,
+    },
 ];
 
 /// Largest request body, bytes.
@@ -973,9 +981,12 @@ async fn master(req: &HttpRequest, state: &AppState) -> Result<tradeterm_tools::
             .ok_or_else(|| RestError::unauthorized("management endpoints require the license's master key"))
     };
     let license = guarded(req, state, key, lookup).await?;
+    // The master key also reads the trade audit log (`audit`, held by no tier).
+    let mut caps = license.tier.capabilities().to_vec();
+    caps.push(tradeterm_tools::Capability::Audit);
     Ok(tradeterm_tools::Caller {
         credential: format!("master:{}", license.id),
-        caps: license.tier.capabilities().to_vec(),
+        caps,
         license_id: license.id,
     })
 }
@@ -1177,6 +1188,9 @@ async fn run(
         .await
         .map_err(|e| RestError::from_tool(e, production))?;
     let Some(chart) = charted.chart else {
+        if let Some(document) = document(&charted.output) {
+            return Ok(document);
+        }
         return Ok(data_envelope(&charted.output));
     };
     // Drawing takes tens of milliseconds of CPU: on actix's blocking pool.
@@ -1197,6 +1211,25 @@ async fn run(
             .body(png.bytes));
     }
     Ok(chart_envelope(&output, &png))
+}
+
+/// A tool output that carries a `document` (`get_audit_log` with
+/// `format=csv`) is answered as that document: its media type, its text as
+/// the body, a download name, and `X-Next-Cursor` when there is a next page.
+fn document(output: &Value) -> Option<HttpResponse> {
+    let doc = output.get("document")?;
+    let media_type = doc.get("media_type")?.as_str()?;
+    let text = doc.get("text")?.as_str()?;
+    let filename = doc.get("filename").and_then(Value::as_str).unwrap_or("document");
+    let mut answer = HttpResponse::Ok();
+    answer.content_type(media_type).insert_header((
+        actix_web::http::header::CONTENT_DISPOSITION,
+        format!("attachment; filename=\"{filename}\""),
+    ));
+    if let Some(cursor) = output.get("next_cursor").and_then(Value::as_str) {
+        answer.insert_header(("x-next-cursor", cursor.to_owned()));
+    }
+    Some(answer.body(text.to_owned()))
 }
 
 /// Whether the request's `Accept` lists `image/png` (or `image/*`) with a

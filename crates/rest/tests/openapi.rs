@@ -309,7 +309,7 @@ fn operation_ids_security_and_headers() {
                 deref(&doc, data).is_object(),
                 "{method} {path}: 200 data is the output schema"
             );
-            assert!(["read", "analytics", "trade"].contains(&op["x-capability"].as_str().unwrap()));
+            assert!(["read", "analytics", "trade", "audit"].contains(&op["x-capability"].as_str().unwrap()));
             let codes: BTreeSet<&str> = responses
                 .values()
                 .flat_map(|r| deref(&doc, r)["content"]["application/json"]["examples"].as_object())

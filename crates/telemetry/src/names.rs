@@ -77,8 +77,18 @@ pub const AUTH_THROTTLED_TOTAL: &str = "tradeterm_auth_throttled_total";
 /// credential's session cap, 429), `service` (`rest`, `gateway`, `mcp`).
 pub const LIMIT_REFUSALS_TOTAL: &str = "tradeterm_limit_refusals_total";
 
+/// Counter of trade audit rows that could not be appended (the call was
+/// answered; the failure is logged). Labels: `surface` (`rest`, `mcp`,
+/// `managed`, `management`, …).
+pub const AUDIT_APPEND_FAILURES_TOTAL: &str = "tradeterm_audit_append_failures_total";
+
 /// Every metric: name, kind and help text (the `# HELP` lines of `/metrics`).
 pub const ALL: &[(&str, Kind, &str)] = &[
+    (
+        AUDIT_APPEND_FAILURES_TOTAL,
+        Kind::Counter,
+        "Trade audit rows that could not be appended, by surface.",
+    ),
     (
         HTTP_REQUESTS_TOTAL,
         Kind::Counter,

@@ -123,6 +123,11 @@ pub fn limit_refused(limit: &'static str, service: &'static str) {
     counter!(names::LIMIT_REFUSALS_TOTAL, "limit" => limit, "service" => service).increment(1);
 }
 
+/// A trade audit row of a call on `surface` that could not be appended.
+pub fn audit_append_failed(surface: &'static str) {
+    counter!(names::AUDIT_APPEND_FAILURES_TOTAL, "surface" => surface).increment(1);
+}
+
 /// A failed database call; `kind` names the driver's error class.
 pub fn db_error(kind: &'static str) {
     counter!(names::DB_ERRORS_TOTAL, "kind" => kind).increment(1);

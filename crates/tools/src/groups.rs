@@ -194,7 +194,8 @@ pub fn explicit_group(tool_name: &str) -> Option<ToolGroup> {
         | "delete_journal_entry"
         | "get_equity_curve"
         | "get_trade_stats"
-        | "get_execution_quality" => Journal,
+        | "get_execution_quality"
+        | "get_audit_log" => Journal,
         _ => return None,
     })
 }

@@ -32,6 +32,7 @@ pub mod alert_engine;
 mod alert_rules;
 mod alerts;
 mod analytics;
+pub mod audit;
 mod backtest;
 pub mod bar_watch;
 pub mod calendar_feed;
@@ -291,6 +292,7 @@ pub fn catalog() -> &'static [Tool] {
         tools.extend(levels::tools());
         tools.extend(patterns::tools());
         tools.extend(webhooks::tools());
+        tools.extend(audit::tools());
         // Chartable tools: marked, and their input takes `chart`, here in one place.
         for tool in &mut tools {
             tool.chart = ChartKind::of(tool.name);

@@ -233,6 +233,10 @@ pub struct Invocation {
     pub scope: Option<Arc<tradeterm_core::scope::KeyScope>>,
     /// The caller's address (the trusted proxy's `X-Forwarded-For` honoured), when the surface knows it.
     pub source: Option<std::net::IpAddr>,
+    /// The request id (`X-Request-Id`), where the adapter knows it (audit log).
+    pub request_id: Option<String>,
+    /// The credential's label (an API key's, `master key`, …; audit log).
+    pub credential_label: Option<String>,
 }
 
 impl Invocation {
@@ -247,6 +251,8 @@ impl Invocation {
             surface,
             scope: None,
             source: None,
+            request_id: None,
+            credential_label: None,
         }
     }
 }
@@ -342,7 +348,11 @@ pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, inp
         tool = tool.name,
         paper = call.force_dry_run,
     );
-    let result = run(services, tool, call, input).instrument(span.clone()).await;
+    // The trade audit log: `None` (no work) for every tool without `trade`.
+    let audit = crate::audit::start(tool, &call, &input);
+    let result = crate::audit::recorded(services, audit, run(services, tool, call, input))
+        .instrument(span.clone())
+        .await;
     if let Err(e) = &result {
         span.in_scope(|| tracing::info!(code = e.code(), "tool call failed"));
     }
@@ -388,7 +398,7 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
         Some(scope) => crate::scope::trade(scope, tool, &ctx, &input, is_live).await?,
         None => None,
     };
-    let mut result = tool.call(ctx, input).await;
+    let mut result = crate::audit::around(tool, ctx, input).await;
     if let (Some(note), Ok(output)) = (would, &mut result) {
         crate::scope::report(output, note);
     }

@@ -801,6 +801,7 @@ impl Engine {
             TerminalChoice::Bound(rule.record.terminal_id.clone()),
         );
         call.idempotency_key = Some(format!("mx:{id}:{step}"));
+        call.credential_label = Some(format!("managed exit {id} ({})", rule.record.label));
         let services = self.services.clone();
         let tx = self.done_tx.clone();
         let id = id.to_owned();
