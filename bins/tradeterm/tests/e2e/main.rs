@@ -18,6 +18,7 @@ mod access_limits;
 mod alert_rules_tools;
 mod alerts_tools;
 mod analysis_tools;
+mod audit_log;
 mod backtest_tool;
 mod bar_events;
 mod calendar_fallback;
