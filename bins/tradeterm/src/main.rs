@@ -177,7 +177,8 @@ enum AdminCommand {
         /// Key id (`key_…`).
         #[arg(long)]
         id: String,
-    },    /// Check the trade audit log's hash chain (docs/audit.md) of one license, or of
+    },
+    /// Check the trade audit log's hash chain (docs/audit.md) of one license, or of
     /// every license: one JSON line per license; exit 1 naming the first broken
     /// row (edited, deleted or moved).
     VerifyAudit {
