@@ -33,22 +33,21 @@ fn entries(page: &Value) -> Vec<Value> {
     page["entries"].as_array().cloned().unwrap_or_default()
 }
 
-/// Runs `sql` on the stack's SQLite file with the `sqlite3` program (what
-/// someone tampering with the database would do).
-fn sqlite(app: &TestStack, sql: &str) {
+/// Runs `sql` on the stack's SQLite file with a connection of its own,
+/// outside the store (what someone tampering with the database would do).
+async fn sqlite(app: &TestStack, sql: &str) {
+    use sqlx::ConnectOptions;
     let db = app.data_dir().join("tradeterm.db");
-    let out = std::process::Command::new("sqlite3")
-        .arg("-cmd")
-        .arg(".timeout 5000")
-        .arg(&db)
-        .arg(sql)
-        .output()
-        .expect("the sqlite3 program runs");
-    assert!(
-        out.status.success(),
-        "sqlite3 {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&db)
+        .busy_timeout(std::time::Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("opening {}: {e}", db.display()));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 async fn verify(app: &TestStack) -> Result<(), String> {
@@ -245,7 +244,8 @@ async fn trade_calls_are_recorded_chained_and_verified() {
     sqlite(
         &app,
         &format!("UPDATE audit_log SET decision = 'dry_run' WHERE id = '{second_id}'"),
-    );
+    )
+    .await;
     let err = verify(&app).await.unwrap_err();
     assert!(
         err.contains(&second_id) && err.contains("row 2") && err.contains("edited"),
@@ -254,11 +254,12 @@ async fn trade_calls_are_recorded_chained_and_verified() {
     sqlite(
         &app,
         &format!("UPDATE audit_log SET decision = 'sent' WHERE id = '{second_id}'"),
-    );
+    )
+    .await;
     verify(&app).await.unwrap();
     let third_id = oldest[2]["id"].as_str().unwrap().to_owned();
     let fourth_id = oldest[3]["id"].as_str().unwrap().to_owned();
-    sqlite(&app, &format!("DELETE FROM audit_log WHERE id = '{third_id}'"));
+    sqlite(&app, &format!("DELETE FROM audit_log WHERE id = '{third_id}'")).await;
     let err = verify(&app).await.unwrap_err();
     assert!(err.contains("row 3 was deleted") && err.contains(&fourth_id), "{err}");
 }
