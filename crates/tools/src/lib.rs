@@ -315,6 +315,9 @@ pub const MASTER_KEY_ONLY: &[&str] = &[
     "update_webhook",
     "delete_webhook",
     "test_webhook",
+    // The `audit` capability is the master key's (no tier holds it), and MCP
+    // sessions authenticate with terminal keys.
+    "get_audit_log",
 ];
 
 /// The catalog as MCP lists it: every tool but [`MASTER_KEY_ONLY`].
