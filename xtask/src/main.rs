@@ -31,7 +31,8 @@
 //!   restarts (`xtask/src/scale.rs`). `cargo xtask test` runs `--short`.
 //! - `cargo xtask bench rest`: REST throughput/latency against a bare actix baseline.
 //! - `cargo xtask bench analytics`: core indicators and structure against TA-Lib and smartmoneyconcepts.
-//! - `cargo xtask bench events [--short]`: the event pipeline's latency (agent push to SSE client),
+//! - `cargo xtask bench events [--short]`: the event pipeline's latency (agent push to SSE client
+//!   and to a webhook receiver, single node and split: gateway + API on Redis/PostgreSQL),
 //!   fan-out to 1 000 subscribers and memory per idle subscriber.
 //! - `cargo xtask bench scale [--short]`: agent connections one gateway holds,
 //!   its memory per connection and dispatch latency with them connected.

@@ -347,11 +347,14 @@ fn targets(
         if !t.price.is_finite() || !further {
             // Like a take profit on the wrong side: the trade server's
             // `invalid_stops` (the entry of a market bracket is the live quote).
-            return Err(rejected(retcode::INVALID_STOPS, format!(
-                "`targets[{i}].price` must be {} the {} ({last})",
-                if side == Side::Buy { "above" } else { "below" },
-                if i == 0 { "entry" } else { "level before it" }
-            )));
+            return Err(rejected(
+                retcode::INVALID_STOPS,
+                format!(
+                    "`targets[{i}].price` must be {} the {} ({last})",
+                    if side == Side::Buy { "above" } else { "below" },
+                    if i == 0 { "entry" } else { "level before it" }
+                ),
+            ));
         }
         last = t.price;
     }
@@ -367,10 +370,13 @@ fn targets(
         let v: Vec<f64> = given.iter().map(|t| t.volume.unwrap_or(0.0)).collect();
         let sum: f64 = v.iter().sum();
         if (sum - volume).abs() > spec.volume_step.max(1e-8) * 0.5 {
-            return Err(rejected(retcode::INVALID_VOLUME, format!(
-                "the targets' volumes sum to {} lots, not the entry's {volume}",
-                round_volume(spec, sum)
-            )));
+            return Err(rejected(
+                retcode::INVALID_VOLUME,
+                format!(
+                    "the targets' volumes sum to {} lots, not the entry's {volume}",
+                    round_volume(spec, sum)
+                ),
+            ));
         }
         v.into_iter().map(|x| round_volume(spec, x)).collect()
     } else {
@@ -381,10 +387,13 @@ fn targets(
     };
     for (i, v) in volumes.iter().enumerate() {
         if !v.is_finite() || *v + 1e-9 < spec.volume_min {
-            return Err(rejected(retcode::INVALID_VOLUME, format!(
-                "target {i} would close {v} lots, below {}'s minimum volume {}: use fewer levels or a larger volume",
-                spec.name, spec.volume_min
-            )));
+            return Err(rejected(
+                retcode::INVALID_VOLUME,
+                format!(
+                    "target {i} would close {v} lots, below {}'s minimum volume {}: use fewer levels or a larger volume",
+                    spec.name, spec.volume_min
+                ),
+            ));
         }
     }
     Ok(given

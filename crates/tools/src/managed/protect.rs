@@ -135,10 +135,13 @@ pub(crate) async fn atr_now(
         .over(&bars)
         .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let Some(Some(value)) = atr.last().copied() else {
-        return Err(rejected(retcode::INVALID_REQUEST, format!(
-            "the terminal has {} closed {timeframe:?} bars of {symbol}: too few for an ATR of period {period}",
-            bars.len()
-        )));
+        return Err(rejected(
+            retcode::INVALID_REQUEST,
+            format!(
+                "the terminal has {} closed {timeframe:?} bars of {symbol}: too few for an ATR of period {period}",
+                bars.len()
+            ),
+        ));
     };
     let until = timeframe.bar_open(ctx.now_ms) + timeframe.duration_ms();
     Ok(Some((value, until)))
@@ -174,15 +177,23 @@ async fn set_trailing_stop(ctx: ToolContext, input: SetTrailingStopInput) -> Res
         .distance
         .price(&spec, atr.map(|a| a.0))
         .filter(|d| d.is_finite() && *d > 0.0)
-        .ok_or_else(|| rejected(retcode::INVALID_STOPS, "the trailing distance is not a positive price distance".into()))?;
+        .ok_or_else(|| {
+            rejected(
+                retcode::INVALID_STOPS,
+                "the trailing distance is not a positive price distance".into(),
+            )
+        })?;
     let min = f64::from(spec.stops_level) * spec.point;
     if distance + spec.point * 1e-3 < min {
-        return Err(rejected(retcode::INVALID_STOPS, format!(
-            "the trailing distance ({:.0} points) is inside {}'s stops level ({} points): the terminal would refuse every stop",
-            distance / spec.point,
-            spec.name,
-            spec.stops_level
-        )));
+        return Err(rejected(
+            retcode::INVALID_STOPS,
+            format!(
+                "the trailing distance ({:.0} points) is inside {}'s stops level ({} points): the terminal would refuse every stop",
+                distance / spec.point,
+                spec.name,
+                spec.stops_level
+            ),
+        ));
     }
     if live {
         ctx.ensure_live_allowed().await?;
@@ -228,10 +239,13 @@ async fn set_breakeven(ctx: ToolContext, input: SetBreakevenInput) -> Result<Man
     let live = ctx.is_live(input.dry_run);
     let (pos, spec, tick) = position_market(&ctx, input.ticket).await?;
     if input.trigger_points - offset + 1e-9 < f64::from(spec.stops_level) {
-        return Err(rejected(retcode::INVALID_STOPS, format!(
-            "`trigger_points` must exceed `offset_points` by at least {}'s stops level ({} points): at the trigger the stop would be too close to the price",
-            spec.name, spec.stops_level
-        )));
+        return Err(rejected(
+            retcode::INVALID_STOPS,
+            format!(
+                "`trigger_points` must exceed `offset_points` by at least {}'s stops level ({} points): at the trigger the stop would be too close to the price",
+                spec.name, spec.stops_level
+            ),
+        ));
     }
     if live {
         ctx.ensure_live_allowed().await?;
