@@ -162,6 +162,10 @@ enum AdminCommand {
         /// Label.
         #[arg(long, default_value = "API key")]
         label: String,
+        /// The key's scope as JSON (docs/security.md, "Scoped keys"), e.g.
+        /// '{"symbols":["EUR*"],"max_volume_per_order":0.1,"dry_run_only":true}'.
+        #[arg(long)]
+        scope: Option<String>,
     },
     /// List a license's API keys (never the secrets).
     ListApiKeys {
@@ -515,9 +519,21 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
                 })
             );
         }
-        AdminCommand::CreateApiKey { license, label } => {
-            anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
-            let (key, secret) = store.create_api_key(&license, &label).await?;
+        AdminCommand::CreateApiKey { license, label, scope } => {
+            let Some(lic) = store.license(&license).await? else {
+                anyhow::bail!("no license {license}");
+            };
+            let permissions = match scope {
+                Some(text) => {
+                    let scope: tradeterm_core::scope::KeyScope =
+                        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
+                    scope
+                        .for_new_key(lic.tier.capabilities(), chrono::Utc::now().timestamp_millis())
+                        .map_err(|m| anyhow::anyhow!("--scope: {m}"))?
+                }
+                None => None,
+            };
+            let (key, secret) = store.create_scoped_api_key(&license, &label, permissions).await?;
             println!("{}", serde_json::json!({ "key": key, "api_key": secret.expose() }));
         }
         AdminCommand::ListApiKeys { license } => {

@@ -191,6 +191,20 @@ impl KeyScope {
         }
     }
 
+    /// The scope a new key is created with, as stored (`permissions`):
+    /// `Ok(None)` when it restricts nothing; an error naming the field when
+    /// it is malformed, outside the tier, or already expired at `now_ms`.
+    pub fn for_new_key(self, tier_caps: &[Capability], now_ms: i64) -> Result<Option<serde_json::Value>, String> {
+        if self.is_unrestricted() {
+            return Ok(None);
+        }
+        self.validate(tier_caps)?;
+        if self.expires_at.is_some_and(|at| at <= now_ms) {
+            return Err("`expires_at` is in the past".into());
+        }
+        serde_json::to_value(&self).map(Some).map_err(|e| e.to_string())
+    }
+
     /// Checks the scope itself against the tier's capabilities; answers a
     /// message naming the field at fault.
     pub fn validate(&self, tier_caps: &[Capability]) -> Result<(), String> {

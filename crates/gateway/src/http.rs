@@ -285,19 +285,10 @@ async fn create_api_key(
         serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
     };
     let label = parsed.label.unwrap_or_else(|| "API key".to_owned());
-    let permissions = match parsed.scope.filter(|s| !s.is_unrestricted()) {
-        Some(scope) => {
-            scope
-                .validate(license.tier.capabilities())
-                .map_err(|m| ApiError::bad_request(format!("scope: {m}")))?;
-            if scope
-                .expires_at
-                .is_some_and(|at| at <= chrono::Utc::now().timestamp_millis())
-            {
-                return Err(ApiError::bad_request("scope: `expires_at` is in the past"));
-            }
-            Some(serde_json::to_value(&scope).map_err(ApiError::internal)?)
-        }
+    let permissions = match parsed.scope {
+        Some(scope) => scope
+            .for_new_key(license.tier.capabilities(), chrono::Utc::now().timestamp_millis())
+            .map_err(|m| ApiError::bad_request(format!("scope: {m}")))?,
         None => None,
     };
     let (key, secret) = gateway

@@ -146,15 +146,12 @@ fn check_bars(
 ) -> Result<(), RestError> {
     let names_bars = types.is_some_and(|t| t.contains(&EventType::BarClosed));
     match (symbols, timeframes) {
-        (_, Some(_)) if types.is_some() && !names_bars => Err(RestError::invalid(
-            "`timeframes` names the bars of `bar.closed`, which `types` leaves out",
-        )),
-        (None, Some(_)) => Err(RestError::invalid(
-            "`timeframes` needs `symbols`: the bars of which symbols (e.g. symbols=EURUSD&timeframes=M1)",
-        )),
-        (_, None) if names_bars => Err(RestError::invalid(
-            "`types` names bar.closed: say which bars with `symbols` and `timeframes` (e.g. symbols=EURUSD&timeframes=M1,H1)",
-        )),
+        // Types without bars: `timeframes` asks for nothing (ignored).
+        (_, Some(_)) if types.is_some() && !names_bars => Ok(()),
+        // No symbols, or no timeframes: no bar series is asked for, and
+        // the stream carries no `bar.closed` (OpenAPI cannot state a
+        // dependency between two query parameters, so neither is refused).
+        (None, _) | (_, None) => Ok(()),
         (Some(s), Some(t)) if s.len() * t.len() > MAX_BAR_PAIRS => Err(RestError::invalid(format!(
             "`symbols` × `timeframes` names {} bar series; a stream may ask for at most {MAX_BAR_PAIRS}",
             s.len() * t.len()
@@ -205,6 +202,10 @@ fn parse(req: &HttpRequest) -> Result<(Filter, Option<EventId>), RestError> {
         None => None,
     };
     check_bars(types.as_ref(), symbols.as_ref(), timeframes.as_ref())?;
+    // `timeframes` with types that leave `bar.closed` out asks for no bars.
+    let timeframes = timeframes
+        .filter(|_| types.as_ref().is_none_or(|t| t.contains(&EventType::BarClosed)))
+        .filter(|_| symbols.is_some());
     if let Some(id) = &query.terminal_id
         && !tradeterm_tools::valid_terminal_id(id)
     {

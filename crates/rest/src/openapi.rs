@@ -339,7 +339,7 @@ impl Builder {
                     "name": { "type": "string" },
                     "title": { "type": "string" },
                     "description": { "type": "string" },
-                    "capability": { "type": "string", "enum": ["read", "analytics", "trade"] },
+                    "capability": { "type": "string", "enum": ["read", "analytics", "trade", "audit"] },
                     "annotations": {
                         "type": "object",
                         "properties": {
@@ -651,6 +651,10 @@ impl Builder {
         if tool.chart.is_some() {
             responses["200"]["content"][tradeterm_charts::PNG_MIME] = json!({});
         }
+        if tool.name == "get_audit_log" {
+            // `format=csv`: the page as a CSV document (`X-Next-Cursor` names the next page).
+            responses["200"]["content"]["text/csv"] = json!({ "schema": { "type": "string" } });
+        }
         responses
     }
 
@@ -859,7 +863,7 @@ impl Builder {
                     string_param(
                         "timeframes",
                         &format!(
-                            "Comma-separated MetaTrader timeframes (M1, M5, M15, M30, H1, H4, D1, W1, MN1) of the `bar.closed` events wanted: while the stream is open, every bar of each symbol of `symbols` × each timeframe that the terminal closes comes once, as the terminal returns it. Needs `symbols`; required when `types` names `bar.closed`; not allowed when `types` leaves it out; at most {} pairs. Without it no `bar.closed` is sent.",
+                            "Comma-separated MetaTrader timeframes (M1, M5, M15, M30, H1, H4, D1, W1, MN1) of the `bar.closed` events wanted: while the stream is open, every bar of each symbol of `symbols` × each timeframe that the terminal closes comes once, as the terminal returns it. Together with `symbols` (alone, or with a `types` that leaves `bar.closed` out, it asks for no bars); at most {} pairs (400 beyond). Without both no `bar.closed` is sent.",
                             crate::events::MAX_BAR_PAIRS
                         ),
                         &timeframes_pattern,

@@ -320,7 +320,9 @@ fn the_openapi_document_declares_the_charts() {
             assert_eq!(envelope["chart"]["$ref"], "#/components/schemas/Chart", "{}", t.name);
             assert!(ok["description"].as_str().unwrap().contains("Accept: image/png"));
         } else {
-            assert_eq!(content.len(), 1, "{}", t.name);
+            // `get_audit_log` also answers `text/csv` (`format=csv`), never a chart.
+            let others = usize::from(t.name == "get_audit_log" && content.contains_key("text/csv"));
+            assert_eq!(content.len(), 1 + others, "{}", t.name);
             assert!(envelope.get("chart").is_none(), "{}", t.name);
         }
     }

@@ -423,7 +423,7 @@ pub struct AuditQuery {
     pub decision: Option<AuditDecision>,
     /// The `next_cursor` of the previous page.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 20))]
+    #[schemars(length(min = 1, max = 19), pattern(r"^[1-9][0-9]{0,18}$"))]
     pub cursor: Option<String>,
     /// At most this many rows (1-1000, default 100).
     #[serde(default)]
@@ -617,6 +617,20 @@ async fn get_audit_log(ctx: ToolContext, q: AuditQuery) -> Result<AuditPage, Too
         return Err(ToolError::InvalidInput(format!(
             "`limit` must be between 1 and {MAX_LIMIT}"
         )));
+    }
+    // The schema's bounds of the text filters, in characters as JSON Schema counts.
+    for (name, value, max) in [
+        ("tool", &q.tool, 64),
+        ("terminal_id", &q.terminal_id, 64),
+        ("credential", &q.credential, 255),
+    ] {
+        if let Some(v) = value
+            && !(1..=max).contains(&v.chars().count())
+        {
+            return Err(ToolError::InvalidInput(format!(
+                "`{name}` must have 1 to {max} characters"
+            )));
+        }
     }
     let before_seq = match q.cursor.as_deref() {
         None => None,

@@ -138,6 +138,40 @@ fn admin_commands_create_list_and_revoke() {
         run(&["revoke-api-key", "--license", &id, "--id", &key_id])["revoked"],
         true
     );
+    // A scoped key: the scope is stored and shown with it; a malformed one
+    // is refused naming the field, and nothing is created.
+    let scoped = run(&[
+        "create-api-key",
+        "--license",
+        &id,
+        "--label",
+        "bot",
+        "--scope",
+        r#"{"symbols":["EUR*"],"max_volume_per_order":0.1}"#,
+    ]);
+    assert_eq!(
+        scoped["key"]["permissions"],
+        serde_json::json!({ "symbols": ["EUR*"], "max_volume_per_order": 0.1 })
+    );
+    for bad in [r#"{"symbols":["EUR USD"]}"#, r#"{"colour":"red"}"#, "not json"] {
+        let out = tradeterm()
+            .args([
+                "admin",
+                "--data-dir",
+                d,
+                "create-api-key",
+                "--license",
+                &id,
+                "--scope",
+                bad,
+            ])
+            .env_remove("DATABASE_URL")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("--scope"), "{bad}: {err}");
+    }
+    assert_eq!(run(&["list-api-keys", "--license", &id]).as_array().unwrap().len(), 2);
     let out = tradeterm()
         .args([
             "admin",
