@@ -26,8 +26,9 @@ use crate::{Gate, Tool, ToolContext, ToolError};
 const PLACING: &[&str] = &["place_order", "place_bracket", "place_oco", "reverse_position"];
 /// Tools acting on every position or order, narrowed by a `symbol` filter.
 const BULK: &[&str] = &["close_all_positions", "cancel_all_orders"];
-/// How deep the input is searched for symbols.
-const MAX_DEPTH: usize = 4;
+/// How deep the input is searched for symbols: serde_json's own recursion
+/// limit, so no symbol of a parsed input is out of reach of the check.
+const MAX_DEPTH: usize = 128;
 
 fn forbidden(r: ScopeRefusal) -> ToolError {
     ToolError::Forbidden(r.message)
@@ -38,7 +39,7 @@ pub(crate) fn is_live(input: &Value, force_dry_run: bool) -> bool {
     !force_dry_run && input.get("dry_run").and_then(Value::as_bool) == Some(false)
 }
 
-/// Every symbol the input names: `symbol` fields and `symbols` lists, at any depth up to [`MAX_DEPTH`].
+/// Every symbol the input names: `symbol` fields and `symbols` lists, at any depth ([`MAX_DEPTH`]).
 fn symbols_of(input: &Value, depth: usize, out: &mut Vec<String>) {
     if depth > MAX_DEPTH {
         return;
@@ -314,6 +315,14 @@ mod tests {
         );
         out.sort();
         assert_eq!(out, ["EURUSD", "GBPUSD", "USDJPY", "XAUUSD"]);
+        // Deep in a rule's conditions too.
+        let mut deep = json!({ "symbol": "US500" });
+        for _ in 0..20 {
+            deep = json!({ "all": [deep] });
+        }
+        let mut out = Vec::new();
+        symbols_of(&deep, 0, &mut out);
+        assert_eq!(out, ["US500"]);
     }
 
     #[test]
