@@ -158,6 +158,22 @@ struct Book {
     stale: bool,
 }
 
+impl Book {
+    /// Takes in an action that succeeded, sent at `sent`. A book read before
+    /// the action was sent cannot hold its effect: the action is applied to
+    /// it. A book read since (a trade event refreshed it while the action
+    /// was in flight) may or may not hold it — applying it again would, for
+    /// a partial close, take the volume off twice and lose the position
+    /// from the view — so it is read again before the next decision.
+    fn done(&mut self, action: &Action, sent: Option<Instant>) {
+        if sent.is_some_and(|s| self.fetched <= s) {
+            apply(action, &mut self.positions, &mut self.orders);
+        } else {
+            self.stale = true;
+        }
+    }
+}
+
 struct Done {
     id: String,
     step: u64,
@@ -825,6 +841,7 @@ impl Engine {
             return;
         };
         rule.in_flight = false;
+        let sent = rule.last_action;
         let key = rule.key();
         let symbol = rule.stored.symbol.clone();
         let describe = describe(&done.action);
@@ -840,7 +857,7 @@ impl Engine {
                     message: describe.clone(),
                 });
                 if let Some(b) = self.books.get_mut(&key) {
-                    apply(&done.action, &mut b.positions, &mut b.orders);
+                    b.done(&done.action, sent);
                 }
                 if self.persist(&done.id, ManagedStatus::Active, None).await {
                     let rule = &self.rules[&done.id];
@@ -1074,4 +1091,62 @@ pub fn forward_bus(publisher: &tradeterm_events::Publisher, tx: mpsc::Sender<Man
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use tradeterm_core::Side;
+
+    use super::*;
+
+    fn book(volume: f64, fetched: Instant) -> Book {
+        Book {
+            positions: vec![Position {
+                ticket: 7,
+                symbol: "EURUSD".into(),
+                side: Side::Buy,
+                volume,
+                open_price: 1.1,
+                open_time: 0,
+                stop_loss: None,
+                take_profit: None,
+                current_price: 1.1,
+                swap: 0.0,
+                commission: 0.0,
+                profit: 0.0,
+                magic: 0,
+                comment: String::new(),
+            }],
+            orders: Vec::new(),
+            fetched,
+            stale: false,
+        }
+    }
+
+    const HALF: Action = Action::ClosePartial { ticket: 7, volume: 0.1 };
+
+    #[test]
+    fn a_done_action_is_applied_to_a_book_read_before_it_was_sent() {
+        let read = Instant::now();
+        let sent = read + Duration::from_millis(5);
+        let mut b = book(0.2, read);
+        b.done(&HALF, Some(sent));
+        assert!(!b.stale);
+        assert_eq!(b.positions.len(), 1);
+        assert!((b.positions[0].volume - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_book_read_while_the_action_was_in_flight_is_read_again_not_applied_twice() {
+        // The trade event of the partial close refreshed the book (0.1 lots
+        // left) before the close's answer came back: taking 0.1 off again
+        // would drop the position from the view and end a bracket as if
+        // its position had closed.
+        let sent = Instant::now();
+        let mut b = book(0.1, sent + Duration::from_millis(5));
+        b.done(&HALF, Some(sent));
+        assert!(b.stale, "the book is read again before the next decision");
+        assert_eq!(b.positions.len(), 1, "the position is still in the view");
+        assert!((b.positions[0].volume - 0.1).abs() < 1e-12);
+    }
 }
