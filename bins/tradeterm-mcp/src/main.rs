@@ -56,6 +56,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             guess: settings.guess_guard()?,
             max_sessions_per_key: settings.mcp_max_sessions_per_key,
             session_idle: std::time::Duration::from_secs(settings.mcp_session_idle_secs),
+            trade_confirm_timeout: std::time::Duration::from_secs(settings.mcp_trade_confirm_timeout_secs),
             ..tradeterm_mcp::McpSettings::with_list_defaults(
                 settings.mcp_tool_groups.as_deref(),
                 settings.mcp_output_schemas.as_deref(),

@@ -246,6 +246,7 @@ impl Stack {
                 guess,
                 max_sessions_per_key: settings.mcp_max_sessions_per_key,
                 session_idle: Duration::from_secs(settings.mcp_session_idle_secs),
+                trade_confirm_timeout: Duration::from_secs(settings.mcp_trade_confirm_timeout_secs),
                 ..tradeterm_mcp::McpSettings::with_list_defaults(
                     settings.mcp_tool_groups.as_deref(),
                     settings.mcp_output_schemas.as_deref(),

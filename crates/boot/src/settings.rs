@@ -193,6 +193,10 @@ pub struct Settings {
     /// An MCP session with no request for this long is closed, seconds
     /// (`MCP_SESSION_IDLE_SECS`, 1-86400, default 300).
     pub mcp_session_idle_secs: u64,
+    /// How long the user has to confirm a live trade requested over MCP
+    /// before nothing is sent, seconds (`MCP_TRADE_CONFIRM_TIMEOUT_SECS`,
+    /// 1-3600, default 120; `docs/mcp.md`, "Trade confirmation").
+    pub mcp_trade_confirm_timeout_secs: u64,
 }
 
 impl Default for Settings {
@@ -260,6 +264,7 @@ impl Default for Settings {
             rest_max_backtest_body_bytes: 4 * 1024 * 1024,
             mcp_max_sessions_per_key: 50,
             mcp_session_idle_secs: 300,
+            mcp_trade_confirm_timeout_secs: 120,
         }
     }
 }
@@ -363,6 +368,7 @@ const ENV_KEYS: &[&str] = &[
     "REST_MAX_BACKTEST_BODY_BYTES",
     "MCP_MAX_SESSIONS_PER_KEY",
     "MCP_SESSION_IDLE_SECS",
+    "MCP_TRADE_CONFIRM_TIMEOUT_SECS",
 ];
 
 impl Settings {
@@ -443,7 +449,7 @@ impl Settings {
     fn validate_limits(&self) -> anyhow::Result<()> {
         tradeterm_cluster::guess::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or(""))
             .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?;
-        let ranges: [(&str, u64, u64, u64); 11] = [
+        let ranges: [(&str, u64, u64, u64); 12] = [
             ("AUTH_GUESS_WINDOW_SECS", self.auth_guess_window_secs, 1, 86_400),
             ("AUTH_GUESS_BLOCK_MS", self.auth_guess_block_ms, 10, 3_600_000),
             ("AUTH_GUESS_MAX_BLOCK_SECS", self.auth_guess_max_block_secs, 1, 86_400),
@@ -479,6 +485,12 @@ impl Settings {
                 100_000,
             ),
             ("MCP_SESSION_IDLE_SECS", self.mcp_session_idle_secs, 1, 86_400),
+            (
+                "MCP_TRADE_CONFIRM_TIMEOUT_SECS",
+                self.mcp_trade_confirm_timeout_secs,
+                1,
+                3_600,
+            ),
             (
                 "AUTH_GUESS_THRESHOLD",
                 u64::from(self.auth_guess_threshold),

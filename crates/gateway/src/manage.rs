@@ -1,6 +1,9 @@
-//! The gateway's one management route that is not a tool: `GET
-//! /api/dashboard/support/identity` (the support widget's identity
-//! verification), with the license's **master key**.
+//! The gateway's management routes that are not tools, with the license's
+//! **master key**: `GET /api/dashboard/support/identity` (the support
+//! widget's identity verification) and `GET`/`PUT
+//! /api/dashboard/license-settings` (the owner's settings of the license:
+//! whether live MCP trades ask the user first, `docs/mcp.md`, "Trade
+//! confirmation").
 //!
 //! The spec's other management endpoints (`/api/prop-firm-rules`,
 //! `/api/news-guard`, `/api/cb-stance`) run catalog tools, so they are rows of
@@ -10,13 +13,62 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use aws_lc_rs::hmac;
+use serde::Deserialize;
 use serde_json::json;
+use tradeterm_store::LicenseSettings;
 
 use crate::error::ApiError;
 use crate::{Gateway, http};
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/api/dashboard/support/identity", web::get().to(support_identity));
+    cfg.route("/api/dashboard/support/identity", web::get().to(support_identity))
+        .service(
+            web::resource("/api/dashboard/license-settings")
+                .route(web::get().to(license_settings))
+                .route(web::put().to(set_license_settings)),
+        );
+}
+
+/// `GET /api/dashboard/license-settings`: the owner's settings of the license.
+async fn license_settings(req: HttpRequest, gateway: web::Data<Gateway>) -> Result<HttpResponse, ApiError> {
+    let license = http::master(&req, &gateway).await?;
+    let settings = gateway.store().license_settings(&license.id).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": settings })))
+}
+
+/// The body of `PUT /api/dashboard/license-settings`: the settings to
+/// change (absent ones keep their value).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingsChange {
+    mcp_trade_confirmation: Option<bool>,
+}
+
+/// `PUT /api/dashboard/license-settings`: changes the owner's settings and
+/// answers them all. `{"mcp_trade_confirmation": false}` lets live trades
+/// over MCP go without asking the user (the license owner's decision).
+async fn set_license_settings(
+    req: HttpRequest,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = http::master(&req, &gateway).await?;
+    let change: SettingsChange = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "invalid JSON body: {e}; expected {{ \"mcp_trade_confirmation\": true | false }}"
+        ))
+    })?;
+    let mut settings: LicenseSettings = gateway.store().license_settings(&license.id).await?;
+    if let Some(on) = change.mcp_trade_confirmation {
+        settings.mcp_trade_confirmation = on;
+    }
+    gateway.store().set_license_settings(&license.id, &settings).await?;
+    tracing::info!(
+        license = %license.id,
+        mcp_trade_confirmation = settings.mcp_trade_confirmation,
+        "license settings changed"
+    );
+    Ok(HttpResponse::Ok().json(json!({ "data": settings })))
 }
 
 /// `GET /api/dashboard/support/identity`: the HMAC-SHA256 of the license id

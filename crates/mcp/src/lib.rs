@@ -38,6 +38,7 @@
 
 pub mod auth;
 pub mod compact;
+mod confirm;
 pub mod prompts;
 pub mod resources;
 mod server;
@@ -98,6 +99,10 @@ pub struct McpSettings {
     /// A session without a request for this long is closed
     /// (`MCP_SESSION_IDLE_SECS`, default 5 min).
     pub session_idle: Duration,
+    /// How long the user has to confirm a live trade before nothing is sent
+    /// (`MCP_TRADE_CONFIRM_TIMEOUT_SECS`, default 120 s; `docs/mcp.md`,
+    /// "Trade confirmation").
+    pub trade_confirm_timeout: Duration,
 }
 
 /// A setting of the MCP server's environment that cannot be used.
@@ -212,6 +217,9 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// How long the user has to confirm a live trade by default.
+pub const DEFAULT_TRADE_CONFIRM_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Host names every MCP listener accepts.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -226,6 +234,7 @@ impl Default for McpSettings {
             guess: Arc::default(),
             max_sessions_per_key: 50,
             session_idle: Duration::from_secs(300),
+            trade_confirm_timeout: DEFAULT_TRADE_CONFIRM_TIMEOUT,
         }
     }
 }

@@ -238,9 +238,11 @@ impl ServerHandler for Session {
         info.instructions = Some(
             "Tools of one MetaTrader-style trading terminal (the one the terminal key is bound to): market data, \
              account, positions, orders, journal and analytics. Trading tools are dry runs unless called with \
-             \"dry_run\": false; `set_mode` with `paper` forces dry runs for the rest of the session. Errors come \
-             back as tool errors with a `code` (VALIDATION_ERROR, FORBIDDEN, TRADING_DISABLED, ORDER_REJECTED, \
-             RATE_LIMITED, DISPATCH_ERROR, ...). Resources `tradeterm://terminals/{id}/account|positions|orders|alerts|status` \
+             \"dry_run\": false; `set_mode` with `paper` forces dry runs for the rest of the session. A live trade \
+             asks the user to confirm it first (MCP elicitation) unless the license owner turned that off; without \
+             an accept nothing is sent (TRADE_NOT_CONFIRMED). Errors come back as tool errors with a `code` \
+             (VALIDATION_ERROR, FORBIDDEN, TRADING_DISABLED, TRADE_NOT_CONFIRMED, ORDER_REJECTED, RATE_LIMITED, \
+             DISPATCH_ERROR, ...). Resources `tradeterm://terminals/{id}/account|positions|orders|alerts|status` \
              read the terminal's state; subscribe to them to be told when they change."
                 .into(),
         );
@@ -522,6 +524,11 @@ impl Session {
             .and_then(|p| p.extensions.get::<crate::ClientSource>())
             .map(|s| s.0);
         call.scope = scope;
+        // Live trades ask the person behind the client first (crate::confirm).
+        call.confirm = Some(tradeterm_tools::confirm::Confirmer(Arc::new(crate::confirm::Elicitation {
+            peer: context.peer.clone(),
+            timeout: self.state.settings().trade_confirm_timeout,
+        })));
         let result = match tradeterm_tools::invoke_charted(self.state.services(), tool, call, args).await {
             // Drawing takes tens of milliseconds of CPU: off the async workers.
             Ok(charted) if charted.chart.is_some() => {

@@ -116,6 +116,10 @@ pub trait Store: SessionStore + WebhookStore + ManagedStore + AuditStore + Send 
     async fn list_licenses(&self) -> StoreResult<Vec<License>>;
     /// Changes a license's tier.
     async fn set_license_tier(&self, license_id: &str, tier: Tier) -> StoreResult<()>;
+    /// The owner's settings of a license (`NotFound` for an unknown one).
+    async fn license_settings(&self, license_id: &str) -> StoreResult<LicenseSettings>;
+    /// Replaces the owner's settings of a license (`NotFound` for an unknown one).
+    async fn set_license_settings(&self, license_id: &str, settings: &LicenseSettings) -> StoreResult<()>;
 
     // ----- terminals and terminal keys -----
 

@@ -20,6 +20,23 @@ pub struct License {
     pub disabled: bool,
 }
 
+/// Settings of a license that its owner changes (master key: the gateway's
+/// `/api/dashboard/license-settings`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LicenseSettings {
+    /// Whether every live trade requested over MCP asks the user first with
+    /// MCP elicitation (`docs/mcp.md`, "Trade confirmation"). Default `true`.
+    pub mcp_trade_confirmation: bool,
+}
+
+impl Default for LicenseSettings {
+    fn default() -> Self {
+        Self {
+            mcp_trade_confirmation: true,
+        }
+    }
+}
+
 /// A terminal slot of a license and what its agent last reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Terminal {

@@ -144,6 +144,28 @@ async fn licenses_create_lookup_tier_and_list(fx: Fx) {
         Err(StoreError::NotFound(_))
     ));
 
+    // The owner's settings: MCP trade confirmation on by default, per license.
+    assert!(s.license_settings(&a.id).await.unwrap().mcp_trade_confirmation);
+    let off = tradeterm_store::LicenseSettings {
+        mcp_trade_confirmation: false,
+    };
+    s.set_license_settings(&a.id, &off).await.unwrap();
+    assert_eq!(s.license_settings(&a.id).await.unwrap(), off);
+    assert!(
+        s.license_settings(&b.id).await.unwrap().mcp_trade_confirmation,
+        "other license untouched"
+    );
+    s.set_license_settings(&a.id, &Default::default()).await.unwrap();
+    assert!(s.license_settings(&a.id).await.unwrap().mcp_trade_confirmation);
+    assert!(matches!(
+        s.license_settings("lic_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.set_license_settings("lic_missing", &off).await,
+        Err(StoreError::NotFound(_))
+    ));
+
     let (c, _) = s.create_license("Gamma", Tier::Team).await.unwrap();
     let listed: Vec<String> = s.list_licenses().await.unwrap().into_iter().map(|l| l.id).collect();
     assert_eq!(listed, vec![a.id.clone(), b.id.clone(), c.id.clone()], "oldest first");

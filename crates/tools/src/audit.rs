@@ -57,8 +57,22 @@ struct Reached {
     handler_us: i64,
 }
 
+/// What the call noted on its way: where the handler was reached, and the
+/// human confirmation of a live trade (`crate::confirm`).
+#[derive(Debug, Default)]
+struct Trail {
+    reached: Option<Reached>,
+    confirmation: Option<Value>,
+}
+
 tokio::task_local! {
-    static TRAIL: RefCell<Option<Reached>>;
+    static TRAIL: RefCell<Trail>;
+}
+
+/// Notes the confirmation of a live trade (asked or not, and the answer) on
+/// the call's audit row: `request.confirmation`. Nothing outside a recorded call.
+pub(crate) fn note_confirmation(note: Value) {
+    let _ = TRAIL.try_with(|t| t.borrow_mut().confirmation = Some(note));
 }
 
 /// A row being recorded: what was known before the call.
@@ -115,13 +129,13 @@ where
     let Some(pending) = pending else {
         return call.await;
     };
-    let (result, reached) = TRAIL
-        .scope(RefCell::new(None), async move {
+    let (result, trail) = TRAIL
+        .scope(RefCell::new(Trail::default()), async move {
             let result = call.await;
-            (result, TRAIL.with(|t| t.borrow_mut().take()))
+            (result, TRAIL.with(|t| std::mem::take(&mut *t.borrow_mut())))
         })
         .await;
-    pending.finish(services, &result, reached).await;
+    pending.finish(services, &result, trail).await;
     result
 }
 
@@ -136,7 +150,7 @@ pub(crate) async fn around(tool: &Tool, ctx: ToolContext, input: Value) -> Resul
     let result = tool.call(ctx, input).await;
     let handler_us = micros(started.elapsed());
     let _ = TRAIL.try_with(|t| {
-        *t.borrow_mut() = Some(Reached {
+        t.borrow_mut().reached = Some(Reached {
             terminal_id,
             handler_us,
         })
@@ -232,8 +246,12 @@ fn bounded(value: &Value) -> String {
 }
 
 impl Pending {
-    async fn finish(self, services: &Arc<Services>, result: &Result<Value, ToolError>, reached: Option<Reached>) {
+    async fn finish(mut self, services: &Arc<Services>, result: &Result<Value, ToolError>, trail: Trail) {
         let latency_us = micros(self.started.elapsed());
+        let reached = trail.reached;
+        if let (Some(note), Value::Object(request)) = (trail.confirmation, &mut self.request) {
+            request.insert("confirmation".into(), note);
+        }
         let (decision, code, answer) = decide(result, reached.is_some(), self.dry_run);
         let (terminal_id, handler_us) = match reached {
             Some(r) => (r.terminal_id.or(self.terminal_id), Some(r.handler_us)),

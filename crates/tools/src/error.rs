@@ -16,6 +16,11 @@ pub enum ToolError {
     /// Live call without the trade capability or terminal permission → 403 `TRADING_DISABLED`.
     #[error("{0}")]
     TradingDisabled(String),
+    /// A live trade a human had to confirm (MCP elicitation) was declined,
+    /// cancelled, not answered in time, or could not be asked (the client has
+    /// no elicitation capability): nothing was sent → 403 `TRADE_NOT_CONFIRMED`.
+    #[error("{0}")]
+    NotConfirmed(String),
     /// A terminal-scoped tool ran without a terminal → 400 `MISSING_TERMINAL`.
     #[error("X-Terminal-Id header required")]
     TerminalRequired,
@@ -59,6 +64,7 @@ impl ToolError {
             Self::InvalidInput(_) => "VALIDATION_ERROR",
             Self::Forbidden(_) => "FORBIDDEN",
             Self::TradingDisabled(_) => "TRADING_DISABLED",
+            Self::NotConfirmed(_) => "TRADE_NOT_CONFIRMED",
             Self::TerminalRequired | Self::NoTerminalConnected => "MISSING_TERMINAL",
             Self::TerminalAmbiguous => "TERMINAL_ID_REQUIRED",
             Self::NotFound(_) => "NOT_FOUND",
@@ -74,7 +80,7 @@ impl ToolError {
     pub fn http_status(&self) -> u16 {
         match self {
             Self::InvalidInput(_) | Self::TerminalRequired | Self::NoTerminalConnected | Self::TerminalAmbiguous => 400,
-            Self::Forbidden(_) | Self::TradingDisabled(_) => 403,
+            Self::Forbidden(_) | Self::TradingDisabled(_) | Self::NotConfirmed(_) => 403,
             Self::NotFound(_) => 404,
             Self::Conflict(_) => 409,
             Self::Rejected { .. } => 422,

@@ -12,8 +12,9 @@
 //!                       2. terminal resolution    (X-Terminal-Id, the bound one, the license's only terminal, or the only connected one;
 //!                                                  none for a `terminal_optional` tool when no terminal is connected)
 //!                       3. ToolContext::new       (the only place a context is made)
-//!                       4. tool handler, in a `tool` tracing span
-//!                       5. failures logged; the adapter maps the ToolError onto its surface
+//!                       4. a live trade's human confirmation, when the adapter asks for one (crate::confirm)
+//!                       5. tool handler, in a `tool` tracing span
+//!                       6. failures logged; the adapter maps the ToolError onto its surface
 //! ```
 //!
 //! **Adding a service:** a field here (with its default in [`Services::new`]),
@@ -237,6 +238,9 @@ pub struct Invocation {
     pub request_id: Option<String>,
     /// The credential's label (an API key's, `master key`, …; audit log).
     pub credential_label: Option<String>,
+    /// Who confirms a live trade with the person behind the client (MCP
+    /// elicitation; `crate::confirm`): `None` asks nobody.
+    pub confirm: Option<crate::confirm::Confirmer>,
 }
 
 impl Invocation {
@@ -253,6 +257,7 @@ impl Invocation {
             source: None,
             request_id: None,
             credential_label: None,
+            confirm: None,
         }
     }
 }
@@ -362,6 +367,7 @@ pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, inp
 async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Value) -> Result<Value, ToolError> {
     let is_live = crate::scope::is_live(&input, call.force_dry_run);
     let scope = call.scope.clone();
+    let confirm = call.confirm.clone();
     if let Some(scope) = &scope {
         let now = chrono::Utc::now().timestamp_millis();
         crate::scope::before(scope, tool, &input, is_live, now, call.source)?;
@@ -398,6 +404,13 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
         Some(scope) => crate::scope::trade(scope, tool, &ctx, &input, is_live).await?,
         None => None,
     };
+    // A live trade from a surface with a person behind it: asked first (crate::confirm).
+    if is_live
+        && tool.capability == Capability::Trade
+        && let Some(confirmer) = &confirm
+    {
+        crate::confirm::confirm(confirmer, tool, &ctx, &input).await?;
+    }
     let mut result = crate::audit::around(tool, ctx, input).await;
     if let (Some(note), Ok(output)) = (would, &mut result) {
         crate::scope::report(output, note);

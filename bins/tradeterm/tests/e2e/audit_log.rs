@@ -90,7 +90,19 @@ async fn trade_calls_are_recorded_chained_and_verified() {
     // Reads are not audited.
     app.api().on(&terminal).tick("EURUSD").await.data_for("tick");
 
-    // MCP: a dry run, a live order, and a live order refused by the preflight.
+    // MCP: a dry run, a live order, and a live order refused by the preflight
+    // (from a client that cannot confirm trades: confirmation off, as the
+    // license owner may set it; mcp_confirm.rs records the answers).
+    app.stack
+        .store
+        .set_license_settings(
+            &app.creds.license_id,
+            &tradeterm_store::LicenseSettings {
+                mcp_trade_confirmation: false,
+            },
+        )
+        .await
+        .unwrap();
     let client = mcp::connect(&mcp::url(app.stack.mcp_port), &app.creds.terminals[0].key)
         .await
         .unwrap();

@@ -34,6 +34,7 @@ mod gateway_manage;
 mod macro_tools;
 mod managed_exits;
 mod mcp;
+mod mcp_confirm;
 mod mcp_resources;
 mod news_tool;
 mod observability;

@@ -213,6 +213,18 @@ async fn paper_mode_forces_dry_runs_for_the_session() {
     .await;
     let url = mcp::url(t.stack.mcp_port);
     let key = &t.creds.terminals[0].key;
+    // This client cannot confirm live trades (no elicitation capability):
+    // the license owner turned MCP trade confirmation off (mcp_confirm.rs tests it on).
+    t.stack
+        .store
+        .set_license_settings(
+            &t.creds.license_id,
+            &tradeterm_store::LicenseSettings {
+                mcp_trade_confirmation: false,
+            },
+        )
+        .await
+        .unwrap();
     let client = connect(&url, key).await.unwrap();
     let order = json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.01, "dry_run": false });
 

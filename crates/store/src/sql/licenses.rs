@@ -1,10 +1,10 @@
 //! Licenses: creation (with a hashed master key), lookup by id or master
-//! key, listing and tier changes.
+//! key, listing, tier changes and the owner's settings.
 
 use super::rows::{self, RowExt, license_cols};
 use super::{SqlStore, now_ms, on_pool, validate};
 use crate::keys::{self, LICENSE_KEY_PREFIX, hash_key, hashes_equal};
-use crate::{License, Secret, StoreError, StoreResult, Tier};
+use crate::{License, LicenseSettings, Secret, StoreError, StoreResult, Tier};
 
 pub(super) async fn create_license(store: &SqlStore, name: &str, tier: Tier) -> StoreResult<(License, Secret)> {
     validate::name("license name", name)?;
@@ -73,6 +73,34 @@ pub(super) async fn set_license_tier(store: &SqlStore, license_id: &str, tier: T
     const SQL: &str = "UPDATE licenses SET tier = $1 WHERE id = $2";
     let n = on_pool!(store, pool => sqlx::query(SQL)
         .bind(tier.as_str())
+        .bind(license_id)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    if n == 0 {
+        return Err(StoreError::NotFound("license"));
+    }
+    Ok(())
+}
+
+pub(super) async fn license_settings(store: &SqlStore, license_id: &str) -> StoreResult<LicenseSettings> {
+    const SQL: &str = "SELECT mcp_confirm_trades FROM licenses WHERE id = $1";
+    let found = on_pool!(store, pool => match sqlx::query(SQL).bind(license_id).fetch_optional(pool).await? {
+        Some(r) => Some(r.flag("mcp_confirm_trades")?),
+        None => None,
+    });
+    let mcp_trade_confirmation = found.ok_or(StoreError::NotFound("license"))?;
+    Ok(LicenseSettings { mcp_trade_confirmation })
+}
+
+pub(super) async fn set_license_settings(
+    store: &SqlStore,
+    license_id: &str,
+    settings: &LicenseSettings,
+) -> StoreResult<()> {
+    const SQL: &str = "UPDATE licenses SET mcp_confirm_trades = $1 WHERE id = $2";
+    let n = on_pool!(store, pool => sqlx::query(SQL)
+        .bind(settings.mcp_trade_confirmation)
         .bind(license_id)
         .execute(pool)
         .await?

@@ -39,6 +39,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 7, "0007_webhooks.sql", "webhooks"),
     embedded!("sqlite", 8, "0008_managed_orders.sql", "managed_orders"),
     embedded!("sqlite", 9, "0009_audit_log.sql", "audit_log"),
+    embedded!("sqlite", 10, "0010_license_settings.sql", "license_settings"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -53,6 +54,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 7, "0007_webhooks.sql", "webhooks"),
     embedded!("postgres", 8, "0008_managed_orders.sql", "managed_orders"),
     embedded!("postgres", 9, "0009_audit_log.sql", "audit_log"),
+    embedded!("postgres", 10, "0010_license_settings.sql", "license_settings"),
 ];
 
 /// A migrator over embedded migrations.

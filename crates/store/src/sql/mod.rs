@@ -55,9 +55,9 @@ use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, Transaction};
 
 use crate::{
     AlertEventRecord, AlertRuleRecord, ApiKey, ApiKeyAuth, BindOutcome, EquityGuardRecord, ExecutionRecordRow,
-    IdempotencyBegin, JournalEntry, JournalFilter, License, NewAlertEvent, NewAlertRule, NewsGuardRecord,
-    PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult, Terminal, TerminalInfo,
-    TerminalKeyAuth, Tier,
+    IdempotencyBegin, JournalEntry, JournalFilter, License, LicenseSettings, NewAlertEvent, NewAlertRule,
+    NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult,
+    Terminal, TerminalInfo, TerminalKeyAuth, Tier,
 };
 
 /// SQLite waits this long for a lock held by another connection.
@@ -343,6 +343,14 @@ impl Store for SqlStore {
 
     async fn set_license_tier(&self, license_id: &str, tier: Tier) -> StoreResult<()> {
         licenses::set_license_tier(self, license_id, tier).await
+    }
+
+    async fn license_settings(&self, license_id: &str) -> StoreResult<LicenseSettings> {
+        licenses::license_settings(self, license_id).await
+    }
+
+    async fn set_license_settings(&self, license_id: &str, settings: &LicenseSettings) -> StoreResult<()> {
+        licenses::set_license_settings(self, license_id, settings).await
     }
 
     // ----- terminals and terminal keys -----
