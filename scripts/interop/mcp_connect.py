@@ -12,7 +12,8 @@ streamable HTTP client straight to `--url`. Each time: `resources/list` (the
 five URIs of one terminal), `resources/read` of each (JSON content checked),
 reads of another terminal's or an unknown URI refused, `resources/subscribe`
 to the positions, a live `place_order` (`"dry_run": false`: the terminal must
-allow trading) and a `notifications/resources/updated` for that URI within
+allow trading; the SDK's elicitation callback accepts the server's
+confirmation request, relayed by the connector in the first pass) and a `notifications/resources/updated` for that URI within
 30 s, the new position in a fresh read, `resources/unsubscribe`, and the
 position closed again.
 
@@ -113,6 +114,15 @@ def resource_json(result, uri: str):
         return json.loads(c.text)
     except ValueError as e:
         fail(f"read {uri}: the text is not JSON ({e}): {c.text[:200]!r}")
+
+
+async def accept_trades(context, params):
+    """The elicitation callback of a user who accepts every live trade the
+    server asks about (docs/mcp.md, "Trade confirmation"; the other answers
+    are scripts/interop/mcp_confirm.py's)."""
+    from mcp import types
+
+    return types.ElicitResult(action="accept", content={"confirm": True})
 
 
 async def check_resources(client, updates: Updates, terminal: str | None, symbol: str) -> dict:
@@ -316,13 +326,17 @@ async def check(
         args=["--url", url],
         env={"TRADETERM_TERMINAL_KEY": key, "RUST_LOG": "warn"},
     )
-    async with Client(via_connector, read_timeout_seconds=30, message_handler=updates.handle) as client:
+    async with Client(
+        via_connector, read_timeout_seconds=30, message_handler=updates.handle, elicitation_callback=accept_trades
+    ) as client:
         resources["connector"] = await check_resources(client, updates, terminal, symbol)
     # ... and with the SDK's streamable HTTP client straight to the server.
     updates = Updates()
     async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, read_timeout_seconds=30, message_handler=updates.handle) as client:
+        async with Client(
+            transport, read_timeout_seconds=30, message_handler=updates.handle, elicitation_callback=accept_trades
+        ) as client:
             resources["http"] = await check_resources(client, updates, terminal, symbol)
 
     return {

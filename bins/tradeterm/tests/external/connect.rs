@@ -21,7 +21,7 @@ use tradeterm_mcp::{McpHandle, McpServer, McpState};
 use crate::harness::{Options, spawn, wait_until};
 
 /// A command that runs `tradeterm connect` with the arguments it is given.
-fn connector() -> &'static str {
+pub(crate) fn connector() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         use std::os::unix::fs::PermissionsExt;
@@ -35,12 +35,12 @@ fn connector() -> &'static str {
     })
 }
 
-fn repo_root() -> std::path::PathBuf {
+pub(crate) fn repo_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The `mcp` Python package must be installed: this test never skips.
-fn require_python_mcp() {
+pub(crate) fn require_python_mcp() {
     let probe = Command::new("python3").args(["-c", "import mcp"]).output();
     match probe {
         Ok(out) if out.status.success() => {}

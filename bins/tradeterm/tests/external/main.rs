@@ -2,7 +2,8 @@
 //! commands (`cli`), the agent conformance kit (`agent_check`), the
 //! MetaTrader agents compiled with g++ (`mql_agents`), `tradeterm serve` as a
 //! user starts it (`serve_first_start`), its JSON logs (`json_logs`), the
-//! stdio MCP connector driven by the official Python SDK (`connect`),
+//! stdio MCP connector driven by the official Python SDK (`connect`), live
+//! MCP trades confirmed with the SDK's elicitation callback (`mcp_confirm`),
 //! schemathesis over the served OpenAPI document (`schemathesis`), a
 //! Python client generated from it (`python_client`) and webhook deliveries
 //! across a `kill -9` of `tradeterm serve` (`webhook_kill`).
@@ -21,6 +22,7 @@ mod connect;
 mod dashboard;
 mod inspector;
 mod json_logs;
+mod mcp_confirm;
 mod mql_agents;
 mod python_client;
 mod schemathesis;
