@@ -7,7 +7,13 @@
 //! The relay works message by message with rmcp's transports (newline-
 //! delimited JSON-RPC locally, streamable HTTP upstream), so requests,
 //! responses and server notifications pass through unchanged, and the local
-//! client negotiates with the hosted server itself.
+//! client negotiates with the hosted server itself. That includes requests
+//! from the server to the client: the `elicitation/create` that asks the
+//! user to confirm a live trade reaches the client, and the client's answer
+//! goes back upstream as any other message (checked with the official Python
+//! SDK by `bins/tradeterm/tests/external/mcp_confirm.rs`). An answer that
+//! cannot be delivered is not sent again: the server then gives up at its
+//! time limit and sends nothing to the terminal.
 //!
 //! **Reconnection.** When the upstream connection drops (the server cannot
 //! be reached, restarted and forgot the session, or the upstream stream

@@ -81,6 +81,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "A live call (`\"dry_run\": false`) without the `trade` capability, or with trading disabled on the terminal (agent input `inp_AllowTrading` off, or the terminal's automated-trading switch off).",
     ),
     code(
+        "TRADE_NOT_CONFIRMED",
+        403,
+        "MCP only (never answered by REST): a live trade from an AI client needed its user's confirmation (MCP elicitation) and was declined, cancelled, not answered in time, or could not be asked (the client declared no elicitation capability); nothing was sent.",
+    ),
+    code(
         "NOT_FOUND",
         404,
         "The route, terminal, position, order or journal entry does not exist.",

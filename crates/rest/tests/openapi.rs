@@ -416,6 +416,7 @@ fn error_codes_cover_every_answered_code() {
         ToolError::InvalidInput(String::new()),
         ToolError::Forbidden(String::new()),
         ToolError::TradingDisabled(String::new()),
+        ToolError::NotConfirmed(String::new()),
         ToolError::TerminalRequired,
         ToolError::NoTerminalConnected,
         ToolError::TerminalAmbiguous,
@@ -435,6 +436,7 @@ fn error_codes_cover_every_answered_code() {
             ToolError::InvalidInput(_)
             | ToolError::Forbidden(_)
             | ToolError::TradingDisabled(_)
+            | ToolError::NotConfirmed(_)
             | ToolError::TerminalRequired
             | ToolError::NoTerminalConnected
             | ToolError::TerminalAmbiguous
