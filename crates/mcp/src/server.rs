@@ -525,10 +525,12 @@ impl Session {
             .map(|s| s.0);
         call.scope = scope;
         // Live trades ask the person behind the client first (crate::confirm).
-        call.confirm = Some(tradeterm_tools::confirm::Confirmer(Arc::new(crate::confirm::Elicitation {
-            peer: context.peer.clone(),
-            timeout: self.state.settings().trade_confirm_timeout,
-        })));
+        call.confirm = Some(tradeterm_tools::confirm::Confirmer(Arc::new(
+            crate::confirm::Elicitation {
+                peer: context.peer.clone(),
+                timeout: self.state.settings().trade_confirm_timeout,
+            },
+        )));
         let result = match tradeterm_tools::invoke_charted(self.state.services(), tool, call, args).await {
             // Drawing takes tens of milliseconds of CPU: off the async workers.
             Ok(charted) if charted.chart.is_some() => {
