@@ -15,6 +15,10 @@
 //! (`tt:revoked:{key id}`, as the REST server does): a rotated key, and the
 //! session tokens exchanged for it, are refused at once on every instance.
 //! While Redis cannot be read, the key is checked in the store instead.
+//! A key whose scope changed in place has its previous scope generation
+//! marked (`Claims::credential`): a cached grant so marked is exchanged
+//! again at once, and runs under the new scope (a revoked key is refused by
+//! that exchange); a change made in this process drops the grants at once.
 //!
 //! When a refresh fails because the gateway cannot be reached, the cached
 //! token keeps being used until it actually expires. The gateway refuses
@@ -156,7 +160,10 @@ pub struct Authenticator {
     verifier: TokenVerifier,
     store: Arc<dyn Store>,
     recheck: Duration,
-    cache: Mutex<HashMap<[u8; 32], Grant>>,
+    cache: Arc<Mutex<HashMap<[u8; 32], Grant>>>,
+    /// Drops the cached grants of a credential revoked in this process (a
+    /// key's scope changed on the gateway of `tradeterm serve`, Redis or not).
+    _revoked_here: tradeterm_protocol::dispatch::RevocationListener,
     exchanges: AtomicU64,
     /// Where the gateway marks revoked credentials (`KEYVALUE_URL`).
     marks: Option<ThreadConnections>,
@@ -179,12 +186,23 @@ fn now_secs() -> i64 {
 impl Authenticator {
     /// An authenticator exchanging keys at `gateway`.
     pub fn new(gateway: GatewayClient, verifier: TokenVerifier, store: Arc<dyn Store>, recheck: Duration) -> Self {
+        let cache: Arc<Mutex<HashMap<[u8; 32], Grant>>> = Arc::default();
+        let held = Arc::downgrade(&cache);
+        let revoked_here: tradeterm_protocol::dispatch::RevocationListener = Arc::new(move |credential: &str| {
+            if let Some(cache) = held.upgrade()
+                && let Ok(mut c) = cache.lock()
+            {
+                c.retain(|_, g| g.claims.credential() != credential);
+            }
+        });
+        tradeterm_protocol::dispatch::listen_to_revocations_here(&revoked_here);
         Self {
             gateway,
             verifier,
             store,
             recheck,
-            cache: Mutex::new(HashMap::new()),
+            cache,
+            _revoked_here: revoked_here,
             exchanges: AtomicU64::new(0),
             marks: None,
             marks_warned: AtomicU64::new(0),
@@ -241,7 +259,12 @@ impl Authenticator {
         };
         if cached && let Err(e) = self.ensure_not_revoked(&grant.claims).await {
             self.evict(&digest);
-            return Err(e);
+            // The mark may be of the key's previous scope generation only (its
+            // scope changed in place): exchanged again, under the new scope; a
+            // revoked key is refused there.
+            let bound = grant.bound;
+            grant = self.exchange(key).await.map_err(|_| e)?;
+            grant.bound = bound;
         }
         if !grant.bound {
             self.ensure_bound(&grant.claims).await?;
@@ -295,7 +318,7 @@ impl Authenticator {
         let Some(conns) = &self.marks else {
             return Ok(());
         };
-        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(conns, &claims.cred_id)).await;
+        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(conns, &claims.credential())).await;
         if !matches!(marked, Ok(Ok(_))) {
             // A failed or timed-out call may have left the connection broken.
             conns.forget();
@@ -318,8 +341,8 @@ impl Authenticator {
                 {
                     tracing::warn!(error = %detail, "revocation marks unreadable in Redis; checking keys in the store");
                 }
-                match self.store.terminal_key_active(&claims.cred_id).await {
-                    Ok(active) => !active,
+                match self.store.terminal_key_generation(&claims.cred_id).await {
+                    Ok(generation) => generation != Some(claims.cred_gen),
                     Err(e) => return Err(AuthError::internal(e)),
                 }
             }
