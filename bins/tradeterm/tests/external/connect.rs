@@ -40,6 +40,23 @@ pub(crate) fn repo_root() -> std::path::PathBuf {
 }
 
 /// The `mcp` Python package must be installed: this test never skips.
+/// Runs an interop script (off the async workers) and returns the JSON
+/// summary on its last line of output; fails the test with both streams if
+/// the script failed.
+pub(crate) async fn interop_summary(mut cmd: Command) -> Value {
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("running python3"))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "interop script failed:\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("summary line: {e}: {stdout}"))
+}
+
 pub(crate) fn require_python_mcp() {
     let probe = Command::new("python3").args(["-c", "import mcp"]).output();
     match probe {
@@ -75,34 +92,20 @@ async fn the_python_sdk_drives_the_connector_against_a_simulated_terminal() {
     let terminal = t.terminal(0).to_owned();
     let deals_before = t.stack.simulators()[0].deals().len();
     let script = repo_root().join("scripts/interop/mcp_connect.py");
-    let term = terminal.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
-            .arg(script)
-            .args([
-                "--connector",
-                connector(),
-                "--url",
-                &url,
-                "--expect-tools",
-                &expected_tools.to_string(),
-                "--terminal-id",
-                &term,
-            ])
-            .env("TRADETERM_TERMINAL_KEY", key)
-            .output()
-            .expect("running python3")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "interop script failed:\nstdout: {stdout}\nstderr: {stderr}"
-    );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("summary line: {e}: {stdout}"));
+    let mut cmd = Command::new("python3");
+    cmd.arg(script)
+        .args([
+            "--connector",
+            connector(),
+            "--url",
+            &url,
+            "--expect-tools",
+            &expected_tools.to_string(),
+            "--terminal-id",
+            &terminal,
+        ])
+        .env("TRADETERM_TERMINAL_KEY", key);
+    let summary = interop_summary(cmd).await;
     assert_eq!(summary["server"], "tradeterm");
     assert_eq!(summary["tools"], json!(expected_tools));
     assert!(

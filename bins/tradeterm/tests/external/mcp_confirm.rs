@@ -7,9 +7,9 @@
 
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::connect::{connector, repo_root, require_python_mcp};
+use crate::connect::{connector, interop_summary, repo_root, require_python_mcp};
 use crate::harness::{Expect, Options, spawn_with};
 
 /// The server's confirmation limit in this test, seconds.
@@ -31,25 +31,12 @@ async fn the_python_sdk_confirms_live_trades_with_its_elicitation_callback() {
     let key = t.creds.terminals[0].key.clone();
     let deals_before = t.stack.simulators()[0].deals().len();
     let script = repo_root().join("scripts/interop/mcp_confirm.py");
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
-            .arg(script)
-            .args(["--url", &url, "--connector", connector()])
-            .args(["--limit-secs", &LIMIT_SECS.to_string()])
-            .env("TRADETERM_TERMINAL_KEY", key)
-            .output()
-            .expect("running python3")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "interop script failed:\nstdout: {stdout}\nstderr: {stderr}"
-    );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("summary line: {e}: {stdout}"));
+    let mut cmd = Command::new("python3");
+    cmd.arg(script)
+        .args(["--url", &url, "--connector", connector()])
+        .args(["--limit-secs", &LIMIT_SECS.to_string()])
+        .env("TRADETERM_TERMINAL_KEY", key);
+    let summary = interop_summary(cmd).await;
     assert_eq!(summary["no_capability"], "TRADE_NOT_CONFIRMED", "{summary}");
     assert_eq!(
         summary["http"],
