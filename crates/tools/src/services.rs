@@ -409,7 +409,9 @@ async fn run(services: &Arc<Services>, tool: &Tool, call: Invocation, input: Val
         && tool.capability == Capability::Trade
         && let Some(confirmer) = &confirm
     {
-        crate::confirm::confirm(confirmer, tool, &ctx, &input).await?;
+        // Boxed: the wait for a person stays out of `run`'s future, which
+        // every read on the hot path allocates and polls.
+        Box::pin(crate::confirm::confirm(confirmer, tool, &ctx, &input)).await?;
     }
     let mut result = crate::audit::around(tool, ctx, input).await;
     if let (Some(note), Ok(output)) = (would, &mut result) {
