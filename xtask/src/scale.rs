@@ -930,6 +930,7 @@ impl Cluster {
 
     fn revocation(&mut self, report: &mut Report) -> Result<()> {
         self.revoked_api_key(report)?;
+        self.changed_scopes(report)?;
         self.rotated_terminal_key(report)?;
         // Its agent holds the old key: it is refused from now on.
         let n = self.terminals.len();
@@ -982,6 +983,156 @@ impl Cluster {
             ok,
             "revoked API key refused on every API instance within 1 s",
             format!("before {warm:?}; refused after {}", times(&api_times, "api")),
+        );
+        Ok(())
+    }
+
+    /// Scope changes in place through the gateway (`PATCH`), timed like a
+    /// revocation: an API key scoped to EURUSD, warmed on both API instances
+    /// (cached exchanges refusing GBPUSD), changed to GBPUSD: both answer
+    /// GBPUSD within 1 s (and refuse EURUSD); the rotation terminal's key
+    /// changed to EURUSD only: its MCP sessions on both MCP instances refuse
+    /// GBPUSD, and its session token is refused on both API instances, within 1 s.
+    fn changed_scopes(&self, report: &mut Report) -> Result<()> {
+        let lb = addr(self.lb_gateway);
+        let master = format!("Bearer {}", self.load.master);
+        let Some(terminal) = self.terminals.first() else {
+            return Err("no terminal for the scope check".into());
+        };
+        let created = request(
+            "POST",
+            &lb,
+            "/api/dashboard/api-keys",
+            &[("Authorization", &master)],
+            Some(r#"{"label":"to rescope","scope":{"symbols":["EURUSD"]}}"#),
+            Duration::from_secs(10),
+        )?;
+        let v = created.json();
+        let bearer = format!("Bearer {}", v["data"]["api_key"].as_str().unwrap_or_default());
+        let id = v["data"]["key"]["id"].as_str().unwrap_or_default().to_owned();
+        let tick = |port: u16, symbol: &str| {
+            get(
+                &addr(port),
+                &format!("/api/v1/market/tick/{symbol}"),
+                &[("Authorization", &bearer), ("X-Terminal-Id", &terminal.id)],
+            )
+            .map_or(0, |r| r.status)
+        };
+        let warm: Vec<(u16, u16)> = self
+            .api
+            .iter()
+            .map(|p| (tick(*p, "EURUSD"), tick(*p, "GBPUSD")))
+            .collect();
+        let t0 = Instant::now();
+        let changed = request(
+            "PATCH",
+            &lb,
+            &format!("/api/dashboard/api-keys/{id}"),
+            &[("Authorization", &master)],
+            Some(r#"{"scope":{"symbols":["GBPUSD"]}}"#),
+            Duration::from_secs(10),
+        )?;
+        let api_times: Vec<Option<Duration>> = self
+            .api
+            .iter()
+            .map(|p| wait_until(Duration::from_secs(5), || tick(*p, "GBPUSD") == 200).map(|_| t0.elapsed()))
+            .collect();
+        let after: Vec<u16> = self.api.iter().map(|p| tick(*p, "EURUSD")).collect();
+        // The key is not needed any more (the license keeps at most 5).
+        let _ = request(
+            "DELETE",
+            &lb,
+            &format!("/api/dashboard/api-keys?id={id}"),
+            &[("Authorization", &master)],
+            None,
+            Duration::from_secs(10),
+        );
+        let ok = warm == [(200, 403), (200, 403)]
+            && changed.status == 200
+            && after == [403, 403]
+            && api_times.iter().all(|t| within(*t, 1.0));
+        report.check(
+            ok,
+            "API key scope changed in place applies on every API instance within 1 s",
+            format!(
+                "before (EURUSD, GBPUSD) {warm:?}; GBPUSD answered after {}; EURUSD then {after:?}",
+                times(&api_times, "api")
+            ),
+        );
+
+        // The rotation terminal's key: MCP sessions and a session token.
+        let key = &self.rotated.key;
+        let token = request(
+            "POST",
+            &lb,
+            "/api/token",
+            &[("Authorization", &format!("Bearer {key}"))],
+            None,
+            Duration::from_secs(10),
+        )?;
+        let jwt = format!("Bearer {}", token.json()["token"].as_str().unwrap_or_default());
+        let rest = |port: u16| get(&addr(port), "/api/v1/tools", &[("Authorization", &jwt)]).map_or(0, |r| r.status);
+        let sessions: Vec<String> = self
+            .mcp
+            .iter()
+            .map(|p| mcp_open(&addr(*p), key))
+            .collect::<Result<_>>()?;
+        // The MCP tool error's code for a GBPUSD quote ("" when it answered).
+        let mcp_gbpusd = |i: usize| {
+            mcp_rpc(
+                &addr(self.mcp[i]),
+                key,
+                &sessions[i],
+                "tools/call",
+                json!({ "name": "get_tick", "arguments": { "symbol": "GBPUSD" } }),
+            )
+            .map_or_else(
+                |e| e,
+                |r| {
+                    let v = r.json();
+                    match v["result"]["isError"].as_bool() {
+                        Some(true) => v["result"]["structuredContent"]["code"]
+                            .as_str()
+                            .unwrap_or("?")
+                            .to_owned(),
+                        _ if r.status == 200 => String::new(),
+                        _ => format!("HTTP {}", r.status),
+                    }
+                },
+            )
+        };
+        let warm_rest: Vec<u16> = self.api.iter().map(|p| rest(*p)).collect();
+        let warm_mcp: Vec<String> = (0..2).map(mcp_gbpusd).collect();
+        let t0 = Instant::now();
+        let changed = request(
+            "PATCH",
+            &lb,
+            &format!("/api/dashboard/terminals/{}/key", self.rotated.id),
+            &[("Authorization", &master)],
+            Some(r#"{"scope":{"symbols":["EURUSD"]}}"#),
+            Duration::from_secs(10),
+        )?;
+        let mut all: Vec<Option<Duration>> = self
+            .api
+            .iter()
+            .map(|p| wait_until(Duration::from_secs(5), || rest(*p) == 401).map(|_| t0.elapsed()))
+            .collect();
+        all.extend(
+            (0..2).map(|i| wait_until(Duration::from_secs(5), || mcp_gbpusd(i) == "FORBIDDEN").map(|_| t0.elapsed())),
+        );
+        let ok = warm_rest == [200, 200]
+            && warm_mcp.iter().all(String::is_empty)
+            && changed.status == 200
+            && all.iter().all(|t| within(*t, 1.0));
+        report.check(
+            ok,
+            "terminal key scope changed in place applies on every instance within 1 s",
+            format!(
+                "before REST {warm_rest:?} MCP {warm_mcp:?}; old session token refused after {}; MCP sessions \
+                 refuse GBPUSD after {}",
+                times(&all[..2], "api"),
+                times(&all[2..], "mcp")
+            ),
         );
         Ok(())
     }

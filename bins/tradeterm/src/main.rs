@@ -142,6 +142,27 @@ enum AdminCommand {
         /// Label.
         #[arg(long)]
         name: String,
+        /// The terminal key's scope as JSON (docs/security.md, "Scoped keys"; no
+        /// `terminals`), e.g. '{"symbols":["EURUSD"],"max_volume_per_order":0.1}'.
+        #[arg(long)]
+        scope: Option<String>,
+    },
+    /// Change the scope of an API key (`--api-key key_…`) or of a terminal's key
+    /// (`--terminal term_…`) in place, keeping its secret; `--scope null` lifts it.
+    /// Tokens of the old scope stop working at once (with KEYVALUE_URL, on every instance).
+    SetKeyScope {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// API key id (`key_…`).
+        #[arg(long, conflicts_with = "terminal", required_unless_present = "terminal")]
+        api_key: Option<String>,
+        /// Terminal id (`term_…`): its active key.
+        #[arg(long)]
+        terminal: Option<String>,
+        /// The new scope as JSON, or `null`.
+        #[arg(long)]
+        scope: String,
     },
     /// Revoke a terminal's key and print a new one (the binding is kept). Session
     /// tokens exchanged for the old key stop working at once, and an agent
@@ -477,9 +498,15 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         AdminCommand::ListLicenses => {
             println!("{}", serde_json::to_string_pretty(&store.list_licenses().await?)?);
         }
-        AdminCommand::CreateTerminal { license, name } => {
-            anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
-            let (terminal, key) = store.create_terminal(&license, &name).await?;
+        AdminCommand::CreateTerminal { license, name, scope } => {
+            let Some(lic) = store.license(&license).await? else {
+                anyhow::bail!("no license {license}");
+            };
+            let permissions = match scope {
+                Some(text) => parse_scope(&text, &lic, true)?,
+                None => None,
+            };
+            let (terminal, key) = store.create_scoped_terminal(&license, &name, permissions).await?;
             // Where its agent connects (a bad TLS setting only loses the certificate's host name here).
             let tls = tradeterm::gateway_tls(&settings).ok().flatten();
             // With TLS, the name the certificate is valid for.
@@ -504,10 +531,17 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
                 // Session tokens exchanged for the old key carry its id: every
                 // REST instance refuses them from now on (a connected agent
                 // using the old key is dropped by its gateway within a minute).
-                for id in &rotated.revoked_key_ids {
-                    tradeterm_tools::ratelimit::mark_revoked(&pool, id).await.map_err(|e| {
-                        anyhow::anyhow!("rotated in the database, but publishing to KEYVALUE_URL failed: {e}")
-                    })?;
+                for (id, generation) in rotated.revoked_key_ids.iter().zip(&rotated.revoked_generations) {
+                    for name in [
+                        id.clone(),
+                        tradeterm_core::scope::credential_mark(id, *generation).into_owned(),
+                    ] {
+                        tradeterm_tools::ratelimit::mark_revoked(&pool, &name)
+                            .await
+                            .map_err(|e| {
+                                anyhow::anyhow!("rotated in the database, but publishing to KEYVALUE_URL failed: {e}")
+                            })?;
+                    }
                 }
             }
             println!(
@@ -524,13 +558,7 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
                 anyhow::bail!("no license {license}");
             };
             let permissions = match scope {
-                Some(text) => {
-                    let scope: tradeterm_core::scope::KeyScope =
-                        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
-                    scope
-                        .for_new_key(lic.tier.capabilities(), chrono::Utc::now().timestamp_millis())
-                        .map_err(|m| anyhow::anyhow!("--scope: {m}"))?
-                }
+                Some(text) => parse_scope(&text, &lic, false)?,
                 None => None,
             };
             let (key, secret) = store.create_scoped_api_key(&license, &label, permissions).await?;
@@ -542,18 +570,61 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
                 serde_json::to_string_pretty(&store.list_api_keys(&license).await?)?
             );
         }
+        AdminCommand::SetKeyScope {
+            license,
+            api_key,
+            terminal,
+            scope,
+        } => {
+            let Some(lic) = store.license(&license).await? else {
+                anyhow::bail!("no license {license}");
+            };
+            let (id, generation, record) = match (&api_key, &terminal) {
+                (Some(id), _) => {
+                    let permissions = parse_scope(&scope, &lic, false)?;
+                    let Some(key) = store.set_api_key_scope(&license, id, permissions).await? else {
+                        anyhow::bail!("no active API key {id} on license {license}");
+                    };
+                    (key.id.clone(), key.scope_generation, serde_json::to_value(&key)?)
+                }
+                (None, Some(t)) => {
+                    let permissions = parse_scope(&scope, &lic, true)?;
+                    let Some(key) = store.set_terminal_key_scope(&license, t, permissions).await? else {
+                        anyhow::bail!("no terminal {t} with an active key on license {license}");
+                    };
+                    (key.id.clone(), key.scope_generation, serde_json::to_value(&key)?)
+                }
+                (None, None) => anyhow::bail!("give --api-key or --terminal"),
+            };
+            if let Some(pool) = settings.keyvalue_pool()? {
+                // The tokens of the previous scope count as revoked on every instance.
+                let previous = tradeterm_core::scope::credential_mark(&id, generation.saturating_sub(1));
+                tradeterm_tools::ratelimit::mark_revoked(&pool, &previous)
+                    .await
+                    .map_err(|e| {
+                        anyhow::anyhow!("changed in the database, but publishing to KEYVALUE_URL failed: {e}")
+                    })?;
+            }
+            println!("{}", serde_json::json!({ "key": record }));
+        }
         AdminCommand::RevokeApiKey { license, id } => {
+            let generation = store.api_key_generation(&id).await?.unwrap_or(0);
             anyhow::ensure!(
                 store.revoke_api_key(&license, &id).await?,
                 "no active API key {id} on license {license}"
             );
             if let Some(pool) = settings.keyvalue_pool()? {
                 // Tell every REST instance at once (they check this marker with each request).
-                tradeterm_tools::ratelimit::mark_revoked(&pool, &id)
-                    .await
-                    .map_err(|e| {
-                        anyhow::anyhow!("revoked in the database, but publishing to KEYVALUE_URL failed: {e}")
-                    })?;
+                for name in [
+                    id.clone(),
+                    tradeterm_core::scope::credential_mark(&id, generation).into_owned(),
+                ] {
+                    tradeterm_tools::ratelimit::mark_revoked(&pool, &name)
+                        .await
+                        .map_err(|e| {
+                            anyhow::anyhow!("revoked in the database, but publishing to KEYVALUE_URL failed: {e}")
+                        })?;
+                }
             }
             println!("{}", serde_json::json!({ "id": id, "revoked": true }));
         }
@@ -562,4 +633,24 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         }
     }
     Ok(())
+}
+
+/// A `--scope` JSON as stored (`null` lifts a scope), validated for the
+/// license's tier; a terminal key's names no `terminals`.
+fn parse_scope(
+    text: &str,
+    license: &tradeterm_store::License,
+    terminal_key: bool,
+) -> anyhow::Result<Option<serde_json::Value>> {
+    let scope: Option<tradeterm_core::scope::KeyScope> =
+        serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
+    let Some(scope) = scope else { return Ok(None) };
+    let now = chrono::Utc::now().timestamp_millis();
+    let caps = license.tier.capabilities();
+    let stored = if terminal_key {
+        scope.for_terminal_key(caps, now)
+    } else {
+        scope.for_new_key(caps, now)
+    };
+    stored.map_err(|m| anyhow::anyhow!("--scope: {m}"))
 }

@@ -205,6 +205,16 @@ impl KeyScope {
         serde_json::to_value(&self).map(Some).map_err(|e| e.to_string())
     }
 
+    /// The scope a terminal key is created with, or changed to, as stored:
+    /// as [`KeyScope::for_new_key`], and a scope naming `terminals` is
+    /// refused (a terminal key is bound to its terminal).
+    pub fn for_terminal_key(self, tier_caps: &[Capability], now_ms: i64) -> Result<Option<serde_json::Value>, String> {
+        if self.terminals.is_some() {
+            return Err("`terminals` does not apply to a terminal key: it is bound to its terminal".into());
+        }
+        self.for_new_key(tier_caps, now_ms)
+    }
+
     /// Checks the scope itself against the tier's capabilities; answers a
     /// message naming the field at fault.
     pub fn validate(&self, tier_caps: &[Capability]) -> Result<(), String> {
@@ -404,6 +414,21 @@ impl KeyScope {
     }
 }
 
+/// The name under which revocation marks and rate-limit checks know one
+/// generation of a credential's scope: the record id for generation 0
+/// (every key before its first scope change), `{id}~{generation}` after.
+/// A scope change marks the previous generation's name revoked, so that
+/// tokens and cached exchanges carrying the old scope are refused (and
+/// exchanged again) through the same path as revocations; a revocation
+/// marks the record id and the current generation's name.
+pub fn credential_mark(credential_id: &str, generation: u32) -> std::borrow::Cow<'_, str> {
+    if generation == 0 {
+        std::borrow::Cow::Borrowed(credential_id)
+    } else {
+        std::borrow::Cow::Owned(format!("{credential_id}~{generation}"))
+    }
+}
+
 fn round8(x: f64) -> f64 {
     (x * 1e8).round() / 1e8
 }
@@ -477,6 +502,18 @@ mod tests {
             assert!(s.validate(&tier).unwrap_err().contains(field), "{bad}");
         }
         assert!(serde_json::from_str::<KeyScope>(r#"{"colour": "red"}"#).is_err());
+    }
+
+    #[test]
+    fn a_terminal_key_scope_names_no_terminals_and_generations_have_their_own_marks() {
+        let tier = [Capability::Read, Capability::Trade];
+        let bound: KeyScope = serde_json::from_str(r#"{"terminals": ["t1"], "symbols": ["EURUSD"]}"#).unwrap();
+        assert!(bound.for_terminal_key(&tier, 0).unwrap_err().contains("`terminals`"));
+        let ok: KeyScope = serde_json::from_str(r#"{"symbols": ["EURUSD"], "max_volume_per_order": 0.1}"#).unwrap();
+        assert!(ok.for_terminal_key(&tier, 0).unwrap().is_some());
+        assert_eq!(KeyScope::default().for_terminal_key(&tier, 0).unwrap(), None);
+        assert_eq!(credential_mark("tkey_1", 0), "tkey_1");
+        assert_eq!(credential_mark("tkey_1", 3), "tkey_1~3");
     }
 
     #[test]

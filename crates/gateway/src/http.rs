@@ -38,6 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
                 .route(web::post().to(create_api_key))
                 .route(web::delete().to(revoke_api_key)),
         )
+        .route("/api/dashboard/api-keys/{id}", web::patch().to(change_api_key_scope))
         .service(
             web::resource("/api/dashboard/terminals")
                 .route(web::get().to(list_terminals))
@@ -46,6 +47,11 @@ pub fn configure(cfg: &mut web::ServiceConfig, gateway: Gateway) {
         .route(
             "/api/dashboard/terminals/{id}/rotate-key",
             web::post().to(rotate_terminal_key),
+        )
+        .service(
+            web::resource("/api/dashboard/terminals/{id}/key")
+                .route(web::get().to(terminal_key_record))
+                .route(web::patch().to(change_terminal_key_scope)),
         )
         .configure(crate::manage::configure)
         .configure(crate::command::configure)
@@ -82,15 +88,30 @@ fn now_secs() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
+/// The credential a token is issued for.
+struct Exchanged<'a> {
+    kind: CredentialKind,
+    id: &'a str,
+    /// The terminal a terminal key is bound to.
+    terminal: Option<String>,
+    scope: Option<KeyScope>,
+    /// The scope's generation (`Claims::cred_gen`).
+    generation: u32,
+}
+
 fn issue(
     gateway: &Gateway,
     license: &License,
-    cred: CredentialKind,
-    cred_id: &str,
-    terminal: Option<String>,
+    credential: Exchanged<'_>,
     lifetime: Duration,
-    scope: Option<KeyScope>,
 ) -> Result<HttpResponse, ApiError> {
+    let Exchanged {
+        kind: cred,
+        id: cred_id,
+        terminal,
+        scope,
+        generation: cred_gen,
+    } = credential;
     let now = now_secs();
     // A scoped key's token ends no later than the key.
     let exp = (now + lifetime.as_secs() as i64).min(
@@ -117,6 +138,7 @@ fn issue(
         cred_id: cred_id.to_owned(),
         terminal: terminal.clone(),
         scope,
+        cred_gen,
     };
     let token = gateway.inner.signer.sign(claims).map_err(ApiError::internal)?;
     let expires_at =
@@ -161,15 +183,17 @@ async fn token_for_terminal_key(
     }
     let store = gateway.store();
     match store.terminal_key(&key).await? {
-        Some(auth) if !auth.license.disabled => issue(
-            &gateway,
-            &auth.license,
-            CredentialKind::TerminalKey,
-            &auth.key_id,
-            Some(auth.terminal.id.clone()),
-            gateway.settings().token_lifetime,
-            None,
-        ),
+        Some(auth) if !auth.license.disabled => {
+            let scope = stored_scope(auth.permissions.as_ref(), &auth.key_id, "terminal key")?;
+            let credential = Exchanged {
+                kind: CredentialKind::TerminalKey,
+                id: &auth.key_id,
+                terminal: Some(auth.terminal.id.clone()),
+                scope,
+                generation: auth.scope_generation,
+            };
+            issue(&gateway, &auth.license, credential, gateway.settings().token_lifetime)
+        }
         _ => {
             let master = store.license_by_master_key(&key).await?.is_some();
             if throttled && !master {
@@ -204,15 +228,40 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
         }
         return Err(ApiError::unauthorized("invalid or revoked API key"));
     };
-    // A stored scope that does not read back fails closed: the key is
-    // refused, never treated as unrestricted.
-    let scope = match tradeterm_core::scope::KeyScope::from_permissions(auth.key.permissions.as_ref()) {
+    let scope = stored_scope(auth.key.permissions.as_ref(), &auth.key.id, "API key")?;
+    if let Err(e) = store.touch_api_key(&auth.key.id).await {
+        tracing::warn!(error = %e, "could not update last_used_at");
+    }
+    let credential = Exchanged {
+        kind: CredentialKind::ApiKey,
+        id: &auth.key.id,
+        terminal: None,
+        scope,
+        generation: auth.key.scope_generation,
+    };
+    issue(
+        &gateway,
+        &auth.license,
+        credential,
+        gateway.settings().api_token_lifetime,
+    )
+}
+
+/// The scope stored with a key, for its token: a stored scope that does not
+/// read back fails closed (the key is refused, never treated as
+/// unrestricted), and so does a scope past its expiry.
+fn stored_scope(
+    permissions: Option<&serde_json::Value>,
+    key_id: &str,
+    kind: &str,
+) -> Result<Option<KeyScope>, ApiError> {
+    let scope = match KeyScope::from_permissions(permissions) {
         Ok(scope) => scope,
         Err(e) => {
-            tracing::error!(key_id = %auth.key.id, error = %e, "an API key's stored scope does not read back");
-            return Err(ApiError::unauthorized(
-                "this API key's scope cannot be read; create a new key",
-            ));
+            tracing::error!(key_id = %key_id, error = %e, "a key's stored scope does not read back");
+            return Err(ApiError::unauthorized(format!(
+                "this {kind}'s scope cannot be read; set it again or replace the key"
+            )));
         }
     };
     if let Some(expired) = scope
@@ -221,18 +270,105 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
     {
         return Err(ApiError::unauthorized(&expired.message));
     }
-    if let Err(e) = store.touch_api_key(&auth.key.id).await {
-        tracing::warn!(error = %e, "could not update last_used_at");
+    Ok(scope)
+}
+
+/// Body of the scope-change routes: `{ "scope": { … } }`, or `{ "scope": null }` to lift it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopeBody {
+    /// Required; `null` lifts the scope.
+    #[serde(default, deserialize_with = "present")]
+    scope: Option<Option<KeyScope>>,
+}
+
+/// Tells `{"scope": null}` (`Some(None)`) from a body without `scope` (`None`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<KeyScope>>, D::Error> {
+    Option::<KeyScope>::deserialize(d).map(Some)
+}
+
+fn scope_body(body: &[u8]) -> Result<Option<KeyScope>, ApiError> {
+    let parsed: ScopeBody =
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
+    parsed.scope.ok_or_else(|| {
+        ApiError::bad_request("give the new scope as `{ \"scope\": { … } }`, or `{ \"scope\": null }` to lift it")
+    })
+}
+
+/// A scope for a terminal key, validated as stored (`terminals` refused).
+fn terminal_key_permissions(scope: Option<KeyScope>, license: &License) -> Result<Option<serde_json::Value>, ApiError> {
+    match scope {
+        Some(scope) => scope
+            .for_terminal_key(license.tier.capabilities(), chrono::Utc::now().timestamp_millis())
+            .map_err(|m| ApiError::bad_request(format!("scope: {m}"))),
+        None => Ok(None),
     }
-    issue(
-        &gateway,
-        &auth.license,
-        CredentialKind::ApiKey,
-        &auth.key.id,
-        None,
-        gateway.settings().api_token_lifetime,
-        scope,
-    )
+}
+
+/// `PATCH /api/dashboard/api-keys/{id}`: changes the key's scope in place
+/// (`{ "scope": … | null }`); the key's tokens of the old scope stop
+/// working on every instance at once (`docs/security.md`, "Scoped keys").
+async fn change_api_key_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let scope = scope_body(&body)?;
+    let permissions = match scope {
+        Some(scope) => scope
+            .for_new_key(license.tier.capabilities(), chrono::Utc::now().timestamp_millis())
+            .map_err(|m| ApiError::bad_request(format!("scope: {m}")))?,
+        None => None,
+    };
+    match gateway
+        .change_api_key_scope(&license.id, &path.into_inner(), permissions)
+        .await?
+    {
+        Some(key) => Ok(HttpResponse::Ok().json(json!({ "data": key }))),
+        None => Err(ApiError::not_found("no active API key with this id")),
+    }
+}
+
+/// `GET /api/dashboard/terminals/{id}/key`: the terminal's active key (its scope; never the secret).
+async fn terminal_key_record(
+    req: HttpRequest,
+    path: web::Path<String>,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    match gateway
+        .store()
+        .terminal_key_record(&license.id, &path.into_inner())
+        .await?
+    {
+        Some(key) => Ok(HttpResponse::Ok().json(json!({ "data": key }))),
+        None => Err(ApiError::not_found(
+            "no terminal with an active key with this id on this license",
+        )),
+    }
+}
+
+/// `PATCH /api/dashboard/terminals/{id}/key`: changes the scope of the
+/// terminal's key in place (`{ "scope": … | null }`, no `terminals`).
+async fn change_terminal_key_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+    gateway: web::Data<Gateway>,
+) -> Result<HttpResponse, ApiError> {
+    let license = master(&req, &gateway).await?;
+    let permissions = terminal_key_permissions(scope_body(&body)?, &license)?;
+    match gateway
+        .change_terminal_key_scope(&license.id, &path.into_inner(), permissions)
+        .await?
+    {
+        Some(key) => Ok(HttpResponse::Ok().json(json!({ "data": key }))),
+        None => Err(ApiError::not_found(
+            "no terminal with an active key with this id on this license",
+        )),
+    }
 }
 
 /// Authenticates a dashboard request with the license's master key.
@@ -340,6 +476,9 @@ async fn list_terminals(req: HttpRequest, gateway: web::Data<Gateway>) -> Result
 #[serde(deny_unknown_fields)]
 struct CreateTerminalBody {
     name: String,
+    /// What the terminal's key may do within the tier (no `terminals`).
+    #[serde(default)]
+    scope: Option<KeyScope>,
 }
 
 async fn create_terminal(
@@ -348,23 +487,51 @@ async fn create_terminal(
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
-    let (terminal, key) = gateway.store().create_terminal(&license.id, &body.name).await?;
+    let body = body.into_inner();
+    let permissions = terminal_key_permissions(body.scope, &license)?;
+    let (terminal, key) = gateway
+        .store()
+        .create_scoped_terminal(&license.id, &body.name, permissions)
+        .await?;
     tracing::info!(license = %license.id, terminal = %terminal.id, "terminal created");
-    Ok(HttpResponse::Created().json(json!({ "data": { "terminal": terminal, "terminal_key": key.expose() } })))
+    let record = gateway.store().terminal_key_record(&license.id, &terminal.id).await?;
+    Ok(HttpResponse::Created().json(json!({ "data": {
+        "terminal": terminal,
+        "terminal_key": key.expose(),
+        "key": record,
+    } })))
 }
 
 /// `POST /api/dashboard/terminals/{id}/rotate-key`: revokes the terminal's
 /// key and issues a new one (shown once). Session tokens exchanged for the
 /// old key are refused by every REST instance at once (Redis marker, else the
 /// store), and an agent connected with it here is disconnected at once.
+///
+/// The new key keeps the old key's scope, unless the body gives one
+/// (`{ "scope": … | null }`).
 async fn rotate_terminal_key(
     req: HttpRequest,
     path: web::Path<String>,
+    body: web::Bytes,
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     let license = master(&req, &gateway).await?;
     let terminal_id = path.into_inner();
-    let rotated = match gateway.rotate_terminal_key(&license.id, &terminal_id).await {
+    // No body, or one without `scope`: the new key keeps the old key's scope.
+    let scope = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let parsed: ScopeBody =
+            serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
+        match parsed.scope {
+            Some(scope) => Some(terminal_key_permissions(scope, &license)?),
+            None => None,
+        }
+    };
+    let rotated = match gateway
+        .rotate_terminal_key_with_scope(&license.id, &terminal_id, scope)
+        .await
+    {
         Ok(r) => r,
         Err(tradeterm_store::StoreError::NotFound(_)) => {
             return Err(ApiError::not_found("no terminal with this id on this license"));
@@ -376,6 +543,7 @@ async fn rotate_terminal_key(
         "terminal_key": rotated.terminal_key.expose(),
         "revoked_key_ids": rotated.revoked_key_ids,
         "agent_disconnected": rotated.agent_disconnected,
+        "key": rotated.key,
     } })))
 }
 

@@ -15,6 +15,11 @@
 //! (`tt:revoked:{key id}`, as the REST server does): a rotated key, and the
 //! session tokens exchanged for it, are refused at once on every instance.
 //! While Redis cannot be read, the key is checked in the store instead.
+//! A key whose scope changed in place has its previous scope generation
+//! marked (`Claims::credential`): a cached grant so marked is exchanged
+//! again at once, and runs under the new scope (the store tells a scope
+//! change from a revocation); a change made in this process is heard at
+//! once, Redis or not.
 //!
 //! When a refresh fails because the gateway cannot be reached, the cached
 //! token keeps being used until it actually expires. The gateway refuses
@@ -145,7 +150,13 @@ struct Grant {
     refresh_at: i64,
     /// The key's terminal was seen bound (bindings are never undone).
     bound: bool,
+    /// Its credential was heard revoked in this process (or its scope
+    /// changed): the store is asked before the grant is used again.
+    heard: bool,
 }
+
+/// The refusal of a revoked or rotated terminal key.
+const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; connect with the terminal's new key";
 
 /// How long reading a revocation mark may take before the store is asked instead.
 const MARK_TIMEOUT: Duration = Duration::from_millis(100);
@@ -156,7 +167,11 @@ pub struct Authenticator {
     verifier: TokenVerifier,
     store: Arc<dyn Store>,
     recheck: Duration,
-    cache: Mutex<HashMap<[u8; 32], Grant>>,
+    cache: Arc<Mutex<HashMap<[u8; 32], Grant>>>,
+    /// Flags the cached grants of a credential revoked in this process (a
+    /// key's scope changed on the gateway of `tradeterm serve`, Redis or
+    /// not), so that their next use asks the store first.
+    _revoked_here: tradeterm_protocol::dispatch::RevocationListener,
     exchanges: AtomicU64,
     /// Where the gateway marks revoked credentials (`KEYVALUE_URL`).
     marks: Option<ThreadConnections>,
@@ -179,12 +194,25 @@ fn now_secs() -> i64 {
 impl Authenticator {
     /// An authenticator exchanging keys at `gateway`.
     pub fn new(gateway: GatewayClient, verifier: TokenVerifier, store: Arc<dyn Store>, recheck: Duration) -> Self {
+        let cache: Arc<Mutex<HashMap<[u8; 32], Grant>>> = Arc::default();
+        let held = Arc::downgrade(&cache);
+        let revoked_here: tradeterm_protocol::dispatch::RevocationListener = Arc::new(move |credential: &str| {
+            if let Some(cache) = held.upgrade()
+                && let Ok(mut c) = cache.lock()
+            {
+                for g in c.values_mut().filter(|g| g.claims.credential() == credential) {
+                    g.heard = true;
+                }
+            }
+        });
+        tradeterm_protocol::dispatch::listen_to_revocations_here(&revoked_here);
         Self {
             gateway,
             verifier,
             store,
             recheck,
-            cache: Mutex::new(HashMap::new()),
+            cache,
+            _revoked_here: revoked_here,
             exchanges: AtomicU64::new(0),
             marks: None,
             marks_warned: AtomicU64::new(0),
@@ -239,9 +267,26 @@ impl Authenticator {
             },
             None => (self.exchange(key).await?, false),
         };
-        if cached && let Err(e) = self.ensure_not_revoked(&grant.claims).await {
+        // A grant heard revoked in this process is checked in the store, as a marked one.
+        let checked = match cached {
+            false => Ok(()),
+            true if grant.heard => Err(AuthError::unauthorized(KEY_REVOKED)),
+            true => self.ensure_not_revoked(&grant.claims).await,
+        };
+        if let Err(e) = checked {
             self.evict(&digest);
-            return Err(e);
+            // The mark may be of the key's previous scope generation only (its
+            // scope changed in place, the store tells): exchanged again, under
+            // the new scope. A revoked key is refused at once.
+            match self.store.terminal_key_generation(&grant.claims.cred_id).await {
+                Ok(Some(g)) if g != grant.claims.cred_gen => {
+                    let bound = grant.bound;
+                    grant = self.exchange(key).await.map_err(|_| e)?;
+                    grant.bound = bound;
+                }
+                Ok(Some(_)) if grant.heard => grant.heard = false,
+                _ => return Err(e),
+            }
         }
         if !grant.bound {
             self.ensure_bound(&grant.claims).await?;
@@ -284,6 +329,7 @@ impl Authenticator {
             obtained: Instant::now(),
             refresh_at,
             bound: false,
+            heard: false,
         })
     }
 
@@ -295,7 +341,7 @@ impl Authenticator {
         let Some(conns) = &self.marks else {
             return Ok(());
         };
-        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(conns, &claims.cred_id)).await;
+        let marked = tokio::time::timeout(MARK_TIMEOUT, revocation_marked(conns, &claims.credential())).await;
         if !matches!(marked, Ok(Ok(_))) {
             // A failed or timed-out call may have left the connection broken.
             conns.forget();
@@ -318,16 +364,14 @@ impl Authenticator {
                 {
                     tracing::warn!(error = %detail, "revocation marks unreadable in Redis; checking keys in the store");
                 }
-                match self.store.terminal_key_active(&claims.cred_id).await {
-                    Ok(active) => !active,
+                match self.store.terminal_key_generation(&claims.cred_id).await {
+                    Ok(generation) => generation != Some(claims.cred_gen),
                     Err(e) => return Err(AuthError::internal(e)),
                 }
             }
         };
         if revoked {
-            return Err(AuthError::unauthorized(
-                "this terminal key has been revoked or rotated; connect with the terminal's new key",
-            ));
+            return Err(AuthError::unauthorized(KEY_REVOKED));
         }
         Ok(())
     }

@@ -92,6 +92,7 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
                 cred_id: "tkey-charts".into(),
                 terminal: Some(terminal),
                 scope: None,
+                cred_gen: 0,
             };
             axum::Json(json!({ "token": signer.sign(claims).unwrap(), "expires_in": 3600 }))
         }

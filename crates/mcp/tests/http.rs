@@ -84,6 +84,7 @@ async fn fake_gateway(signer: TokenSigner, key: String, license: String, termina
                 cred_id,
                 terminal: Some(terminal),
                 scope: None,
+                cred_gen: 0,
             };
             let token = signer.sign(claims).unwrap();
             (

@@ -56,9 +56,25 @@ pub struct Claims {
     /// The credential's scope (`docs/security.md`, "Scoped keys"); absent: unrestricted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<tradeterm_core::scope::KeyScope>,
+    /// Generation of the credential's scope when the token was issued (0
+    /// until its first change in place): a token of an older generation is
+    /// refused like a revoked one ([`Claims::credential`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cred_gen: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Claims {
+    /// The name revocation marks and rate-limit checks know this token's
+    /// credential by: its record id, qualified by the scope's generation
+    /// once the scope was changed (`tradeterm_core::scope::credential_mark`).
+    pub fn credential(&self) -> std::borrow::Cow<'_, str> {
+        tradeterm_core::scope::credential_mark(&self.cred_id, self.cred_gen)
+    }
+
     /// Whether the token grants `cap`.
     pub fn allows(&self, cap: Capability) -> bool {
         self.caps.contains(&cap)
@@ -200,6 +216,7 @@ mod tests {
             cred_id: "tk_1".into(),
             terminal: Some("term_1".into()),
             scope: None,
+            cred_gen: 0,
         }
     }
 

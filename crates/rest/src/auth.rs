@@ -13,6 +13,12 @@
 //!   issuer, audience, expiry and not-before enforced. A token exchanged for
 //!   a terminal key names the key (`cred_id`); it is refused as soon as the
 //!   key is revoked or rotated, checked as for API keys.
+//! - A key's scope changed in place (`docs/security.md`, "Scoped keys")
+//!   counts as the revocation of its previous scope generation
+//!   (`Claims::credential`): a cached exchange of an API key is then
+//!   dropped and the key exchanged again on the same request, so the call
+//!   runs under the new scope; a session token of the previous generation is
+//!   refused (401: request a new token).
 //!
 //! Anything else, or a failure, is 401 `UNAUTHORIZED`.
 
@@ -75,6 +81,29 @@ pub(crate) fn revoked(caller: &Caller) -> RestError {
             "the terminal key this token was issued for has been revoked or rotated; request a new token",
         ),
     }
+}
+
+/// The 401 for a token of a credential whose scope changed since it was issued.
+pub(crate) fn outdated(caller: &Caller) -> RestError {
+    match caller.claims.cred {
+        CredentialKind::ApiKey => {
+            RestError::unauthorized("this API key's scope changed since this token was issued; request a new token")
+        }
+        CredentialKind::TerminalKey => RestError::unauthorized(
+            "the scope of the terminal key this token was issued for changed since; request a new token",
+        ),
+    }
+}
+
+/// What the store says of the credential a caller's token was issued for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// Active, with the token's scope.
+    Current,
+    /// Active, but its scope changed since the token was issued (exchange again).
+    Outdated,
+    /// Revoked, rotated, or its license disabled.
+    Revoked,
 }
 
 fn now_secs() -> i64 {
@@ -162,14 +191,25 @@ impl Authenticator {
     /// API key, or the terminal key a session token was exchanged for) is no
     /// longer active in the store.
     pub async fn ensure_active(&self, caller: &Caller) -> Result<(), RestError> {
+        match self.standing(caller).await? {
+            Standing::Current => Ok(()),
+            Standing::Outdated => Err(outdated(caller)),
+            Standing::Revoked => Err(revoked(caller)),
+        }
+    }
+
+    /// Whether the credential the caller authenticated with is still active
+    /// in the store, with the scope generation of the caller's token.
+    pub(crate) async fn standing(&self, caller: &Caller) -> Result<Standing, RestError> {
         let id = &caller.claims.cred_id;
-        let active = match caller.claims.cred {
-            CredentialKind::ApiKey => self.store.api_key_active(id).await,
-            CredentialKind::TerminalKey => self.store.terminal_key_active(id).await,
+        let generation = match caller.claims.cred {
+            CredentialKind::ApiKey => self.store.api_key_generation(id).await,
+            CredentialKind::TerminalKey => self.store.terminal_key_generation(id).await,
         };
-        match active {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(revoked(caller)),
+        match generation {
+            Ok(Some(g)) if g == caller.claims.cred_gen => Ok(Standing::Current),
+            Ok(Some(_)) => Ok(Standing::Outdated),
+            Ok(None) => Ok(Standing::Revoked),
             Err(e) => Err(RestError::internal(e, true)),
         }
     }
@@ -256,6 +296,7 @@ impl Authenticator {
             cred_id: auth.key.id.clone(),
             terminal: None,
             scope,
+            cred_gen: auth.key.scope_generation,
         });
         if let Ok(mut c) = self.cache.lock() {
             c.insert(

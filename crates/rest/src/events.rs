@@ -275,7 +275,7 @@ pub(crate) async fn stream(req: HttpRequest, state: web::Data<AppState>) -> Resu
             Err(e) => return Err(RestError::internal(e, state.services.settings.production)),
         }
     }
-    crate::routes::count(&req, &state, &caller, false).await?;
+    let caller = crate::routes::count_fresh(&req, &state, caller, false).await?;
     let Some(events) = &state.services.events else {
         return Err(RestError::new(
             503,

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use tradeterm_telemetry::actix::RouteLabel;
 use tradeterm_tools::{Invocation, Target, TerminalChoice, Tool};
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Standing};
 use crate::ratelimit::Decision;
 use crate::{AppState, RestError};
 
@@ -789,8 +789,7 @@ async fn list_tools(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
 /// Authenticates and rate-limits a request; records the decision for the headers middleware.
 async fn admit(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
     let caller = authenticate(req, state).await?;
-    count(req, state, &caller, true).await?;
-    Ok(caller)
+    count_fresh(req, state, caller, true).await
 }
 
 pub(crate) async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Caller, RestError> {
@@ -854,10 +853,63 @@ pub(crate) async fn count(
     caller: &Caller,
     with_route: bool,
 ) -> Result<(), RestError> {
+    match count_standing(req, state, caller, with_route).await? {
+        Standing::Current => Ok(()),
+        Standing::Outdated => Err(crate::auth::outdated(caller)),
+        Standing::Revoked => Err(crate::auth::revoked(caller)),
+    }
+}
+
+/// [`count`], and when the caller's cached exchange of an API key is
+/// outdated (the key's scope changed since: its previous generation is
+/// marked like a revoked key), the key is exchanged again once and the
+/// request counted with the fresh caller, which is returned: the call runs
+/// under the key's new scope. A session token of an outdated generation
+/// is refused (its holder requests a new one).
+pub(crate) async fn count_fresh(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: Caller,
+    with_route: bool,
+) -> Result<Caller, RestError> {
+    match count_standing(req, state, &caller, with_route).await? {
+        Standing::Current => Ok(caller),
+        Standing::Outdated if bearer_is_api_key(req) => {
+            // The cache entry is gone: this exchanges the key again.
+            let fresh = authenticate(req, state).await?;
+            count(req, state, &fresh, with_route).await?;
+            Ok(fresh)
+        }
+        Standing::Outdated => Err(crate::auth::outdated(&caller)),
+        Standing::Revoked => Err(crate::auth::revoked(&caller)),
+    }
+}
+
+/// Whether the request's bearer credential is an API key (not a token).
+fn bearer_is_api_key(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(tradeterm_protocol::auth::parse_bearer)
+        .is_some_and(|k| k.starts_with(crate::auth::API_KEY_PREFIX))
+}
+
+/// Counts the request and tells the standing of its credential; a
+/// credential that is not current is not counted and its cached exchanges
+/// are dropped.
+async fn count_standing(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: &Caller,
+    with_route: bool,
+) -> Result<Standing, RestError> {
     let Some(limiter) = &state.limiter else {
-        // No Redis: revocation is checked in the store on every request.
-        state.auth.ensure_active(caller).await?;
-        return Ok(());
+        // No Redis: revocation (and a scope change) is checked in the store on every request.
+        let standing = state.auth.standing(caller).await?;
+        if standing != Standing::Current {
+            state.auth.forget(caller);
+        }
+        return Ok(standing);
     };
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
     // The count and the revocation check of the credential (an API key, or
@@ -865,7 +917,8 @@ pub(crate) async fn count(
     // Redis call. The dispatch to the named terminal gets ready beside it (a
     // scaled-out deployment reads the route table then): the two Redis
     // calls share one round trip instead of following each other.
-    let count = limiter.check_credential(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id);
+    let credential = caller.claims.credential();
+    let count = limiter.check_credential(caller.license_id(), caller.claims.tier, now, &credential);
     let terminal = req
         .headers()
         .get(TERMINAL_HEADER)
@@ -881,17 +934,25 @@ pub(crate) async fn count(
     };
     if d.revoked {
         state.auth.forget(caller);
-        return Err(crate::auth::revoked(caller));
+        // Marked: revoked, or the key's scope changed (the store tells which).
+        return Ok(match state.auth.standing(caller).await? {
+            Standing::Outdated => Standing::Outdated,
+            _ => Standing::Revoked,
+        });
     }
     if !limiter.redis_healthy() {
         // Redis unreachable: revocations are not known there; ask the store.
-        state.auth.ensure_active(caller).await?;
+        let standing = state.auth.standing(caller).await?;
+        if standing != Standing::Current {
+            state.auth.forget(caller);
+            return Ok(standing);
+        }
     }
     req.extensions_mut().insert(d);
     if !d.allowed {
         return Err(RestError::rate_limited(d.retry_after));
     }
-    Ok(())
+    Ok(Standing::Current)
 }
 
 /// Authenticates and counts a call of `tool`, then runs `work` for the
@@ -904,44 +965,63 @@ pub(crate) async fn count(
 /// the count, a refusal answers at once and drops the work, so a refused
 /// call returns nothing of it and has changed nothing. Saves the count's
 /// round trip on the common path.
-async fn counted<W, F>(req: &HttpRequest, state: &AppState, tool: &Tool, work: W) -> Result<HttpResponse, RestError>
+async fn counted<W>(req: &HttpRequest, state: &AppState, tool: &Tool, work: W) -> Result<HttpResponse, RestError>
 where
-    W: FnOnce(tradeterm_tools::Caller) -> F,
-    F: std::future::Future<Output = Result<HttpResponse, RestError>>,
+    W: AsyncFn(tradeterm_tools::Caller) -> Result<HttpResponse, RestError>,
 {
     let caller = authenticate(req, state).await?;
-    if caller.claims.scope.is_some() {
-        req.extensions_mut().insert(ScopedBy(caller.claims.clone()));
-    }
+    scoped_by(req, &caller);
     let reads = state
         .limiter
         .as_ref()
         .filter(|_| tradeterm_tools::reads_terminal_only(tool));
     let now = chrono::Utc::now().timestamp_millis().max(0) as u64;
-    if let Some(d) =
-        reads.and_then(|l| l.count_behind(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id))
-    {
+    let credential = caller.claims.credential();
+    if let Some(d) = reads.and_then(|l| l.count_behind(caller.license_id(), caller.claims.tier, now, &credential)) {
         req.extensions_mut().insert(d);
         return work(tool_caller(&caller)).await;
     }
-    let ahead = reads.and_then(|l| l.ahead(caller.license_id(), caller.claims.tier, now, &caller.claims.cred_id));
+    let ahead = reads.and_then(|l| l.ahead(caller.license_id(), caller.claims.tier, now, &credential));
     let Some(_ahead) = ahead else {
-        count(req, state, &caller, true).await?;
+        let caller = count_fresh(req, state, caller.clone(), true).await?;
+        scoped_by(req, &caller);
         return work(tool_caller(&caller)).await;
     };
-    let counted = count(req, state, &caller, false);
-    let work = work(tool_caller(&caller));
-    tokio::pin!(counted, work);
-    tokio::select! {
+    let counted = count_standing(req, state, &caller, false);
+    let ran = work(tool_caller(&caller));
+    tokio::pin!(counted, ran);
+    let (standing, out) = tokio::select! {
         biased;
         c = &mut counted => {
-            c?;
-            work.await
+            match c? {
+                Standing::Current => return ran.await,
+                // The work of an outdated scope is dropped unanswered.
+                other => (other, None),
+            }
         }
-        out = &mut work => {
-            counted.await?;
-            out
+        out = &mut ran => (counted.await?, Some(out)),
+    };
+    match standing {
+        Standing::Current => out.unwrap_or_else(|| Err(RestError::internal("a counted call lost its answer", true))),
+        Standing::Outdated if bearer_is_api_key(req) => {
+            // Read-only work (only such calls go ahead): run again under the new scope.
+            let fresh = authenticate(req, state).await?;
+            count(req, state, &fresh, true).await?;
+            scoped_by(req, &fresh);
+            work(tool_caller(&fresh)).await
         }
+        Standing::Outdated => Err(crate::auth::outdated(&caller)),
+        Standing::Revoked => Err(crate::auth::revoked(&caller)),
+    }
+}
+
+/// Keeps a scoped caller's claims with the request for [`run`] (and forgets
+/// them when a fresh exchange has no scope).
+fn scoped_by(req: &HttpRequest, caller: &Caller) {
+    if caller.claims.scope.is_some() {
+        req.extensions_mut().insert(ScopedBy(caller.claims.clone()));
+    } else {
+        req.extensions_mut().remove::<ScopedBy>();
     }
 }
 
@@ -1030,7 +1110,7 @@ async fn named(
     match route.auth {
         Auth::Bearer => {
             counted(&req, &state, tool, async |caller| {
-                named_run(route, tool, params, caller, &req, &body, &state).await
+                named_run(route, tool, params.clone(), caller, &req, &body, &state).await
             })
             .await
         }

@@ -124,11 +124,45 @@ pub trait Store: SessionStore + WebhookStore + ManagedStore + AuditStore + Send 
     // ----- terminals and terminal keys -----
 
     /// Creates a terminal slot for the license with a new terminal key (shown once).
-    async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)>;
+    async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)> {
+        self.create_scoped_terminal(license_id, name, None).await
+    }
+    /// [`Store::create_terminal`] with a scope for its key (`permissions`,
+    /// the JSON of `tradeterm_core::scope::KeyScope`, validated by the caller).
+    async fn create_scoped_terminal(
+        &self,
+        license_id: &str,
+        name: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<(Terminal, Secret)>;
     /// Revokes the terminal's active key and issues a new one. The binding to
-    /// the terminal installation is kept. Returns the new key and the ids of
-    /// the revoked ones.
-    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey>;
+    /// the terminal installation is kept, and so is the key's scope. Returns
+    /// the new key and the ids of the revoked ones.
+    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey> {
+        self.rotate_scoped_terminal_key(license_id, terminal_id, None).await
+    }
+    /// [`Store::rotate_terminal_key`]; `scope`: `None` keeps the old key's
+    /// scope, `Some(permissions)` gives the new key this one (`Some(None)`: none).
+    async fn rotate_scoped_terminal_key(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        scope: Option<Option<serde_json::Value>>,
+    ) -> StoreResult<RotatedTerminalKey>;
+    /// The active key's record of a terminal of the license (never the secret).
+    async fn terminal_key_record(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<TerminalKey>>;
+    /// Changes the scope of a terminal's active key in place (the secret is
+    /// kept; its scope generation moves on by one). `None` when the license
+    /// has no such terminal with an active key.
+    async fn set_terminal_key_scope(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<Option<TerminalKey>>;
+    /// The scope generation of the terminal key with this record id while it
+    /// is active and its license enabled; `None` otherwise.
+    async fn terminal_key_generation(&self, key_id: &str) -> StoreResult<Option<u32>>;
     /// Whether the terminal key with this record id is active and its license
     /// enabled (used to honour a rotation at once for session tokens
     /// exchanged for the key, and by connected agents).
@@ -177,9 +211,24 @@ pub trait Store: SessionStore + WebhookStore + ManagedStore + AuditStore + Send 
     async fn api_key(&self, key: &str) -> StoreResult<Option<ApiKeyAuth>>;
     /// Whether the key with this id is active (used to honour revocation at once).
     async fn api_key_active(&self, key_id: &str) -> StoreResult<bool>;
-    /// Every credential (API key or terminal key, by record id) revoked at
-    /// or after `since_ms`, with when, across licenses: what a gateway
-    /// publishes again as revocation marks when Redis comes back empty.
+    /// The scope generation of the API key with this id while it is active
+    /// and its license enabled; `None` otherwise.
+    async fn api_key_generation(&self, key_id: &str) -> StoreResult<Option<u32>>;
+    /// Changes the scope of an active API key of the license in place (the
+    /// secret is kept; its scope generation moves on by one). `None` when
+    /// the license has no such active key.
+    async fn set_api_key_scope(
+        &self,
+        license_id: &str,
+        key_id: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<Option<ApiKey>>;
+    /// Every credential name to mark revoked for what happened at or after
+    /// `since_ms`, with when, across licenses: the keys revoked (their
+    /// record id, and their scope generation's name) and the older scope
+    /// generations of the keys whose scope changed
+    /// (`tradeterm_core::scope::credential_mark`). What a gateway publishes
+    /// again as revocation marks when Redis comes back empty.
     async fn revoked_credentials_since(&self, since_ms: i64) -> StoreResult<Vec<(String, i64)>>;
     /// Sets `last_used_at` to now.
     async fn touch_api_key(&self, key_id: &str) -> StoreResult<()>;

@@ -86,6 +86,34 @@ pub struct RotatedTerminalKey {
     /// the caller can publish their revocation: session tokens exchanged
     /// for them carry these ids (`cred_id`).
     pub revoked_key_ids: Vec<String>,
+    /// The scope generation each revoked key had (same order), so that the
+    /// caller marks the name its current tokens carry too.
+    pub revoked_generations: Vec<u32>,
+    /// The new key's record (its scope: the one given, else the old key's).
+    pub record: TerminalKey,
+}
+
+/// A terminal key's record (never the secret nor its hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TerminalKey {
+    /// Id (`tkey_…`), the `cred_id` of the session tokens exchanged for it.
+    pub id: String,
+    /// Owning license.
+    pub license_id: String,
+    /// The terminal the key belongs to.
+    pub terminal_id: String,
+    /// The key's scope (`docs/security.md`, "Scoped keys"); `null`: the license's full capabilities.
+    pub permissions: Option<serde_json::Value>,
+    /// Changes of the scope in place so far (0: never changed).
+    #[serde(default)]
+    pub scope_generation: u32,
+    /// Last change of the scope in place, unix ms.
+    #[serde(default)]
+    pub scope_changed_at: Option<i64>,
+    /// Creation time, unix ms.
+    pub created_at: i64,
+    /// Revocation time, unix ms.
+    pub revoked_at: Option<i64>,
 }
 
 /// An active terminal key resolved to its terminal and license.
@@ -93,6 +121,10 @@ pub struct RotatedTerminalKey {
 pub struct TerminalKeyAuth {
     /// Key record id.
     pub key_id: String,
+    /// The key's scope as stored (`permissions`), if any.
+    pub permissions: Option<serde_json::Value>,
+    /// Generation of the key's scope.
+    pub scope_generation: u32,
     /// The terminal the key belongs to.
     pub terminal: Terminal,
     /// The owning license.
@@ -121,8 +153,14 @@ pub struct ApiKey {
     pub label: String,
     /// First characters of the key (`svc_api_AbCd`), to recognise it.
     pub prefix: String,
-    /// Reserved for future scoped keys; `null` means the license's full capabilities.
+    /// The key's scope (`docs/security.md`, "Scoped keys"); `null` means the license's full capabilities.
     pub permissions: Option<serde_json::Value>,
+    /// Changes of the scope in place so far (0: never changed).
+    #[serde(default)]
+    pub scope_generation: u32,
+    /// Last change of the scope in place, unix ms.
+    #[serde(default)]
+    pub scope_changed_at: Option<i64>,
     /// Creation time, unix ms.
     pub created_at: i64,
     /// Revocation time, unix ms.

@@ -25,6 +25,8 @@ pub(super) async fn create_api_key(
         created_at: now_ms(),
         revoked_at: None,
         last_used_at: None,
+        scope_generation: 0,
+        scope_changed_at: None,
     };
     const COUNT: &str = "SELECT COUNT(*) AS n FROM api_keys WHERE license_id = $1 AND revoked_at IS NULL";
     const INSERT: &str = "INSERT INTO api_keys (id, license_id, label, prefix, key_hash, created_at, permissions) \
@@ -99,10 +101,53 @@ pub(super) async fn api_key(store: &SqlStore, key: &str) -> StoreResult<Option<A
 }
 
 pub(super) async fn api_key_active(store: &SqlStore, key_id: &str) -> StoreResult<bool> {
-    const SQL: &str = "SELECT k.id FROM api_keys k JOIN licenses l ON l.id = k.license_id \
+    Ok(api_key_generation(store, key_id).await?.is_some())
+}
+
+pub(super) async fn api_key_generation(store: &SqlStore, key_id: &str) -> StoreResult<Option<u32>> {
+    const SQL: &str = "SELECT k.scope_gen AS g FROM api_keys k JOIN licenses l ON l.id = k.license_id \
                        WHERE k.id = $1 AND k.revoked_at IS NULL AND l.disabled = FALSE";
-    let found = on_pool!(store, pool => sqlx::query(SQL).bind(key_id).fetch_optional(pool).await?.is_some());
+    let found = on_pool!(store, pool => match sqlx::query(SQL).bind(key_id).fetch_optional(pool).await? {
+        Some(r) => Some(rows::generation(r.int("g")?)),
+        None => None,
+    });
     Ok(found)
+}
+
+pub(super) async fn set_api_key_scope(
+    store: &SqlStore,
+    license_id: &str,
+    key_id: &str,
+    permissions: Option<serde_json::Value>,
+) -> StoreResult<Option<ApiKey>> {
+    const SQL: &str = "UPDATE api_keys SET permissions = $1, scope_gen = scope_gen + 1, scope_changed_at = $2 \
+                       WHERE id = $3 AND license_id = $4 AND revoked_at IS NULL";
+    const READ: &str = concat!(
+        "SELECT ",
+        api_key_cols!(),
+        " FROM api_keys k WHERE k.id = $1 AND k.license_id = $2"
+    );
+    let text = permissions.as_ref().map(serde_json::Value::to_string);
+    on_pool!(store, pool => {
+        let n = sqlx::query(SQL)
+            .bind(&text)
+            .bind(now_ms())
+            .bind(key_id)
+            .bind(license_id)
+            .execute(pool)
+            .await?
+            .rows_affected();
+        if n == 0 {
+            return Ok(None);
+        }
+        sqlx::query(READ)
+            .bind(key_id)
+            .bind(license_id)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| rows::api_key(&r))
+            .transpose()
+    })
 }
 
 pub(super) async fn touch_api_key(store: &SqlStore, key_id: &str) -> StoreResult<()> {
@@ -120,13 +165,34 @@ pub(super) async fn touch_api_key(store: &SqlStore, key_id: &str) -> StoreResult
 }
 
 pub(super) async fn revoked_credentials_since(store: &SqlStore, since_ms: i64) -> StoreResult<Vec<(String, i64)>> {
-    const SQL: &str = "SELECT id, revoked_at FROM api_keys WHERE revoked_at >= $1 \
-                       UNION ALL SELECT id, revoked_at FROM terminal_keys WHERE revoked_at >= $1";
-    on_pool!(store, pool => sqlx::query(SQL)
+    // Revoked keys: the record id and the current generation's name (what
+    // its latest tokens carry). Keys whose scope changed since: the names
+    // of every older generation (`tradeterm_core::scope::credential_mark`).
+    const SQL: &str = "SELECT id, revoked_at AS at, scope_gen, 1 AS revoked FROM api_keys WHERE revoked_at >= $1 \
+                       UNION ALL SELECT id, revoked_at AS at, scope_gen, 1 AS revoked FROM terminal_keys WHERE revoked_at >= $1 \
+                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, 0 AS revoked FROM api_keys \
+                       WHERE scope_changed_at >= $1 AND revoked_at IS NULL \
+                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, 0 AS revoked FROM terminal_keys \
+                       WHERE scope_changed_at >= $1 AND revoked_at IS NULL";
+    let rows: Vec<(String, i64, u32, bool)> = on_pool!(store, pool => sqlx::query(SQL)
         .bind(since_ms)
         .fetch_all(pool)
         .await?
         .iter()
-        .map(|r| Ok((r.text("id")?, r.int("revoked_at")?)))
-        .collect())
+        .map(|r| Ok((r.text("id")?, r.int("at")?, rows::generation(r.int("scope_gen")?), r.int("revoked")? == 1)))
+        .collect::<StoreResult<Vec<_>>>()?);
+    let mut marks = Vec::new();
+    for (id, at, generation, revoked) in rows {
+        if revoked {
+            if generation > 0 {
+                marks.push((tradeterm_core::scope::credential_mark(&id, generation).into_owned(), at));
+            }
+            marks.push((id, at));
+        } else {
+            for older in 0..generation {
+                marks.push((tradeterm_core::scope::credential_mark(&id, older).into_owned(), at));
+            }
+        }
+    }
+    Ok(marks)
 }

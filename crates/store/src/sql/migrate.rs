@@ -40,6 +40,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 8, "0008_managed_orders.sql", "managed_orders"),
     embedded!("sqlite", 9, "0009_audit_log.sql", "audit_log"),
     embedded!("sqlite", 10, "0010_license_settings.sql", "license_settings"),
+    embedded!("sqlite", 11, "0011_key_scopes.sql", "key_scopes"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -55,6 +56,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 8, "0008_managed_orders.sql", "managed_orders"),
     embedded!("postgres", 9, "0009_audit_log.sql", "audit_log"),
     embedded!("postgres", 10, "0010_license_settings.sql", "license_settings"),
+    embedded!("postgres", 11, "0011_key_scopes.sql", "key_scopes"),
 ];
 
 /// A migrator over embedded migrations.

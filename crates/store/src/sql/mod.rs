@@ -57,7 +57,7 @@ use crate::{
     AlertEventRecord, AlertRuleRecord, ApiKey, ApiKeyAuth, BindOutcome, EquityGuardRecord, ExecutionRecordRow,
     IdempotencyBegin, JournalEntry, JournalFilter, License, LicenseSettings, NewAlertEvent, NewAlertRule,
     NewsGuardRecord, PropFirmRecord, RotatedTerminalKey, Secret, StateSnapshot, Store, StoreError, StoreResult,
-    Terminal, TerminalInfo, TerminalKeyAuth, Tier,
+    Terminal, TerminalInfo, TerminalKey, TerminalKeyAuth, Tier,
 };
 
 /// SQLite waits this long for a lock held by another connection.
@@ -355,12 +355,39 @@ impl Store for SqlStore {
 
     // ----- terminals and terminal keys -----
 
-    async fn create_terminal(&self, license_id: &str, name: &str) -> StoreResult<(Terminal, Secret)> {
-        terminals::create_terminal(self, license_id, name).await
+    async fn create_scoped_terminal(
+        &self,
+        license_id: &str,
+        name: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<(Terminal, Secret)> {
+        terminals::create_terminal(self, license_id, name, permissions).await
     }
 
-    async fn rotate_terminal_key(&self, license_id: &str, terminal_id: &str) -> StoreResult<RotatedTerminalKey> {
-        terminals::rotate_terminal_key(self, license_id, terminal_id).await
+    async fn rotate_scoped_terminal_key(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        scope: Option<Option<serde_json::Value>>,
+    ) -> StoreResult<RotatedTerminalKey> {
+        terminals::rotate_terminal_key(self, license_id, terminal_id, scope).await
+    }
+
+    async fn terminal_key_record(&self, license_id: &str, terminal_id: &str) -> StoreResult<Option<TerminalKey>> {
+        terminals::terminal_key_record(self, license_id, terminal_id).await
+    }
+
+    async fn set_terminal_key_scope(
+        &self,
+        license_id: &str,
+        terminal_id: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<Option<TerminalKey>> {
+        terminals::set_terminal_key_scope(self, license_id, terminal_id, permissions).await
+    }
+
+    async fn terminal_key_generation(&self, key_id: &str) -> StoreResult<Option<u32>> {
+        terminals::terminal_key_generation(self, key_id).await
     }
 
     async fn terminal_key_active(&self, key_id: &str) -> StoreResult<bool> {
@@ -420,6 +447,19 @@ impl Store for SqlStore {
 
     async fn api_key_active(&self, key_id: &str) -> StoreResult<bool> {
         api_keys::api_key_active(self, key_id).await
+    }
+
+    async fn api_key_generation(&self, key_id: &str) -> StoreResult<Option<u32>> {
+        api_keys::api_key_generation(self, key_id).await
+    }
+
+    async fn set_api_key_scope(
+        &self,
+        license_id: &str,
+        key_id: &str,
+        permissions: Option<serde_json::Value>,
+    ) -> StoreResult<Option<ApiKey>> {
+        api_keys::set_api_key_scope(self, license_id, key_id, permissions).await
     }
 
     async fn revoked_credentials_since(&self, since_ms: i64) -> StoreResult<Vec<(String, i64)>> {

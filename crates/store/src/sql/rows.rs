@@ -8,7 +8,7 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
-use crate::{ApiKey, JournalEntry, License, StoreError, StoreResult, Terminal, TerminalInfo, Tier};
+use crate::{ApiKey, JournalEntry, License, StoreError, StoreResult, Terminal, TerminalInfo, TerminalKey, Tier};
 
 /// License columns of `licenses l`.
 macro_rules! license_cols {
@@ -33,7 +33,7 @@ macro_rules! api_key_cols {
     () => {
         "k.id AS k_id, k.license_id AS k_license_id, k.label AS k_label, k.prefix AS k_prefix, \
          k.permissions AS k_permissions, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at, \
-         k.last_used_at AS k_last_used_at"
+         k.last_used_at AS k_last_used_at, k.scope_gen AS k_scope_gen, k.scope_changed_at AS k_scope_changed_at"
     };
 }
 
@@ -138,7 +138,41 @@ pub(super) fn api_key(r: &impl RowExt) -> StoreResult<ApiKey> {
         created_at: r.int("k_created_at")?,
         revoked_at: r.opt_int("k_revoked_at")?,
         last_used_at: r.opt_int("k_last_used_at")?,
+        scope_generation: generation(r.int("k_scope_gen")?),
+        scope_changed_at: r.opt_int("k_scope_changed_at")?,
     })
+}
+
+/// Terminal key columns of `terminal_keys tk` (never the hash).
+macro_rules! terminal_key_cols {
+    () => {
+        "tk.id AS tk_id, tk.license_id AS tk_license_id, tk.terminal_id AS tk_terminal_id, \
+         tk.permissions AS tk_permissions, tk.scope_gen AS tk_scope_gen, \
+         tk.scope_changed_at AS tk_scope_changed_at, tk.created_at AS tk_created_at, tk.revoked_at AS tk_revoked_at"
+    };
+}
+
+pub(super) use terminal_key_cols;
+
+pub(super) fn terminal_key(r: &impl RowExt) -> StoreResult<TerminalKey> {
+    Ok(TerminalKey {
+        id: r.text("tk_id")?,
+        license_id: r.text("tk_license_id")?,
+        terminal_id: r.text("tk_terminal_id")?,
+        permissions: r
+            .opt_text("tk_permissions")?
+            .map(|p| json(&p, "permissions"))
+            .transpose()?,
+        scope_generation: generation(r.int("tk_scope_gen")?),
+        scope_changed_at: r.opt_int("tk_scope_changed_at")?,
+        created_at: r.int("tk_created_at")?,
+        revoked_at: r.opt_int("tk_revoked_at")?,
+    })
+}
+
+/// A stored scope generation (never negative; saturated at `u32::MAX`).
+pub(super) fn generation(n: i64) -> u32 {
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
 }
 
 pub(super) fn journal_entry(r: &impl RowExt) -> StoreResult<JournalEntry> {
