@@ -88,30 +88,16 @@ fn now_secs() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// The credential a token is issued for.
-struct Exchanged<'a> {
-    kind: CredentialKind,
-    id: &'a str,
-    /// The terminal a terminal key is bound to.
-    terminal: Option<String>,
-    scope: Option<KeyScope>,
-    /// The scope's generation (`Claims::cred_gen`).
-    generation: u32,
-}
-
 fn issue(
     gateway: &Gateway,
     license: &License,
-    credential: Exchanged<'_>,
+    cred: CredentialKind,
+    cred_id: &str,
+    terminal: Option<String>,
     lifetime: Duration,
+    scope: Option<KeyScope>,
+    cred_gen: u32,
 ) -> Result<HttpResponse, ApiError> {
-    let Exchanged {
-        kind: cred,
-        id: cred_id,
-        terminal,
-        scope,
-        generation: cred_gen,
-    } = credential;
     let now = now_secs();
     // A scoped key's token ends no later than the key.
     let exp = (now + lifetime.as_secs() as i64).min(
@@ -185,14 +171,16 @@ async fn token_for_terminal_key(
     match store.terminal_key(&key).await? {
         Some(auth) if !auth.license.disabled => {
             let scope = stored_scope(auth.permissions.as_ref(), &auth.key_id, "terminal key")?;
-            let credential = Exchanged {
-                kind: CredentialKind::TerminalKey,
-                id: &auth.key_id,
-                terminal: Some(auth.terminal.id.clone()),
+            issue(
+                &gateway,
+                &auth.license,
+                CredentialKind::TerminalKey,
+                &auth.key_id,
+                Some(auth.terminal.id.clone()),
+                gateway.settings().token_lifetime,
                 scope,
-                generation: auth.scope_generation,
-            };
-            issue(&gateway, &auth.license, credential, gateway.settings().token_lifetime)
+                auth.scope_generation,
+            )
         }
         _ => {
             let master = store.license_by_master_key(&key).await?.is_some();
@@ -232,18 +220,15 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
     if let Err(e) = store.touch_api_key(&auth.key.id).await {
         tracing::warn!(error = %e, "could not update last_used_at");
     }
-    let credential = Exchanged {
-        kind: CredentialKind::ApiKey,
-        id: &auth.key.id,
-        terminal: None,
-        scope,
-        generation: auth.key.scope_generation,
-    };
     issue(
         &gateway,
         &auth.license,
-        credential,
+        CredentialKind::ApiKey,
+        &auth.key.id,
+        None,
         gateway.settings().api_token_lifetime,
+        scope,
+        auth.key.scope_generation,
     )
 }
 

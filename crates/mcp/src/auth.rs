@@ -17,9 +17,8 @@
 //! While Redis cannot be read, the key is checked in the store instead.
 //! A key whose scope changed in place has its previous scope generation
 //! marked (`Claims::credential`): a cached grant so marked is exchanged
-//! again at once, and runs under the new scope (the store tells a scope
-//! change from a revocation); a change made in this process is heard at
-//! once, Redis or not.
+//! again at once, and runs under the new scope (a revoked key is refused by
+//! that exchange); a change made in this process drops the grants at once.
 //!
 //! When a refresh fails because the gateway cannot be reached, the cached
 //! token keeps being used until it actually expires. The gateway refuses
@@ -150,13 +149,7 @@ struct Grant {
     refresh_at: i64,
     /// The key's terminal was seen bound (bindings are never undone).
     bound: bool,
-    /// Its credential was heard revoked in this process (or its scope
-    /// changed): the store is asked before the grant is used again.
-    heard: bool,
 }
-
-/// The refusal of a revoked or rotated terminal key.
-const KEY_REVOKED: &str = "this terminal key has been revoked or rotated; connect with the terminal's new key";
 
 /// How long reading a revocation mark may take before the store is asked instead.
 const MARK_TIMEOUT: Duration = Duration::from_millis(100);
@@ -168,9 +161,8 @@ pub struct Authenticator {
     store: Arc<dyn Store>,
     recheck: Duration,
     cache: Arc<Mutex<HashMap<[u8; 32], Grant>>>,
-    /// Flags the cached grants of a credential revoked in this process (a
-    /// key's scope changed on the gateway of `tradeterm serve`, Redis or
-    /// not), so that their next use asks the store first.
+    /// Drops the cached grants of a credential revoked in this process (a
+    /// key's scope changed on the gateway of `tradeterm serve`, Redis or not).
     _revoked_here: tradeterm_protocol::dispatch::RevocationListener,
     exchanges: AtomicU64,
     /// Where the gateway marks revoked credentials (`KEYVALUE_URL`).
@@ -200,9 +192,7 @@ impl Authenticator {
             if let Some(cache) = held.upgrade()
                 && let Ok(mut c) = cache.lock()
             {
-                for g in c.values_mut().filter(|g| g.claims.credential() == credential) {
-                    g.heard = true;
-                }
+                c.retain(|_, g| g.claims.credential() != credential);
             }
         });
         tradeterm_protocol::dispatch::listen_to_revocations_here(&revoked_here);
@@ -267,26 +257,14 @@ impl Authenticator {
             },
             None => (self.exchange(key).await?, false),
         };
-        // A grant heard revoked in this process is checked in the store, as a marked one.
-        let checked = match cached {
-            false => Ok(()),
-            true if grant.heard => Err(AuthError::unauthorized(KEY_REVOKED)),
-            true => self.ensure_not_revoked(&grant.claims).await,
-        };
-        if let Err(e) = checked {
+        if cached && let Err(e) = self.ensure_not_revoked(&grant.claims).await {
             self.evict(&digest);
             // The mark may be of the key's previous scope generation only (its
-            // scope changed in place, the store tells): exchanged again, under
-            // the new scope. A revoked key is refused at once.
-            match self.store.terminal_key_generation(&grant.claims.cred_id).await {
-                Ok(Some(g)) if g != grant.claims.cred_gen => {
-                    let bound = grant.bound;
-                    grant = self.exchange(key).await.map_err(|_| e)?;
-                    grant.bound = bound;
-                }
-                Ok(Some(_)) if grant.heard => grant.heard = false,
-                _ => return Err(e),
-            }
+            // scope changed in place): exchanged again, under the new scope; a
+            // revoked key is refused there.
+            let bound = grant.bound;
+            grant = self.exchange(key).await.map_err(|_| e)?;
+            grant.bound = bound;
         }
         if !grant.bound {
             self.ensure_bound(&grant.claims).await?;
@@ -329,7 +307,6 @@ impl Authenticator {
             obtained: Instant::now(),
             refresh_at,
             bound: false,
-            heard: false,
         })
     }
 
@@ -371,7 +348,9 @@ impl Authenticator {
             }
         };
         if revoked {
-            return Err(AuthError::unauthorized(KEY_REVOKED));
+            return Err(AuthError::unauthorized(
+                "this terminal key has been revoked or rotated; connect with the terminal's new key",
+            ));
         }
         Ok(())
     }
