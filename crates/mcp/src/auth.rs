@@ -257,14 +257,25 @@ impl Authenticator {
             },
             None => (self.exchange(key).await?, false),
         };
-        if cached && let Err(e) = self.ensure_not_revoked(&grant.claims).await {
+        if let Err(e) = self.ensure_not_revoked(&grant.claims).await {
             self.evict(&digest);
+            if !cached {
+                // Just exchanged and already marked: the gateway has not
+                // seen the revocation yet; refused.
+                return Err(e);
+            }
             // The mark may be of the key's previous scope generation only (its
             // scope changed in place): exchanged again, under the new scope; a
-            // revoked key is refused there.
-            let bound = grant.bound;
-            grant = self.exchange(key).await.map_err(|_| e)?;
-            grant.bound = bound;
+            // revoked key is refused there. A fresh token of the same
+            // generation is still of the marked credential: refused (fails
+            // closed whatever the gateway answered).
+            let old = grant;
+            let marked = old.claims.credential();
+            grant = match self.exchange(key).await {
+                Ok(fresh) if fresh.claims.credential() != marked => fresh,
+                _ => return Err(e),
+            };
+            grant.bound = old.bound && old.claims.terminal == grant.claims.terminal;
         }
         if !grant.bound {
             self.ensure_bound(&grant.claims).await?;

@@ -276,11 +276,17 @@ async fn a_rotated_key_is_refused_at_once_on_every_instance_sharing_redis() {
             "{body}"
         );
     }
+    for (app, session) in apps.iter().zip(&sessions) {
+        assert_eq!(app.list_tools(session).await.status(), 401, "and stays refused");
+    }
+    // Refused by the mark although the fake gateway here grants every
+    // exchange: from the cache, or (the revocation listener dropped the
+    // cached grant) after at most one exchange a request, whose token is
+    // still of the marked credential.
     let after: Vec<u64> = apps.iter().map(|a| a.exchanges()).collect();
-    assert_eq!(
-        after, exchanges,
-        "refused from the cache, by the mark, without a new exchange"
-    );
+    for (a, b) in after.iter().zip(&exchanges) {
+        assert!(*a <= b + 2, "at most one exchange a request: {after:?} after {exchanges:?}");
+    }
     for app in &apps {
         app.handle.stop();
     }
