@@ -88,16 +88,29 @@ fn now_secs() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
+/// The key a session token is issued for.
+struct Issued<'a> {
+    kind: CredentialKind,
+    id: &'a str,
+    /// Its scope, as stored.
+    scope: Option<KeyScope>,
+    /// Its scope's generation (`Claims::cred_gen`).
+    generation: u32,
+}
+
 fn issue(
     gateway: &Gateway,
     license: &License,
-    cred: CredentialKind,
-    cred_id: &str,
+    key: Issued<'_>,
     terminal: Option<String>,
     lifetime: Duration,
-    scope: Option<KeyScope>,
-    cred_gen: u32,
 ) -> Result<HttpResponse, ApiError> {
+    let Issued {
+        kind: cred,
+        id: cred_id,
+        scope,
+        generation: cred_gen,
+    } = key;
     let now = now_secs();
     // A scoped key's token ends no later than the key.
     let exp = (now + lifetime.as_secs() as i64).min(
@@ -174,12 +187,14 @@ async fn token_for_terminal_key(
             issue(
                 &gateway,
                 &auth.license,
-                CredentialKind::TerminalKey,
-                &auth.key_id,
+                Issued {
+                    kind: CredentialKind::TerminalKey,
+                    id: &auth.key_id,
+                    scope,
+                    generation: auth.scope_generation,
+                },
                 Some(auth.terminal.id.clone()),
                 gateway.settings().token_lifetime,
-                scope,
-                auth.scope_generation,
             )
         }
         _ => {
@@ -223,12 +238,14 @@ async fn token_for_api_key(req: HttpRequest, gateway: web::Data<Gateway>) -> Res
     issue(
         &gateway,
         &auth.license,
-        CredentialKind::ApiKey,
-        &auth.key.id,
+        Issued {
+            kind: CredentialKind::ApiKey,
+            id: &auth.key.id,
+            scope,
+            generation: auth.key.scope_generation,
+        },
         None,
         gateway.settings().api_token_lifetime,
-        scope,
-        auth.key.scope_generation,
     )
 }
 
