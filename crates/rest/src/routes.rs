@@ -1264,7 +1264,10 @@ async fn run(
     if image && let Some(obj) = input.as_object_mut() {
         obj.insert(tradeterm_tools::chart::CHART_PROPERTY.into(), Value::Bool(true));
     }
-    let charted = tradeterm_tools::invoke_charted(&state.services, tool, call, input)
+    // Boxed: the tool call's state is large, and each future holding it
+    // inline (this one, `counted`'s, the route's) is copied whole on every
+    // move; boxed, they move a pointer (docs/performance.md).
+    let charted = Box::pin(tradeterm_tools::invoke_charted(&state.services, tool, call, input))
         .await
         .map_err(|e| RestError::from_tool(e, production))?;
     let Some(chart) = charted.chart else {

@@ -72,6 +72,13 @@ fn describe() {
     }
 }
 
+/// Whether this process's Prometheus recorder is installed: handles taken
+/// before that would be no-ops for good, so [`crate::record`] keeps handles
+/// only once it is.
+pub(crate) fn installed() -> bool {
+    HANDLE.get().is_some_and(Option::is_some)
+}
+
 /// The metrics of the process in the Prometheus text format (installing the
 /// recorder first if nobody has).
 pub fn render() -> String {
@@ -128,5 +135,31 @@ mod tests {
             text.contains("# TYPE tradeterm_http_request_duration_seconds histogram"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn requests_past_the_handle_cache_are_counted_too() {
+        super::install();
+        let before = Scrape::parse(&super::render());
+        // More (method, status) pairs on one route than a thread keeps handles for.
+        for status in 200..260u16 {
+            record::http_request("unit-cap", "/cap", "GET", status, Duration::from_millis(1));
+            record::http_request("unit-cap", "/cap", "GET", status, Duration::from_millis(1));
+        }
+        let after = Scrape::parse(&super::render());
+        for status in [200u16, 231, 232, 259] {
+            let labels = [
+                ("service", "unit-cap"),
+                ("route", "/cap"),
+                ("status", &status.to_string()),
+            ];
+            let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, &**v)).collect();
+            let moved =
+                after.value(names::HTTP_REQUESTS_TOTAL, &labels) - before.value(names::HTTP_REQUESTS_TOTAL, &labels);
+            assert_eq!(moved, 2.0, "status {status}");
+        }
+        let count = format!("{}_count", names::HTTP_REQUEST_DURATION_SECONDS);
+        let hist = [("service", "unit-cap"), ("route", "/cap")];
+        assert_eq!(after.value(&count, &hist) - before.value(&count, &hist), 120.0);
     }
 }

@@ -2,9 +2,11 @@
 //! names and labels of [`crate::names`] the same way. Without an installed
 //! recorder ([`crate::metrics::install`]) each call costs next to nothing.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use metrics::{counter, gauge, histogram};
+use metrics::{Counter, Histogram, counter, gauge, histogram};
 
 use crate::names;
 
@@ -12,24 +14,102 @@ use crate::names;
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 
 /// One HTTP request answered by `service` (`rest`, `mcp`, `gateway`).
+///
+/// The hottest metric of every server: its handles are kept per worker
+/// thread ([`cached_http`]), so a request of a known route costs two atomic
+/// updates instead of two label-map lookups with their allocations.
 pub fn http_request(service: &'static str, route: &str, method: &str, status: u16, elapsed: Duration) {
-    let route = route.to_owned();
-    let method = method.to_owned();
-    counter!(
+    let recorded = cached_http(service, route, method, status, |(c, h)| {
+        c.increment(1);
+        h.record(elapsed.as_secs_f64());
+    });
+    if !recorded {
+        let (c, h) = http_handles(service, route, method, status);
+        c.increment(1);
+        h.record(elapsed.as_secs_f64());
+    }
+}
+
+fn http_handles(service: &'static str, route: &str, method: &str, status: u16) -> (Counter, Histogram) {
+    let counter = counter!(
         names::HTTP_REQUESTS_TOTAL,
         "service" => service,
-        "route" => route.clone(),
-        "method" => method.clone(),
+        "route" => route.to_owned(),
+        "method" => method.to_owned(),
         "status" => status.to_string()
-    )
-    .increment(1);
-    histogram!(
+    );
+    let histogram = histogram!(
         names::HTTP_REQUEST_DURATION_SECONDS,
         "service" => service,
-        "route" => route,
-        "method" => method
-    )
-    .record(elapsed.as_secs_f64());
+        "route" => route.to_owned(),
+        "method" => method.to_owned()
+    );
+    (counter, histogram)
+}
+
+/// The handles of one (service, method, status) of a route.
+struct HttpEntry {
+    service: &'static str,
+    method: Box<str>,
+    status: u16,
+    handles: (Counter, Histogram),
+}
+
+/// Bounds of the per-thread handle cache: route labels are patterns (a
+/// bounded set), but methods and statuses come from clients and handlers;
+/// past these the uncached path is taken, so nothing grows without bound.
+const MAX_CACHED_ROUTES: usize = 1024;
+const MAX_ENTRIES_PER_ROUTE: usize = 32;
+
+thread_local! {
+    static HTTP_HANDLES: RefCell<HashMap<Box<str>, Vec<HttpEntry>>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` on the cached handles of the labels (taken and kept on first
+/// use); `false` when they are not kept (no recorder installed yet, or the
+/// cache is full), and `f` was not run.
+fn cached_http(
+    service: &'static str,
+    route: &str,
+    method: &str,
+    status: u16,
+    f: impl FnOnce(&(Counter, Histogram)),
+) -> bool {
+    if !crate::metrics::installed() {
+        return false;
+    }
+    HTTP_HANDLES.with(|cache| {
+        let Ok(mut cache) = cache.try_borrow_mut() else {
+            return false;
+        };
+        if !cache.contains_key(route) {
+            if cache.len() >= MAX_CACHED_ROUTES {
+                return false;
+            }
+            cache.insert(route.into(), Vec::new());
+        }
+        let Some(entries) = cache.get_mut(route) else {
+            return false;
+        };
+        let found = entries
+            .iter()
+            .position(|e| e.status == status && e.service == service && &*e.method == method);
+        let at = match found {
+            Some(at) => at,
+            None if entries.len() < MAX_ENTRIES_PER_ROUTE => {
+                entries.push(HttpEntry {
+                    service,
+                    method: method.into(),
+                    status,
+                    handles: http_handles(service, route, method, status),
+                });
+                entries.len() - 1
+            }
+            None => return false,
+        };
+        f(&entries[at].handles);
+        true
+    })
 }
 
 /// Where a dispatch is counted.
@@ -48,6 +128,12 @@ impl DispatchSide {
             Self::Client => "client",
         }
     }
+}
+
+type DispatchLabels = (&'static str, &'static str, &'static str);
+
+thread_local! {
+    static DISPATCH_HANDLES: RefCell<HashMap<DispatchLabels, (Counter, Histogram)>> = RefCell::new(HashMap::new());
 }
 
 /// Times one dispatch; [`DispatchTimer::finish`] records it with its outcome.
@@ -74,14 +160,34 @@ impl DispatchTimer {
     pub fn finish(self, outcome: &'static str) -> Duration {
         let elapsed = self.started.elapsed();
         let side = self.side.label();
-        counter!(names::DISPATCH_TOTAL, "side" => side, "command" => self.command, "outcome" => outcome).increment(1);
-        histogram!(
-            names::DISPATCH_DURATION_SECONDS,
-            "side" => side,
-            "command" => self.command,
-            "outcome" => outcome
-        )
-        .record(elapsed.as_secs_f64());
+        let handles = || {
+            (
+                counter!(names::DISPATCH_TOTAL, "side" => side, "command" => self.command, "outcome" => outcome),
+                histogram!(
+                    names::DISPATCH_DURATION_SECONDS,
+                    "side" => side,
+                    "command" => self.command,
+                    "outcome" => outcome
+                ),
+            )
+        };
+        let record = |(c, h): &(Counter, Histogram)| {
+            c.increment(1);
+            h.record(elapsed.as_secs_f64());
+        };
+        // Every label is static (a bounded set): the handles are kept per
+        // thread once the recorder is installed.
+        let kept = crate::metrics::installed()
+            && DISPATCH_HANDLES.with(|cache| {
+                let Ok(mut cache) = cache.try_borrow_mut() else {
+                    return false;
+                };
+                record(cache.entry((side, self.command, outcome)).or_insert_with(handles));
+                true
+            });
+        if !kept {
+            record(&handles());
+        }
         elapsed
     }
 }

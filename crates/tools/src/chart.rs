@@ -157,13 +157,18 @@ pub async fn invoke_charted(
     mut input: Value,
 ) -> Result<Charted, ToolError> {
     let wanted = take_chart_flag(tool, &mut input)?;
-    let output = invoke(services, tool, call.clone(), input).await?;
-    let chart = match tool.chart {
-        Some(kind) if wanted => Some(ChartData {
+    // The call is kept for the chart's bars only when a chart is drawn.
+    let (call, kept) = match tool.chart {
+        Some(kind) if wanted => (call.clone(), Some((kind, call))),
+        _ => (call, None),
+    };
+    let output = invoke(services, tool, call, input).await?;
+    let chart = match kept {
+        Some((kind, call)) => Some(ChartData {
             kind,
             bars: bars_for(services, kind, call, &output).await?,
         }),
-        _ => None,
+        None => None,
     };
     Ok(Charted { output, chart })
 }

@@ -355,7 +355,10 @@ pub async fn invoke(services: &Arc<Services>, tool: &Tool, call: Invocation, inp
     );
     // The trade audit log: `None` (no work) for every tool without `trade`.
     let audit = crate::audit::start(tool, &call, &input);
-    let result = crate::audit::recorded(services, audit, run(services, tool, call, input))
+    // Boxed: `run`'s state (the scope, confirmation and dispatch steps) is
+    // large, and every future holding it inline is copied whole each time
+    // it is moved; boxed, the callers' futures move a pointer.
+    let result = crate::audit::recorded(services, audit, Box::pin(run(services, tool, call, input)))
         .instrument(span.clone())
         .await;
     if let Err(e) = &result {
