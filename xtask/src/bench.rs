@@ -12,6 +12,15 @@
 //! without the queue of a saturated 2-core machine). The ratio of the two
 //! servers is the figure to report: the machine is shared and noisy, absolute
 //! numbers are not comparable between runs.
+//!
+//! Every run appends its figures with the commit to the table of recorded
+//! runs in `docs/performance.md` (between [`RECORD_BEGIN`] and
+//! [`RECORD_END`]) and prints its ratio against the last one recorded.
+//!
+//! `cargo xtask bench rest --quick` is the form CI runs after the tests: the
+//! debug builds the tests just made, 2 s per load, the ratio printed for
+//! information (never a pass or fail on time; a debug build's ratio is not
+//! comparable with the release figures, and nothing is recorded).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -149,27 +158,36 @@ fn wrk(url: &str, headers: &[(&str, &str)], seconds: u64, script: Option<&Path>)
     Ok(load)
 }
 
-pub fn rest() -> Result<()> {
+/// Marks of the table of recorded runs in `docs/performance.md`.
+pub(crate) const RECORD_BEGIN: &str = "<!-- bench-rest-runs:begin -->";
+pub(crate) const RECORD_END: &str = "<!-- bench-rest-runs:end -->";
+
+/// `cargo xtask bench rest [--quick]`.
+pub fn rest(args: &[String]) -> Result<()> {
+    let quick = match args {
+        [] => false,
+        [a] if a == "--quick" => true,
+        _ => return Err("usage: cargo xtask bench rest [--quick]".into()),
+    };
     if Command::new("wrk").arg("--version").output().is_err() {
         run(Command::new("apt-get").args(["install", "-y", "-qq", "wrk"]))?;
     }
     crate::ensure_services()?;
     let root = workspace_root();
-    run(cargo().current_dir(&root).args([
-        "build",
-        "--release",
-        "-p",
-        "tradeterm",
-        "--bin",
-        "tradeterm",
-        "--example",
-        "bare_actix",
-    ]))?;
-    let release = target_dir().join("release");
+    let mut build = cargo();
+    build.current_dir(&root).arg("build");
+    if quick {
+        // The features the test suite built with: nothing to build again.
+        build.arg("--all-features");
+    } else {
+        build.arg("--release");
+    }
+    run(build.args(["-p", "tradeterm", "--bin", "tradeterm", "--example", "bare_actix"]))?;
+    let release = target_dir().join(if quick { "debug" } else { "release" });
     let seconds: u64 = std::env::var("BENCH_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(if quick { 2 } else { 10 });
     let data = std::env::temp_dir().join(format!("tradeterm-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
 
@@ -226,7 +244,8 @@ pub fn rest() -> Result<()> {
     let full_paced = wrk(&full_url, &headers, seconds, Some(&pace))?;
     let _ = std::fs::remove_file(&pace);
     println!();
-    println!("REST benchmark: wrk -t2 -c64 -d{seconds}s, release builds, 2 workers each, same run");
+    let builds = if quick { "debug" } else { "release" };
+    println!("REST benchmark: wrk -t2 -c64 -d{seconds}s, {builds} builds, 2 workers each, same run");
     println!(
         "{:<44} {:<10} {:>12} {:>10} {:>10} {:>8}",
         "path", "load", "requests/s", "p50 ms", "p99 ms", "non-2xx"
@@ -243,19 +262,145 @@ pub fn rest() -> Result<()> {
             name, load, l.rps, l.p50_ms, l.p99_ms, l.non_2xx
         );
     }
+    let ratio = full.rps / bare.rps;
+    println!("saturated throughput ratio full/bare: {ratio:.3} (target >= 0.8)");
     println!(
-        "saturated throughput ratio full/bare: {:.3} (target >= 0.5)",
-        full.rps / bare.rps
-    );
-    println!(
-        "p99 at 64 connections, each pausing {PACE_MS} ms between requests: full {:.3} ms, bare {:.3} ms (target: full < 2 ms)",
-        full_paced.p99_ms, bare_paced.p99_ms
+        "p99 at 64 connections, each pausing {PACE_MS} ms between requests: full {:.3} ms, bare {:.3} ms, {:.2}x (target <= 1.2x)",
+        full_paced.p99_ms,
+        bare_paced.p99_ms,
+        full_paced.p99_ms / bare_paced.p99_ms
     );
     drop(procs);
+    let doc_path = root.join("docs/performance.md");
+    let doc = std::fs::read_to_string(&doc_path).map_err(|e| format!("{}: {e}", doc_path.display()))?;
+    match last_recorded(&doc) {
+        Some(last) if quick => println!(
+            "last recorded release run ({}, {}): ratio {:.3} (a debug build's ratio does not compare with it)",
+            last.date, last.commit, last.ratio
+        ),
+        Some(last) => println!(
+            "against the last recorded run ({}, {}): ratio {:.3} then, {ratio:.3} now ({:+.1} %)",
+            last.date,
+            last.commit,
+            last.ratio,
+            (ratio / last.ratio - 1.0) * 100.0
+        ),
+        None => println!("no run recorded yet in docs/performance.md"),
+    }
+    if quick {
+        println!("(quick form: debug builds, {seconds} s per load; information only, not recorded)");
+    } else {
+        let row = format!(
+            "| {} | {} | {:.0} | {:.0} | {ratio:.3} | {:.3} | {:.3} | {:.2} |",
+            chrono_like_now(),
+            commit(&root),
+            full.rps,
+            bare.rps,
+            full_paced.p99_ms,
+            bare_paced.p99_ms,
+            full_paced.p99_ms / bare_paced.p99_ms
+        );
+        let updated = record(&doc, &row)
+            .ok_or_else(|| format!("docs/performance.md has no table between {RECORD_BEGIN} and {RECORD_END}"))?;
+        std::fs::write(&doc_path, updated).map_err(|e| format!("{}: {e}", doc_path.display()))?;
+        println!("recorded in docs/performance.md: {row}");
+    }
     let _ = std::fs::remove_dir_all(&data);
     let bad = full.non_2xx + full_paced.non_2xx;
     if bad > 0 {
         return Err(format!("{bad} full-path responses were not 2xx"));
     }
     Ok(())
+}
+
+/// One recorded run of the table in `docs/performance.md`.
+#[derive(Debug, PartialEq)]
+struct Recorded {
+    date: String,
+    commit: String,
+    ratio: f64,
+}
+
+/// The last row of the table of recorded runs.
+fn last_recorded(doc: &str) -> Option<Recorded> {
+    let begin = doc.find(RECORD_BEGIN)?;
+    let end = doc[begin..].find(RECORD_END)? + begin;
+    doc[begin..end].lines().rev().find_map(|line| {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+        let ratio = cells.get(4)?.parse::<f64>().ok()?;
+        Some(Recorded {
+            date: (*cells.first()?).to_owned(),
+            commit: (*cells.get(1)?).to_owned(),
+            ratio,
+        })
+    })
+}
+
+/// `doc` with `row` appended to the table of recorded runs; `None` without the table.
+fn record(doc: &str, row: &str) -> Option<String> {
+    let begin = doc.find(RECORD_BEGIN)?;
+    let end = doc[begin..].find(RECORD_END)? + begin;
+    let mut out = String::with_capacity(doc.len() + row.len() + 1);
+    out.push_str(doc[..end].trim_end_matches('\n'));
+    out.push('\n');
+    out.push_str(row);
+    out.push('\n');
+    out.push_str(&doc[end..]);
+    Some(out)
+}
+
+/// The commit measured: short hash, `+dirty` when the tree has changes.
+fn commit(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let hash = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    if dirty { format!("{hash}+dirty") } else { hash }
+}
+
+/// The current UTC time as `YYYY-MM-DD HH:MM` (from `date`, no date crate in xtask).
+fn chrono_like_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# P\n\n<!-- bench-rest-runs:begin -->\n| date | commit | full | bare | ratio | p99 full | p99 bare | x |\n|---|---|---|---|---|---|---|---|\n| 2026-12-02 20:13 | f46fc05 | 78669 | 207726 | 0.379 | 0.667 | 0.376 | 1.77 |\n<!-- bench-rest-runs:end -->\n\nafter\n";
+
+    #[test]
+    fn the_last_recorded_run_is_read_and_a_new_one_appended_in_the_table() {
+        let last = last_recorded(DOC).unwrap();
+        assert_eq!(
+            last,
+            Recorded {
+                date: "2026-12-02 20:13".into(),
+                commit: "f46fc05".into(),
+                ratio: 0.379
+            }
+        );
+        let row = "| 2026-12-02 21:00 | abc1234 | 90000 | 200000 | 0.450 | 0.6 | 0.4 | 1.50 |";
+        let doc = record(DOC, row).unwrap();
+        assert_eq!(last_recorded(&doc).unwrap().ratio, 0.45);
+        assert!(doc.ends_with("<!-- bench-rest-runs:end -->\n\nafter\n"), "{doc}");
+        assert_eq!(doc.matches("| f46fc05 |").count(), 1);
+        // The header rows are never read as a run.
+        let empty = "<!-- bench-rest-runs:begin -->\n| date | commit | full | bare | ratio |\n|---|\n<!-- bench-rest-runs:end -->";
+        assert_eq!(last_recorded(empty), None);
+        assert_eq!(record("no table", row), None);
+    }
 }
