@@ -386,6 +386,10 @@ pub struct GuardState {
     /// states stored before it was kept): a change of status is news
     /// (`prop_firm.status_changed`).
     pub last_status: Option<GuardStatus>,
+    /// The prop-firm verdict of the last observation evaluated
+    /// ([`prop_firm_verdict`]; absent in states stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_verdict: Option<crate::prop_firm::Verdict>,
 }
 
 /// Overall state of the guard.
@@ -663,6 +667,7 @@ pub fn evaluate(
         (false, _) => (GuardStatus::Ok, None),
     };
     s.last_status = Some(status);
+    s.last_verdict = Some(prop_firm_verdict(status, &rule_status));
     let verdict = Verdict {
         status,
         breaches: new_breaches,
@@ -685,6 +690,40 @@ pub fn is_blocked(rules: &GuardRules, state: &GuardState, now: UnixMs) -> bool {
     match state.day_start {
         Some(d) => now < d + DAY_MS,
         None => false,
+    }
+}
+
+/// The prop-firm verdict of an evaluation, on the scale of
+/// `get_prop_firm_status` ([`crate::prop_firm`]): `breached` when a rule is
+/// breached today (blocked or not); else by the smallest *room* left of a
+/// rule, `headroom / (used + headroom)` (for a loss limit that is
+/// `headroom / limit`; for the equity floor, the share left of the distance
+/// from the peak to the floor): `critical` under
+/// [`crate::prop_firm::CRITICAL_ROOM`], `warning` under
+/// [`crate::prop_firm::WARNING_ROOM`], else `ok`. Rules that could not be
+/// evaluated or have no bound are left out.
+pub fn prop_firm_verdict(status: GuardStatus, rules: &[RuleStatus]) -> crate::prop_firm::Verdict {
+    use crate::prop_firm::{CRITICAL_ROOM, Verdict, WARNING_ROOM};
+    if matches!(status, GuardStatus::Breached | GuardStatus::Blocked) || rules.iter().any(|r| r.breached) {
+        return Verdict::Breached;
+    }
+    let room = rules
+        .iter()
+        .filter(|r| r.evaluated)
+        .filter_map(|r| {
+            let (used, headroom) = (r.used?, r.headroom?);
+            let span = used.max(0.0) + headroom;
+            (span > 0.0 && span.is_finite()).then(|| headroom / span)
+        })
+        .fold(f64::INFINITY, f64::min);
+    if room <= 0.0 {
+        Verdict::Breached
+    } else if room < CRITICAL_ROOM {
+        Verdict::Critical
+    } else if room < WARNING_ROOM {
+        Verdict::Warning
+    } else {
+        Verdict::Ok
     }
 }
 
@@ -918,5 +957,37 @@ mod tests {
         // Midnight at UTC+1 is 23:00 UTC.
         assert_eq!(r.day_start(t("2026-11-18T23:30:00Z")), t("2026-11-18T23:00:00Z"));
         assert!(serde_json::from_value::<GuardRules>(serde_json::json!({"daily_loss_typo": 5})).is_err());
+    }
+
+    #[test]
+    fn the_prop_firm_verdict_follows_the_smallest_room_left() {
+        use crate::prop_firm::Verdict;
+        let rule = |used: f64, headroom: f64| RuleStatus {
+            rule: GuardRule::DailyLoss,
+            limit: used + headroom,
+            used: Some(used),
+            headroom: Some(headroom),
+            breach_equity: None,
+            breached: false,
+            evaluated: true,
+        };
+        let v = |rules: &[RuleStatus]| prop_firm_verdict(GuardStatus::Ok, rules);
+        assert_eq!(v(&[]), Verdict::Ok);
+        assert_eq!(v(&[rule(400.0, 600.0)]), Verdict::Ok, "60 % left");
+        assert_eq!(v(&[rule(500.0, 500.0)]), Verdict::Ok, "exactly half left");
+        assert_eq!(
+            v(&[rule(600.0, 400.0), rule(0.0, 1000.0)]),
+            Verdict::Warning,
+            "the worst rule counts"
+        );
+        assert_eq!(v(&[rule(850.0, 150.0)]), Verdict::Critical, "15 % left");
+        assert_eq!(v(&[rule(1000.0, 0.0)]), Verdict::Breached);
+        let mut unevaluated = rule(990.0, 10.0);
+        unevaluated.evaluated = false;
+        assert_eq!(v(&[unevaluated]), Verdict::Ok, "a rule not evaluated says nothing");
+        let mut breached = rule(0.0, 1000.0);
+        breached.breached = true;
+        assert_eq!(v(&[breached]), Verdict::Breached, "breached earlier today");
+        assert_eq!(prop_firm_verdict(GuardStatus::Blocked, &[]), Verdict::Breached);
     }
 }

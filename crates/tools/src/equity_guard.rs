@@ -28,6 +28,7 @@ use tradeterm_core::equity_guard::{
     self, Breach, GuardAction, GuardError, GuardRules, GuardState, GuardStatus, Observation, OpenRisk, RuleStatus,
     Verdict,
 };
+use tradeterm_core::prop_firm::Verdict as PropFirmVerdict;
 use tradeterm_core::time::{UnixMs, iso, to_iso};
 use tradeterm_protocol::{Command, CommandResult};
 use tradeterm_store::{EquityGuardRecord, Store};
@@ -241,20 +242,27 @@ fn publish_step(
         );
         events.publish(&record.license_id, draft);
     }
+    // The verdict on `get_prop_firm_status`'s scale (ok, warning, critical,
+    // breached); a state stored before verdicts were kept has its status.
+    let previous = before.last_verdict.or(before.last_status.map(|s| match s {
+        GuardStatus::Ok => PropFirmVerdict::Ok,
+        GuardStatus::Warning => PropFirmVerdict::Warning,
+        GuardStatus::Breached | GuardStatus::Blocked => PropFirmVerdict::Breached,
+    }));
     if source == GuardSource::PropFirm
-        && let Some(from) = before.last_status
-        && from != verdict.status
+        && let (Some(from), Some(to)) = (previous, after.last_verdict)
+        && from != to
     {
-        let word = |s: GuardStatus| {
-            serde_json::to_value(s)
+        let word = |v: PropFirmVerdict| {
+            serde_json::to_value(v)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default()
         };
-        let (from, to) = (word(from), word(verdict.status));
+        let (from, to) = (word(from), word(to));
         let data = RuleData {
             rule: "prop_firm".into(),
-            message: format!("prop-firm equity guard: status {from} → {to}"),
+            message: format!("prop-firm verdict {from} → {to}"),
             symbol: None,
             details: details(serde_json::json!({ "from": from, "to": to, "rules": verdict.rules })),
         };
@@ -862,7 +870,8 @@ mod tests {
     }
 
     /// A prop-firm guard's status moving between observations publishes
-    /// `prop_firm.status_changed` (ok → warning → breached, once each); a
+    /// `prop_firm.status_changed` (ok → warning → critical → breached, once
+    /// each, on `get_prop_firm_status`'s scale); a
     /// breach publishes `equity_guard.breached`; a user guard's moves are
     /// not prop-firm news.
     #[tokio::test]
@@ -895,8 +904,9 @@ mod tests {
             cash_flow: 0.0,
             open_risk: None,
         };
-        // ok, ok, warning (80 % of the way to the floor), breached.
-        for (i, equity) in [10_000.0, 9_990.0, 9_150.0, 8_990.0].into_iter().enumerate() {
+        // Peak 10 000, floor 9 000: ok, ok, warning (40 % of the room left),
+        // critical (15 %), breached.
+        for (i, equity) in [10_000.0, 9_990.0, 9_400.0, 9_150.0, 8_990.0].into_iter().enumerate() {
             observe(
                 &store,
                 Some(&events),
@@ -922,7 +932,11 @@ mod tests {
             .collect();
         assert_eq!(
             moves,
-            [("ok".into(), "warning".into()), ("warning".into(), "breached".into())],
+            [
+                ("ok".into(), "warning".into()),
+                ("warning".into(), "critical".into()),
+                ("critical".into(), "breached".into())
+            ],
             "{log:?}"
         );
         let breaches: Vec<&str> = log
