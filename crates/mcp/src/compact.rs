@@ -328,6 +328,12 @@ impl Compactor<'_> {
 
     /// One schema object; `optional`: it is a property outside `required`.
     fn object(&self, mut o: Map<String, Value>, optional: bool, depth: usize) -> Value {
+        // First, so that the `$ref` of an `anyOf: [{$ref}, {type: null}]` it
+        // lifts is inlined below (a definition used once is not kept in
+        // `$defs`: left here, the reference would dangle).
+        if optional {
+            drop_null_alternative(&mut o);
+        }
         // Inline a definition used once (the use's own keywords win).
         if depth < MAX_DEPTH
             && let Some(name) = o
@@ -345,9 +351,9 @@ impl Compactor<'_> {
             }
             merged.extend(o);
             o = merged;
-        }
-        if optional {
-            drop_null_alternative(&mut o);
+            if optional {
+                drop_null_alternative(&mut o);
+            }
         }
         let required: BTreeSet<String> = o
             .get("required")
@@ -527,5 +533,61 @@ mod tests {
                 "$defs": { "Tf": { "description": "Bar timeframe.", "type": "string", "enum": ["M1", "H1"] } }
             })
         );
+    }
+
+    /// Every `$ref` of `schema` names one of its `$defs`.
+    fn dangling_refs(schema: &Value) -> Vec<String> {
+        let mut counts = BTreeMap::new();
+        count_refs(schema, &mut counts);
+        let defs = schema.get("$defs").and_then(Value::as_object);
+        counts
+            .into_keys()
+            .filter(|name| !defs.is_some_and(|d| d.contains_key(name)))
+            .collect()
+    }
+
+    #[test]
+    fn an_optional_reference_used_once_is_inlined_not_left_dangling() {
+        // schemars' form of an `Option<Tf>` property and of a variant's
+        // optional field: `anyOf: [{$ref}, {type: null}]`, the definition
+        // used once.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "source": { "anyOf": [{ "$ref": "#/$defs/Source" }, { "type": "null" }] },
+                "stop": { "oneOf": [{
+                    "type": "object",
+                    "properties": { "tf": { "anyOf": [{ "$ref": "#/$defs/Tf" }, { "type": "null" }] } }
+                }] }
+            },
+            "$defs": {
+                "Source": { "type": "string", "enum": ["a", "b"] },
+                "Tf": { "type": "string", "enum": ["M1", "H1"] }
+            }
+        });
+        for level in BUDGET_LEVELS {
+            let c = compact_input_schema(&schema, level);
+            assert_eq!(dangling_refs(&c), Vec::<String>::new(), "{c:#}");
+            assert_eq!(
+                c["properties"]["source"],
+                json!({ "type": "string", "enum": ["a", "b"] }),
+                "{c:#}"
+            );
+            assert_eq!(
+                c["properties"]["stop"]["oneOf"][0]["properties"]["tf"],
+                json!({ "type": "string", "enum": ["M1", "H1"] }),
+                "{c:#}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_catalog_tool_has_a_dangling_reference_in_its_lean_schema() {
+        for tool in tradeterm_tools::mcp_catalog() {
+            for schema in [&tool.input_schema, &without_deep_choices(&tool.input_schema)] {
+                let c = compact_input_schema(schema, BUDGET_LEVELS[BUDGET_LEVELS.len() - 1]);
+                assert_eq!(dangling_refs(&c), Vec::<String>::new(), "{}: {c:#}", tool.name);
+            }
+        }
     }
 }
