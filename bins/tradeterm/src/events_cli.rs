@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! tradeterm events --rest-url http://127.0.0.1:4000 --api-key svc_api_… --types order.filled,position.closed
+//! tradeterm events --api-key svc_api_… --types bar.closed --symbols EURUSD --timeframes M1,H1
 //! 2026-12-01T19:00:00.251Z  position.closed  term_7df4…  EURUSD  position=7001 reason=sl price=1.08391 profit=-6.1   [1796151600123-4]
 //! ```
 
@@ -31,6 +32,10 @@ pub struct EventsArgs {
     /// Comma-separated symbols.
     #[arg(long)]
     pub symbols: Option<String>,
+    /// Comma-separated timeframes (`M1,H1`): with `--symbols`, the stream
+    /// asks for the `bar.closed` events of each symbol on each timeframe.
+    #[arg(long)]
+    pub timeframes: Option<String>,
     /// Resume after this event id (`<ms>-<seq>`).
     #[arg(long)]
     pub after: Option<String>,
@@ -72,6 +77,7 @@ fn query(args: &EventsArgs) -> Vec<(&'static str, String)> {
         ("types", &args.types),
         ("terminal_id", &args.terminal),
         ("symbols", &args.symbols),
+        ("timeframes", &args.timeframes),
     ] {
         if let Some(v) = value {
             q.push((name, v.clone()));

@@ -354,3 +354,63 @@ async fn bad_bar_requests_are_refused_and_open_streams_hold_their_interests() {
     .await;
     t.stack.stop().await;
 }
+
+/// `tradeterm events --types bar.closed --symbols EURUSD --timeframes M1`
+/// asks for the bars (the stream's interest is registered while it runs)
+/// and prints each closed minute as the terminal returns it.
+#[tokio::test]
+async fn the_events_command_asks_for_bars_with_its_timeframes() {
+    use tradeterm::events_cli::{Ended, EventsArgs, run};
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON + 45_000));
+    let t = spawn(Options {
+        sims: 1,
+        sim_clock: Some(clock.clone()),
+        ..Options::default()
+    })
+    .await;
+    let terminal = t.terminal(0).to_owned();
+    let interests = t.stack.events.bar_interests().clone();
+    let args = EventsArgs {
+        rest_url: t.rest.clone(),
+        api_key: t.creds.api_key.clone(),
+        types: Some("bar.closed".into()),
+        terminal: None,
+        symbols: Some("EURUSD".into()),
+        timeframes: Some("M1".into()),
+        after: None,
+        json: true,
+        no_quotes: true,
+        limit: Some(2),
+        no_reconnect: true,
+    };
+    let command = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let ended = run(&args, &mut out).await.map_err(|e| e.to_string());
+        (ended, out)
+    });
+    let license = t.creds.license_id.clone();
+    wait_until("the command's bar interest", DEADLINE, || async {
+        interests
+            .wants(&license, &terminal, "EURUSD", tradeterm_core::Timeframe::M1)
+            .then_some(())
+    })
+    .await;
+    wait_for_a_quote(&t).await;
+    for minute in [1, 2, 3] {
+        clock.set(WEDNESDAY_NOON + minute * MIN + 45_000);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (ended, out) = tokio::time::timeout(DEADLINE, command)
+        .await
+        .expect("the command printed two bars")
+        .unwrap();
+    assert_eq!(ended, Ok(Ended::Limit));
+    let expected = bars(&t, "EURUSD", "M1", WEDNESDAY_NOON, WEDNESDAY_NOON + 2 * MIN).await;
+    let printed: Vec<Bar> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| bar_in(&serde_json::from_str(l).unwrap(), &terminal, "EURUSD", "M1"))
+        .collect();
+    assert_eq!(printed, expected);
+    t.stack.stop().await;
+}

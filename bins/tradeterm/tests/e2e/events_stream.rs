@@ -572,6 +572,7 @@ async fn the_events_command_prints_the_stream_and_resumes_where_it_stopped() {
         types: Some("deal.added,order.filled,position.opened,position.closed".into()),
         terminal: Some(terminal.clone()),
         symbols: None,
+        timeframes: None,
         after: Some("0-0".into()),
         json: true,
         no_quotes: true,
