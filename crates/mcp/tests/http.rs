@@ -285,7 +285,10 @@ async fn a_rotated_key_is_refused_at_once_on_every_instance_sharing_redis() {
     // still of the marked credential.
     let after: Vec<u64> = apps.iter().map(|a| a.exchanges()).collect();
     for (a, b) in after.iter().zip(&exchanges) {
-        assert!(*a <= b + 2, "at most one exchange a request: {after:?} after {exchanges:?}");
+        assert!(
+            *a <= b + 2,
+            "at most one exchange a request: {after:?} after {exchanges:?}"
+        );
     }
     for app in &apps {
         app.handle.stop();
