@@ -168,11 +168,11 @@ pub(super) async fn revoked_credentials_since(store: &SqlStore, since_ms: i64) -
     // Revoked keys: the record id and the current generation's name (what
     // its latest tokens carry). Keys whose scope changed since: the names
     // of every older generation (`tradeterm_core::scope::credential_mark`).
-    const SQL: &str = "SELECT id, revoked_at AS at, scope_gen, 1 AS revoked FROM api_keys WHERE revoked_at >= $1 \
-                       UNION ALL SELECT id, revoked_at AS at, scope_gen, 1 AS revoked FROM terminal_keys WHERE revoked_at >= $1 \
-                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, 0 AS revoked FROM api_keys \
+    const SQL: &str = "SELECT id, revoked_at AS at, scope_gen, CAST(1 AS BIGINT) AS revoked FROM api_keys WHERE revoked_at >= $1 \
+                       UNION ALL SELECT id, revoked_at AS at, scope_gen, CAST(1 AS BIGINT) AS revoked FROM terminal_keys WHERE revoked_at >= $1 \
+                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, CAST(0 AS BIGINT) AS revoked FROM api_keys \
                        WHERE scope_changed_at >= $1 AND revoked_at IS NULL \
-                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, 0 AS revoked FROM terminal_keys \
+                       UNION ALL SELECT id, scope_changed_at AS at, scope_gen, CAST(0 AS BIGINT) AS revoked FROM terminal_keys \
                        WHERE scope_changed_at >= $1 AND revoked_at IS NULL";
     let rows: Vec<(String, i64, u32, bool)> = on_pool!(store, pool => sqlx::query(SQL)
         .bind(since_ms)
