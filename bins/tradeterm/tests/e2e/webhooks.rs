@@ -223,7 +223,15 @@ async fn deliveries_are_signed_retried_and_kept_to_their_license() {
         let path = format!("/api/webhooks/{b_id}");
         async move {
             let d = m.get(&path).await.data();
-            (d["deliveries"]["delivered"] == 1).then_some(d)
+            // The route reads the endpoint, its counts and its attempts in
+            // separate queries: one answer may hold the counts after the
+            // success and the endpoint (its failing streak) from before
+            // it. Wait until every part shows the success; a streak never
+            // cleared still fails here, by the deadline.
+            (d["deliveries"]["delivered"] == 1
+                && d["webhook"].get("failing_since").is_none()
+                && d["attempts"][0]["outcome"] == "delivered")
+                .then_some(d)
         }
     })
     .await;
