@@ -12,6 +12,11 @@
 //!   with the fill happening while the agent is away;
 //! - a bracket with two levels closes the first part at its level, moves
 //!   the stop to the entry, and the second part closes at its take profit;
+//! - a breakeven and a bracket whose levels are first reached while the
+//!   agent is away: paused, nothing sent, the terminal untouched; once it is
+//!   back each acts once on the current quote (the breakeven one stop move,
+//!   the bracket one partial close and then one stop move), as the rule
+//!   logs, the deal history and the audit log's sent calls all show;
 //! - a dry-run rule sends nothing and reports what it would have done;
 //! - bad input is refused and stores nothing.
 
@@ -631,4 +636,265 @@ async fn another_engine_takes_a_rule_over_when_its_owner_dies_and_never_repeats_
     let p = position(&t, ticket).await.unwrap();
     assert_eq!(r5(num(&p["stop_loss"])), r5(*levels.last().unwrap()));
     second.stop().await;
+}
+
+/// The managed engine's calls for rule `id` in the audit log (oldest first):
+/// what was sent to the terminal for it, each with its idempotency key.
+async fn audited(t: &TestStack, id: &str) -> Vec<Value> {
+    let page = t.master().get("/api/v1/audit?limit=1000").await.data_for("audit");
+    let mut rows: Vec<Value> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["surface"] == "managed" && r["credential_label"].as_str().is_some_and(|l| l.contains(id)))
+        .cloned()
+        .collect();
+    rows.reverse();
+    rows
+}
+
+/// Where both rules first meet their level while the agent is away: the
+/// last connected minute `a`, the reconnection minute `b` (at least two
+/// minutes away in between), and the level, strictly above every bid the
+/// engine saw before (minutes 0..=a) and at most every bid of the minute it
+/// is first reached in and of minute `b` (with 3 points of margin each
+/// side), with room at `b` for a stop at the entry beyond the stops level.
+fn away_window(bids: &[f64], open: f64, stops: f64) -> Option<(usize, usize, f64)> {
+    for a in 1..bids.len() {
+        for b in (a + 3)..(a + 7).min(bids.len()) {
+            let before = bids[..=a].iter().copied().fold(f64::MIN, f64::max);
+            let inside = bids[a + 1..b].iter().copied().fold(f64::MIN, f64::max);
+            let hi = inside.min(bids[b]);
+            let gap = ((hi - before) / POINT + 1e-7).floor();
+            if gap < 6.0 {
+                continue;
+            }
+            let level = r5(before + (gap / 2.0).floor() * POINT);
+            let trigger = (level - open) / POINT;
+            if trigger >= 5.0 && bids[b] - stops >= open + 5.0 * POINT {
+                return Some((a, b, level));
+            }
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_breakeven_and_a_bracket_reached_while_the_terminal_is_away_act_once_when_it_is_back() {
+    const SEARCH: i64 = 40;
+    let clock = Arc::new(ManualClock::new(WEDNESDAY_NOON));
+    let mut t = start(clock.clone()).await;
+    let ticks = shadow_ticks(SEARCH);
+    wait_quote_at(&t, ticks[0].time).await;
+    let bids: Vec<f64> = ticks.iter().map(|x| x.bid).collect();
+    let spec = tool(&t, "get_symbol_spec", json!({ "symbol": "EURUSD" })).await;
+    let stops = num(&spec["stops_level"]) * POINT;
+
+    // Both positions open at minute 0's ask.
+    let (be_ticket, open) = buy(&t, 0.1).await;
+    assert_eq!(r5(open), r5(ticks[0].ask), "a market buy fills at the ask");
+    let (a, b, level) = away_window(&bids, open, stops).expect("a new high while away in the first 40 minutes");
+    let last = b + 2;
+
+    // Breakeven: triggered at the level (a whole number of points from the entry).
+    let trigger_points = ((level - open) / POINT).round();
+    let be = tool(
+        &t,
+        "set_breakeven",
+        json!({ "ticket": be_ticket, "trigger_points": trigger_points, "offset_points": 2, "dry_run": false }),
+    )
+    .await;
+    let be_id = be["managed"]["id"].as_str().unwrap().to_owned();
+    // Bracket: its first level at the same price; its second (the take
+    // profit) and its stop where the path never goes.
+    let top = bids.iter().copied().fold(f64::MIN, f64::max);
+    let bottom = bids.iter().copied().fold(f64::MAX, f64::min);
+    let (l1, l2, sl) = (level, r5(top + 0.0050), r5(bottom - 0.0050));
+    let bracket = tool(
+        &t,
+        "place_bracket",
+        json!({ "symbol": "EURUSD", "order_type": "BUY", "volume": 0.2, "stop_loss": sl,
+                "targets": [{ "price": l1 }, { "price": l2 }], "dry_run": false }),
+    )
+    .await;
+    let br_id = bracket["managed"]["id"].as_str().unwrap().to_owned();
+    let br_ticket = bracket["managed"]["spec"]["entry"].as_u64().unwrap();
+    let br_open = num(&bracket["placed"][0]["trade"]["price"]);
+    assert_eq!(r5(br_open), r5(ticks[0].ask));
+
+    // Independently: the first minute each rule's level is met is one the
+    // agent is away in; at the reconnection minute it is still met.
+    let be_level = open + trigger_points * POINT;
+    let first_be = (1..=last).find(|&k| bids[k] >= be_level - POINT * 1e-3).unwrap();
+    let first_l1 = (1..=last).find(|&k| bids[k] >= l1 - POINT * 1e-3).unwrap();
+    assert!(
+        first_be > a && first_be < b,
+        "breakeven first met at {first_be}, away {a}..{b}"
+    );
+    assert!(
+        first_l1 > a && first_l1 < b,
+        "bracket level first met at {first_l1}, away {a}..{b}"
+    );
+    assert!(bids[b] >= be_level && bids[b] >= l1);
+    let moved = r5(floor_tick(open + 2.0 * POINT));
+    let be_stop = r5(floor_tick(br_open));
+    assert!(moved <= bids[b] - stops && be_stop <= bids[b] - stops);
+
+    let sim = t.stack.simulators()[0].clone();
+    let untouched = |sim: &tradeterm_sim::Simulator| {
+        let positions = sim.positions();
+        let be_pos = positions
+            .iter()
+            .find(|p| p.ticket == be_ticket)
+            .expect("breakeven position");
+        let br_pos = positions
+            .iter()
+            .find(|p| p.ticket == br_ticket)
+            .expect("bracket position");
+        assert_eq!(be_pos.stop_loss, None, "the breakeven's stop is where it was");
+        assert_eq!(br_pos.volume, 0.2, "the bracket's position is whole");
+        assert_eq!(br_pos.stop_loss.map(r5), Some(sl), "the bracket's stop is where it was");
+    };
+
+    let mut reconnected_at = 0;
+    for (i, tick) in ticks.iter().enumerate().take(last + 1).skip(1) {
+        let k = i as i64;
+        if i == a + 1 {
+            t.stack.disconnect_sim(0).await;
+        }
+        clock.set(WEDNESDAY_NOON + k * MIN);
+        if i > a && i < b {
+            // Away: both rules paused, nothing sent, the terminal untouched.
+            for id in [&be_id, &br_id] {
+                let m = wait_status(&t, id, "paused").await;
+                assert_eq!(m["steps"], 0, "{m:#}");
+                assert!(m["log"].as_array().unwrap().is_empty(), "{m:#}");
+            }
+            untouched(&sim);
+            continue;
+        }
+        if i == b {
+            untouched(&sim);
+            assert!(audited(&t, &be_id).await.is_empty() && audited(&t, &br_id).await.is_empty());
+            reconnected_at = chrono::Utc::now().timestamp_millis();
+            t.stack.reconnect_sim(0);
+        }
+        wait_quote_at(&t, tick.time).await;
+        if i < b {
+            // Connected before the window: the level is not met, nothing moves.
+            let m = managed(&t, &br_id).await;
+            assert!(m["log"].as_array().unwrap().is_empty(), "minute {k}: {m:#}");
+            continue;
+        }
+        // Back (and the minutes after): the breakeven has moved once and
+        // ended; the bracket has closed its first part and moved its stop.
+        wait_status(&t, &be_id, "ended").await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let m = managed(&t, &br_id).await;
+            if m["log"].as_array().map_or(0, Vec::len) >= 2 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "minute {k}: the bracket's catch-up: {m:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // An observation window (not a wait for readiness): a few more of the
+    // engine's poll rounds on the same quote, in which a repeated step would
+    // show up in the checks below.
+    tokio::time::sleep(fast().poll_interval * 3).await;
+
+    // Breakeven: one move, to the entry + 2 points, on the terminal and in the log.
+    let m = managed(&t, &be_id).await;
+    assert_eq!(
+        (m["status"].as_str(), m["ended_reason"].as_str(), m["steps"].as_u64()),
+        (Some("ended"), Some("completed"), Some(1)),
+        "{m:#}"
+    );
+    let log = m["log"].as_array().unwrap();
+    assert_eq!(log.len(), 1, "{m:#}");
+    assert_eq!(log[0]["outcome"], "done");
+    assert_eq!(log[0]["action"]["action"], "set_stop");
+    assert_eq!(r5(num(&log[0]["action"]["stop_loss"])), moved);
+    let positions = sim.positions();
+    let be_pos = positions
+        .iter()
+        .find(|p| p.ticket == be_ticket)
+        .expect("the breakeven's position is open");
+    assert_eq!(be_pos.stop_loss.map(r5), Some(moved));
+
+    // Bracket: one partial close of the first part at the reconnection
+    // minute's bid, then one stop move to the entry; still active (its
+    // take profit is never reached).
+    let m = managed(&t, &br_id).await;
+    assert_eq!(
+        (m["status"].as_str(), m["targets_done"].as_u64()),
+        (Some("active"), Some(1)),
+        "{m:#}"
+    );
+    let log = m["log"].as_array().unwrap();
+    assert_eq!(log.len(), 2, "{m:#}");
+    assert!(log.iter().all(|e| e["outcome"] == "done"), "{m:#}");
+    assert_eq!((log[0]["step"].as_u64(), log[1]["step"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(log[0]["action"]["action"], "close_partial");
+    assert_eq!(num(&log[0]["action"]["volume"]), 0.1);
+    assert_eq!(log[1]["action"]["action"], "set_stop");
+    assert_eq!(r5(num(&log[1]["action"]["stop_loss"])), be_stop);
+    let br_pos = positions
+        .iter()
+        .find(|p| p.ticket == br_ticket)
+        .expect("the bracket's position is open");
+    assert!((br_pos.volume - 0.1).abs() < 1e-9, "{br_pos:?}");
+    assert_eq!(br_pos.stop_loss.map(r5), Some(be_stop));
+
+    // The deal history: the bracket's position has one entry deal and one
+    // exit deal (0.1 lots at the bid of the reconnection minute); the
+    // breakeven's position only its entry.
+    let deals = tool(&t, "get_deal_history", range()).await;
+    let of = |ticket: u64| -> Vec<Value> {
+        deals["deals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["position"].as_u64() == Some(ticket))
+            .cloned()
+            .collect()
+    };
+    let br_deals = of(br_ticket);
+    let entries: Vec<&str> = br_deals.iter().map(|d| d["entry"].as_str().unwrap()).collect();
+    assert_eq!(entries, ["in", "out"], "{br_deals:#?}");
+    assert_eq!(num(&br_deals[1]["volume"]), 0.1);
+    assert_eq!(
+        r5(num(&br_deals[1]["price"])),
+        r5(bids[b]),
+        "closed on the current quote"
+    );
+    let be_deals = of(be_ticket);
+    assert_eq!(be_deals.len(), 1, "{be_deals:#?}");
+    // The same on the terminal's own books.
+    let sim_outs = sim.deals().iter().filter(|d| d.position == br_ticket).count();
+    assert_eq!(sim_outs, 2);
+
+    // What was sent: each step once, with its own key, after the reconnection.
+    let sent = |rows: &[Value]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|r| {
+                assert_eq!(r["decision"], "sent", "{r:#}");
+                assert!(ms(&r["at"]) >= reconnected_at, "sent before the agent was back: {r:#}");
+                (
+                    r["tool"].as_str().unwrap().to_owned(),
+                    r["request"]["idempotency_key"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let s = |tool: &str, id: &str, step: u64| (tool.to_owned(), format!("mx:{id}:{step}"));
+    assert_eq!(sent(&audited(&t, &be_id).await), [s("modify_position", &be_id, 1)]);
+    assert_eq!(
+        sent(&audited(&t, &br_id).await),
+        [s("close_position", &br_id, 1), s("modify_position", &br_id, 2)]
+    );
 }
