@@ -213,7 +213,7 @@ pub fn equity_curve(
             }
         } else {
             stats.gross_profit += d.profit;
-            if d.entry.is_exit() {
+            if d.entry == DealEntry::Out {
                 stats.trades += 1;
             }
             (0.0, CurvePointKind::Trade)

@@ -834,7 +834,7 @@ fn add_deal(row: &mut PnlRow, d: &Deal) {
         }
     } else {
         row.trading_profit += d.profit;
-        if d.entry.is_exit() {
+        if d.entry == DealEntry::Out {
             row.closing_deals += 1;
         }
     }
