@@ -44,7 +44,6 @@ mod assets;
 mod error;
 mod insights;
 mod pages;
-mod scope_form;
 pub mod session;
 mod snippets;
 mod views;
