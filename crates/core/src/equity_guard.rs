@@ -703,7 +703,7 @@ pub fn is_blocked(rules: &GuardRules, state: &GuardState, now: UnixMs) -> bool {
 /// [`crate::prop_firm::WARNING_ROOM`], else `ok`. Rules that could not be
 /// evaluated or have no bound are left out.
 pub fn prop_firm_verdict(status: GuardStatus, rules: &[RuleStatus]) -> crate::prop_firm::Verdict {
-    use crate::prop_firm::{CRITICAL_ROOM, Verdict, WARNING_ROOM};
+    use crate::prop_firm::Verdict;
     if matches!(status, GuardStatus::Breached | GuardStatus::Blocked) || rules.iter().any(|r| r.breached) {
         return Verdict::Breached;
     }
@@ -718,12 +718,8 @@ pub fn prop_firm_verdict(status: GuardStatus, rules: &[RuleStatus]) -> crate::pr
         .fold(f64::INFINITY, f64::min);
     if room <= 0.0 {
         Verdict::Breached
-    } else if room < CRITICAL_ROOM {
-        Verdict::Critical
-    } else if room < WARNING_ROOM {
-        Verdict::Warning
     } else {
-        Verdict::Ok
+        crate::prop_firm::unbreached_verdict(room)
     }
 }
 

@@ -381,10 +381,18 @@ fn change(d: &Deal) -> f64 {
 }
 
 fn limit_verdict(headroom: f64, limit: f64) -> Verdict {
-    let room = headroom / limit;
     if headroom <= 0.0 {
         Verdict::Breached
-    } else if room < CRITICAL_ROOM {
+    } else {
+        unbreached_verdict(headroom / limit)
+    }
+}
+
+/// The verdict of a limit not breached with `room` of it left:
+/// `critical` under [`CRITICAL_ROOM`], `warning` under [`WARNING_ROOM`],
+/// else `ok` (shared with `crate::equity_guard::prop_firm_verdict`).
+pub(crate) fn unbreached_verdict(room: f64) -> Verdict {
+    if room < CRITICAL_ROOM {
         Verdict::Critical
     } else if room < WARNING_ROOM {
         Verdict::Warning
