@@ -44,6 +44,7 @@ mod assets;
 mod error;
 mod insights;
 mod pages;
+mod scope_form;
 pub mod session;
 mod snippets;
 mod views;

@@ -4,11 +4,15 @@
 //! GET  /dashboard                                   → the terminals page (or sign-in)
 //! GET  /dashboard/sign-in       POST  (master key)  → session cookie
 //! POST /dashboard/sign-out                          → session deleted
-//! GET  /dashboard/terminals     POST  (name)        → new terminal, key shown once
+//! GET  /dashboard/terminals     POST  (name, scope) → new terminal, key shown once
 //! GET  /dashboard/terminals/{id}
 //! GET  /dashboard/terminals/{id}/rotate-key  POST   → new key shown once, old one revoked
-//! GET  /dashboard/api-keys      POST  (label)       → new key shown once
+//! GET  /dashboard/terminals/{id}/scope       POST   → its key's scope changed in place
+//! POST /dashboard/terminals/{id}/scope/clear        → its key's scope lifted
+//! GET  /dashboard/api-keys      POST  (label, scope) → new key shown once
 //! GET  /dashboard/api-keys/{id}/revoke       POST   → revoked
+//! GET  /dashboard/api-keys/{id}/scope        POST   → scope changed in place
+//! POST /dashboard/api-keys/{id}/scope/clear         → scope lifted
 //! GET  /dashboard/webhooks      POST  (url, types)  → new endpoint, secret shown once
 //! GET  /dashboard/webhooks/{id} POST  (url, types, enabled) → saved
 //! POST /dashboard/webhooks/{id}/test                → the test delivery's outcome
@@ -33,9 +37,11 @@ use tradeterm_protocol::{Dispatch, TerminalStatus};
 use tradeterm_store::StoreError;
 
 use crate::error::PageError;
+use crate::scope_form::{KeyKind, ScopeForm};
 use crate::session::{self, Owner, SIGN_IN_COOKIE};
 use crate::snippets::AgentAddress;
-use crate::views::{self, api_keys, page_response, sign_in, terminals, webhooks as webhook_views};
+use crate::views::scope::ScopeTarget;
+use crate::views::{self, Nav, api_keys, page_response, scope, sign_in, terminals, webhooks as webhook_views};
 use crate::webhooks::{
     self, CreatedView, DeletedView, Failure, TestedView, WebhookCall, WebhookDetailView, WebhookListView, WebhookView,
 };
@@ -64,6 +70,12 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
             )
             .route("/terminals/{id}", web::get().to(terminal))
             .service(
+                web::resource("/terminals/{id}/scope")
+                    .route(web::get().to(terminal_scope_page))
+                    .route(web::post().to(change_terminal_scope)),
+            )
+            .route("/terminals/{id}/scope/clear", web::post().to(clear_terminal_scope))
+            .service(
                 web::resource("/terminals/{id}/rotate-key")
                     .route(web::get().to(rotate_confirm))
                     .route(web::post().to(rotate)),
@@ -78,6 +90,12 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
                     .route(web::get().to(revoke_confirm))
                     .route(web::post().to(revoke)),
             )
+            .service(
+                web::resource("/api-keys/{id}/scope")
+                    .route(web::get().to(api_key_scope_page))
+                    .route(web::post().to(change_api_key_scope)),
+            )
+            .route("/api-keys/{id}/scope/clear", web::post().to(clear_api_key_scope))
             .service(
                 web::resource("/webhooks")
                     .route(web::get().to(webhook_list))
@@ -129,6 +147,8 @@ struct NameForm {
     name: String,
     #[serde(default)]
     csrf: String,
+    #[serde(flatten)]
+    scope: ScopeForm,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,6 +157,17 @@ struct LabelForm {
     label: String,
     #[serde(default)]
     csrf: String,
+    #[serde(flatten)]
+    scope: ScopeForm,
+}
+
+/// The scope page's form.
+#[derive(Debug, Deserialize)]
+struct ScopeChangeForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(flatten)]
+    scope: ScopeForm,
 }
 
 #[derive(Debug, Deserialize)]
@@ -321,7 +352,7 @@ async fn terminal_list(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<H
     let list = terminals_of(&dash, &owner).await?;
     Ok(page_response(
         StatusCode::OK,
-        terminals::list_page(&owner, &list, refresh_ms(&dash), None),
+        terminals::list_page(&owner, &list, refresh_ms(&dash), None, &fresh_scope(&owner)),
     ))
 }
 
@@ -333,9 +364,31 @@ async fn create_terminal(
     let owner = session::owner(&req, &dash).await?;
     session::check_csrf(&req, &owner, Some(&form.csrf))?;
     let name = form.name.trim();
-    match dash.gateway().store().create_terminal(&owner.license.id, name).await {
+    let refused = async |message: &str| -> Result<HttpResponse, PageError> {
+        let list = terminals_of(&dash, &owner).await?;
+        Ok(page_response(
+            StatusCode::BAD_REQUEST,
+            terminals::list_page(
+                &owner,
+                &list,
+                refresh_ms(&dash),
+                Some(&capitalized(message)),
+                &form.scope,
+            ),
+        ))
+    };
+    let permissions = match scope_of(&owner, &form.scope, KeyKind::Terminal) {
+        Ok(p) => p,
+        Err(message) => return refused(&message).await,
+    };
+    let store = dash.gateway().store();
+    match store.create_scoped_terminal(&owner.license.id, name, permissions).await {
         Ok((terminal, key)) => {
             tracing::info!(license = %owner.license.id, terminal = %terminal.id, "dashboard: terminal created");
+            let record = store
+                .terminal_key_record(&owner.license.id, &terminal.id)
+                .await
+                .map_err(PageError::internal)?;
             Ok(page_response(
                 StatusCode::OK,
                 terminals::created_page(
@@ -343,17 +396,12 @@ async fn create_terminal(
                     &terminal.id,
                     &terminal.name,
                     key.expose(),
+                    record.as_ref().and_then(|k| k.permissions.as_ref()),
                     &address(&req, &dash),
                 ),
             ))
         }
-        Err(StoreError::Invalid(message)) => {
-            let list = terminals_of(&dash, &owner).await?;
-            Ok(page_response(
-                StatusCode::BAD_REQUEST,
-                terminals::list_page(&owner, &list, refresh_ms(&dash), Some(&capitalized(&message))),
-            ))
-        }
+        Err(StoreError::Invalid(message)) => refused(&message).await,
         Err(e) => Err(PageError::internal(e)),
     }
 }
@@ -366,9 +414,17 @@ async fn terminal(
     let owner = session::owner(&req, &dash).await?;
     let t = terminal_of(&dash, &owner, &path).await?;
     let panel = insights::panel(&dash, &owner.license, &t.id).await;
+    let key = terminal_key_of(&dash, &owner, &t.id).await?;
     Ok(page_response(
         StatusCode::OK,
-        terminals::terminal_page(&owner, &t, &address(&req, &dash), panel.as_ref(), refresh_ms(&dash)),
+        terminals::terminal_page(
+            &owner,
+            &t,
+            &address(&req, &dash),
+            panel.as_ref(),
+            refresh_ms(&dash),
+            key.as_ref().map(|k| k.permissions.as_ref()),
+        ),
     ))
 }
 
@@ -417,7 +473,7 @@ async fn api_key_list(
     let notice = query.done.as_deref().and_then(api_keys::Notice::parse);
     Ok(page_response(
         StatusCode::OK,
-        api_keys::list_page(&owner, &keys, notice, None),
+        api_keys::list_page(&owner, &keys, notice, None, &fresh_scope(&owner)),
     ))
 }
 
@@ -436,10 +492,14 @@ async fn create_api_key(
 ) -> Result<HttpResponse, PageError> {
     let owner = session::owner(&req, &dash).await?;
     session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let permissions = match scope_of(&owner, &form.scope, KeyKind::Api) {
+        Ok(p) => p,
+        Err(message) => return key_refused(&dash, &owner, StatusCode::BAD_REQUEST, &message, &form.scope).await,
+    };
     match dash
         .gateway()
         .store()
-        .create_api_key(&owner.license.id, form.label.trim())
+        .create_scoped_api_key(&owner.license.id, form.label.trim(), permissions)
         .await
     {
         Ok((key, secret)) => {
@@ -449,8 +509,12 @@ async fn create_api_key(
                 api_keys::created_page(&owner, &key, secret.expose(), dash.settings().rest_url.as_deref()),
             ))
         }
-        Err(e @ StoreError::ApiKeyLimit) => key_refused(&dash, &owner, StatusCode::CONFLICT, &e.to_string()).await,
-        Err(StoreError::Invalid(message)) => key_refused(&dash, &owner, StatusCode::BAD_REQUEST, &message).await,
+        Err(e @ StoreError::ApiKeyLimit) => {
+            key_refused(&dash, &owner, StatusCode::CONFLICT, &e.to_string(), &form.scope).await
+        }
+        Err(StoreError::Invalid(message)) => {
+            key_refused(&dash, &owner, StatusCode::BAD_REQUEST, &message, &form.scope).await
+        }
         Err(e) => Err(PageError::internal(e)),
     }
 }
@@ -461,11 +525,12 @@ async fn key_refused(
     owner: &Owner,
     status: StatusCode,
     message: &str,
+    draft: &ScopeForm,
 ) -> Result<HttpResponse, PageError> {
     let keys = list_keys(dash, owner).await?;
     Ok(page_response(
         status,
-        api_keys::list_page(owner, &keys, None, Some(&capitalized(message))),
+        api_keys::list_page(owner, &keys, None, Some(&capitalized(message)), draft),
     ))
 }
 
@@ -502,6 +567,232 @@ async fn revoke(
     match dash.gateway().revoke_api_key(&owner.license.id, &path).await {
         Ok(true) => Ok(see_other(&format!("{}?done=revoked", views::API_KEYS_PATH))),
         Ok(false) => Err(PageError::NotFound),
+        Err(e) => Err(PageError::internal(e)),
+    }
+}
+
+// ----- key scopes -----
+
+/// The scope form of a new key: nothing restricted.
+fn fresh_scope(owner: &Owner) -> ScopeForm {
+    ScopeForm::of(None, owner.license.tier.capabilities())
+}
+
+/// A form's scope as stored, validated as the gateway's management routes
+/// validate it; else the message naming the field.
+fn scope_of(owner: &Owner, form: &ScopeForm, kind: KeyKind) -> Result<Option<serde_json::Value>, String> {
+    form.permissions(
+        kind,
+        owner.license.tier.capabilities(),
+        chrono::Utc::now().timestamp_millis(),
+    )
+}
+
+/// The active key's record of a terminal of the owner's license.
+async fn terminal_key_of(
+    dash: &Dashboard,
+    owner: &Owner,
+    terminal_id: &str,
+) -> Result<Option<tradeterm_store::TerminalKey>, PageError> {
+    dash.gateway()
+        .store()
+        .terminal_key_record(&owner.license.id, terminal_id)
+        .await
+        .map_err(PageError::internal)
+}
+
+fn api_key_target(key: &tradeterm_store::ApiKey, action: &str) -> (String, String) {
+    (format!("API key “{}”", key.label), action.to_owned())
+}
+
+/// The scope page of an API key (a refused change: 400 with the message
+/// and the form as typed).
+fn api_key_scope_response(
+    owner: &Owner,
+    key: &tradeterm_store::ApiKey,
+    status: StatusCode,
+    form: &ScopeForm,
+    error: Option<&str>,
+) -> HttpResponse {
+    let action = api_keys::scope_path(&key.id);
+    let (name, action) = api_key_target(key, &action);
+    let target = ScopeTarget {
+        kind: KeyKind::Api,
+        name: &name,
+        action: &action,
+        back: views::API_KEYS_PATH,
+        nav: Nav::ApiKeys,
+    };
+    page_response(
+        status,
+        scope::scope_page(owner, &target, key.permissions.as_ref(), form, error),
+    )
+}
+
+async fn api_key_scope_page(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let key = active_key_of(&dash, &owner, &path).await?;
+    let form = ScopeForm::of(key.permissions.as_ref(), owner.license.tier.capabilities());
+    Ok(api_key_scope_response(&owner, &key, StatusCode::OK, &form, None))
+}
+
+async fn change_api_key_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<ScopeChangeForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let key = active_key_of(&dash, &owner, &path).await?;
+    match scope_of(&owner, &form.scope, KeyKind::Api) {
+        Ok(permissions) => set_api_key_scope(&dash, &owner, &key.id, permissions).await,
+        Err(message) => Ok(api_key_scope_response(
+            &owner,
+            &key,
+            StatusCode::BAD_REQUEST,
+            &form.scope,
+            Some(&capitalized(&message)),
+        )),
+    }
+}
+
+async fn clear_api_key_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    set_api_key_scope(&dash, &owner, &path, None).await
+}
+
+/// Changes an API key's scope through the gateway (published to every
+/// instance, as the management route does), back to the list.
+async fn set_api_key_scope(
+    dash: &Dashboard,
+    owner: &Owner,
+    key_id: &str,
+    permissions: Option<serde_json::Value>,
+) -> Result<HttpResponse, PageError> {
+    match dash
+        .gateway()
+        .change_api_key_scope(&owner.license.id, key_id, permissions)
+        .await
+    {
+        Ok(Some(_)) => {
+            tracing::info!(license = %owner.license.id, key_id = %key_id, "dashboard: API key scope changed");
+            Ok(see_other(&format!("{}?done=scoped", views::API_KEYS_PATH)))
+        }
+        Ok(None) => Err(PageError::NotFound),
+        Err(e) => Err(PageError::internal(e)),
+    }
+}
+
+/// The scope page of a terminal's key (a refused change: 400 with the
+/// message and the form as typed).
+fn terminal_scope_response(
+    owner: &Owner,
+    t: &TerminalStatus,
+    key: &tradeterm_store::TerminalKey,
+    status: StatusCode,
+    form: &ScopeForm,
+    error: Option<&str>,
+) -> HttpResponse {
+    let name = format!("key of the terminal “{}”", t.name);
+    let action = terminals::scope_path(&t.id);
+    let back = terminals::terminal_path(&t.id);
+    let target = ScopeTarget {
+        kind: KeyKind::Terminal,
+        name: &name,
+        action: &action,
+        back: &back,
+        nav: Nav::Terminals,
+    };
+    page_response(
+        status,
+        scope::scope_page(owner, &target, key.permissions.as_ref(), form, error),
+    )
+}
+
+/// A terminal of the owner's license with its active key, or 404.
+async fn terminal_with_key(
+    dash: &Dashboard,
+    owner: &Owner,
+    id: &str,
+) -> Result<(TerminalStatus, tradeterm_store::TerminalKey), PageError> {
+    let t = terminal_of(dash, owner, id).await?;
+    let key = terminal_key_of(dash, owner, &t.id).await?.ok_or(PageError::NotFound)?;
+    Ok((t, key))
+}
+
+async fn terminal_scope_page(
+    req: HttpRequest,
+    path: web::Path<String>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let (t, key) = terminal_with_key(&dash, &owner, &path).await?;
+    let form = ScopeForm::of(key.permissions.as_ref(), owner.license.tier.capabilities());
+    Ok(terminal_scope_response(&owner, &t, &key, StatusCode::OK, &form, None))
+}
+
+async fn change_terminal_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<ScopeChangeForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let (t, key) = terminal_with_key(&dash, &owner, &path).await?;
+    match scope_of(&owner, &form.scope, KeyKind::Terminal) {
+        Ok(permissions) => set_terminal_scope(&dash, &owner, &t.id, permissions).await,
+        Err(message) => Ok(terminal_scope_response(
+            &owner,
+            &t,
+            &key,
+            StatusCode::BAD_REQUEST,
+            &form.scope,
+            Some(&capitalized(&message)),
+        )),
+    }
+}
+
+async fn clear_terminal_scope(
+    req: HttpRequest,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let t = terminal_of(&dash, &owner, &path).await?;
+    set_terminal_scope(&dash, &owner, &t.id, None).await
+}
+
+/// Changes a terminal key's scope through the gateway, back to the terminal.
+async fn set_terminal_scope(
+    dash: &Dashboard,
+    owner: &Owner,
+    terminal_id: &str,
+    permissions: Option<serde_json::Value>,
+) -> Result<HttpResponse, PageError> {
+    match dash
+        .gateway()
+        .change_terminal_key_scope(&owner.license.id, terminal_id, permissions)
+        .await
+    {
+        Ok(Some(_)) => {
+            tracing::info!(license = %owner.license.id, terminal = %terminal_id, "dashboard: terminal key scope changed");
+            Ok(see_other(&terminals::terminal_path(terminal_id)))
+        }
+        Ok(None) => Err(PageError::NotFound),
         Err(e) => Err(PageError::internal(e)),
     }
 }

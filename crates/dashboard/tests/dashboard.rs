@@ -140,6 +140,9 @@ struct TestApp {
     store: Arc<SqlStore>,
     http: reqwest::Client,
     insights: Arc<FakeInsights>,
+    /// The catalog's services (with `Options::catalog`), to make tool calls
+    /// as another surface would.
+    services: Option<Arc<tradeterm_tools::Services>>,
     _dir: tempfile::TempDir,
 }
 
@@ -170,6 +173,7 @@ async fn spawn_app(opts: Options) -> TestApp {
     let gateway = Gateway::new(GatewaySettings::default(), store.clone(), signer);
     let insights = Arc::new(FakeInsights::default());
     let mut dashboard = Dashboard::new(gateway.clone(), opts.settings);
+    let mut catalog = None;
     if opts.catalog {
         let services = tradeterm_tools::Services {
             // The test's receiver is on loopback.
@@ -179,9 +183,9 @@ async fn spawn_app(opts: Options) -> TestApp {
             },
             ..tradeterm_tools::Services::new(Arc::new(gateway.clone()), store.clone())
         };
-        dashboard = dashboard.with_insights(Arc::new(CatalogInsights {
-            services: Arc::new(services),
-        }));
+        let services = Arc::new(services);
+        catalog = Some(services.clone());
+        dashboard = dashboard.with_insights(Arc::new(CatalogInsights { services }));
     } else if opts.insights {
         dashboard = dashboard.with_insights(insights.clone());
     }
@@ -200,6 +204,7 @@ async fn spawn_app(opts: Options) -> TestApp {
             .build()
             .unwrap(),
         insights,
+        services: catalog,
         _dir: dir,
     }
 }
@@ -1400,4 +1405,347 @@ async fn sign_in_guessing_is_throttled_with_retry_after_and_the_right_key_works_
     let r = attempt(a.master.clone()).await;
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert!(set_cookies(&r).contains_key("tt_dash"));
+}
+
+// ----- key scopes (issue 31) -----
+
+impl TestApp {
+    /// A gateway management route with the master key: its `data`.
+    async fn manage(&self, master: &str, path: &str) -> Value {
+        let r = self.http.get(self.url(path)).bearer_auth(master).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{path}");
+        r.json::<Value>().await.unwrap()["data"].clone()
+    }
+
+    /// The stored scope of an API key, read back through the gateway's route.
+    async fn api_key_scope(&self, master: &str, key_id: &str) -> Value {
+        let keys = self.manage(master, "/api/dashboard/api-keys").await;
+        keys.as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["id"] == key_id)
+            .unwrap_or_else(|| panic!("{key_id} not listed"))["permissions"]
+            .clone()
+    }
+
+    /// Exchanges an API key for a session token; its claims.
+    async fn api_key_claims(&self, api_key: &str) -> Value {
+        use base64::Engine;
+        let r = self
+            .http
+            .post(self.url("/api/token/api-key"))
+            .bearer_auth(api_key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let token = r.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+        let payload = token.split('.').nth(1).unwrap();
+        serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(payload)
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    /// A dry-run `place_order` as a credential with these claims would make
+    /// it (the token's capabilities and scope), on `terminal_id`.
+    async fn order_as(&self, claims: &Value, terminal_id: &str, symbol: &str) -> Result<Value, (String, String)> {
+        let services = self.services.as_ref().expect("a catalog app");
+        let caller = tradeterm_tools::Caller {
+            license_id: claims["sub"].as_str().unwrap().to_owned(),
+            credential: claims["cred_id"].as_str().unwrap().to_owned(),
+            caps: serde_json::from_value(claims["caps"].clone()).unwrap(),
+        };
+        let mut call = tradeterm_tools::Invocation::new(
+            "rest",
+            caller,
+            tradeterm_tools::TerminalChoice::Header(Some(terminal_id.to_owned())),
+        );
+        call.scope = serde_json::from_value::<Option<tradeterm_core::scope::KeyScope>>(claims["scope"].clone())
+            .unwrap()
+            .map(Arc::new);
+        let tool = tradeterm_tools::find("place_order").unwrap();
+        let input = json!({ "symbol": symbol, "order_type": "BUY", "volume": 0.05 });
+        tradeterm_tools::invoke(services, tool, call, input)
+            .await
+            .map_err(|e| (e.code().to_owned(), e.to_string()))
+    }
+}
+
+#[tokio::test]
+async fn api_keys_are_created_with_a_scope_that_is_enforced_and_changed_or_lifted_in_place() {
+    let app = spawn_app(Options {
+        catalog: true,
+        ..Options::default()
+    })
+    .await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let s = app.sign_in(&a.master).await;
+
+    // The create form offers the scope's fields, the tier's capabilities ticked.
+    let (_, page) = s.get("/dashboard/api-keys").await;
+    for name in [
+        "cap_read",
+        "cap_analytics",
+        "cap_trade",
+        "terminals",
+        "symbols",
+        "max_volume_per_order",
+        "max_open_volume_per_symbol",
+        "max_live_orders_per_day",
+        "dry_run_only",
+        "expires_at",
+        "networks",
+    ] {
+        assert!(page.contains(&format!("name=\"{name}\"")), "{name}");
+    }
+    assert!(page.contains("name=\"cap_trade\" checked"));
+    assert!(page.contains("everything the tier allows"), "the unscoped key's row");
+
+    // Created with a scope: no trading, EUR* only, 0.1 lots.
+    let r = s
+        .post(
+            "/dashboard/api-keys",
+            &[
+                ("label", "analyst"),
+                ("caps_shown", "1"),
+                ("cap_read", "on"),
+                ("cap_analytics", "on"),
+                ("symbols", "EUR*"),
+                ("max_volume_per_order", "0.1"),
+                ("terminals", &a.terminal_id),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let created = r.text().await.unwrap();
+    let secret = input_value(&created, "api-key");
+    assert!(created.contains("capabilities: read, analytics only"), "{created}");
+    assert!(created.contains("symbols: EUR*"));
+    let stored = app.store.list_api_keys(&a.license.id).await.unwrap();
+    let key = stored.iter().find(|k| k.label == "analyst").unwrap();
+    let expected = json!({
+        "capabilities": ["read", "analytics"], "terminals": [a.terminal_id],
+        "symbols": ["EUR*"], "max_volume_per_order": 0.1
+    });
+    assert_eq!(app.api_key_scope(&a.master, &key.id).await, expected);
+
+    // The key works under it: its token carries no `trade`, and a GBPUSD
+    // order is refused by the symbols rule.
+    let claims = app.api_key_claims(&secret).await;
+    assert_eq!(claims["caps"], json!(["read", "analytics"]));
+    let (code, message) = app.order_as(&claims, &a.terminal_id, "GBPUSD").await.unwrap_err();
+    assert_eq!(code, "FORBIDDEN", "{message}");
+    assert!(message.contains("`symbols`"), "{message}");
+
+    // The list shows it in words, with a link to change it; never the secret.
+    let (_, list) = s.get("/dashboard/api-keys").await;
+    assert!(list.contains("at most 0.1 lots per order"));
+    assert!(list.contains(&format!("/dashboard/api-keys/{}/scope", key.id)));
+    assert!(!list.contains(&secret));
+
+    // The scope page is filled with the stored scope.
+    let (status, scope_page) = s.get(&format!("/dashboard/api-keys/{}/scope", key.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(input_value(&scope_page, "scope-symbols"), "EUR*");
+    assert_eq!(input_value(&scope_page, "scope-max-volume"), "0.1");
+    assert!(!scope_page.contains("name=\"cap_trade\" checked"));
+
+    // Changed in place: trading allowed, GBP* only. The same secret now trades GBP, not EUR.
+    let path = format!("/dashboard/api-keys/{}/scope", key.id);
+    let r = s
+        .post(
+            &path,
+            &[
+                ("caps_shown", "1"),
+                ("cap_read", "on"),
+                ("cap_analytics", "on"),
+                ("cap_trade", "on"),
+                ("symbols", "GBP*"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/dashboard/api-keys?done=scoped");
+    assert_eq!(
+        app.api_key_scope(&a.master, &key.id).await,
+        json!({ "symbols": ["GBP*"] })
+    );
+    let claims = app.api_key_claims(&secret).await;
+    assert_eq!(claims["caps"], json!(["read", "analytics", "trade"]));
+    let (code, message) = app.order_as(&claims, &a.terminal_id, "EURUSD").await.unwrap_err();
+    assert_eq!(code, "FORBIDDEN");
+    assert!(message.contains("`symbols`"), "{message}");
+    match app.order_as(&claims, &a.terminal_id, "GBPUSD").await {
+        Ok(_) => {}
+        Err((code, message)) => assert_ne!(code, "FORBIDDEN", "GBPUSD is in the scope now: {message}"),
+    }
+
+    // A bad change is refused with the field named, and changes nothing.
+    let r = s
+        .post(
+            &path,
+            &[("caps_shown", "1"), ("cap_read", "on"), ("networks", "10.0.0.0/33")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let refused = r.text().await.unwrap();
+    assert!(
+        refused.contains("Scope: `networks`: `10.0.0.0/33` is not an address or CIDR network"),
+        "{refused}"
+    );
+    assert_eq!(
+        input_value(&refused, "scope-networks"),
+        "10.0.0.0/33",
+        "the form keeps what was typed"
+    );
+    assert_eq!(
+        app.api_key_scope(&a.master, &key.id).await,
+        json!({ "symbols": ["GBP*"] })
+    );
+    // A bad scope at creation: the page says why and no key is stored.
+    let before = app.store.list_api_keys(&a.license.id).await.unwrap().len();
+    let r = s
+        .post(
+            "/dashboard/api-keys",
+            &[("label", "bad"), ("max_volume_per_order", "0")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let refused = r.text().await.unwrap();
+    assert!(
+        refused.contains("Scope: `max_volume_per_order` must be above 0"),
+        "{refused}"
+    );
+    let r = s
+        .post(
+            "/dashboard/api-keys",
+            &[("label", "bad"), ("expires_at", "2020-01-01T00:00")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.text().await.unwrap().contains("`expires_at` is in the past"));
+    assert_eq!(app.store.list_api_keys(&a.license.id).await.unwrap().len(), before);
+
+    // Lifted: the key may do what the tier allows again.
+    let r = s.post(&format!("{path}/clear"), &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(app.api_key_scope(&a.master, &key.id).await, Value::Null);
+    let claims = app.api_key_claims(&secret).await;
+    assert_eq!(claims["scope"], Value::Null);
+    if let Err((code, message)) = app.order_as(&claims, &a.terminal_id, "EURUSD").await {
+        assert_ne!(code, "FORBIDDEN", "{message}");
+    }
+
+    // Without the CSRF token nothing changes.
+    let r = s.post_raw(&path, &[("symbols", "XAU*")], Some(&app.origin())).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.api_key_scope(&a.master, &key.id).await, Value::Null);
+
+    // Another license's key is not found, read or changed.
+    let other = format!("/dashboard/api-keys/{}/scope", b.api_key_id);
+    assert_eq!(s.get(&other).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        s.post(&other, &[("symbols", "XAU*")]).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.post(&format!("{other}/clear"), &[]).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.api_key_scope(&b.master, &b.api_key_id).await, Value::Null);
+    let _ = b.api_key;
+}
+
+#[tokio::test]
+async fn terminals_are_created_with_a_key_scope_changed_in_place_and_kept_to_their_license() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let s = app.sign_in(&a.master).await;
+
+    let (_, page) = s.get("/dashboard/terminals").await;
+    assert!(page.contains("name=\"dry_run_only\""));
+    assert!(
+        !page.contains("name=\"terminals\""),
+        "a terminal key is bound to its terminal"
+    );
+
+    let r = s
+        .post(
+            "/dashboard/terminals",
+            &[("name", "EU box"), ("symbols", "EURUSD"), ("dry_run_only", "on")],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let created = r.text().await.unwrap();
+    assert!(created.contains("dry runs only (no live trading)"), "{created}");
+    let terminals = app.store.list_terminals(&a.license.id).await.unwrap();
+    let t = terminals.iter().find(|t| t.name == "EU box").unwrap();
+    let key_path = format!("/api/dashboard/terminals/{}/key", t.id);
+    assert_eq!(
+        app.manage(&a.master, &key_path).await["permissions"],
+        json!({ "symbols": ["EURUSD"], "dry_run_only": true })
+    );
+
+    // `terminals` does not apply to a terminal key: refused, nothing created.
+    let count = terminals.len();
+    let r = s
+        .post(
+            "/dashboard/terminals",
+            &[("name", "Other"), ("terminals", &a.terminal_id)],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .contains("`terminals` does not apply to a terminal key")
+    );
+    assert_eq!(app.store.list_terminals(&a.license.id).await.unwrap().len(), count);
+
+    // The terminal page shows the key's scope and changes it in place.
+    let (_, tpage) = s.get(&format!("/dashboard/terminals/{}", t.id)).await;
+    assert!(tpage.contains("symbols: EURUSD"));
+    let path = format!("/dashboard/terminals/{}/scope", t.id);
+    let (status, spage) = s.get(&path).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(input_value(&spage, "scope-symbols"), "EURUSD");
+    let r = s.post(&path, &[("max_live_orders_per_day", "3")]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        app.manage(&a.master, &key_path).await["permissions"],
+        json!({ "max_live_orders_per_day": 3 })
+    );
+    let (_, tpage) = s.get(&format!("/dashboard/terminals/{}", t.id)).await;
+    assert!(tpage.contains("at most 3 live orders per UTC day"));
+    let r = s.post(&path, &[("max_live_orders_per_day", "many")]).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .contains("`max_live_orders_per_day` must be a whole number")
+    );
+    let r = s.post(&format!("{path}/clear"), &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(app.manage(&a.master, &key_path).await["permissions"], Value::Null);
+
+    // Another license's terminal: not found, its key unchanged.
+    let other = format!("/dashboard/terminals/{}/scope", b.terminal_id);
+    assert_eq!(s.get(&other).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        s.post(&other, &[("symbols", "XAU*")]).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.post(&format!("{other}/clear"), &[]).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let b_key = format!("/api/dashboard/terminals/{}/key", b.terminal_id);
+    assert_eq!(app.manage(&b.master, &b_key).await["permissions"], Value::Null);
 }

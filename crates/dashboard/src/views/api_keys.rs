@@ -4,7 +4,8 @@
 use maud::{Markup, html};
 use tradeterm_store::{ApiKey, MAX_ACTIVE_API_KEYS};
 
-use super::{API_KEYS_PATH, Nav, copy_field, csrf_field, layout, time_ms};
+use super::{API_KEYS_PATH, Nav, copy_field, csrf_field, layout, scope, time_ms};
+use crate::scope_form::{KeyKind, ScopeForm};
 use crate::session::Owner;
 
 /// Path of a key's revocation.
@@ -12,20 +13,36 @@ pub(crate) fn revoke_path(id: &str) -> String {
     format!("{API_KEYS_PATH}/{id}/revoke")
 }
 
+/// Path of a key's scope page.
+pub(crate) fn scope_path(id: &str) -> String {
+    format!("{API_KEYS_PATH}/{id}/scope")
+}
+
 /// What a redirect back to the list says (`?done=…`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Notice {
     Revoked,
+    Scoped,
 }
 
 impl Notice {
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        (s == "revoked").then_some(Self::Revoked)
+        match s {
+            "revoked" => Some(Self::Revoked),
+            "scoped" => Some(Self::Scoped),
+            _ => None,
+        }
     }
 }
 
 /// The API keys page.
-pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, error: Option<&str>) -> Markup {
+pub(crate) fn list_page(
+    owner: &Owner,
+    keys: &[ApiKey],
+    notice: Option<Notice>,
+    error: Option<&str>,
+    draft: &ScopeForm,
+) -> Markup {
     let active = keys.iter().filter(|k| k.revoked_at.is_none()).count();
     let full = active >= MAX_ACTIVE_API_KEYS;
     layout(
@@ -42,6 +59,9 @@ pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, 
             @if notice == Some(Notice::Revoked) {
                 div.alert.success role="status" #notice { "The key was revoked. Programs using it are refused from now on." }
             }
+            @if notice == Some(Notice::Scoped) {
+                div.alert.success role="status" #notice { "The key's scope was changed. Its calls follow it from now on." }
+            }
             section aria-labelledby="keys-title" {
                 h2 #keys-title { "Keys " span.muted { "(" (active) " of " (MAX_ACTIVE_API_KEYS) " active)" } }
                 @if keys.is_empty() {
@@ -52,7 +72,7 @@ pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, 
                             caption.visually-hidden { "API keys of this license" }
                             thead { tr {
                                 th scope="col" { "Label" } th scope="col" { "Key" } th scope="col" { "Created" }
-                                th scope="col" { "Last used" } th scope="col" { "Status" }
+                                th scope="col" { "Last used" } th scope="col" { "Scope" } th scope="col" { "Status" }
                                 th scope="col" { span.visually-hidden { "Actions" } }
                             } }
                             tbody {
@@ -62,6 +82,7 @@ pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, 
                                         td { code { (k.prefix) "…" } }
                                         td { (time_ms(k.created_at)) }
                                         td { @match k.last_used_at { Some(t) => (time_ms(t)), None => span.muted { "never" } } }
+                                        td { (scope::summary(k.permissions.as_ref())) }
                                         td {
                                             @match k.revoked_at {
                                                 Some(t) => { span.badge.off { "revoked" } " " span.muted.small { (time_ms(t)) } },
@@ -70,6 +91,9 @@ pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, 
                                         }
                                         td {
                                             @if k.revoked_at.is_none() {
+                                                a.button.small href=(scope_path(&k.id))
+                                                    aria-label=(format!("Change the scope of the key {}", k.label)) { "Scope…" }
+                                                " "
                                                 a.button.small.danger href=(revoke_path(&k.id))
                                                     aria-label=(format!("Revoke the key {}", k.label)) { "Revoke…" }
                                             }
@@ -92,16 +116,20 @@ pub(crate) fn list_page(owner: &Owner, keys: &[ApiKey], notice: Option<Notice>, 
                         "Revoke one you no longer use to create another."
                     }
                 }
-                form.inline method="post" action=(API_KEYS_PATH) {
+                form method="post" action=(API_KEYS_PATH) {
                     (csrf_field(owner))
                     div.field {
                         label for="key-label" { "Label" }
                         input #key-label type="text" name="label" required maxlength="100"
                             placeholder="e.g. backtest server" disabled[full];
                     }
+                    details.scope open[error.is_some()] {
+                        summary { "Scope (optional): what this key may do" }
+                        (scope::fields(draft, KeyKind::Api, owner.license.tier.capabilities(), "new-key"))
+                    }
                     button.button.primary type="submit" disabled[full] { "Create key" }
                 }
-                p.help { "The secret is shown once; only its hash is kept." }
+                p.help { "The secret is shown once; only its hash is kept. The scope can be changed later." }
             }
         },
     )
@@ -121,6 +149,7 @@ pub(crate) fn created_page(owner: &Owner, key: &ApiKey, secret: &str, rest_url: 
                 " It is shown only this once; the gateway keeps only its hash."
             }
             (copy_field("api-key", "API key", secret))
+            p { "Scope: " (scope::summary(key.permissions.as_ref())) }
             h2 { "Use it" }
             pre #api-key-usage tabindex="0" { code {
                 "curl -s " (base) "/api/v1/terminals \\\n     -H \"Authorization: Bearer " (secret) "\""

@@ -4,6 +4,7 @@
 
 pub(crate) mod api_keys;
 pub(crate) mod insights;
+pub(crate) mod scope;
 pub(crate) mod sign_in;
 pub(crate) mod terminals;
 pub(crate) mod webhooks;

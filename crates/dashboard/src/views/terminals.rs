@@ -6,8 +6,9 @@ use maud::{Markup, html};
 use tradeterm_gateway::KeyRotation;
 use tradeterm_protocol::TerminalStatus;
 
-use super::{Nav, TERMINALS_PATH, copy_field, csrf_field, layout, time_iso};
+use super::{Nav, TERMINALS_PATH, copy_field, csrf_field, layout, scope, time_iso};
 use crate::insights::Panel;
+use crate::scope_form::{KeyKind, ScopeForm};
 use crate::session::Owner;
 use crate::snippets::{self, AgentAddress};
 
@@ -30,7 +31,13 @@ pub(crate) fn insights_fragment(id: &str) -> String {
 }
 
 /// The terminals page: the live table and the form that creates one.
-pub(crate) fn list_page(owner: &Owner, terminals: &[TerminalStatus], refresh_ms: u128, error: Option<&str>) -> Markup {
+pub(crate) fn list_page(
+    owner: &Owner,
+    terminals: &[TerminalStatus],
+    refresh_ms: u128,
+    error: Option<&str>,
+    draft: &ScopeForm,
+) -> Markup {
     layout(
         "Terminals",
         Some(owner),
@@ -53,12 +60,16 @@ pub(crate) fn list_page(owner: &Owner, terminals: &[TerminalStatus], refresh_ms:
                 @if let Some(error) = error {
                     div.alert.error role="alert" { (error) }
                 }
-                form.inline method="post" action=(TERMINALS_PATH) {
+                form method="post" action=(TERMINALS_PATH) {
                     (csrf_field(owner))
                     div.field {
                         label for="terminal-name" { "Name" }
                         input #terminal-name type="text" name="name" required maxlength="100"
                             placeholder="e.g. MT5 demo at Broker";
+                    }
+                    details.scope open[error.is_some()] {
+                        summary { "Key scope (optional): what this terminal's key may do" }
+                        (scope::fields(draft, KeyKind::Terminal, owner.license.tier.capabilities(), "new-terminal"))
                     }
                     button.button.primary type="submit" { "Create terminal" }
                 }
@@ -206,13 +217,21 @@ pub(crate) fn status(t: &TerminalStatus) -> Markup {
     }
 }
 
-/// One terminal: status, rules and alerts, agent set-up, key rotation.
+/// Path of a terminal key's scope page.
+pub(crate) fn scope_path(id: &str) -> String {
+    format!("{}/scope", terminal_path(id))
+}
+
+/// One terminal: status, rules and alerts, its key's scope, agent set-up,
+/// key rotation. `key_scope`: `None` when the terminal has no active key,
+/// else the key's stored scope.
 pub(crate) fn terminal_page(
     owner: &Owner,
     t: &TerminalStatus,
     address: &AgentAddress,
     panel: Option<&Panel>,
     refresh_ms: u128,
+    key_scope: Option<Option<&serde_json::Value>>,
 ) -> Markup {
     layout(
         &t.name,
@@ -233,6 +252,13 @@ pub(crate) fn terminal_page(
                     div #terminal-insights data-refresh=(insights_fragment(&t.id)) data-every=(refresh_ms * 2) {
                         (super::insights::panel(panel))
                     }
+                }
+            }
+            @if let Some(stored) = key_scope {
+                section.card aria-labelledby="key-scope-title" {
+                    h2 #key-scope-title { "Key scope" }
+                    div #key-scope { (scope::summary(stored)) }
+                    p { a.button href=(scope_path(&t.id)) { "Change the scope…" } }
                 }
             }
             section aria-labelledby="setup-title" {
@@ -267,7 +293,14 @@ fn snippet_list(address: &AgentAddress, key: Option<&str>) -> Markup {
 }
 
 /// A new terminal: its key, shown once, and the set-up snippets with it.
-pub(crate) fn created_page(owner: &Owner, id: &str, name: &str, key: &str, address: &AgentAddress) -> Markup {
+pub(crate) fn created_page(
+    owner: &Owner,
+    id: &str,
+    name: &str,
+    key: &str,
+    key_scope: Option<&serde_json::Value>,
+    address: &AgentAddress,
+) -> Markup {
     layout(
         "Terminal created",
         Some(owner),
@@ -280,6 +313,7 @@ pub(crate) fn created_page(owner: &Owner, id: &str, name: &str, key: &str, addre
             }
             (copy_field("terminal-key", "Terminal key", key))
             p { "Terminal id: " code #terminal-id { (id) } }
+            p { "Key scope: " (scope::summary(key_scope)) }
             section aria-labelledby="setup-title" {
                 h2 #setup-title { "Start its agent" }
                 p { "The first installation that connects with this key is bound to it." }
