@@ -343,7 +343,11 @@ string TtDealJson(const ulong d)
      {
       if(type == DEAL_TYPE_SELL)
          side = "sell";
-      if(entry != DEAL_ENTRY_IN)
+      // DEAL_ENTRY_OUT_BY: one of the two deals of a close-by; OUT and
+      // INOUT (a netting reversal closes first) are exits.
+      if(entry == DEAL_ENTRY_OUT_BY)
+         entryName = "out_by";
+      else if(entry != DEAL_ENTRY_IN)
          entryName = "out";
      }
    else
@@ -421,7 +425,9 @@ bool TtCmdHistoryOrders(TtJson &j, const int c, string &result, TtErr &err)
       ulong o = HistoryOrderGetTicket(i);
       if(o == 0)
          continue;
-      string type = TtOrderTypeName(HistoryOrderGetInteger(o, ORDER_TYPE));
+      long typeCode = HistoryOrderGetInteger(o, ORDER_TYPE);
+      // A close-by is in the history as an order of its own type.
+      string type = typeCode == ORDER_TYPE_CLOSE_BY ? "CLOSE_BY" : TtOrderTypeName(typeCode);
       if(type == "")
          continue;
       long done = TtUtcMs(HistoryOrderGetInteger(o, ORDER_TIME_DONE_MSC));

@@ -803,6 +803,14 @@ class FakeMT5:
             pos["volume"] = round(pos["volume"] - volume, 2)
             if pos["volume"] <= 1e-9:
                 del self.positions[pos["ticket"]]
+        # The history keeps the close-by as an order of its own type (never pending).
+        self.history_orders.append(dict(
+            ticket=ticket, time_setup=now_ms // 1000, time_setup_msc=now_ms, time_done=now_ms // 1000,
+            time_done_msc=now_ms, time_expiration=0, type=ORDER_TYPE_CLOSE_BY, type_time=ORDER_TIME_GTC,
+            type_filling=ORDER_FILLING_FOK, state=ORDER_STATE_FILLED, magic=r["magic"], position_id=p["ticket"],
+            position_by_id=q["ticket"], reason=DEAL_REASON_EXPERT, volume_initial=volume, volume_current=0.0,
+            price_open=price, sl=0.0, tp=0.0, price_current=price, price_stoplimit=0.0, symbol=p["symbol"],
+            comment="close #%d by #%d" % (p["ticket"], q["ticket"]), external_id=""))
         return result(TRADE_RETCODE_DONE, deal=first, order=ticket, volume=volume, price=price)
 
     # -- depth of market (market_book_add / market_book_get / market_book_release) --

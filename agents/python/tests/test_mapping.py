@@ -411,6 +411,19 @@ def test_close_by_on_a_hedging_account_and_refused_on_netting() -> None:
     assert fake.sent[-1]["action"] == fake.TRADE_ACTION_CLOSE_BY
     positions = run(term, ctx, {"cmd": "positions"})["positions"]
     assert [(p["ticket"], p["volume"]) for p in positions] == [(long["position"], 0.2)]
+    # The history as MetaTrader 5 keeps it: one order of type CLOSE_BY and one
+    # out_by deal per position, both at the opening price of the one closed by.
+    now = int(time.time() * 1000)
+    deals = run(term, ctx, {"cmd": "history_deals", "from": now - 60_000, "to": now + 60_000})["deals"]
+    by_deals = [d for d in deals if d["entry"] == "out_by"]
+    assert sorted(d["position"] for d in by_deals) == sorted([long["position"], short["position"]])
+    assert {d["price"] for d in by_deals} == {short["price"]}
+    assert [d["entry"] for d in deals if d["entry"] != "out_by"] == ["in", "in"]
+    hist = run(term, ctx, {"cmd": "history_orders", "from": now - 60_000, "to": now + 60_000})["orders"]
+    close_by = [o for o in hist if o["order_type"] == "CLOSE_BY"]
+    assert len(close_by) == 1 and close_by[0]["state"] == "filled" and close_by[0]["volume"] == 0.1
+    assert {d["order"] for d in by_deals} == {close_by[0]["ticket"]}
+    assert run(term, ctx, {"cmd": "orders"})["orders"] == []
     assert err(term, ctx, {"cmd": "close_by", "ticket": long["position"], "ticket_by": 999}).code == "NOT_FOUND"
     netting = FakeMT5()
     netting.account_info = lambda: fake.account_info()._replace(margin_mode=fake.ACCOUNT_MARGIN_MODE_RETAIL_NETTING)

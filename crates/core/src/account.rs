@@ -156,13 +156,20 @@ pub enum OrderType {
     /// When the bid falls to the price (the stop), a sell limit is placed at
     /// the stop-limit price, above the stop (MT5 `ORDER_TYPE_SELL_STOP_LIMIT`).
     SellStopLimit,
+    /// What a close-by records in the order history (MT5
+    /// `ORDER_TYPE_CLOSE_BY`): one position closed by an opposite one of the
+    /// same symbol. Never an order to place: the `close_by` tool does that.
+    CloseBy,
 }
 
 impl OrderType {
-    /// Direction of the resulting position.
+    /// Direction of the resulting position. A close-by has none of its own
+    /// (it closes one position of each side, opening nothing): it answers
+    /// `Buy`, and is never placed or left pending, so nothing that asks an
+    /// order for its side (pricing, filters, risk) sees one.
     pub const fn side(self) -> Side {
         match self {
-            Self::Buy | Self::BuyLimit | Self::BuyStop | Self::BuyStopLimit => Side::Buy,
+            Self::Buy | Self::BuyLimit | Self::BuyStop | Self::BuyStopLimit | Self::CloseBy => Side::Buy,
             Self::Sell | Self::SellLimit | Self::SellStop | Self::SellStopLimit => Side::Sell,
         }
     }
@@ -269,8 +276,20 @@ pub enum DealEntry {
     In,
     /// Closed (part of) a position.
     Out,
+    /// Closed (part of) a position by an opposite one (MT5
+    /// `DEAL_ENTRY_OUT_BY`): a close-by makes one such deal for each of the
+    /// two positions, both at the opening price of the one closed by.
+    #[serde(rename = "out_by")]
+    OutBy,
     /// Balance operation (deposit, withdrawal) or swap/commission charge.
     Balance,
+}
+
+impl DealEntry {
+    /// Whether the deal closed (part of) a position: `out` or `out_by`.
+    pub const fn is_exit(self) -> bool {
+        matches!(self, Self::Out | Self::OutBy)
+    }
 }
 
 /// An executed deal (fill) in the account history.
@@ -286,7 +305,7 @@ pub struct Deal {
     pub symbol: String,
     /// Direction of the deal itself (a close of a long is a `sell`).
     pub side: Side,
-    /// `in`, `out` or `balance`.
+    /// `in`, `out`, `out_by` (a close-by) or `balance`.
     pub entry: DealEntry,
     /// Volume in lots.
     pub volume: f64,
@@ -306,4 +325,23 @@ pub struct Deal {
     pub magic: u64,
     /// Comment (`sl`, `tp`, or the order comment).
     pub comment: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_by_names_follow_the_json_naming_of_their_enums() {
+        let names = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+        assert_eq!(names(serde_json::json!(OrderType::CloseBy)), "CLOSE_BY");
+        assert_eq!(names(serde_json::json!(OrderType::BuyStopLimit)), "BUY_STOP_LIMIT");
+        assert_eq!(names(serde_json::json!(DealEntry::OutBy)), "out_by");
+        assert_eq!(names(serde_json::json!(DealEntry::Out)), "out");
+        let back: DealEntry = serde_json::from_str("\"out_by\"").unwrap();
+        assert_eq!(back, DealEntry::OutBy);
+        assert!(DealEntry::OutBy.is_exit() && DealEntry::Out.is_exit());
+        assert!(!DealEntry::In.is_exit() && !DealEntry::Balance.is_exit());
+        assert!(!OrderType::CloseBy.is_market() && !OrderType::CloseBy.is_stop_limit());
+    }
 }

@@ -213,7 +213,7 @@ pub fn equity_curve(
             }
         } else {
             stats.gross_profit += d.profit;
-            if d.entry == DealEntry::Out {
+            if d.entry.is_exit() {
                 stats.trades += 1;
             }
             (0.0, CurvePointKind::Trade)

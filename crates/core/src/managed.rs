@@ -609,6 +609,11 @@ impl Paper {
                     i += 1;
                     continue;
                 }
+                // Only the order history holds close-bys; never a pending one.
+                OrderType::CloseBy => {
+                    i += 1;
+                    continue;
+                }
             };
             if fire {
                 let o = self.orders.remove(i);

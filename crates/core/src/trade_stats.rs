@@ -834,7 +834,7 @@ fn add_deal(row: &mut PnlRow, d: &Deal) {
         }
     } else {
         row.trading_profit += d.profit;
-        if d.entry == DealEntry::Out {
+        if d.entry.is_exit() {
             row.closing_deals += 1;
         }
     }

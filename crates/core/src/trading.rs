@@ -341,6 +341,12 @@ fn check_levels(
 /// Margin is not checked here (it needs the account): see
 /// [`margin_required`] and [`check_free_margin`].
 pub fn validate_order(spec: &SymbolSpec, tick: &Tick, req: &OrderParams, now_ms: UnixMs) -> Result<(), Rejection> {
+    if req.order_type == OrderType::CloseBy {
+        return Err(Rejection::new(
+            retcode::INVALID_REQUEST,
+            "CLOSE_BY is what a close-by records in the order history, not an order to place: close a position by an opposite one with close_by",
+        ));
+    }
     check_volume(spec, req.volume)?;
     check_market_open(spec, now_ms)?;
     check_quote(spec, tick)?;
@@ -397,7 +403,7 @@ pub fn validate_order(spec: &SymbolSpec, tick: &Tick, req: &OrderParams, now_ms:
         OrderType::SellStop => (tick.bid, true, "the bid", "sell stop"),
         OrderType::BuyStopLimit => (tick.ask, false, "the ask", "buy stop limit"),
         OrderType::SellStopLimit => (tick.bid, true, "the bid", "sell stop limit"),
-        OrderType::Buy | OrderType::Sell => (tick.ask, false, "the ask", "market"),
+        OrderType::Buy | OrderType::Sell | OrderType::CloseBy => (tick.ask, false, "the ask", "market"),
     };
     let distance = if below {
         points_between(spec, price, reference)
@@ -979,6 +985,21 @@ mod tests {
             Some(day_start(now) + DAY_MS)
         );
         assert_eq!(expiry_deadline(E::Gtc, Some(now), now), None);
+    }
+
+    #[test]
+    fn a_close_by_is_never_an_order_to_place() {
+        let t = tick(1.10000, 1.10010);
+        let mut req = market(OrderType::CloseBy, 0.1);
+        let e = validate_order(&eurusd(), &t, &req, wed_noon()).unwrap_err();
+        assert_eq!(e.retcode, retcode::INVALID_REQUEST);
+        assert!(e.message.contains("close_by"), "{e}");
+        req.price = Some(1.10100);
+        assert_eq!(
+            validate_order(&eurusd(), &t, &req, wed_noon()).unwrap_err().retcode,
+            retcode::INVALID_REQUEST,
+            "not as a pending order either"
+        );
     }
 
     #[test]

@@ -222,7 +222,7 @@ impl Translator {
                                     ));
                                 }
                             }
-                            DealEntry::Out => {
+                            DealEntry::Out | DealEntry::OutBy => {
                                 let left = position_volume.or(known.map(|v| v - deal.volume));
                                 match left {
                                     Some(left) if left > VOLUME_EPSILON => {

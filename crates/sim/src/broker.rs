@@ -211,6 +211,8 @@ fn triggers(o: &PendingOrder, t: &Tick, eps: f64) -> bool {
         OrderType::SellStop | OrderType::SellStopLimit => t.bid <= o.price + eps,
         OrderType::BuyStopLimit => t.ask >= o.price - eps,
         OrderType::Buy | OrderType::Sell => true,
+        // Never pending: only the order history holds close-bys.
+        OrderType::CloseBy => false,
     }
 }
 
@@ -811,10 +813,47 @@ impl Broker {
         trading::check_market_open(spec, now).map_err(rejected)?;
         let volume = trading::round_volume(spec, a.volume.min(b.volume));
         let price = b.open_price;
+        // As MetaTrader 5 records it: one order of type close-by (the
+        // tickets in its comment), and two deals of entry `out_by`, one for
+        // each position, both at the opening price of the one closed by (so
+        // the pair's whole profit is on the first deal).
+        let order = self.order_ticket();
+        let comment = format!("close #{ticket} by #{by}");
+        self.record(HistoryOrder {
+            ticket: order,
+            symbol: a.symbol.clone(),
+            order_type: OrderType::CloseBy,
+            volume,
+            price,
+            state: OrderState::Filled,
+            time_setup: now,
+            time_done: now,
+            position: ticket,
+            comment: comment.clone(),
+            magic: a.magic,
+        });
         let i = self.position_index(ticket)?;
-        let first = self.close_at(m, i, volume, price, now, &format!("close by #{by}"));
+        let first = self.exit_deal(
+            m,
+            i,
+            volume,
+            price,
+            now,
+            &format!("close by #{by}"),
+            order,
+            DealEntry::OutBy,
+        );
         let j = self.position_index(by)?;
-        self.close_at(m, j, volume, price, now, &format!("close by #{ticket}"));
+        self.exit_deal(
+            m,
+            j,
+            volume,
+            price,
+            now,
+            &format!("close by #{ticket}"),
+            order,
+            DealEntry::OutBy,
+        );
         Ok(TradeResult {
             comment: format!("Position #{ticket} closed by #{by}"),
             ..first
@@ -853,8 +892,47 @@ impl Broker {
             .ok_or_else(|| ErrorBody::new(codes::NOT_FOUND, format!("no open position with ticket {ticket}")))
     }
 
-    /// Closes `volume` lots of position `i` at `price`.
+    /// Closes `volume` lots of position `i` at `price` with a market order
+    /// of its own (recorded in the order history as filled).
     fn close_at(&mut self, m: &Market, i: usize, volume: f64, price: f64, time: i64, comment: &str) -> TradeResult {
+        let p = &self.positions[i];
+        let (position, symbol, side, magic) = (p.ticket, p.symbol.clone(), p.side, p.magic);
+        let order = self.order_ticket();
+        self.record(HistoryOrder {
+            ticket: order,
+            symbol,
+            order_type: market_type(side.opposite()),
+            volume,
+            price,
+            state: OrderState::Filled,
+            time_setup: time,
+            time_done: time,
+            position,
+            comment: comment.to_owned(),
+            magic,
+        });
+        self.exit_deal(m, i, volume, price, time, comment, order, DealEntry::Out)
+    }
+
+    /// The deal of `order` that takes `volume` lots off position `i` at
+    /// `price` (`entry`: `out`, or `out_by` for a close-by): profit and
+    /// the position's share of swap to the balance, the position reduced or
+    /// removed.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one deal's every field; a struct for one private call would only rename them"
+    )]
+    fn exit_deal(
+        &mut self,
+        m: &Market,
+        i: usize,
+        volume: f64,
+        price: f64,
+        time: i64,
+        comment: &str,
+        order: u64,
+        entry: DealEntry,
+    ) -> TradeResult {
         let p = self.positions[i].clone();
         let (profit, volume_left) = match m.index(&p.symbol) {
             Some(idx) => {
@@ -873,14 +951,13 @@ impl Broker {
         } else {
             money(p.swap * volume / p.volume)
         };
-        let order = self.order_ticket();
         let deal = Deal {
             ticket: self.deal_ticket(),
             order,
             position: p.ticket,
             symbol: p.symbol.clone(),
             side: p.side.opposite(),
-            entry: DealEntry::Out,
+            entry,
             volume,
             price,
             time,
@@ -898,19 +975,6 @@ impl Broker {
             pos.volume = volume_left;
             pos.swap = money(p.swap - swap);
         }
-        self.record(HistoryOrder {
-            ticket: order,
-            symbol: p.symbol.clone(),
-            order_type: market_type(p.side.opposite()),
-            volume,
-            price,
-            state: OrderState::Filled,
-            time_setup: time,
-            time_done: time,
-            position: p.ticket,
-            comment: comment.to_owned(),
-            magic: p.magic,
-        });
         push_bounded(&mut self.deals, deal.clone(), MAX_HISTORY);
         let deal_ticket = deal.ticket;
         self.trade_event(TransactionKind::DealAdded, Some(deal), order, p.ticket);

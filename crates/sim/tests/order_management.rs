@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use tradeterm_core::account::{ExpirationMode, FillingMode, OrderType, Side};
+use tradeterm_core::Deal;
+use tradeterm_core::account::{DealEntry, ExpirationMode, FillingMode, OrderType, Side};
 use tradeterm_core::time::{DAY_MS, UnixMs, day_start, parse_iso};
 use tradeterm_protocol::agent::{
-    BookSide, Command, CommandResult, ErrorBody, Event, OrderRequest, OrderState, Platform, TradeResult,
+    BookSide, Command, CommandResult, ErrorBody, Event, HistoryOrder, OrderRequest, OrderState, Platform, TradeResult,
     TransactionKind, codes,
 };
 use tradeterm_sim::{ManualClock, SimSettings, Simulator};
@@ -421,13 +422,64 @@ fn close_by_closes_opposite_positions_at_the_by_position_price() {
     let expected = ((short.price - long.price) * 0.1 * 100_000.0 * 100.0).round() / 100.0;
     let got = ((sim.account_info().balance - balance) * 100.0).round() / 100.0;
     assert!((got - expected).abs() <= 0.011, "{got} vs {expected}");
-    // The idempotency key returns the first outcome.
+    // Recorded as MetaTrader 5 does: one order of type close-by, filled, for
+    // the volume closed at the price of the position closed by...
+    let orders: Vec<HistoryOrder> = sim
+        .history_orders()
+        .into_iter()
+        .filter(|o| o.ticket == t.order)
+        .collect();
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    let o = &orders[0];
+    assert_eq!(
+        (o.order_type, o.state, o.volume, o.price, o.position),
+        (OrderType::CloseBy, OrderState::Filled, 0.1, short.price, long.position)
+    );
+    assert!(o.comment.contains(&format!("#{}", long.position)) && o.comment.contains(&format!("#{}", short.position)));
+    // ...and two deals of entry `out_by` of that order, one for each
+    // position, each closing its side; the pair's whole profit on the first.
+    let deals: Vec<Deal> = sim.deals().into_iter().filter(|d| d.order == t.order).collect();
+    let shape: Vec<(u64, Side, DealEntry, f64, f64)> = deals
+        .iter()
+        .map(|d| (d.position, d.side, d.entry, d.volume, d.price))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (long.position, Side::Sell, DealEntry::OutBy, 0.1, short.price),
+            (short.position, Side::Buy, DealEntry::OutBy, 0.1, short.price),
+        ]
+    );
+    assert_eq!(t.deal, deals[0].ticket);
+    assert!((deals[0].profit - expected).abs() <= 0.011, "{deals:?}");
+    assert_eq!(deals[1].profit, 0.0, "closed at its own opening price");
+    // No other order or deal was made for it (no market close of either side).
+    assert!(sim.deals().iter().all(|d| d.entry != DealEntry::Out));
+    let kinds: Vec<OrderType> = sim.history_orders().iter().map(|o| o.order_type).collect();
+    assert_eq!(
+        kinds,
+        [OrderType::Buy, OrderType::Sell, OrderType::Sell, OrderType::CloseBy]
+    );
+    // The idempotency key returns the first outcome, and records nothing more.
+    let (n_orders, n_deals) = (sim.history_orders().len(), sim.deals().len());
     let again = trade(sim.execute(Command::CloseBy {
         ticket: long.position,
         ticket_by: short.position,
         idempotency_key: Some("cb-1".into()),
     }));
     assert_eq!(again, t);
+    assert_eq!((sim.history_orders().len(), sim.deals().len()), (n_orders, n_deals));
+}
+
+#[test]
+fn a_close_by_order_cannot_be_placed() {
+    let (sim, _clock) = sim_at("2026-11-18T12:00:00Z");
+    let e = rejected(
+        place(&sim, OrderRequest::new("EURUSD", OrderType::CloseBy, 0.1)),
+        "invalid_request",
+    );
+    assert!(e.message.contains("close_by"), "{e:?}");
+    assert!(sim.positions().is_empty() && sim.pending_orders().is_empty());
 }
 
 #[test]

@@ -162,6 +162,46 @@ where
     }
 }
 
+/// The order types an order can be placed with: every
+/// [`OrderType`](tradeterm_core::account::OrderType) but `CLOSE_BY`, which
+/// only the order history holds (a close-by is made by `close_by`).
+pub const PLACEABLE_ORDER_TYPES: [&str; 8] = [
+    "BUY",
+    "SELL",
+    "BUY_LIMIT",
+    "SELL_LIMIT",
+    "BUY_STOP",
+    "SELL_STOP",
+    "BUY_STOP_LIMIT",
+    "SELL_STOP_LIMIT",
+];
+
+/// The schema of an order type to place: [`PLACEABLE_ORDER_TYPES`]. For
+/// `#[schemars(schema_with = "…")]`, with [`placeable_order_type`].
+pub fn placeable_order_type_schema(_: &mut schemars::SchemaGenerator) -> Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": PLACEABLE_ORDER_TYPES,
+        "description": "The order type: BUY or SELL (market) or a pending type."
+    })
+}
+
+/// Reads an order type to place: `CLOSE_BY` is refused as serde refuses an
+/// unknown variant, so the input fails as its schema says. For
+/// `#[serde(deserialize_with = "…")]`.
+pub fn placeable_order_type<'de, D>(deserializer: D) -> Result<tradeterm_core::account::OrderType, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    use tradeterm_core::account::OrderType;
+    match OrderType::deserialize(deserializer)? {
+        OrderType::CloseBy => Err(D::Error::unknown_variant("CLOSE_BY", &PLACEABLE_ORDER_TYPES)),
+        placeable => Ok(placeable),
+    }
+}
+
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

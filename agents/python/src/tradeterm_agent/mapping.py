@@ -223,7 +223,8 @@ def filling_modes(api: Any, s: Any) -> List[str]:
 
 def history_order(api: Any, tm: TimeMap, o: Any) -> Optional[Dict[str, Any]]:
     """Historical ``TradeOrder`` → protocol ``HistoryOrder`` (``None`` when unfinished or of another type)."""
-    kind = order_type_name(api, o.type)
+    # A close-by is in the history as an order of its own type (it is never pending).
+    kind = "CLOSE_BY" if int(o.type) == const(api, "ORDER_TYPE_CLOSE_BY") else order_type_name(api, o.type)
     states = {
         const(api, "ORDER_STATE_FILLED"): "filled",
         const(api, "ORDER_STATE_PARTIAL"): "filled",
@@ -259,7 +260,9 @@ def deal(api: Any, tm: TimeMap, d: Any) -> Dict[str, Any]:
         entry = "balance"
     elif entry_code == const(api, "DEAL_ENTRY_IN"):
         entry = "in"
-    else:  # OUT, OUT_BY, and INOUT (a netting reversal closes first)
+    elif entry_code == const(api, "DEAL_ENTRY_OUT_BY"):
+        entry = "out_by"  # one of the two deals of a close-by
+    else:  # OUT, and INOUT (a netting reversal closes first)
         entry = "out"
     if trade:
         side = "buy" if dtype == const(api, "DEAL_TYPE_BUY") else "sell"

@@ -780,12 +780,52 @@ async fn close_by_step(kit: &mut Kit, spec: &SymbolSpec, opened: &mut Opened, mi
                 Ok(_) => {
                     opened.positions.remove(&a);
                     opened.positions.remove(&b);
-                    Ok(format!("position {a} closed by {b}; both gone"))
+                    close_by_history(kit, a, b)
+                        .await
+                        .map(|h| format!("position {a} closed by {b}; both gone; {h}"))
                 }
             },
         },
     };
     kit.push(&format!("close_by {a} by {b}"), "close_by", v, Some(&[ms]));
+}
+
+/// What the history says of a close-by of `a` by `b`: each position has an
+/// exit deal, and where the agent reports MetaTrader 5's `out_by` deals both
+/// are `out_by`, of one order, which is in the order history as `CLOSE_BY`.
+async fn close_by_history(kit: &Kit, a: u64, b: u64) -> Result<String, String> {
+    let deals = deals(kit).await.map_err(|f| format!("history_deals failed: {f}"))?;
+    let exits: Vec<&Deal> = deals
+        .iter()
+        .filter(|d| (d.position == a || d.position == b) && d.entry.is_exit())
+        .collect();
+    for p in [a, b] {
+        if !exits.iter().any(|d| d.position == p) {
+            return Err(format!("no exit deal (out or out_by) of position {p} in history_deals"));
+        }
+    }
+    let by: Vec<&&Deal> = exits.iter().filter(|d| d.entry == DealEntry::OutBy).collect();
+    if by.is_empty() {
+        return Ok("exit deals reported as out".into());
+    }
+    let order = by[0].order;
+    if by.len() != 2 || by.iter().any(|d| d.order != order) || by[0].position == by[1].position {
+        return Err(format!(
+            "a close-by makes one out_by deal per position, both of one order: got {:?}",
+            by.iter().map(|d| (d.ticket, d.position, d.order)).collect::<Vec<_>>()
+        ));
+    }
+    let orders = history_orders(kit)
+        .await
+        .map_err(|f| format!("history_orders failed: {f}"))?;
+    match orders.iter().find(|o| o.ticket == order) {
+        Some(o) if o.order_type == OrderType::CloseBy => Ok(format!("two out_by deals of CLOSE_BY order {order}")),
+        Some(o) => Err(format!(
+            "the out_by deals' order {order} is a {:?} in history_orders, not CLOSE_BY",
+            o.order_type
+        )),
+        None => Err(format!("the out_by deals' order {order} is not in history_orders")),
+    }
 }
 
 async fn depth_step(kit: &mut Kit, spec: &SymbolSpec) {

@@ -27,6 +27,7 @@ pub struct OrderLeg {
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// A pending type: `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP`, `BUY_STOP_LIMIT`, `SELL_STOP_LIMIT`.
+    #[serde(deserialize_with = "crate::schema::placeable_order_type")]
     #[schemars(schema_with = "pending_order_type")]
     pub order_type: OrderType,
     /// Volume in lots.
@@ -114,6 +115,8 @@ pub struct PlaceBracketInput {
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
     pub symbol: String,
     /// The entry: `BUY` or `SELL` (market) or a pending type.
+    #[serde(deserialize_with = "crate::schema::placeable_order_type")]
+    #[schemars(schema_with = "crate::schema::placeable_order_type_schema")]
     pub order_type: OrderType,
     /// Volume of the entry in lots.
     #[schemars(extend("exclusiveMinimum" = 0))]
@@ -544,4 +547,40 @@ pub(super) fn bracket_tool() -> Tool {
         "Places an entry (market or pending) with a stop loss and 1-5 take-profit levels: the last level is the position's own take profit at the trade server, each earlier one closes its part of the position on the server when the price reaches it, and the stop moves up as levels fill (`scale_stop`). DRY RUN BY DEFAULT: validates the entry and simulates the bracket over a paper book; `\"dry_run\": false` places the entry and manages it (needs live trading). Ends when the position closes or the entry goes away unfilled.",
     )
     .build(place_bracket)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bracket's entry and an OCO leg never take `CLOSE_BY` (an order
+    /// type of the history only), and their schemas do not offer it.
+    #[test]
+    fn close_by_is_not_an_entry_type() {
+        let schema = |s: schemars::Schema| serde_json::to_value(s).unwrap();
+        let bracket = schema(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<PlaceBracketInput>(),
+        );
+        let types = bracket["properties"]["order_type"]["enum"].as_array().unwrap();
+        assert!(types.contains(&serde_json::json!("BUY")) && !types.contains(&serde_json::json!("CLOSE_BY")));
+        let leg = schema(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<OrderLeg>(),
+        );
+        assert!(
+            !leg["properties"]["order_type"]["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!("CLOSE_BY"))
+        );
+        let refused = serde_json::from_value::<OrderLeg>(serde_json::json!({
+            "symbol": "EURUSD", "order_type": "CLOSE_BY", "volume": 0.1, "price": 1.1
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains("unknown variant `CLOSE_BY`"), "{refused}");
+    }
 }

@@ -28,6 +28,8 @@ pub struct PlaceOrderInput {
     pub symbol: String,
     /// `BUY` or `SELL` (market), `BUY_LIMIT`, `SELL_LIMIT`, `BUY_STOP`, `SELL_STOP`,
     /// `BUY_STOP_LIMIT`, `SELL_STOP_LIMIT` (pending).
+    #[serde(deserialize_with = "crate::schema::placeable_order_type")]
+    #[schemars(schema_with = "crate::schema::placeable_order_type_schema")]
     pub order_type: OrderType,
     /// Volume in lots (must respect the symbol's minimum, maximum and step).
     #[schemars(extend("exclusiveMinimum" = 0))]
@@ -305,5 +307,30 @@ mod tests {
         );
         assert_eq!(branches[1]["required"], serde_json::json!(["price"]));
         assert_eq!(branches[1]["properties"]["price"]["exclusiveMinimum"], 0);
+    }
+
+    /// `CLOSE_BY` is an order type of the history only: the schema does not
+    /// offer it and the input refuses it as an unknown variant (400), while
+    /// every type the schema lists is read.
+    #[test]
+    fn close_by_is_not_an_order_type_to_place() {
+        let schema = serde_json::to_value(
+            crate::schema::input_settings()
+                .into_generator()
+                .into_root_schema_for::<PlaceOrderInput>(),
+        )
+        .unwrap();
+        let listed = schema["properties"]["order_type"]["enum"].as_array().unwrap().clone();
+        assert_eq!(listed.len(), 8);
+        assert!(!listed.contains(&serde_json::json!("CLOSE_BY")));
+        let input = |t: &str| serde_json::json!({ "symbol": "EURUSD", "order_type": t, "volume": 0.1, "price": 1.1 });
+        for t in &listed {
+            let read: PlaceOrderInput = serde_json::from_value(input(t.as_str().unwrap())).unwrap();
+            assert_eq!(serde_json::json!(read.order_type), *t);
+        }
+        let err = serde_json::from_value::<PlaceOrderInput>(input("CLOSE_BY"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `CLOSE_BY`"), "{err}");
     }
 }
