@@ -544,6 +544,32 @@ pub fn expiry_deadline(mode: ExpirationMode, expiration: Option<UnixMs>, placed_
     }
 }
 
+/// The instant a pending order of `spec`'s symbol placed at `placed_ms`
+/// actually expires: [`expiry_deadline`], except that an order good for a
+/// day (`DAY`, `SPECIFIED_DAY`) whose day ends outside the symbol's trading
+/// sessions expires at the next trading time after it. MetaTrader 5 states
+/// it so: such an order "will be valid until 23:59:59 of the specified day
+/// (if this time does not fall within the trading session, the expiration
+/// will occur at the nearest next trading time)" (MQL5 book, "Pending order
+/// expiration dates"; the same for `SYMBOL_EXPIRATION_SPECIFIED_DAY`). So a
+/// FX order good for Friday lives until Sunday's open. A symbol without
+/// sessions is always open; a `SPECIFIED` time is kept as given.
+pub fn expiry_instant(
+    spec: &SymbolSpec,
+    mode: ExpirationMode,
+    expiration: Option<UnixMs>,
+    placed_ms: UnixMs,
+) -> Option<UnixMs> {
+    let deadline = expiry_deadline(mode, expiration, placed_ms)?;
+    match mode {
+        // 23:59:59 of the day, as MetaTrader names the day's last instant.
+        ExpirationMode::Day | ExpirationMode::SpecifiedDay if !spec.is_open(deadline.saturating_sub(1_000)) => {
+            Some(next_session_open(spec, deadline).unwrap_or(deadline))
+        }
+        _ => Some(deadline),
+    }
+}
+
 /// The filling policy of an order: the caller's, when the symbol allows it
 /// (`SymbolSpec::filling_modes`; an empty list allows any), or else the first
 /// the symbol allows of `FOK`, `IOC`, `RETURN` (`None` when the symbol
@@ -985,6 +1011,52 @@ mod tests {
             Some(day_start(now) + DAY_MS)
         );
         assert_eq!(expiry_deadline(E::Gtc, Some(now), now), None);
+    }
+
+    /// A day order whose day ends outside the sessions expires at the next
+    /// trading time (MT5's rule); inside them, at the end of the day.
+    #[test]
+    fn a_day_order_ending_outside_the_sessions_expires_at_the_next_open() {
+        use crate::account::ExpirationMode as E;
+        use crate::market::SessionWindow;
+        let mut spec = eurusd();
+        // FX hours: Sunday 22:00 to Friday 22:00 UTC.
+        spec.sessions = vec![SessionWindow {
+            day: 0,
+            open: 22 * 60,
+            close: 24 * 60,
+        }];
+        spec.sessions.extend((1..=4).map(|day| SessionWindow {
+            day,
+            open: 0,
+            close: 24 * 60,
+        }));
+        spec.sessions.push(SessionWindow {
+            day: 5,
+            open: 0,
+            close: 22 * 60,
+        });
+        let wed = parse_iso("2026-11-18T10:00:00Z").unwrap();
+        let thu = parse_iso("2026-11-19T00:00:00Z").unwrap();
+        assert_eq!(expiry_instant(&spec, E::Day, None, wed), Some(thu));
+        let fri = parse_iso("2026-11-20T10:00:00Z").unwrap();
+        let sun_open = parse_iso("2026-11-22T22:00:00Z").unwrap();
+        assert_eq!(expiry_instant(&spec, E::Day, None, fri), Some(sun_open));
+        assert_eq!(
+            expiry_instant(&spec, E::SpecifiedDay, Some(fri + 3_600_000), wed),
+            Some(sun_open)
+        );
+        assert_eq!(expiry_instant(&spec, E::SpecifiedDay, Some(wed), wed), Some(thu));
+        // A time given to the millisecond is kept, open or not.
+        let sat = parse_iso("2026-11-21T12:00:00Z").unwrap();
+        assert_eq!(expiry_instant(&spec, E::Specified, Some(sat), wed), Some(sat));
+        assert_eq!(expiry_instant(&spec, E::Gtc, None, wed), None);
+        // No sessions: always open, the end of the day.
+        spec.sessions.clear();
+        assert_eq!(
+            expiry_instant(&spec, E::Day, None, fri),
+            Some(parse_iso("2026-11-21T00:00:00Z").unwrap())
+        );
     }
 
     #[test]

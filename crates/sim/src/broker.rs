@@ -868,15 +868,19 @@ impl Broker {
     }
 
     /// Removes the pending orders whose expiry is at or before `t`, as
-    /// `expired`, at their expiry instant.
-    pub(crate) fn expire(&mut self, t: i64) {
+    /// `expired`, at their expiry instant ([`trading::expiry_instant`]: a
+    /// day order whose day ends outside its symbol's sessions lives until
+    /// the next trading time, as in MetaTrader 5).
+    pub(crate) fn expire(&mut self, m: &Market, t: i64) {
         let due: Vec<(PendingOrder, i64)> = self
             .orders
             .iter()
             .filter_map(|o| {
-                trading::expiry_deadline(o.expiration_mode, o.expiration, o.time_setup)
-                    .filter(|d| *d <= t)
-                    .map(|d| (o.clone(), d))
+                let at = match Self::spec(m, &o.symbol) {
+                    Ok((_, spec)) => trading::expiry_instant(spec, o.expiration_mode, o.expiration, o.time_setup),
+                    Err(_) => trading::expiry_deadline(o.expiration_mode, o.expiration, o.time_setup),
+                };
+                at.filter(|d| *d <= t).map(|d| (o.clone(), d))
             })
             .collect();
         for (o, at) in due {

@@ -469,14 +469,14 @@ fn advance(st: &mut State, now: UnixMs) {
                     st.broker.rollover(&st.market, r);
                 }
             }
-            st.broker.expire(t);
+            st.broker.expire(&st.market, t);
             st.market.apply(idx, q);
             st.broker.on_tick(&st.market, idx);
         }
         while let Some(r) = rollovers.pop() {
             st.broker.rollover(&st.market, r);
         }
-        st.broker.expire(b);
+        st.broker.expire(&st.market, b);
         st.synced_to = b;
     }
 }

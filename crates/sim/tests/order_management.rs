@@ -282,6 +282,47 @@ fn orders_expire_by_mode_and_expirations_are_checked_against_the_symbol() {
     );
 }
 
+/// A FX day order placed on a Friday: its day ends while the market is shut
+/// (Friday 22:00 UTC to Sunday 22:00), so it lives until the next trading
+/// time, as MetaTrader 5 documents, and expires at Sunday's open, not at
+/// Friday midnight; a SPECIFIED time on the weekend is kept as given.
+#[test]
+fn a_day_order_whose_day_ends_outside_the_session_expires_at_the_next_open() {
+    let (sim, clock) = sim_at("2026-11-20T12:00:00Z");
+    let now = sim.now_ms();
+    let ask = sim.tick("EURUSD").unwrap().ask;
+    let with = |mode: ExpirationMode, at: Option<UnixMs>| OrderRequest {
+        expiration_mode: Some(mode),
+        expiration: at,
+        ..pending(OrderType::BuyLimit, ask - 0.0500)
+    };
+    let day = trade(place(&sim, with(ExpirationMode::Day, None)));
+    let spec_day = trade(place(&sim, with(ExpirationMode::SpecifiedDay, Some(now + MIN))));
+    let saturday_noon = now + DAY_MS;
+    let specified = trade(place(&sim, with(ExpirationMode::Specified, Some(saturday_noon))));
+    let sunday_open = day_start(now) + 2 * DAY_MS + 22 * 60 * MIN;
+    clock.set(day_start(now) + DAY_MS + MIN);
+    let open: Vec<u64> = sim.pending_orders().iter().map(|o| o.ticket).collect();
+    assert_eq!(
+        open,
+        vec![day.order, spec_day.order, specified.order],
+        "alive past Friday midnight"
+    );
+    clock.set(sunday_open - MIN);
+    let open: Vec<u64> = sim.pending_orders().iter().map(|o| o.ticket).collect();
+    assert_eq!(open, vec![day.order, spec_day.order]);
+    clock.set(sunday_open + MIN);
+    assert!(sim.pending_orders().is_empty());
+    let h = sim.history_orders();
+    let done = |ticket: u64| {
+        let o = h.iter().find(|o| o.ticket == ticket).unwrap();
+        (o.state, o.time_done)
+    };
+    assert_eq!(done(day.order), (OrderState::Expired, sunday_open));
+    assert_eq!(done(spec_day.order), (OrderState::Expired, sunday_open));
+    assert_eq!(done(specified.order), (OrderState::Expired, saturday_noon));
+}
+
 #[test]
 fn filling_policies_follow_the_symbol_and_the_book() {
     let (sim, _clock) = sim_with("2026-11-18T12:00:00Z", |s| s.balance = 10_000_000.0);
