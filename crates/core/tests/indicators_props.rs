@@ -90,6 +90,35 @@ where
         .collect()
 }
 
+/// The columns of a bar series, for the column forms.
+struct Columns {
+    open: Vec<f64>,
+    high: Vec<f64>,
+    low: Vec<f64>,
+    close: Vec<f64>,
+    volume: Vec<f64>,
+}
+
+impl Columns {
+    fn of(bars: &[Bar]) -> Self {
+        Self {
+            open: bars.iter().map(|b| b.open).collect(),
+            high: bars.iter().map(|b| b.high).collect(),
+            low: bars.iter().map(|b| b.low).collect(),
+            close: bars.iter().map(|b| b.close).collect(),
+            volume: bars.iter().map(|b| b.volume).collect(),
+        }
+    }
+}
+
+/// A column form's output (NaN during warm-up) as the bar form's (`None`).
+fn opt(values: &[f64]) -> Vec<Option<f64>> {
+    values
+        .iter()
+        .map(|v| if v.is_nan() { None } else { Some(*v) })
+        .collect()
+}
+
 fn same<T: PartialEq + Debug>(name: &str, a: &[T], b: &[T]) -> Result<(), TestCaseError> {
     prop_assert_eq!(a.len(), b.len(), "{}: length", name);
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
@@ -215,6 +244,103 @@ proptest! {
         for (i, v) in batch.chikou.iter().enumerate() {
             prop_assert_eq!(*v, bars.get(i + c).map(|b| b.close));
         }
+    }
+
+    /// The TA-Lib functions added for issue 33: streaming equals batch, and
+    /// the column form equals the bar form.
+    #[test]
+    fn streaming_equals_batch_talib_functions(
+        bars in bars_strategy(160),
+        p in 1usize..40,
+        q in 2usize..40,
+        r in 2usize..15,
+    ) {
+        let cols = Columns::of(&bars);
+        let (o, h, l, c, v) = (&cols.open[..], &cols.high[..], &cols.low[..], &cols.close[..], &cols.volume[..]);
+
+        let ind = AveragePrice::new();
+        same("avgprice", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        same("avgprice/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(o, h, l, c).unwrap()))?;
+        let ind = MedianPrice::new();
+        same("medprice", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        same("medprice/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+        let ind = TypicalPrice::new();
+        same("typprice", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        same("typprice/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = WeightedClosePrice::new();
+        same("wclprice", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        same("wclprice/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = TrueRange::new();
+        same("trange", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("trange/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = NormalizedAverageTrueRange::new(p).unwrap();
+        same("natr", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("natr/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = RateOfChangePercentage::new(p).unwrap();
+        same("rocp", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("rocp/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = RateOfChangeRatio::new(p).unwrap();
+        same("rocr", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = RateOfChangeRatio100::new(p).unwrap();
+        same("rocr100", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = BalanceOfPower::new();
+        same("bop", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        same("bop/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(o, h, l, c).unwrap()))?;
+        let ind = ChandeMomentumOscillator::new(q).unwrap();
+        same("cmo", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("cmo/bar", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        let ind = Midpoint::new(q).unwrap();
+        same("midpoint", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = MidpointPrice::new(q).unwrap();
+        same("midprice", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("midprice/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+        let ind = AccumulationDistribution::new();
+        same("ad", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("ad/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c, v).unwrap()))?;
+        let ind = ChaikinOscillator::new(r, q).unwrap();
+        same("adosc", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("adosc/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c, v).unwrap()))?;
+
+        let ind = PlusDirectionalMovement::new(p).unwrap();
+        same("plus_dm", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("plus_dm/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+        let ind = MinusDirectionalMovement::new(p).unwrap();
+        same("minus_dm", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        let ind = PlusDirectionalIndicator::new(p).unwrap();
+        same("plus_di", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("plus_di/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = MinusDirectionalIndicator::new(p).unwrap();
+        same("minus_di", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        let ind = DirectionalMovementIndex::new(q).unwrap();
+        same("dx", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("dx/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = AverageDirectionalIndexRating::new(r).unwrap();
+        same("adxr", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("adxr/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = Aroon::new(q).unwrap();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream(ind.clone(), &bars);
+        same("aroon.down", &batch.down, &field(&outs, |o| Some(o.down)))?;
+        same("aroon.up", &batch.up, &field(&outs, |o| Some(o.up)))?;
+        prop_assert_eq!(&ind.over_columns(h, l).unwrap(), &batch);
+        let ind = AroonOscillator::new(q).unwrap();
+        same("aroonosc", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("aroonosc/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+        let ind = UltimateOscillator::new(p, r, q).unwrap();
+        same("ultosc", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("ultosc/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l, c).unwrap()))?;
+        let ind = FastStochastic::new(q, r).unwrap();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream(ind.clone(), &bars);
+        same("stochf.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
+        same("stochf.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
+        prop_assert_eq!(&ind.over_columns(h, l, c).unwrap(), &batch);
+        let ind = StochasticRsi::new(q, r, p % 5 + 1).unwrap();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream_values(ind.clone(), &bars);
+        same("stochrsi.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
+        same("stochrsi.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
+        prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
     }
 
     #[test]

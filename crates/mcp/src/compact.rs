@@ -26,9 +26,11 @@
 //! Two choices are stated in the opt-in list only ([`without_deep_choices`]),
 //! as they alone would take the default list past its budget: the
 //! per-indicator parameter schemas of an indicator choice (the `anyOf` of
-//! `get_indicator`, `check_confluence` and `set_alert`; the indicator name
-//! stays an `enum`) and the backtest DSL's schema of `strategy` (an object,
-//! described). The server checks both the same way on every surface.
+//! `get_indicator`, `check_confluence` and `set_alert`, with the `enum` of
+//! indicator names: the name is a string there, the catalogue being
+//! `list_indicators`, so the default list does not grow with it) and the
+//! backtest DSL's schema of `strategy` (an object, described). The server
+//! checks both the same way on every surface.
 //!
 //! Output schemas are left out unless asked for (see the crate
 //! documentation); the OpenAPI document keeps every full schema.
@@ -204,7 +206,8 @@ pub fn compact_input_schema(schema: &Value, budgets: Budgets) -> Value {
 }
 
 /// An input schema without its deep choices (see the module documentation):
-/// an `anyOf` whose every branch names `indicator`s is removed, a `strategy`
+/// an `anyOf` whose every branch names `indicator`s is removed (and the
+/// `enum` of the `indicator` property beside it becomes a string), a `strategy`
 /// property becomes `{"type": "object"}` with its description, and the
 /// `$defs` no longer referenced go.
 pub fn without_deep_choices(schema: &Value) -> Value {
@@ -216,6 +219,15 @@ pub fn without_deep_choices(schema: &Value) -> Value {
                 });
                 if indicator_choice {
                     o.remove("anyOf");
+                    // The name itself: a string (the names are those of list_indicators).
+                    if let Some(name) = o
+                        .get_mut("properties")
+                        .and_then(|p| p.get_mut("indicator"))
+                        .and_then(Value::as_object_mut)
+                        && name.remove("enum").is_some()
+                    {
+                        name.insert("type".into(), Value::from("string"));
+                    }
                 }
                 if let Some(strategy) = o
                     .get_mut("properties")

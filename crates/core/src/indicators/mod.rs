@@ -55,6 +55,7 @@ mod catalog;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod momentum;
+pub mod price;
 pub mod trend;
 mod util;
 pub mod volatility;
@@ -69,18 +70,29 @@ pub use catalog::{
     choice_schemas, compute, find,
 };
 pub use momentum::{
-    CommodityChannelIndex, Momentum, RateOfChange, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,
-    StochasticSeries, WilliamsPercentRange,
+    Aroon, AroonOscillator, AroonOutput, AroonSeries, BalanceOfPower, ChandeMomentumOscillator, CommodityChannelIndex,
+    FastStochastic, Momentum, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
+    RelativeStrengthIndex, StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, UltimateOscillator,
+    WilliamsPercentRange,
 };
+pub use price::{AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
 pub use trend::{
-    AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexSeries, ExponentialMovingAverage,
-    IchimokuCloud, IchimokuOutput, IchimokuSeries, MovingAverageConvergenceDivergence,
-    MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, ParabolicSar,
+    AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
+    AverageDirectionalIndexSeries, DirectionalMovementIndex, ExponentialMovingAverage, IchimokuCloud, IchimokuOutput,
+    IchimokuSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement,
+    MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceOutput,
+    MovingAverageConvergenceDivergenceSeries, ParabolicSar, PlusDirectionalIndicator, PlusDirectionalMovement,
     SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, WeightedMovingAverage,
 };
 pub(crate) use util::PandasMean;
-pub use volatility::{AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, StandardDeviation};
-pub use volume::{MoneyFlowIndex, OnBalanceVolume, VolumeWeightedAveragePrice, VwapAnchor};
+pub use volatility::{
+    AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, NormalizedAverageTrueRange, StandardDeviation,
+    TrueRange,
+};
+pub use volume::{
+    AccumulationDistribution, ChaikinOscillator, MoneyFlowIndex, OnBalanceVolume, VolumeWeightedAveragePrice,
+    VwapAnchor,
+};
 
 /// Largest period (or window) any indicator accepts.
 pub const MAX_PERIOD: usize = 10_000;
@@ -207,6 +219,73 @@ where
     }
     Ok(out)
 }
+
+/// Runs a fresh copy of `ind` over the columns of one series: `columns`
+/// names each column and gives its values (all as long as the first, none
+/// empty, every value finite), `make(i)` builds the bar of index `i` from
+/// them (the fields an indicator does not read are left at 0). The column
+/// forms of the bar-fed indicators go through this, so they equal `over`.
+pub(crate) fn run_columns<T>(
+    ind: &T,
+    columns: &[(&str, &[f64])],
+    make: impl Fn(usize) -> crate::Bar,
+) -> Result<Vec<Option<T::Output>>, crate::CoreError>
+where
+    T: Clone + for<'a> Next<&'a crate::Bar>,
+    T::Output: Clone,
+{
+    let lens: Vec<(&str, usize)> = columns.iter().map(|(name, c)| (*name, c.len())).collect();
+    util::check_same_len(&lens)?;
+    let n = columns.first().map_or(0, |(_, c)| c.len());
+    if n == 0 {
+        return Err(util::empty_input());
+    }
+    for (name, column) in columns {
+        if let Some(i) = column.iter().position(|v| !v.is_finite()) {
+            return Err(crate::CoreError::InvalidInput(format!(
+                "value {i} of column `{name}` is not finite"
+            )));
+        }
+    }
+    let mut state = ind.clone();
+    state.reset();
+    Ok((0..n).map(|i| state.next(&make(i))).collect())
+}
+
+/// A bar with every field 0, completed by the column forms.
+pub(crate) const ZERO_BAR: crate::Bar = crate::Bar {
+    time: 0,
+    open: 0.0,
+    high: 0.0,
+    low: 0.0,
+    close: 0.0,
+    volume: 0.0,
+};
+
+/// Implements the column form `over_columns(<columns>)` of a single-output
+/// indicator fed with bars: one `f64` per input, NaN during warm-up (TA-Lib's
+/// shape), equal to `over` on the same values.
+macro_rules! columns_based {
+    ($ty:ty, $($col:ident),+) => {
+        impl $ty {
+            /// Column form, TA-Lib's shape: one `f64` per input, NaN during
+            /// warm-up; the same values as `over` on bars holding these columns.
+            ///
+            /// # Errors
+            /// [`CoreError::InvalidInput`](crate::CoreError::InvalidInput) on empty
+            /// columns, columns of different lengths or a non-finite value.
+            pub fn over_columns(&self, $($col: &[f64]),+) -> Result<Vec<f64>, $crate::CoreError> {
+                let columns = [$((stringify!($col), $col)),+];
+                let out = $crate::indicators::run_columns(self, &columns, |i| $crate::Bar {
+                    $($col: $col[i],)+
+                    ..$crate::indicators::ZERO_BAR
+                })?;
+                Ok(out.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+            }
+        }
+    };
+}
+pub(crate) use columns_based;
 
 /// Implements `Next<&Bar>` (on the close) and the batch `over` / `over_values`
 /// for an indicator whose streaming form is `Next<f64, Output = f64>`.

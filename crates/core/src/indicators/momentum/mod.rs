@@ -1,16 +1,28 @@
-//! Momentum indicators: RSI, stochastic, Williams %R, CCI, momentum and rate
-//! of change.
+//! Momentum indicators: RSI, CMO, stochastic, Williams %R, CCI, balance of
+//! power, momentum and the rates of change.
 
+mod aroon;
+mod bop;
 mod cci;
+mod cmo;
 mod mom;
 mod roc;
+mod rocx;
 mod rsi;
 mod stoch;
+mod stochf;
+mod ultosc;
 mod willr;
 
+pub use aroon::{Aroon, AroonOscillator, AroonOutput, AroonSeries};
+pub use bop::BalanceOfPower;
 pub use cci::CommodityChannelIndex;
+pub use cmo::ChandeMomentumOscillator;
 pub use mom::Momentum;
 pub use roc::RateOfChange;
+pub use rocx::{RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100};
 pub use rsi::RelativeStrengthIndex;
 pub use stoch::{StochasticOscillator, StochasticOutput, StochasticSeries};
+pub use stochf::{FastStochastic, StochasticRsi};
+pub use ultosc::UltimateOscillator;
 pub use willr::WilliamsPercentRange;

@@ -1,15 +1,19 @@
-//! Volatility indicators: ATR, standard deviation and channels (Bollinger,
+//! Volatility indicators: ATR, NATR, true range, standard deviation and channels (Bollinger,
 //! Donchian, Keltner).
 
 mod atr;
 mod bbands;
 mod donchian;
 mod keltner;
+mod natr;
 mod stddev;
+mod trange;
 
 pub use atr::AverageTrueRange;
 pub(crate) use atr::WilderWeights;
 pub use bbands::BollingerBands;
 pub use donchian::DonchianChannels;
 pub use keltner::KeltnerChannels;
+pub use natr::NormalizedAverageTrueRange;
 pub use stddev::StandardDeviation;
+pub use trange::TrueRange;
