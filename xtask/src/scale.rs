@@ -19,8 +19,9 @@
 //! 3. a revoked API key and a rotated terminal key (its session token, its
 //!    MCP sessions) are refused on every instance within 1 s;
 //! 4. a live trailing stop survives `kill -9` of the API instance that
-//!    evaluates it: the other instance takes it over within 10 s and no
-//!    step of the rule is repeated (`docs/managed-exits.md`);
+//!    evaluates it: the other instance takes it over within 10 s, takes the
+//!    rule's next step (the stop, lowered by hand after the takeover, raised
+//!    again) and no step of the rule is repeated (`docs/managed-exits.md`);
 //! 5. `kill -9` of the gateway holding most terminals, under load (ticks and
 //!    live orders with idempotency keys through the load balancer): its
 //!    terminals reachable again through both API instances within 15 s (the
@@ -767,7 +768,7 @@ impl Cluster {
     /// steps stay unique and in order (docs/managed-exits.md). The killed
     /// instance is started again.
     fn managed_takeover(&mut self, report: &mut Report) -> Result<()> {
-        const WHAT: &str = "kill -9 of the API instance evaluating a trailing stop: the other takes it over within 10 s, no step repeated";
+        const WHAT: &str = "kill -9 of the API instance evaluating a trailing stop: the other takes it over within 10 s, takes the next step, no step repeated";
         let t = self.terminals[0].clone();
         let auth = format!("Bearer {}", self.load.api_key);
         let lb = addr(self.lb_rest);
@@ -847,27 +848,55 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        // Let the new owner act for a few seconds, then read the rule's log.
+        let steps_of = |state: &str| -> Vec<u64> {
+            let state: Value = serde_json::from_str(state).unwrap_or(Value::Null);
+            state["log"]
+                .as_array()
+                .map(|l| l.iter().filter_map(|e| e["step"].as_u64()).collect())
+                .unwrap_or_default()
+        };
+        let before = steps_of(&steps_before);
+        // Let the new owner settle, then give it something to do: the stop
+        // moved far down by hand, which the rule (it only ever raises a
+        // long's stop to the price less the distance) must raise again,
+        // once, as a step of its own after the takeover.
         std::thread::sleep(Duration::from_secs(3));
-        let state: Value = serde_json::from_str(&psql_value(&format!(
-            "SELECT state FROM managed_orders WHERE id = '{id}'"
-        ))?)
-        .unwrap_or(Value::Null);
-        let steps: Vec<u64> = state["log"]
-            .as_array()
-            .map(|l| l.iter().filter_map(|e| e["step"].as_u64()).collect())
-            .unwrap_or_default();
+        let state_sql = format!("SELECT state FROM managed_orders WHERE id = '{id}'");
+        let settled = steps_of(&psql_value(&state_sql)?);
+        let open = trade["price"].as_f64().unwrap_or(0.0);
+        let lowered = ((open - 0.05) * 100_000.0).round() / 100_000.0;
+        let moved = post(
+            &format!("/api/v1/positions/{ticket}/modify"),
+            json!({ "stop_loss": lowered, "dry_run": false }),
+        )?;
+        let mut steps = settled.clone();
+        let acted = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < acted && steps.len() <= settled.len() {
+            std::thread::sleep(Duration::from_millis(200));
+            steps = steps_of(&psql_value(&state_sql)?);
+        }
+        let new_owner = owner(&id)?;
         let ordered = !steps.is_empty() && steps.windows(2).all(|w| w[1] == w[0] + 1);
+        let stepped_after = steps.len() > settled.len() && steps.len() > before.len();
         let status = psql_value(&format!("SELECT status FROM managed_orders WHERE id = '{id}'"))?;
-        let ok = taken.as_ref().is_some_and(|(d, _)| *d < Duration::from_secs(10)) && ordered && status == "active";
+        let ok = taken.as_ref().is_some_and(|(d, _)| *d < Duration::from_secs(10))
+            && moved.status == 200
+            && ordered
+            && stepped_after
+            && taken.as_ref().is_some_and(|(_, o)| *o == new_owner)
+            && status == "active";
         report.check(
             ok,
             WHAT,
             format!(
-                "rule {id} on {victim} ({first}); taken by {} after {}; steps {steps:?} (before the kill: {} bytes of state); status {status}",
+                "rule {id} on {victim} ({first}); taken by {} after {}; steps before the kill {before:?}, \
+                 after the takeover {settled:?}, after the stop was lowered by hand to {lowered} ({}) {steps:?} \
+                 (owner {new_owner}); status {status}",
                 taken.as_ref().map_or("nobody", |(_, o)| o.as_str()),
-                taken.as_ref().map_or("—".into(), |(d, _)| format!("{:.1} s", d.as_secs_f64())),
-                steps_before.len()
+                taken
+                    .as_ref()
+                    .map_or("—".into(), |(d, _)| format!("{:.1} s", d.as_secs_f64())),
+                moved.status
             ),
         );
         // Clean up, and bring the killed instance back for the next checks.
