@@ -34,7 +34,9 @@ pub const MAX_PATTERN_CHARS: usize = 32;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyScope {
-    /// Capabilities (a subset of the tier's `read`, `analytics`, `trade`).
+    /// Capabilities: a subset of the tier's `read`, `analytics`, `trade`,
+    /// and `audit` (reading the license's trade audit log, `docs/audit.md`),
+    /// which no tier grants and a scope may add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Vec<Capability>>,
     /// Terminal ids the key may address (REST API keys only).
@@ -222,7 +224,8 @@ impl KeyScope {
             if caps.is_empty() {
                 return Err("`capabilities` must name at least one capability".into());
             }
-            if let Some(c) = caps.iter().find(|c| !tier_caps.contains(c)) {
+            // `audit` is outside every tier: a scope may grant it on top.
+            if let Some(c) = caps.iter().find(|c| !tier_caps.contains(c) && **c != Capability::Audit) {
                 return Err(format!(
                     "`capabilities`: `{}` is not in the license's tier ({})",
                     c.as_str(),
@@ -276,10 +279,22 @@ impl KeyScope {
         Ok(())
     }
 
-    /// The capabilities a token for this key carries: the tier's, narrowed.
+    /// The capabilities a token for this key carries: the tier's, narrowed,
+    /// and `audit` when the scope grants it (the one capability a scope adds:
+    /// it only lets the key read the license's audit log).
     pub fn narrow(&self, tier_caps: &[Capability]) -> Vec<Capability> {
         match &self.capabilities {
-            Some(caps) => tier_caps.iter().copied().filter(|c| caps.contains(c)).collect(),
+            Some(caps) => {
+                let mut out: Vec<Capability> = tier_caps
+                    .iter()
+                    .copied()
+                    .filter(|c| caps.contains(c) && *c != Capability::Audit)
+                    .collect();
+                if caps.contains(&Capability::Audit) {
+                    out.push(Capability::Audit);
+                }
+                out
+            }
             None => tier_caps.to_vec(),
         }
     }
@@ -502,6 +517,37 @@ mod tests {
             assert!(s.validate(&tier).unwrap_err().contains(field), "{bad}");
         }
         assert!(serde_json::from_str::<KeyScope>(r#"{"colour": "red"}"#).is_err());
+    }
+
+    #[test]
+    fn a_scope_may_add_audit_and_nothing_else() {
+        let tier = [Capability::Read, Capability::Analytics, Capability::Trade];
+        // `audit` on top of a subset of the tier.
+        let s: KeyScope = serde_json::from_str(r#"{"capabilities": ["read", "audit"]}"#).unwrap();
+        s.validate(&tier).unwrap();
+        assert_eq!(s.narrow(&tier), vec![Capability::Read, Capability::Audit]);
+        s.check_capability(Capability::Audit).unwrap();
+        assert_eq!(s.check_capability(Capability::Trade).unwrap_err().rule, "capabilities");
+        // `audit` alone: the audit log and nothing else.
+        let only: KeyScope = serde_json::from_str(r#"{"capabilities": ["audit"]}"#).unwrap();
+        assert_eq!(only.narrow(&tier), vec![Capability::Audit]);
+        assert!(only.clone().for_new_key(&tier, 0).unwrap().is_some());
+        assert_eq!(
+            only.check_capability(Capability::Read).unwrap_err().rule,
+            "capabilities"
+        );
+        // The whole tier and `audit`.
+        let all: KeyScope =
+            serde_json::from_str(r#"{"capabilities": ["read", "analytics", "trade", "audit"]}"#).unwrap();
+        assert_eq!(all.narrow(&tier), [tier.as_slice(), &[Capability::Audit]].concat());
+        // A terminal key may be scoped with it too.
+        assert!(only.for_terminal_key(&tier, 0).unwrap().is_some());
+        // Without it in the scope, no key holds `audit`, and the tier's other
+        // capabilities are still refused outside the tier.
+        assert!(!KeyScope::default().narrow(&tier).contains(&Capability::Audit));
+        let read_only = [Capability::Read];
+        let trade: KeyScope = serde_json::from_str(r#"{"capabilities": ["trade", "audit"]}"#).unwrap();
+        assert!(trade.validate(&read_only).unwrap_err().contains("`trade`"));
     }
 
     #[test]

@@ -596,6 +596,10 @@ impl Builder {
             "x-tool": tool.name,
             "responses": self.tool_responses(tool, &output, auth == Auth::Bearer),
         });
+        if tool.name == "get_audit_log" && auth == Auth::MasterKey {
+            // The master key, or a REST credential holding `audit` (docs/audit.md).
+            op["security"] = json!([{ "masterKey": [] }, { "bearerAuth": [] }]);
+        }
         if !parameters.is_empty() {
             op["parameters"] = json!(parameters);
         }

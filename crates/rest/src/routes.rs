@@ -1114,11 +1114,30 @@ async fn named(
             })
             .await
         }
+        // The audit log also answers a REST credential (an API key or a
+        // session token) holding `audit` (a key scoped with it,
+        // docs/audit.md); the tool's capability gate refuses the others (403).
+        Auth::MasterKey if route.tool == "get_audit_log" && bearer_is_credential(&req) => {
+            counted(&req, &state, tool, async |caller| {
+                named_run(route, tool, params.clone(), caller, &req, &body, &state).await
+            })
+            .await
+        }
         Auth::MasterKey => {
             let caller = master(&req, &state).await?;
             named_run(route, tool, params, caller, &req, &body, &state).await
         }
     }
+}
+
+/// Whether the request's bearer is a REST credential (an API key or a
+/// session token, `a.b.c`) rather than a master key.
+fn bearer_is_credential(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(tradeterm_protocol::auth::parse_bearer)
+        .is_some_and(|k| k.starts_with(crate::auth::API_KEY_PREFIX) || k.split('.').count() == 3)
 }
 
 /// The input of a named route's call (body or query string, and the path

@@ -246,6 +246,13 @@ fn operation_ids_security_and_headers() {
         let security = op.get("security").unwrap_or(&doc["security"]);
         if public {
             assert_eq!(security, &serde_json::json!([]), "{method} {path} is public");
+        } else if master && path == "/api/v1/audit" {
+            // The master key, or a REST credential holding `audit` (docs/audit.md).
+            assert_eq!(
+                security,
+                &serde_json::json!([{ "masterKey": [] }, { "bearerAuth": [] }]),
+                "{method} {path}: the master key or an audit-scoped key"
+            );
         } else if master {
             assert_eq!(
                 security,

@@ -161,6 +161,8 @@ pub struct AuditFilter {
     pub credential_id: Option<String>,
     /// One decision.
     pub decision: Option<String>,
+    /// One surface (`rest`, `mcp`, `managed`, `dashboard`).
+    pub surface: Option<String>,
     /// Rows with `seq` below this (the cursor of the previous page).
     pub before_seq: Option<i64>,
     /// Page size (0: 100; at most [`MAX_AUDIT_PAGE`]).
@@ -392,9 +394,138 @@ pub async fn verify_chain(store: &dyn AuditStore, license_id: &str) -> StoreResu
     Ok(ChainReport { head, rows, broken })
 }
 
+/// The CSV columns of an export of the log ([`audit_csv`]), in order.
+pub const AUDIT_CSV_COLUMNS: &[&str] = &[
+    "seq",
+    "id",
+    "at",
+    "credential_id",
+    "credential_label",
+    "surface",
+    "source",
+    "request_id",
+    "tool",
+    "terminal_id",
+    "decision",
+    "code",
+    "latency_ms",
+    "handler_ms",
+    "request",
+    "answer",
+    "prev_hash",
+    "hash",
+];
+
+/// A CSV field (RFC 4180): quoted when it holds a comma, quote or line
+/// break; a leading `=`, `+`, `-` or `@` is prefixed with `'` so that a
+/// spreadsheet does not run it as a formula.
+fn csv_field(out: &mut String, value: &str) {
+    let value = if value.starts_with(['=', '+', '-', '@']) {
+        format!("'{value}")
+    } else {
+        value.to_owned()
+    };
+    if value.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&value.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(&value);
+    }
+}
+
+/// Rows of the log as a CSV document (`docs/audit.md`, "Reading it"): a
+/// header of [`AUDIT_CSV_COLUMNS`], then one line per row in the given
+/// order, `at` in ISO 8601, latencies in milliseconds, `request` and
+/// `answer` as JSON text. The one CSV writer of the log: `get_audit_log`
+/// (`format=csv`) and the dashboard's export both use it.
+pub fn audit_csv(rows: &[AuditRecord]) -> String {
+    let mut out = AUDIT_CSV_COLUMNS.join(",");
+    out.push_str("\r\n");
+    for r in rows {
+        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+        // The JSON text as `serde_json` writes it (what the API's JSON shows).
+        let json = |t: &str| {
+            serde_json::from_str::<serde_json::Value>(t)
+                .map_or_else(|_| serde_json::Value::from(t).to_string(), |v| v.to_string())
+        };
+        let cells = [
+            r.seq.to_string(),
+            r.id.clone(),
+            tradeterm_core::time::to_iso(r.at),
+            r.credential_id.clone(),
+            opt(&r.credential_label),
+            r.surface.clone(),
+            opt(&r.source),
+            opt(&r.request_id),
+            r.tool.clone(),
+            opt(&r.terminal_id),
+            r.decision.clone(),
+            opt(&r.code),
+            (r.latency_us as f64 / 1000.0).to_string(),
+            r.handler_us
+                .map(|v| (v as f64 / 1000.0).to_string())
+                .unwrap_or_default(),
+            json(&r.request),
+            r.answer.as_deref().map_or_else(|| "null".to_owned(), json),
+            r.prev_hash.clone(),
+            r.hash.clone(),
+        ];
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            csv_field(&mut out, cell);
+        }
+        out.push_str("\r\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_quotes_and_defuses_formulas() {
+        let mut out = String::new();
+        csv_field(&mut out, "a,b");
+        out.push('|');
+        csv_field(&mut out, "=cmd()");
+        out.push('|');
+        csv_field(&mut out, "say \"x\"");
+        assert_eq!(out, "\"a,b\"|'=cmd()|\"say \"\"x\"\"\"");
+        let row = AuditRecord {
+            id: "aud_1".into(),
+            seq: 1,
+            license_id: "lic".into(),
+            at: 1_795_003_200_000,
+            credential_id: "key_1".into(),
+            credential_label: Some("bot, v2".into()),
+            surface: "rest".into(),
+            source: None,
+            request_id: None,
+            tool: "place_order".into(),
+            terminal_id: Some("term_1".into()),
+            request: r#"{"dry_run":true}"#.into(),
+            decision: "dry_run".into(),
+            code: None,
+            answer: None,
+            latency_us: 1500,
+            handler_us: None,
+            prev_hash: GENESIS_HASH.into(),
+            hash: "ab".into(),
+        };
+        let text = audit_csv(&[row]);
+        let lines: Vec<&str> = text.split("\r\n").collect();
+        assert_eq!(lines[0], AUDIT_CSV_COLUMNS.join(","));
+        assert_eq!(
+            lines[1],
+            format!(
+                "1,aud_1,2026-11-18T12:00:00Z,key_1,\"bot, v2\",rest,,,place_order,term_1,dry_run,,1.5,,\"{{\"\"dry_run\"\":true}}\",null,{GENESIS_HASH},ab"
+            )
+        );
+    }
 
     fn sample() -> AuditRecord {
         AuditRecord {

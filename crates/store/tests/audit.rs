@@ -256,6 +256,9 @@ async fn filters_and_cursor(fx: Fx) {
             r.credential_id = "master:x".into();
             r.terminal_id = Some("term_2".into());
         }
+        if i == 3 {
+            r.surface = "mcp".into();
+        }
         s.append_audit(&r).await.unwrap();
     }
     let all = s.audit_page(&l, &AuditFilter::default()).await.unwrap();
@@ -299,6 +302,18 @@ async fn filters_and_cursor(fx: Fx) {
         )
         .await,
         vec![10]
+    );
+    assert_eq!(
+        seqs(
+            s,
+            &l,
+            AuditFilter {
+                surface: Some("mcp".into()),
+                ..Default::default()
+            }
+        )
+        .await,
+        vec![4]
     );
     assert_eq!(
         seqs(

@@ -25,7 +25,6 @@
 //! name says secret, password, token or key are redacted.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tradeterm_core::license::Capability;
 use tradeterm_core::time::{UnixMs, iso, parse_iso};
-use tradeterm_store::audit::{MAX_AUDIT_JSON_BYTES, MAX_AUDIT_PAGE};
+use tradeterm_store::audit::{MAX_AUDIT_JSON_BYTES, MAX_AUDIT_PAGE, audit_csv};
 use tradeterm_store::{AuditFilter, AuditRecord, NewAuditRecord, Store};
 
 use crate::{Annotations, Gate, Invocation, Services, Target, TerminalChoice, Tool, ToolContext, ToolError, ToolSpec};
@@ -400,6 +399,31 @@ impl AuditDecision {
     }
 }
 
+/// A surface of the audit log: where the call came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditSurface {
+    /// The REST API, its management routes included (`master:` credential).
+    Rest,
+    /// The MCP server.
+    Mcp,
+    /// The managed-exit engine.
+    Managed,
+    /// The dashboard.
+    Dashboard,
+}
+
+impl AuditSurface {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Rest => "rest",
+            Self::Mcp => "mcp",
+            Self::Managed => "managed",
+            Self::Dashboard => "dashboard",
+        }
+    }
+}
+
 /// How `get_audit_log` answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -439,6 +463,9 @@ pub struct AuditQuery {
     /// Only rows with this decision.
     #[serde(default)]
     pub decision: Option<AuditDecision>,
+    /// Only calls from this surface.
+    #[serde(default)]
+    pub surface: Option<AuditSurface>,
     /// The `next_cursor` of the previous page.
     #[serde(default)]
     #[schemars(length(min = 1, max = 19), pattern(r"^[1-9][0-9]{0,18}$"))]
@@ -467,7 +494,7 @@ pub struct AuditEntry {
     pub credential_id: String,
     /// The credential's label.
     pub credential_label: Option<String>,
-    /// `rest`, `mcp`, `managed`, `management`.
+    /// `rest` (the management routes included), `mcp`, `managed`, `dashboard`.
     pub surface: String,
     /// The client's address.
     pub source: Option<String>,
@@ -547,82 +574,6 @@ pub struct AuditPage {
     pub document: Option<Document>,
 }
 
-/// The CSV columns, in order.
-const CSV_COLUMNS: &[&str] = &[
-    "seq",
-    "id",
-    "at",
-    "credential_id",
-    "credential_label",
-    "surface",
-    "source",
-    "request_id",
-    "tool",
-    "terminal_id",
-    "decision",
-    "code",
-    "latency_ms",
-    "handler_ms",
-    "request",
-    "answer",
-    "prev_hash",
-    "hash",
-];
-
-/// A CSV field (RFC 4180): quoted when it holds a comma, quote or line
-/// break; a leading `=`, `+`, `-` or `@` is prefixed with `'` so that a
-/// spreadsheet does not run it as a formula.
-fn csv_field(out: &mut String, value: &str) {
-    let value = if value.starts_with(['=', '+', '-', '@']) {
-        format!("'{value}")
-    } else {
-        value.to_owned()
-    };
-    if value.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&value.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(&value);
-    }
-}
-
-fn csv(entries: &[AuditEntry]) -> String {
-    let mut out = CSV_COLUMNS.join(",");
-    out.push_str("\r\n");
-    for e in entries {
-        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-        let cells = [
-            e.seq.to_string(),
-            e.id.clone(),
-            tradeterm_core::time::to_iso(e.at),
-            e.credential_id.clone(),
-            opt(&e.credential_label),
-            e.surface.clone(),
-            opt(&e.source),
-            opt(&e.request_id),
-            e.tool.clone(),
-            opt(&e.terminal_id),
-            e.decision.clone(),
-            opt(&e.code),
-            e.latency_ms.to_string(),
-            e.handler_ms.map(|v| v.to_string()).unwrap_or_default(),
-            e.request.to_string(),
-            e.answer.to_string(),
-            e.prev_hash.clone(),
-            e.hash.clone(),
-        ];
-        for (i, cell) in cells.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            csv_field(&mut out, cell);
-        }
-        let _ = write!(out, "\r\n");
-    }
-    out
-}
-
 fn parse_opt_time(name: &str, v: &Option<String>) -> Result<Option<i64>, ToolError> {
     v.as_deref()
         .map(|s| parse_iso(s).map_err(|_| ToolError::InvalidInput(format!("`{name}` must be an ISO 8601 time"))))
@@ -666,6 +617,7 @@ async fn get_audit_log(ctx: ToolContext, q: AuditQuery) -> Result<AuditPage, Too
         terminal_id: q.terminal_id,
         credential_id: q.credential,
         decision: q.decision.map(|d| d.as_str().to_owned()),
+        surface: q.surface.map(|v| v.as_str().to_owned()),
         before_seq,
         limit,
     };
@@ -675,12 +627,13 @@ async fn get_audit_log(ctx: ToolContext, q: AuditQuery) -> Result<AuditPage, Too
         .flatten()
         .filter(|seq| *seq > 1)
         .map(|seq| seq.to_string());
-    let entries: Vec<AuditEntry> = rows.into_iter().map(AuditEntry::from).collect();
+    // The store's one CSV writer (the dashboard's export uses it too).
     let document = (q.format == AuditFormat::Csv).then(|| Document {
         media_type: "text/csv; charset=utf-8".into(),
         filename: "audit.csv".into(),
-        text: csv(&entries),
+        text: audit_csv(&rows),
     });
+    let entries: Vec<AuditEntry> = rows.into_iter().map(AuditEntry::from).collect();
     Ok(AuditPage {
         entries,
         next_cursor,
@@ -694,7 +647,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "get_audit_log",
             title: "Read the trade audit log",
-            description: "The license's trade audit log, newest first: every trade-affecting call, dry or live, from every surface (REST, MCP, managed exits), with the credential (never a secret), source address, request id, the normalised request, the decision (refused with the gate's code, dry_run, sent, applied, rejected, failed), the terminal's answer and latencies, each row chained by SHA-256 to the one before. Filters: from, to, tool, terminal_id, credential, decision; pages with `cursor`; `format: csv` adds the page as CSV. Needs the `audit` capability: the master key, or a key scoped with it.",
+            description: "The license's trade audit log, newest first: every trade-affecting call, dry or live, from every surface (REST, MCP, managed exits), with the credential (never a secret), source address, request id, the normalised request, the decision (refused with the gate's code, dry_run, sent, applied, rejected, failed), the terminal's answer and latencies, each row chained by SHA-256 to the one before. Filters: from, to, tool, terminal_id, credential, decision, surface; pages with `cursor`; `format: csv` adds the page as CSV. Needs the `audit` capability: the master key, or a key scoped with it.",
             capability: Capability::Audit,
             gate: Gate::Always,
             target: Target::License,
@@ -755,14 +708,13 @@ mod tests {
     }
 
     #[test]
-    fn csv_quotes_and_defuses_formulas() {
-        let mut out = String::new();
-        csv_field(&mut out, "a,b");
-        out.push('|');
-        csv_field(&mut out, "=cmd()");
-        out.push('|');
-        csv_field(&mut out, "say \"x\"");
-        assert_eq!(out, "\"a,b\"|'=cmd()|\"say \"\"x\"\"\"");
+    fn the_surface_filter_names_the_stored_surfaces() {
+        // The names the adapters give `Invocation::new`, as stored in a row.
+        for name in ["rest", "mcp", "managed", "dashboard"] {
+            let surface: AuditSurface = serde_json::from_value(json!(name)).unwrap();
+            assert_eq!(surface.as_str(), name);
+        }
+        assert!(serde_json::from_value::<AuditSurface>(json!("management")).is_err());
     }
 
     #[test]

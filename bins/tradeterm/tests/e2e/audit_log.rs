@@ -202,6 +202,16 @@ async fn trade_calls_are_recorded_chained_and_verified() {
         6
     );
     assert!(entries(&audit(&app, "tool=close_position").await).is_empty());
+    // By surface: the three MCP calls, and nothing from the managed exits.
+    let mcp_rows = entries(&audit(&app, "surface=mcp").await);
+    assert_eq!(mcp_rows.len(), 3, "{mcp_rows:?}");
+    assert!(mcp_rows.iter().all(|r| r["surface"] == json!("mcp")));
+    assert_eq!(entries(&audit(&app, "surface=rest").await).len(), 3);
+    assert!(entries(&audit(&app, "surface=managed").await).is_empty());
+    app.master()
+        .get("/api/v1/audit?surface=fax")
+        .await
+        .failure_for(400, "VALIDATION_ERROR", "unknown surface");
     let until = dry["at"].as_str().unwrap().to_owned();
     assert!(entries(&audit(&app, &format!("to={until}")).await).is_empty());
     assert_eq!(entries(&audit(&app, &format!("from={until}")).await).len(), 6);
@@ -241,6 +251,46 @@ async fn trade_calls_are_recorded_chained_and_verified() {
     app.tool("get_audit_log", &json!({}))
         .await
         .failure_for(403, "FORBIDDEN", "API key without audit");
+    app.api_as(&app.creds.api_key).get("/api/v1/audit").await.failure_for(
+        403,
+        "FORBIDDEN",
+        "GET /api/v1/audit with an unscoped API key",
+    );
+    // A key scoped with `audit` reads it at GET /api/v1/audit (and trades nothing live).
+    let auditor = app
+        .gateway_as(&app.creds.license_key)
+        .post(
+            "/api/dashboard/api-keys",
+            &json!({ "label": "auditor", "scope": { "capabilities": ["read", "audit"] } }),
+        )
+        .await
+        .data_for("an audit-scoped key");
+    assert_eq!(
+        auditor["key"]["permissions"],
+        json!({ "capabilities": ["read", "audit"] })
+    );
+    let auditor = auditor["api_key"].as_str().unwrap().to_owned();
+    let read = app
+        .api_as(&auditor)
+        .get("/api/v1/audit?limit=2&surface=rest")
+        .await
+        .data_for("GET /api/v1/audit with an audit-scoped key");
+    assert_eq!(
+        entries(&read)
+            .iter()
+            .map(|r| r["seq"].as_i64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![6, 2]
+    );
+    app.api_as(&auditor)
+        .tool("get_audit_log", &json!({ "decision": "sent" }))
+        .await
+        .data_for("get_audit_log with an audit-scoped key");
+    app.api_as(&auditor).on(&terminal).place_order(&live).await.failure_for(
+        403,
+        "FORBIDDEN",
+        "a live order with a read+audit key",
+    );
     let (_, other_master) = app.stack.store.create_license("other", Tier::Pro).await.unwrap();
     let other = app
         .api_as(other_master.expose())

@@ -214,6 +214,9 @@ impl AuditStore for SqlStore {
             if let Some(v) = &filter.decision {
                 and("decision =", Bind::Text(v));
             }
+            if let Some(v) = &filter.surface {
+                and("surface =", Bind::Text(v));
+            }
             if let Some(v) = filter.before_seq {
                 and("seq <", Bind::Int(v));
             }
