@@ -211,6 +211,25 @@ enum AdminCommand {
         #[arg(long)]
         license: Option<String>,
     },
+    /// Print a license's owner settings, or change them (as `PUT
+    /// /api/dashboard/license-settings` and the dashboard's settings page do).
+    LicenseSettings {
+        /// License id.
+        #[arg(long)]
+        license: String,
+        /// Whether live trades over MCP ask the user first (docs/mcp.md, "Trade
+        /// confirmation"): `on` or `off`.
+        #[arg(long, value_parser = parse_on_off)]
+        mcp_trade_confirmation: Option<bool>,
+    },
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        _ => Err(format!("`{s}`: give on or off")),
+    }
 }
 
 #[tokio::main]
@@ -630,6 +649,18 @@ async fn admin(settings: Settings, data_dir: PathBuf, command: AdminCommand) -> 
         }
         AdminCommand::VerifyAudit { license } => {
             tradeterm::audit_cli::verify_audit(&*store, license.as_deref(), &mut std::io::stdout().lock()).await?;
+        }
+        AdminCommand::LicenseSettings {
+            license,
+            mcp_trade_confirmation,
+        } => {
+            anyhow::ensure!(store.license(&license).await?.is_some(), "no license {license}");
+            let mut current = store.license_settings(&license).await?;
+            if let Some(on) = mcp_trade_confirmation {
+                current.mcp_trade_confirmation = on;
+                store.set_license_settings(&license, &current).await?;
+            }
+            println!("{}", serde_json::json!({ "license": license, "settings": current }));
         }
     }
     Ok(())

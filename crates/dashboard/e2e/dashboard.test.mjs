@@ -312,6 +312,34 @@ step("another license's session reaches nothing of this one", async () => {
   await contextB.close();
 });
 
+step("the audit log filters in place, and the settings page turns trade confirmation off and on", async () => {
+  await page.goto(`${BASE}/dashboard/audit`);
+  assert.equal(await page.locator('nav a[aria-current="page"]').innerText(), "Audit log");
+  await accessible(page, "audit log");
+  await shot("12-audit-log");
+  await page.selectOption("#f-surface", "mcp");
+  await Promise.all([page.waitForNavigation(), page.click("button:has-text('Filter')")]);
+  assert.match(page.url(), /\/dashboard\/audit\?.*surface=mcp/);
+  assert.equal(await page.locator("#f-surface").inputValue(), "mcp", "the filter stays selected");
+  assert.match(await page.locator("#export").getAttribute("href"), /^\/dashboard\/audit\.csv\?.*surface=mcp/);
+  await accessible(page, "audit log, filtered");
+
+  await page.goto(`${BASE}/dashboard/settings`);
+  await accessible(page, "settings");
+  await shot("13-settings");
+  const box = page.locator("#mcp-trade-confirmation");
+  assert.ok(await box.isChecked(), "on by default");
+  await box.uncheck();
+  await Promise.all([page.waitForNavigation(), page.click("button:has-text('Save')")]);
+  await page.locator("#notice").waitFor();
+  assert.ok(!(await page.locator("#mcp-trade-confirmation").isChecked()), "saved off");
+  await page.locator("#confirmation-off").waitFor();
+  await accessible(page, "settings saved");
+  await page.locator("#mcp-trade-confirmation").check();
+  await Promise.all([page.waitForNavigation(), page.click("button:has-text('Save')")]);
+  assert.ok(await page.locator("#mcp-trade-confirmation").isChecked(), "saved on again");
+});
+
 step("a form without a valid CSRF token changes nothing", async () => {
   await page.goto(`${BASE}/dashboard/terminals`);
   const before = await page.locator("tr[data-terminal]").count();

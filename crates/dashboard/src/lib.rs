@@ -4,9 +4,12 @@
 //! so by `tradeterm serve`): sign-in with the license's master key, the
 //! terminals with their live status, terminal keys (created and rotated, each
 //! shown once, with the agents' set-up snippets), REST API keys (created and
-//! revoked), each terminal's rules and alerts at a glance, and the license's
-//! webhook endpoints (created with their signing secret shown once, updated,
-//! tested, deleted, with their delivery log). See `docs/dashboard.md`.
+//! revoked), key scopes (at creation, changed or lifted in place), each
+//! terminal's rules and alerts at a glance, the license's webhook endpoints
+//! (created with their signing secret shown once, updated, tested, deleted,
+//! with their delivery log), the trade audit log (filtered, paged, exported
+//! as CSV through the store's own audit query and CSV writer) and the
+//! license's settings (trade confirmation over MCP). See `docs/dashboard.md`.
 //!
 //! **Design.** Server-rendered HTML ([maud] templates, which escape every
 //! interpolated value) with one small script and one stylesheet embedded in
@@ -41,6 +44,7 @@
 //! once, in the answer to the form that created it.
 
 mod assets;
+mod audit;
 mod error;
 mod insights;
 mod pages;

@@ -17,6 +17,9 @@
 //! GET  /dashboard/webhooks/{id} POST  (url, types, enabled) → saved
 //! POST /dashboard/webhooks/{id}/test                → the test delivery's outcome
 //! GET  /dashboard/webhooks/{id}/delete       POST   → deleted
+//! GET  /dashboard/audit         (?terminal, tool, surface, decision, cursor) → the trade audit log
+//! GET  /dashboard/audit.csv     (the same filters)  → the rows as CSV
+//! GET  /dashboard/settings      POST (mcp_trade_confirmation) → the license's settings
 //! GET  /dashboard/fragments/terminals                 (live table)
 //! GET  /dashboard/fragments/terminals/{id}/status     (live status)
 //! GET  /dashboard/fragments/terminals/{id}/insights   (rules and alerts)
@@ -36,6 +39,7 @@ use serde::Deserialize;
 use tradeterm_protocol::{Dispatch, TerminalStatus};
 use tradeterm_store::StoreError;
 
+use crate::audit::{self, AuditQuery};
 use crate::error::PageError;
 use crate::scope_form::{KeyKind, ScopeForm};
 use crate::session::{self, Owner, SIGN_IN_COOKIE};
@@ -111,6 +115,13 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, dash: Dashboard) {
                 web::resource("/webhooks/{id}/delete")
                     .route(web::get().to(delete_webhook_confirm))
                     .route(web::post().to(delete_webhook)),
+            )
+            .route("/audit", web::get().to(audit_page))
+            .route("/audit.csv", web::get().to(audit_export))
+            .service(
+                web::resource("/settings")
+                    .route(web::get().to(settings_page))
+                    .route(web::post().to(change_settings)),
             )
             .route("/fragments/terminals", web::get().to(list_fragment))
             .route("/fragments/terminals/{id}/status", web::get().to(status_fragment))
@@ -1009,6 +1020,109 @@ async fn delete_webhook(
     }
     tracing::info!(license = %owner.license.id, webhook = %path, "dashboard: webhook deleted");
     Ok(see_other(&format!("{}?done=deleted", views::WEBHOOKS_PATH)))
+}
+
+// ----- the audit log -----
+
+/// The audit page's query string (a malformed one is a 400 page).
+fn audit_query(req: &HttpRequest) -> Result<AuditQuery, PageError> {
+    web::Query::<AuditQuery>::from_query(req.query_string())
+        .map(web::Query::into_inner)
+        .map_err(|_| PageError::Invalid("These filters could not be read.".into()))
+}
+
+/// `GET /dashboard/audit`: a page of the license's log, newest first.
+async fn audit_page(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let query = audit_query(&req)?;
+    let filter = query.filter(audit::PAGE_ROWS).map_err(PageError::Invalid)?;
+    let page = audit::page(dash.gateway().store().as_ref(), &owner.license.id, &filter)
+        .await
+        .map_err(PageError::internal)?;
+    let terminals = terminals_of(&dash, &owner).await?;
+    Ok(page_response(
+        StatusCode::OK,
+        views::audit::page(&owner, &terminals, &query, &page),
+    ))
+}
+
+/// `GET /dashboard/audit.csv`: the same filters' rows (up to the log's
+/// largest page) as the CSV `GET /api/v1/audit?format=csv` answers.
+async fn audit_export(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let query = audit_query(&req)?;
+    let filter = query.filter(audit::EXPORT_ROWS).map_err(PageError::Invalid)?;
+    let page = audit::page(dash.gateway().store().as_ref(), &owner.license.id, &filter)
+        .await
+        .map_err(PageError::internal)?;
+    let mut response = HttpResponse::Ok();
+    response
+        .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
+        .insert_header((header::CONTENT_DISPOSITION, "attachment; filename=\"audit.csv\""))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    if let Some(next) = page.next_cursor {
+        response.insert_header(("x-next-cursor", next.to_string()));
+    }
+    Ok(response.body(audit::csv(&page.rows)))
+}
+
+// ----- settings -----
+
+/// The settings form: a ticked checkbox is present (`on`).
+#[derive(Debug, Deserialize)]
+struct SettingsForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    mcp_trade_confirmation: Option<String>,
+}
+
+/// `GET /dashboard/settings`: the license's settings.
+async fn settings_page(
+    req: HttpRequest,
+    query: web::Query<DoneQuery>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    let settings = dash
+        .gateway()
+        .store()
+        .license_settings(&owner.license.id)
+        .await
+        .map_err(PageError::internal)?;
+    let saved = query.done.as_deref() == Some("saved");
+    Ok(page_response(
+        StatusCode::OK,
+        views::settings::page(&owner, &settings, saved),
+    ))
+}
+
+/// `POST /dashboard/settings`: changes them as `PUT
+/// /api/dashboard/license-settings` does (the same store call).
+async fn change_settings(
+    req: HttpRequest,
+    form: web::Form<SettingsForm>,
+    dash: web::Data<Dashboard>,
+) -> Result<HttpResponse, PageError> {
+    let owner = session::owner(&req, &dash).await?;
+    session::check_csrf(&req, &owner, Some(&form.csrf))?;
+    let store = dash.gateway().store();
+    let mut settings = store
+        .license_settings(&owner.license.id)
+        .await
+        .map_err(PageError::internal)?;
+    settings.mcp_trade_confirmation = form.mcp_trade_confirmation.is_some();
+    store
+        .set_license_settings(&owner.license.id, &settings)
+        .await
+        .map_err(PageError::internal)?;
+    tracing::info!(
+        license = %owner.license.id,
+        mcp_trade_confirmation = settings.mcp_trade_confirmation,
+        "dashboard: license settings changed"
+    );
+    Ok(see_other(&format!("{}?done=saved", views::SETTINGS_PATH)))
 }
 
 // ----- fragments -----

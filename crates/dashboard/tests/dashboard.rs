@@ -5,8 +5,10 @@
 //! reaches another license), the secrets shown once, the five-key limit, the
 //! rules-and-alerts panel, the webhooks page over the catalog's real webhook
 //! tools (the signing secret shown once, the test delivery signed with it,
-//! the delivery log, another license's endpoint not found), and no master
-//! key or secret in any log line.
+//! the delivery log, another license's endpoint not found), key scopes, the
+//! audit page (this license's rows only, filters, cursor, CSV), the settings
+//! page (trade confirmation off and on, CSRF), and no master key or secret
+//! in any log line.
 //!
 //! The same pages in a real browser: `bins/tradeterm/tests/external/dashboard.rs`.
 
@@ -23,7 +25,7 @@ use tradeterm_dashboard::{Dashboard, DashboardSettings, Insight, InsightError, I
 use tradeterm_gateway::{Gateway, GatewaySettings};
 use tradeterm_protocol::token::{TokenSigner, generate_rsa_pem_pair};
 use tradeterm_store::{
-    License, NewWebhookDelivery, SessionStore, SqlStore, Store, Tier, WebhookAttemptOutcome, WebhookStore,
+    AuditStore, License, NewWebhookDelivery, SessionStore, SqlStore, Store, Tier, WebhookAttemptOutcome, WebhookStore,
 };
 use tradeterm_tools::webhooks::{WebhookSettings, sign};
 
@@ -1748,4 +1750,337 @@ async fn terminals_are_created_with_a_key_scope_changed_in_place_and_kept_to_the
     );
     let b_key = format!("/api/dashboard/terminals/{}/key", b.terminal_id);
     assert_eq!(app.manage(&b.master, &b_key).await["permissions"], Value::Null);
+}
+
+// ----- the audit log and the license's settings -----
+
+/// An audit row of `license` as the tool invocation path appends it.
+#[allow(clippy::too_many_arguments)]
+fn audit_row(
+    license: &str,
+    at: i64,
+    label: &str,
+    surface: &str,
+    tool: &str,
+    terminal: &str,
+    decision: &str,
+    code: Option<&str>,
+    answer: Option<Value>,
+) -> tradeterm_store::NewAuditRecord {
+    tradeterm_store::NewAuditRecord {
+        license_id: license.to_owned(),
+        at,
+        credential_id: "key_test".into(),
+        credential_label: Some(label.to_owned()),
+        surface: surface.to_owned(),
+        source: Some("127.0.0.1".into()),
+        request_id: None,
+        tool: tool.to_owned(),
+        terminal_id: Some(terminal.to_owned()),
+        request: json!({ "input": { "symbol": "EURUSD" }, "dry_run": decision == "dry_run" }).to_string(),
+        decision: decision.to_owned(),
+        code: code.map(str::to_owned),
+        answer: answer.map(|v| v.to_string()),
+        latency_us: 1200,
+        handler_us: Some(900),
+    }
+}
+
+/// The `data-audit` ids of a page, in page order.
+fn audit_ids(page: &str) -> Vec<String> {
+    page.split("data-audit=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_audit_page_shows_this_licenses_trade_calls_filtered_paged_and_exported() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let t0 = 1_795_003_200_000;
+    let dry = app
+        .store
+        .append_audit(&audit_row(
+            &a.license.id,
+            t0,
+            "alpha bot",
+            "rest",
+            "place_order",
+            &a.terminal_id,
+            "dry_run",
+            None,
+            Some(json!({ "dry_run": true })),
+        ))
+        .await
+        .unwrap();
+    let sent = app
+        .store
+        .append_audit(&audit_row(
+            &a.license.id,
+            t0 + 1000,
+            "alpha terminal",
+            "mcp",
+            "place_order",
+            &a.terminal_id,
+            "sent",
+            None,
+            Some(
+                json!({ "dry_run": false, "trade": { "retcode": "TRADE_RETCODE_DONE", "order": 777_001, "deal": 5 } }),
+            ),
+        ))
+        .await
+        .unwrap();
+    let refused = app
+        .store
+        .append_audit(&audit_row(
+            &a.license.id,
+            t0 + 2000,
+            "alpha bot",
+            "rest",
+            "close_position",
+            "term_elsewhere",
+            "refused",
+            Some("FORBIDDEN"),
+            Some(json!({ "code": "FORBIDDEN", "message": "refused by the key's scope" })),
+        ))
+        .await
+        .unwrap();
+    let bravo = app
+        .store
+        .append_audit(&audit_row(
+            &b.license.id,
+            t0 + 3000,
+            "bravo secret label",
+            "rest",
+            "place_order",
+            &b.terminal_id,
+            "sent",
+            None,
+            Some(json!({ "trade": { "retcode": "TRADE_RETCODE_DONE", "order": 999_001 } })),
+        ))
+        .await
+        .unwrap();
+
+    // Signed out: to the sign-in page.
+    let r = app.http.get(app.url("/dashboard/audit")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let r = app.http.get(app.url("/dashboard/audit.csv")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+
+    // This license's rows, newest first, with label, surface, tool, decision, retcode and ticket.
+    let s = app.sign_in(&a.master).await;
+    let (status, page) = s.get("/dashboard/audit").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        audit_ids(&page),
+        vec![refused.id.clone(), sent.id.clone(), dry.id.clone()]
+    );
+    for shown in [
+        "alpha terminal",
+        "alpha bot",
+        "TRADE_RETCODE_DONE",
+        "777001",
+        "FORBIDDEN",
+        "close_position",
+        "2026-11-18 12:00:01 UTC",
+        "href=\"/dashboard/audit.csv\"",
+    ] {
+        assert!(page.contains(shown), "{shown} not on the page");
+    }
+    assert!(
+        page.contains("aria-current=\"page\">Audit log"),
+        "the navigation marks the page"
+    );
+    // Another license's rows never.
+    assert!(!page.contains(&bravo.id));
+    assert!(!page.contains("bravo secret label"));
+    assert!(!page.contains("999001"));
+    assert!(!page.contains("id=\"older\""), "one page only");
+
+    // Filters: surface, decision, tool, terminal.
+    let (_, mcp) = s.get("/dashboard/audit?surface=mcp").await;
+    assert_eq!(audit_ids(&mcp), vec![sent.id.clone()]);
+    assert!(
+        mcp.contains("<option value=\"mcp\" selected>"),
+        "the filter stays selected"
+    );
+    assert!(
+        mcp.contains("href=\"/dashboard/audit.csv?surface=mcp\""),
+        "the export keeps the filters"
+    );
+    let (_, refusals) = s.get("/dashboard/audit?decision=refused").await;
+    assert_eq!(audit_ids(&refusals), vec![refused.id.clone()]);
+    let (_, closes) = s.get("/dashboard/audit?tool=close_position").await;
+    assert_eq!(audit_ids(&closes), vec![refused.id.clone()]);
+    let (_, on_terminal) = s.get(&format!("/dashboard/audit?terminal={}", a.terminal_id)).await;
+    assert_eq!(audit_ids(&on_terminal), vec![sent.id.clone(), dry.id.clone()]);
+    let (_, both) = s
+        .get(&format!(
+            "/dashboard/audit?terminal={}&surface=rest&decision=dry_run",
+            a.terminal_id
+        ))
+        .await;
+    assert_eq!(audit_ids(&both), vec![dry.id.clone()]);
+    // Filtering by the other license's terminal shows nothing of it.
+    let (_, theirs) = s.get(&format!("/dashboard/audit?terminal={}", b.terminal_id)).await;
+    assert!(audit_ids(&theirs).is_empty());
+    assert!(theirs.contains("No rows match."));
+    for bad in ["surface=fax", "decision=maybe", "cursor=-1", "cursor=x"] {
+        let (status, _) = s.get(&format!("/dashboard/audit?{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+
+    // The CSV export: the store's writer, this license's rows only.
+    let r = app
+        .http
+        .get(app.url("/dashboard/audit.csv?surface=mcp"))
+        .header(COOKIE, format!("tt_dash={}", s.cookie))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert!(
+        r.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("audit.csv")
+    );
+    let csv = r.text().await.unwrap();
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(
+        lines[0].starts_with("seq,id,at,credential_id,credential_label,surface"),
+        "{csv}"
+    );
+    assert!(lines[1].starts_with(&format!("2,{},", sent.id)), "{csv}");
+    assert!(lines[1].ends_with(&sent.hash), "{csv}");
+    let r = app
+        .http
+        .get(app.url("/dashboard/audit.csv"))
+        .header(COOKIE, format!("tt_dash={}", s.cookie))
+        .send()
+        .await
+        .unwrap();
+    let all = r.text().await.unwrap();
+    assert_eq!(all.split("\r\n").filter(|l| !l.is_empty()).count(), 4, "{all}");
+    assert!(!all.contains(&bravo.id) && !all.contains("bravo secret label"));
+
+    // Pages of 50 by the cursor: 52 more rows, then the older page has the rest.
+    for i in 0..52 {
+        app.store
+            .append_audit(&audit_row(
+                &a.license.id,
+                t0 + 10_000 + i,
+                "alpha bot",
+                "rest",
+                "modify_order",
+                &a.terminal_id,
+                "dry_run",
+                None,
+                None,
+            ))
+            .await
+            .unwrap();
+    }
+    let (_, first) = s.get("/dashboard/audit").await;
+    let first_ids = audit_ids(&first);
+    assert_eq!(first_ids.len(), 50);
+    let older = attribute_after(&first, "id=\"older\" href=\"").replace("&amp;", "&");
+    assert_eq!(older, "/dashboard/audit?cursor=6");
+    let (_, second) = s.get(&older).await;
+    let second_ids = audit_ids(&second);
+    assert_eq!(second_ids[2..], [refused.id.clone(), sent.id.clone(), dry.id.clone()]);
+    assert_eq!(second_ids.len(), 5);
+    assert!(!second.contains("id=\"older\""));
+    assert!(second.contains(">Newest<"));
+    // The cursor keeps the filters.
+    let (_, filtered) = s.get("/dashboard/audit?tool=modify_order").await;
+    assert_eq!(audit_ids(&filtered).len(), 50);
+    let older = attribute_after(&filtered, "id=\"older\" href=\"").replace("&amp;", "&");
+    assert!(
+        older.starts_with("/dashboard/audit?tool=modify_order&cursor="),
+        "{older}"
+    );
+    let (_, rest) = s.get(&older).await;
+    assert_eq!(audit_ids(&rest).len(), 2);
+
+    // The other license's session sees its own row only.
+    let sb = app.sign_in(&b.master).await;
+    let (_, page) = sb.get("/dashboard/audit").await;
+    assert_eq!(audit_ids(&page), vec![bravo.id.clone()]);
+    assert!(!page.contains("alpha bot"));
+}
+
+#[tokio::test]
+async fn the_settings_page_turns_trade_confirmation_off_and_on_with_its_csrf_token() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    let b = app.tenant("Bravo").await;
+    let settings_of = |master: String| {
+        let http = app.http.clone();
+        let url = app.url("/api/dashboard/license-settings");
+        async move {
+            let r = http.get(url).bearer_auth(master).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            r.json::<Value>().await.unwrap()["data"].clone()
+        }
+    };
+    assert_eq!(
+        settings_of(a.master.clone()).await,
+        json!({ "mcp_trade_confirmation": true })
+    );
+
+    let s = app.sign_in(&a.master).await;
+    let (status, page) = s.get("/dashboard/settings").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("name=\"mcp_trade_confirmation\" checked"),
+        "on by default"
+    );
+    assert!(page.contains(&format!("name=\"csrf\" value=\"{}\"", s.csrf)));
+
+    // Without the session's token, or from another origin: nothing changes.
+    let r = s
+        .post_raw("/dashboard/settings", &[("csrf", "forged")], Some(&app.origin()))
+        .await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = s
+        .post_raw("/dashboard/settings", &[("csrf", &s.csrf)], Some("http://evil.example"))
+        .await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        settings_of(a.master.clone()).await,
+        json!({ "mcp_trade_confirmation": true })
+    );
+
+    // Off (the checkbox unticked): GET /api/dashboard/license-settings says so.
+    let r = s.post("/dashboard/settings", &[]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[LOCATION], "/dashboard/settings?done=saved");
+    assert_eq!(
+        settings_of(a.master.clone()).await,
+        json!({ "mcp_trade_confirmation": false })
+    );
+    let (_, page) = s.get("/dashboard/settings?done=saved").await;
+    assert!(page.contains("id=\"notice\""));
+    assert!(!page.contains("name=\"mcp_trade_confirmation\" checked"));
+    assert!(page.contains("id=\"confirmation-off\""));
+    // Another license is untouched.
+    assert_eq!(
+        settings_of(b.master.clone()).await,
+        json!({ "mcp_trade_confirmation": true })
+    );
+
+    // On again.
+    let r = s.post("/dashboard/settings", &[("mcp_trade_confirmation", "on")]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        settings_of(a.master.clone()).await,
+        json!({ "mcp_trade_confirmation": true })
+    );
+    let (_, page) = s.get("/dashboard/settings").await;
+    assert!(page.contains("name=\"mcp_trade_confirmation\" checked"));
 }

@@ -186,6 +186,15 @@ fn admin_commands_create_list_and_revoke() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "revoking twice is an error");
+    // The license's settings: printed, turned off, on again.
+    let shown = run(&["license-settings", "--license", &id]);
+    assert_eq!(shown["settings"], serde_json::json!({ "mcp_trade_confirmation": true }));
+    for (value, on) in [("off", false), ("on", true)] {
+        let changed = run(&["license-settings", "--license", &id, "--mcp-trade-confirmation", value]);
+        assert_eq!(changed["settings"]["mcp_trade_confirmation"], on, "{value}");
+        let shown = run(&["license-settings", "--license", &id]);
+        assert_eq!(shown["settings"]["mcp_trade_confirmation"], on, "{value} is stored");
+    }
     let out = tradeterm()
         .args([
             "admin",

@@ -3,8 +3,10 @@
 //! here writes raw HTML from data.
 
 pub(crate) mod api_keys;
+pub(crate) mod audit;
 pub(crate) mod insights;
 pub(crate) mod scope;
+pub(crate) mod settings;
 pub(crate) mod sign_in;
 pub(crate) mod terminals;
 pub(crate) mod webhooks;
@@ -24,6 +26,10 @@ pub(crate) const TERMINALS_PATH: &str = "/dashboard/terminals";
 pub(crate) const API_KEYS_PATH: &str = "/dashboard/api-keys";
 /// The webhooks page.
 pub(crate) const WEBHOOKS_PATH: &str = "/dashboard/webhooks";
+/// The audit log page.
+pub(crate) const AUDIT_PATH: &str = "/dashboard/audit";
+/// The license's settings page.
+pub(crate) const SETTINGS_PATH: &str = "/dashboard/settings";
 
 /// Content-Security-Policy of every page: same-origin only, no inline script
 /// or style, no framing, forms post to this origin only.
@@ -37,6 +43,8 @@ pub(crate) enum Nav {
     Terminals,
     ApiKeys,
     Webhooks,
+    Audit,
+    Settings,
 }
 
 /// A whole page: head, header with navigation and sign-out (when signed
@@ -66,6 +74,8 @@ pub(crate) fn layout(title: &str, owner: Option<&Owner>, nav: Nav, main: Markup)
                                 li { a href=(TERMINALS_PATH) aria-current=[(nav == Nav::Terminals).then_some("page")] { "Terminals" } }
                                 li { a href=(API_KEYS_PATH) aria-current=[(nav == Nav::ApiKeys).then_some("page")] { "API keys" } }
                                 li { a href=(WEBHOOKS_PATH) aria-current=[(nav == Nav::Webhooks).then_some("page")] { "Webhooks" } }
+                                li { a href=(AUDIT_PATH) aria-current=[(nav == Nav::Audit).then_some("page")] { "Audit log" } }
+                                li { a href=(SETTINGS_PATH) aria-current=[(nav == Nav::Settings).then_some("page")] { "Settings" } }
                             }
                         }
                         div.who {
