@@ -37,6 +37,10 @@ pub(crate) struct ScopeForm {
     pub cap_analytics: Option<String>,
     #[serde(default)]
     pub cap_trade: Option<String>,
+    /// `audit`, which no tier holds and a scope may add: reading the
+    /// license's trade audit log.
+    #[serde(default)]
+    pub cap_audit: Option<String>,
     /// Terminal ids, separated by commas, spaces or lines.
     #[serde(default)]
     pub terminals: String,
@@ -129,10 +133,18 @@ impl ScopeForm {
         .filter(|(_, v)| v.is_some())
         .map(|(c, _)| c)
         .collect();
-        // Every capability of the tier ticked (or a form without the
-        // checkboxes): no capability restriction.
+        // Every capability of the tier ticked and not `audit` (or a form
+        // without the checkboxes): no capability restriction. `audit` is
+        // added on top of what is ticked.
         let all = tier_caps.iter().all(|c| ticked.contains(c));
-        let capabilities = (self.caps_shown.is_some() && !all).then_some(ticked);
+        let audit = self.cap_audit.is_some();
+        let capabilities = (self.caps_shown.is_some() && (!all || audit)).then(|| {
+            let mut caps = ticked;
+            if audit {
+                caps.push(Capability::Audit);
+            }
+            caps
+        });
         let expires_at = match self.expires_at.trim() {
             "" => None,
             t => Some(
@@ -177,6 +189,7 @@ impl ScopeForm {
             cap_read: tick(Capability::Read),
             cap_analytics: tick(Capability::Analytics),
             cap_trade: tick(Capability::Trade),
+            cap_audit: tick(Capability::Audit),
             terminals: join(&scope.terminals),
             symbols: join(&scope.symbols),
             max_volume_per_order: num(scope.max_volume_per_order),
@@ -194,7 +207,7 @@ impl ScopeForm {
             Capability::Read => self.cap_read.is_some(),
             Capability::Analytics => self.cap_analytics.is_some(),
             Capability::Trade => self.cap_trade.is_some(),
-            Capability::Audit => false,
+            Capability::Audit => self.cap_audit.is_some(),
         }
     }
 }
@@ -291,6 +304,38 @@ mod tests {
         assert_eq!(words[0], "capabilities: read, analytics only");
         assert!(words.contains(&"at most 0.1 lots per order".to_owned()), "{words:?}");
         assert!(words.contains(&"expires 2030-01-02 03:04 UTC".to_owned()), "{words:?}");
+    }
+
+    #[test]
+    fn audit_is_added_on_top_and_read_back() {
+        // Everything the tier allows, and the audit log.
+        let all = ScopeForm {
+            cap_audit: Some("on".into()),
+            ..form()
+        };
+        let stored = all.permissions(KeyKind::Api, PRO, 0).unwrap().unwrap();
+        assert_eq!(
+            stored,
+            serde_json::json!({ "capabilities": ["read", "analytics", "trade", "audit"] })
+        );
+        let again = ScopeForm::of(Some(&stored), PRO);
+        assert!(again.ticked(Capability::Audit) && again.ticked(Capability::Trade));
+        assert_eq!(again.permissions(KeyKind::Api, PRO, 0).unwrap(), Some(stored));
+        // The audit log only.
+        let only = ScopeForm {
+            cap_read: None,
+            cap_analytics: None,
+            cap_trade: None,
+            cap_audit: Some("on".into()),
+            ..form()
+        };
+        let stored = only.permissions(KeyKind::Terminal, PRO, 0).unwrap().unwrap();
+        assert_eq!(stored, serde_json::json!({ "capabilities": ["audit"] }));
+        assert_eq!(describe(Some(&stored)).unwrap()[0], "capabilities: audit only");
+        let again = ScopeForm::of(Some(&stored), PRO);
+        assert!(again.ticked(Capability::Audit) && !again.ticked(Capability::Read));
+        // Not ticked: an unscoped form stays unscoped.
+        assert!(!ScopeForm::of(None, PRO).ticked(Capability::Audit));
     }
 
     #[test]

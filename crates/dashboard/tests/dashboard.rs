@@ -1493,6 +1493,7 @@ async fn api_keys_are_created_with_a_scope_that_is_enforced_and_changed_or_lifte
         "cap_read",
         "cap_analytics",
         "cap_trade",
+        "cap_audit",
         "terminals",
         "symbols",
         "max_volume_per_order",
@@ -2006,6 +2007,29 @@ async fn the_audit_page_shows_this_licenses_trade_calls_filtered_paged_and_expor
     );
     let (_, rest) = s.get(&older).await;
     assert_eq!(audit_ids(&rest).len(), 2);
+
+    // A key for an auditor, made on the API keys page: `audit` on top of `read`.
+    let r = s
+        .post(
+            "/dashboard/api-keys",
+            &[
+                ("label", "auditor"),
+                ("caps_shown", "1"),
+                ("cap_read", "on"),
+                ("cap_audit", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.text().await.unwrap().contains("capabilities: read, audit only"));
+    let keys = app.store.list_api_keys(&a.license.id).await.unwrap();
+    let auditor = keys.iter().find(|k| k.label == "auditor").unwrap();
+    assert_eq!(auditor.permissions, Some(json!({ "capabilities": ["read", "audit"] })));
+    let (_, scope_page) = s.get(&format!("/dashboard/api-keys/{}/scope", auditor.id)).await;
+    assert!(
+        scope_page.contains("name=\"cap_audit\" checked"),
+        "read back into the form"
+    );
 
     // The other license's session sees its own row only.
     let sb = app.sign_in(&b.master).await;

@@ -25,6 +25,10 @@ pub(crate) fn fields(form: &ScopeForm, kind: KeyKind, tier_caps: &[Capability], 
                     " " (cap.as_str())
                 }
             }
+            label.check {
+                input type="checkbox" name="cap_audit" checked[form.ticked(Capability::Audit)];
+                " audit " span.help { "(also read this license's trade audit log, which no tier grants)" }
+            }
         }
         @if kind == KeyKind::Api {
             div.field {
