@@ -67,8 +67,8 @@ async def check(url: str, key: str) -> dict:
         ensure_ascii=False,
     )
     size = len(as_json.encode("utf-8"))
-    if size > 56 * 1024:
-        fail(f"the default list is {size} bytes, over 56 KiB (docs/mcp.md)")
+    if size > 48 * 1024:
+        fail(f"the default list is {size} bytes, over 48 KiB (docs/mcp.md)")
 
     sep = "&" if "?" in url else "?"
     grouped = await list_tools(f"{url}{sep}groups=market,trading", key)

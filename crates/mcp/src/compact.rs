@@ -6,7 +6,7 @@
 //!
 //! - a short description: the catalog description cut to its first whole
 //!   sentences within a character budget ([`BUDGET_LEVELS`]; trading tools,
-//!   which can change the account, get three times the room);
+//!   which can change the account, get twice the room);
 //! - the input schema with every constraint (types, enums, bounds,
 //!   `required`, `additionalProperties`, non-null defaults) but without what
 //!   a model never reads: `$schema` (2020-12 is MCP's default dialect),
@@ -23,14 +23,21 @@
 //!   non-null default) is listed without the `null` alternative: leaving it
 //!   out is the way to say "none", and the server still accepts `null`.
 //!
-//! Two choices are stated in the opt-in list only ([`without_deep_choices`]),
-//! as they alone would take the default list past its budget: the
-//! per-indicator parameter schemas of an indicator choice (the `anyOf` of
-//! `get_indicator`, `check_confluence` and `set_alert`, with the `enum` of
-//! indicator names: the name is a string there, the catalogue being
-//! `list_indicators`, so the default list does not grow with it) and the
-//! backtest DSL's schema of `strategy` (an object, described). The server
-//! checks both the same way on every surface.
+//! Four deep parts are stated in the opt-in list only
+//! ([`without_deep_choices`]), as they would take the default list past its
+//! budget: the per-indicator parameter schemas of an indicator choice (the
+//! `anyOf` of `get_indicator`, `check_confluence` and `set_alert`, with the
+//! `enum` of indicator names: the name is a string there, the catalogue
+//! being `list_indicators`, so the default list does not grow with it), the
+//! `enum` of `detect_patterns`' pattern names (strings; the tool's
+//! description names them, and an unknown one is refused with the list),
+//! the backtest DSL's schema of `strategy` and `detect_structure`'s tuning
+//! `config` (objects, described). The server checks them the same way on
+//! every surface.
+//!
+//! Keywords another keyword implies are left out too (the `"type":
+//! "string"` of a string `enum` or `const`), as is an integer's `maximum`
+//! of `u64::MAX` (beyond what a JSON number holds exactly).
 //!
 //! Output schemas are left out unless asked for (see the crate
 //! documentation); the OpenAPI document keeps every full schema.
@@ -44,7 +51,7 @@ use serde_json::{Map, Value};
 /// first level whose whole list fits in [`LIST_TARGET_BYTES`], so that tools
 /// added to the catalog shorten descriptions instead of overflowing the
 /// budget.
-pub const BUDGET_LEVELS: [Budgets; 13] = [
+pub const BUDGET_LEVELS: [Budgets; 14] = [
     Budgets {
         tool: 240,
         property: 120,
@@ -107,6 +114,11 @@ pub const BUDGET_LEVELS: [Budgets; 13] = [
     },
     Budgets {
         tool: 56,
+        property: 0,
+        nested: 0,
+    },
+    Budgets {
+        tool: 50,
         property: 0,
         nested: 0,
     },
@@ -205,6 +217,11 @@ pub fn compact_input_schema(schema: &Value, budgets: Budgets) -> Value {
     out
 }
 
+/// The properties whose schema the default list gives as `{"type":
+/// "object"}` with their description: the backtest DSL's `strategy` and
+/// `detect_structure`'s tuning `config` (every part optional, with defaults).
+const DEEP_OBJECTS: [&str; 2] = ["strategy", "config"];
+
 /// An input schema without its deep choices (see the module documentation):
 /// an `anyOf` whose every branch names `indicator`s is removed (and the
 /// `enum` of the `indicator` property beside it becomes a string), a `strategy`
@@ -229,17 +246,26 @@ pub fn without_deep_choices(schema: &Value) -> Value {
                         name.insert("type".into(), Value::from("string"));
                     }
                 }
-                if let Some(strategy) = o
-                    .get_mut("properties")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|p| p.get_mut("strategy"))
-                {
-                    let mut lean = Map::new();
-                    lean.insert("type".into(), Value::from("object"));
-                    if let Some(d) = strategy.get("description") {
-                        lean.insert("description".into(), d.clone());
+                if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
+                    for name in DEEP_OBJECTS {
+                        if let Some(deep) = props.get_mut(name) {
+                            let mut lean = Map::new();
+                            lean.insert("type".into(), Value::from("object"));
+                            if let Some(d) = deep.get("description") {
+                                lean.insert("description".into(), d.clone());
+                            }
+                            *deep = Value::Object(lean);
+                        }
                     }
-                    *strategy = Value::Object(lean);
+                    // The names of `patterns` (detect_patterns): strings.
+                    if let Some(items) = props
+                        .get_mut("patterns")
+                        .and_then(|p| p.get_mut("items"))
+                        .and_then(Value::as_object_mut)
+                        && items.remove("enum").is_some()
+                    {
+                        items.insert("type".into(), Value::from("string"));
+                    }
                 }
                 o.values_mut().for_each(strip);
             }
@@ -314,12 +340,12 @@ const MAX_DEPTH: usize = 24;
 impl Budgets {
     /// The budgets of a tool that can change the account irreversibly
     /// (trading tools): what they say about dry runs and confirmations
-    /// matters most, so their descriptions get three times the room.
+    /// matters most, so their descriptions get twice the room.
     pub fn for_destructive(self) -> Self {
         Self {
-            tool: self.tool * 3,
-            property: self.property * 3,
-            nested: self.nested * 3,
+            tool: self.tool * 2,
+            property: self.property * 2,
+            nested: self.nested * 2,
         }
     }
 }
@@ -416,7 +442,37 @@ impl Compactor<'_> {
                 }
             }
         }
+        drop_implied(&mut out);
         Value::Object(out)
+    }
+}
+
+/// The integer width bounds schemars states that say nothing to a JSON
+/// client: `u64::MAX` is beyond what a JSON number holds exactly (2^53), so
+/// no caller can mean a value near it. Narrower widths (`u32::MAX`) are real
+/// limits and stay.
+const WIDTH_MAXIMA: [u64; 1] = [u64::MAX];
+
+/// Removes keywords another keyword of the same schema already implies, so
+/// the schema accepts the same values in fewer bytes: the `"type":
+/// "string"` of a string `enum` or `const`. Also drops an integer's
+/// `maximum` of `u64::MAX` ([`WIDTH_MAXIMA`]; the OpenAPI document keeps
+/// it).
+fn drop_implied(o: &mut Map<String, Value>) {
+    let strings_only = |v: Option<&Value>| match v {
+        Some(Value::Array(values)) => !values.is_empty() && values.iter().all(Value::is_string),
+        Some(v) => v.is_string(),
+        None => false,
+    };
+    if o.get("type").is_some_and(|t| t == "string") && (strings_only(o.get("enum")) || strings_only(o.get("const"))) {
+        o.remove("type");
+    }
+    if o.get("type").is_some_and(|t| t == "integer")
+        && o.get("maximum")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| WIDTH_MAXIMA.contains(&m))
+    {
+        o.remove("maximum");
     }
 }
 
@@ -542,7 +598,73 @@ mod tests {
                     },
                     "title": { "type": "string" }
                 },
-                "$defs": { "Tf": { "description": "Bar timeframe.", "type": "string", "enum": ["M1", "H1"] } }
+                "$defs": { "Tf": { "description": "Bar timeframe.", "enum": ["M1", "H1"] } }
+            })
+        );
+    }
+
+    /// The deep parts of the catalog's schemas are plain in the default
+    /// list: `detect_structure`'s `config` and the backtest `strategy` are
+    /// described objects, `detect_patterns`' names strings, an indicator
+    /// choice has no per-indicator branches; everything else stays.
+    #[test]
+    fn deep_parts_are_plain_in_the_default_list() {
+        let lean = |name: &str| {
+            let t = tradeterm_tools::find(name).unwrap();
+            (t.input_schema.clone(), without_deep_choices(&t.input_schema))
+        };
+        let (full, plain) = lean("detect_structure");
+        assert!(full["properties"]["config"].to_string().len() > 200);
+        assert_eq!(plain["properties"]["config"]["type"], "object");
+        assert!(plain["properties"]["config"].get("properties").is_none());
+        assert_eq!(plain["properties"]["symbol"], full["properties"]["symbol"]);
+        let (full, plain) = lean("detect_patterns");
+        assert!(
+            full["properties"]["patterns"]["items"]["enum"]
+                .as_array()
+                .is_some_and(|names| names.len() >= 40)
+        );
+        assert_eq!(plain["properties"]["patterns"]["items"], json!({ "type": "string" }));
+        assert_eq!(
+            plain["properties"]["patterns"]["maxItems"],
+            full["properties"]["patterns"]["maxItems"]
+        );
+        let (_, plain) = lean("backtest_strategy");
+        assert_eq!(plain["properties"]["strategy"]["type"], "object");
+        let (full, plain) = lean("get_indicator");
+        assert!(full.get("anyOf").is_some() && plain.get("anyOf").is_none());
+    }
+
+    /// A string `enum` or `const` implies its type, and `u64::MAX` is no
+    /// limit a JSON number can meet: both go, every other bound (`u32::MAX`
+    /// included) and type stays.
+    #[test]
+    fn implied_keywords_go_and_real_bounds_stay() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "side": { "type": "string", "enum": ["buy", "sell"] },
+                "unit": { "type": "string", "const": "points" },
+                "mixed": { "type": "string", "enum": ["a", 1] },
+                "n": { "type": "number", "enum": [1, 2] },
+                "ticket": { "type": "integer", "minimum": 0, "maximum": 18_446_744_073_709_551_615_u64 },
+                "count": { "type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64 },
+                "period": { "type": "integer", "minimum": 2, "maximum": 200 },
+                "price": { "type": "number", "maximum": 4_294_967_295_u64 }
+            }
+        });
+        let c = compact_input_schema(&schema, BUDGET_LEVELS[0]);
+        assert_eq!(
+            c["properties"],
+            json!({
+                "side": { "enum": ["buy", "sell"] },
+                "unit": { "const": "points" },
+                "mixed": { "type": "string", "enum": ["a", 1] },
+                "n": { "type": "number", "enum": [1, 2] },
+                "ticket": { "type": "integer", "minimum": 0 },
+                "count": { "type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64 },
+                "period": { "type": "integer", "minimum": 2, "maximum": 200 },
+                "price": { "type": "number", "maximum": 4_294_967_295_u64 }
             })
         );
     }
@@ -580,14 +702,10 @@ mod tests {
         for level in BUDGET_LEVELS {
             let c = compact_input_schema(&schema, level);
             assert_eq!(dangling_refs(&c), Vec::<String>::new(), "{c:#}");
-            assert_eq!(
-                c["properties"]["source"],
-                json!({ "type": "string", "enum": ["a", "b"] }),
-                "{c:#}"
-            );
+            assert_eq!(c["properties"]["source"], json!({ "enum": ["a", "b"] }), "{c:#}");
             assert_eq!(
                 c["properties"]["stop"]["oneOf"][0]["properties"]["tf"],
-                json!({ "type": "string", "enum": ["M1", "H1"] }),
+                json!({ "enum": ["M1", "H1"] }),
                 "{c:#}"
             );
         }

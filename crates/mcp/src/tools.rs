@@ -90,19 +90,40 @@ fn object(schema: &Value) -> Arc<JsonObject> {
 }
 
 /// The MCP annotations of a tool. `readOnlyHint` is written only for
-/// read-only tools and `openWorldHint` only when false (MCP's defaults are
-/// false and true); a tool that writes states `destructiveHint` and
-/// `idempotentHint` explicitly (they mean nothing for read-only tools). The
-/// title is the tool's own, not repeated here.
+/// read-only tools, `openWorldHint` only when false and `idempotentHint`
+/// only when true (MCP's defaults are false, true and false: a client
+/// that reads a missing hint as "no" is then still right); a tool that
+/// writes states `destructiveHint` explicitly, `true` included, so that a
+/// client which does not apply MCP's default still sees a trading tool as
+/// destructive (it means nothing for read-only tools). The title is the
+/// tool's own, not repeated here.
 pub(crate) fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations {
     let mut a = ToolAnnotations::default();
     a.read_only_hint = read_only.then_some(true);
     if !read_only {
         a.destructive_hint = Some(destructive);
-        a.idempotent_hint = Some(idempotent);
+        a.idempotent_hint = idempotent.then_some(true);
     }
     a.open_world_hint = (!open_world).then_some(false);
     a
+}
+
+/// What a trading tool's description says of its dry run, kept whatever the
+/// budget.
+const DRY_RUN_NOTE: &str = "DRY RUN BY DEFAULT";
+
+/// A tool's description within `budget` characters. A tool that can change
+/// the account gets twice the room, and one whose description says it runs
+/// dry by default keeps that, however short the rest: its first sentences
+/// within the budget, then `DRY RUN BY DEFAULT.`.
+fn lean_description(full: &str, budget: usize, destructive: bool) -> String {
+    if !destructive {
+        return compact::shorten(full, budget);
+    }
+    match full.find(DRY_RUN_NOTE) {
+        Some(at) => format!("{} {DRY_RUN_NOTE}.", compact::shorten(full[..at].trim_end(), budget)),
+        None => compact::shorten(full, budget * 2),
+    }
 }
 
 /// One catalog tool as an MCP tool: same name; the description shortened
@@ -110,7 +131,9 @@ pub(crate) fn annotations(read_only: bool, destructive: bool, idempotent: bool, 
 /// output schema only in the opt-in list (`full`).
 fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
     let a = t.annotations;
-    let budgets = if a.destructive && !a.read_only {
+    let destructive = a.destructive && !a.read_only;
+    let description = lean_description(t.description, budgets.tool, destructive);
+    let budgets = if destructive {
         budgets.for_destructive()
     } else {
         budgets
@@ -122,8 +145,12 @@ fn from_catalog(t: &Tool, full: bool, budgets: compact::Budgets) -> McpTool {
     };
     let mut schema = compact::compact_input_schema(&input, budgets);
     keep_chart_description(t, &mut schema);
-    let mut tool = McpTool::new(t.name, compact::shorten(t.description, budgets.tool), object(&schema))
-        .with_annotations(annotations(a.read_only, a.destructive, a.idempotent, a.open_world));
+    let mut tool = McpTool::new(t.name, description, object(&schema)).with_annotations(annotations(
+        a.read_only,
+        a.destructive,
+        a.idempotent,
+        a.open_world,
+    ));
     if full {
         tool = tool.with_title(t.title);
         if t.output_schema.is_object() {
@@ -237,9 +264,17 @@ mod tests {
                 "{}",
                 t.name
             );
-            // Shortening keeps the catalog's words, from its start.
+            // Shortening keeps the catalog's words, from its start (and the
+            // dry-run note of a trading tool, which the catalog says too).
             let normalised = t.description.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert!(normalised.starts_with(d.trim_end_matches('…')), "{}: {d}", t.name);
+            let stem = match d.strip_suffix(" DRY RUN BY DEFAULT.") {
+                Some(stem) => {
+                    assert!(t.description.contains(DRY_RUN_NOTE), "{}", t.name);
+                    stem
+                }
+                None => d,
+            };
+            assert!(normalised.starts_with(stem.trim_end_matches('…')), "{}: {d}", t.name);
             assert!(m.output_schema.is_none() && m.title.is_none(), "{}", t.name);
             assert_eq!(m.input_schema["type"], "object");
             assert!(m.input_schema.get("$schema").is_none());
@@ -276,7 +311,7 @@ mod tests {
 
     #[allow(clippy::print_stdout, reason = "the measured size is the benchmark's output")]
     #[test]
-    fn the_default_list_fits_in_56_kib() {
+    fn the_default_list_fits_in_48_kib() {
         let bytes = serde_json::to_vec(mcp_tools()).unwrap().len();
         let full = serde_json::to_vec(mcp_tools_with_output_schemas()).unwrap().len();
         println!(
@@ -285,13 +320,42 @@ mod tests {
             lean_level(),
             compact::BUDGET_LEVELS[lean_level()]
         );
-        assert!(bytes <= 56 * 1024, "{bytes} bytes");
+        assert!(bytes <= compact::LIST_TARGET_BYTES, "{bytes} bytes");
         assert!(full > bytes);
         // The smallest level is the headroom left for tools still to come.
         for (i, budgets) in compact::BUDGET_LEVELS.iter().enumerate() {
             let size = serde_json::to_vec(&build(false, *budgets)).unwrap().len();
             println!("level {i} {budgets:?}: {size} bytes");
         }
+    }
+
+    /// Every trading tool that runs dry by default says so in the default
+    /// list, at every budget level.
+    #[test]
+    fn trading_tools_keep_their_dry_run_note() {
+        let dry: Vec<&Tool> = tradeterm_tools::catalog()
+            .iter()
+            .filter(|t| t.description.contains(DRY_RUN_NOTE))
+            .collect();
+        assert!(dry.len() >= 10, "{}", dry.len());
+        for level in compact::BUDGET_LEVELS {
+            for t in &dry {
+                let d = lean_description(
+                    t.description,
+                    level.tool,
+                    t.annotations.destructive && !t.annotations.read_only,
+                );
+                if t.annotations.destructive && !t.annotations.read_only {
+                    assert!(d.ends_with("DRY RUN BY DEFAULT."), "{}: {d}", t.name);
+                    assert!(
+                        d.chars().count() <= level.tool + DRY_RUN_NOTE.len() + 2,
+                        "{}: {d}",
+                        t.name
+                    );
+                }
+            }
+        }
+        assert_eq!(lean_description("Does a thing. More.", 56, true), "Does a thing. More.");
     }
 
     #[test]

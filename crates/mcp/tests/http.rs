@@ -477,7 +477,7 @@ fn names(answer: &Value) -> Vec<String> {
 
 #[allow(clippy::print_stdout, reason = "the measured size is the benchmark's output")]
 #[tokio::test]
-async fn the_default_tool_list_fits_in_56_kib_with_every_tool() {
+async fn the_default_tool_list_fits_in_48_kib_with_every_tool() {
     let app = spawn_app().await;
     let session = app.open_session().await;
     let answer = rpc(&app, &session, "tools/list", json!({})).await;
@@ -489,8 +489,8 @@ async fn the_default_tool_list_fits_in_56_kib_with_every_tool() {
         tradeterm_mcp::lean_level()
     );
     assert!(
-        bytes <= 56 * 1024,
-        "the default tools/list is {bytes} bytes, over 56 KiB"
+        bytes <= 48 * 1024,
+        "the default tools/list is {bytes} bytes, over 48 KiB"
     );
     let listed: BTreeSet<String> = names(&answer).into_iter().collect();
     for t in tradeterm_tools::mcp_catalog() {
@@ -511,7 +511,11 @@ async fn the_default_tool_list_fits_in_56_kib_with_every_tool() {
         json!(["symbol", "order_type", "volume"])
     );
     assert_eq!(place["inputSchema"]["additionalProperties"], false);
+    // A trading tool says it is destructive (explicitly), and is neither
+    // read-only nor idempotent (MCP's defaults, not written).
     assert_eq!(place["annotations"]["destructiveHint"], true);
+    let hint = |name: &str| place["annotations"][name].as_bool().unwrap_or(false);
+    assert!(!hint("readOnlyHint") && !hint("idempotentHint"));
     app.handle.stop();
 }
 
@@ -677,7 +681,7 @@ async fn the_python_sdk_lists_tools_by_group_and_with_output_schemas_and_gets_a_
     })
     .len() as u64;
     assert_eq!(summary["group_tools"], market);
-    assert!(summary["default_bytes"].as_u64().unwrap() <= 56 * 1024, "{summary}");
+    assert!(summary["default_bytes"].as_u64().unwrap() <= 48 * 1024, "{summary}");
     assert!(summary["default_tokens"].as_u64().unwrap() > 1000, "{summary}");
     assert_eq!(
         summary["prompts"],

@@ -344,13 +344,13 @@ fn the_mcp_inspector_cli_lists_calls_charts_prompts_and_resources_over_http_and_
     let stack = Stack::start();
     let all: Vec<String> = tradeterm_mcp::mcp_tools().iter().map(|t| t.name.to_string()).collect();
 
-    // Default list: every tool, no output schemas, within 56 KiB (docs/mcp.md); charts announced.
+    // Default list: every tool, no output schemas, within 48 KiB (docs/mcp.md); charts announced.
     let list = stack.http("", &[], &["--method", "tools/list"]);
     assert_eq!(names(&list), all);
     let tools = list["tools"].as_array().unwrap();
     assert!(tools.iter().all(|t| t.get("outputSchema").is_none()));
     let bytes = serde_json::to_vec(&list).unwrap().len();
-    assert!(bytes <= 56 * 1024, "{bytes} bytes");
+    assert!(bytes <= 48 * 1024, "{bytes} bytes");
     for t in tools {
         let chartable = tradeterm_tools::find(t["name"].as_str().unwrap()).is_some_and(|c| c.chart.is_some());
         assert_eq!(
