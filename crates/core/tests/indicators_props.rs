@@ -341,6 +341,59 @@ proptest! {
         same("stochrsi.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
         same("stochrsi.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
         prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
+
+        let ind = DoubleExponentialMovingAverage::new(p).unwrap();
+        same("dema", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("dema/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = TripleExponentialMovingAverage::new(p).unwrap();
+        same("tema", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = TriangularMovingAverage::new(p).unwrap();
+        same("trima", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("trima/bar", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        let ind = KaufmanAdaptiveMovingAverage::new(p).unwrap();
+        same("kama", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = T3MovingAverage::new(r, (p % 11) as f64 / 10.0).unwrap();
+        same("t3", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = Trix::new(r).unwrap();
+        same("trix", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        for matype in [0, 1, 2, 3, 4, 5, 6, 8] {
+            let ind = AbsolutePriceOscillator::new(r, q, matype).unwrap();
+            same("apo", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+            let ind = PercentagePriceOscillator::new(q, r, matype).unwrap();
+            same("ppo", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        }
+        let ind = MovingAverageConvergenceDivergenceFixed::new(r).unwrap();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream_values(ind.clone(), &bars);
+        same("macdfix", &batch.macd, &field(&outs, |o| Some(o.macd)))?;
+        same("macdfix.signal", &batch.signal, &field(&outs, |o| Some(o.signal)))?;
+        same("macdfix.hist", &batch.histogram, &field(&outs, |o| Some(o.histogram)))?;
+        prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
+
+        let ind = Variance::new(p, 1.0).unwrap();
+        same("var", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("var/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let fit = LinearRegression::new(q).unwrap();
+        let fits = stream_values(fit.clone(), &bars);
+        prop_assert_eq!(&fit.over_fits(&bars).unwrap(), &fits);
+        let ind = LinearRegressionValue::new(q).unwrap();
+        same("linearreg", &ind.over(&bars).unwrap(), &field(&fits, |f| Some(f.value)))?;
+        same("linearreg/stream", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
+        let ind = LinearRegressionSlope::new(q).unwrap();
+        same("linearreg_slope", &ind.over(&bars).unwrap(), &field(&fits, |f| Some(f.slope)))?;
+        let ind = LinearRegressionIntercept::new(q).unwrap();
+        same("linearreg_intercept", &ind.over(&bars).unwrap(), &field(&fits, |f| Some(f.intercept)))?;
+        let ind = LinearRegressionAngle::new(q).unwrap();
+        same("linearreg_angle", &ind.over(&bars).unwrap(), &field(&fits, |f| Some(f.angle)))?;
+        let ind = TimeSeriesForecast::new(q).unwrap();
+        same("tsf", &ind.over(&bars).unwrap(), &field(&fits, |f| Some(f.forecast)))?;
+        same("tsf/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = PearsonCorrelation::new(p).unwrap();
+        same("correl", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("correl/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+        let ind = Beta::new(p).unwrap();
+        same("beta", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("beta/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
     }
 
     #[test]

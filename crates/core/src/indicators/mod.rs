@@ -56,6 +56,7 @@ mod catalog;
 pub mod fuzz;
 pub mod momentum;
 pub mod price;
+pub mod statistics;
 pub mod trend;
 mod util;
 pub mod volatility;
@@ -70,19 +71,25 @@ pub use catalog::{
     choice_schemas, compute, find,
 };
 pub use momentum::{
-    Aroon, AroonOscillator, AroonOutput, AroonSeries, BalanceOfPower, ChandeMomentumOscillator, CommodityChannelIndex,
-    FastStochastic, Momentum, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
-    RelativeStrengthIndex, StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, UltimateOscillator,
-    WilliamsPercentRange,
+    AbsolutePriceOscillator, Aroon, AroonOscillator, AroonOutput, AroonSeries, BalanceOfPower,
+    ChandeMomentumOscillator, CommodityChannelIndex, FastStochastic, Momentum, PercentagePriceOscillator, RateOfChange,
+    RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, StochasticOscillator,
+    StochasticOutput, StochasticRsi, StochasticSeries, Trix, UltimateOscillator, WilliamsPercentRange,
 };
 pub use price::{AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
+pub use statistics::{
+    Beta, LinearRegression, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionOutput,
+    LinearRegressionSlope, LinearRegressionValue, PearsonCorrelation, TimeSeriesForecast, Variance,
+};
 pub use trend::{
     AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
-    AverageDirectionalIndexSeries, DirectionalMovementIndex, ExponentialMovingAverage, IchimokuCloud, IchimokuOutput,
-    IchimokuSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement,
-    MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceOutput,
-    MovingAverageConvergenceDivergenceSeries, ParabolicSar, PlusDirectionalIndicator, PlusDirectionalMovement,
-    SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, WeightedMovingAverage,
+    AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
+    IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, Midpoint, MidpointPrice,
+    MinusDirectionalIndicator, MinusDirectionalMovement, MovingAverageConvergenceDivergence,
+    MovingAverageConvergenceDivergenceFixed, MovingAverageConvergenceDivergenceOutput,
+    MovingAverageConvergenceDivergenceSeries, MovingAverageType, ParabolicSar, PlusDirectionalIndicator,
+    PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, T3MovingAverage,
+    TriangularMovingAverage, TripleExponentialMovingAverage, WeightedMovingAverage,
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{

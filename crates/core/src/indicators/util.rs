@@ -402,6 +402,16 @@ impl Window {
         self.buf.get(idx).copied()
     }
 
+    /// The `k`-th value held, oldest first.
+    pub(crate) fn get(&self, k: usize) -> Option<f64> {
+        if k >= self.len {
+            return None;
+        }
+        let cap = self.buf.len();
+        let start = (self.head + cap - self.len) % cap;
+        self.buf.get((start + k) % cap).copied()
+    }
+
     /// Values oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
         let cap = self.buf.len();

@@ -1,6 +1,7 @@
 //! Momentum indicators: RSI, CMO, stochastic, Williams %R, CCI, balance of
 //! power, momentum and the rates of change.
 
+mod apo;
 mod aroon;
 mod bop;
 mod cci;
@@ -11,9 +12,11 @@ mod rocx;
 mod rsi;
 mod stoch;
 mod stochf;
+mod trix;
 mod ultosc;
 mod willr;
 
+pub use apo::{AbsolutePriceOscillator, PercentagePriceOscillator};
 pub use aroon::{Aroon, AroonOscillator, AroonOutput, AroonSeries};
 pub use bop::BalanceOfPower;
 pub use cci::CommodityChannelIndex;
@@ -24,5 +27,6 @@ pub use rocx::{RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100};
 pub use rsi::RelativeStrengthIndex;
 pub use stoch::{StochasticOscillator, StochasticOutput, StochasticSeries};
 pub use stochf::{FastStochastic, StochasticRsi};
+pub use trix::Trix;
 pub use ultosc::UltimateOscillator;
 pub use willr::WilliamsPercentRange;

@@ -77,6 +77,8 @@ pub struct MovingAverageConvergenceDivergence {
     k_fast: f64,
     k_slow: f64,
     signal: ExponentialMovingAverage,
+    /// TA-Lib's `MACDFIX` factors (0.15 and 0.075) instead of `2/(n+1)`.
+    fixed: bool,
 }
 
 impl MovingAverageConvergenceDivergence {
@@ -105,7 +107,34 @@ impl MovingAverageConvergenceDivergence {
             k_fast: 0.0,
             k_slow: 0.0,
             signal,
+            fixed: false,
         })
+    }
+
+    /// TA-Lib's `MACDFIX`: periods 12 and 26 with the fixed factors 0.15 and
+    /// 0.075 (the signal period checked by the caller).
+    fn fixed(signal: usize) -> Self {
+        Self {
+            fixed: true,
+            ..Self::default_with_signal(signal)
+        }
+    }
+
+    fn default_with_signal(g: usize) -> Self {
+        let (f, s, _) = Self::DEFAULTS;
+        Self {
+            fast: f,
+            slow: s,
+            signal_period: g,
+            warmup: Vec::with_capacity(s),
+            fast_ema: 0.0,
+            slow_ema: 0.0,
+            seeded: false,
+            k_fast: 0.0,
+            k_slow: 0.0,
+            signal: ExponentialMovingAverage::unchecked_fused(g),
+            fixed: false,
+        }
     }
 
     /// `(fast, slow, signal)` periods.
@@ -140,19 +169,7 @@ impl MovingAverageConvergenceDivergence {
 
 impl Default for MovingAverageConvergenceDivergence {
     fn default() -> Self {
-        let (f, s, g) = Self::DEFAULTS;
-        Self {
-            fast: f,
-            slow: s,
-            signal_period: g,
-            warmup: Vec::with_capacity(s),
-            fast_ema: 0.0,
-            slow_ema: 0.0,
-            seeded: false,
-            k_fast: 0.0,
-            k_slow: 0.0,
-            signal: ExponentialMovingAverage::unchecked_fused(g),
-        }
+        Self::default_with_signal(Self::DEFAULTS.2)
     }
 }
 
@@ -189,8 +206,11 @@ impl Next<f64> for MovingAverageConvergenceDivergence {
             self.fast_ema = fast_sum / self.fast as f64;
             self.seeded = true;
             self.warmup = Vec::new();
-            self.k_fast = 2.0 / (self.fast + 1) as f64;
-            self.k_slow = 2.0 / (self.slow + 1) as f64;
+            (self.k_fast, self.k_slow) = if self.fixed {
+                (0.15, 0.075)
+            } else {
+                (2.0 / (self.fast + 1) as f64, 2.0 / (self.slow + 1) as f64)
+            };
         }
         let macd = self.fast_ema - self.slow_ema;
         let signal = self.signal.next(macd)?;
@@ -205,6 +225,107 @@ impl Next<f64> for MovingAverageConvergenceDivergence {
 impl Next<&Bar> for MovingAverageConvergenceDivergence {
     fn next(&mut self, bar: &Bar) -> Option<Self::Output> {
         Next::<f64>::next(self, bar.close)
+    }
+}
+
+/// MACD with fixed factors, as TA-Lib's `TA_MACDFIX`: the 12/26 MACD whose
+/// EMAs use `k = 0.15` and `k = 0.075` (TA-Lib's rounded `2/13` and `2/27`).
+///
+/// # Formula
+///
+/// As [`MovingAverageConvergenceDivergence`] with `fast = 12`, `slow = 26`
+/// (both EMAs seeded at bar 25, the fast one with the SMA of the 12 values
+/// ending there) and those factors; the signal line is an EMA of
+/// `signal` periods (`k = 2/(signal+1)`).
+///
+/// # Parameters
+///
+/// - `signal`: 1 ..= 10 000 (default 9).
+///
+/// Warm-up: all three lines start at index `25 + signal − 1` (33).
+///
+/// # Example
+///
+/// ```
+/// use tradeterm_core::indicators::MovingAverageConvergenceDivergenceFixed;
+///
+/// let closes: Vec<f64> = (0..40).map(|i| 100.0 + i as f64).collect();
+/// let out = MovingAverageConvergenceDivergenceFixed::default().over_values(&closes)?;
+/// assert!(out.macd[32].is_none() && out.macd[33].is_some());
+/// # Ok::<(), tradeterm_core::CoreError>(())
+/// ```
+#[doc(alias = "MACDFIX")]
+#[derive(Debug, Clone)]
+pub struct MovingAverageConvergenceDivergenceFixed {
+    macd: MovingAverageConvergenceDivergence,
+}
+
+impl MovingAverageConvergenceDivergenceFixed {
+    /// Default signal period (TA-Lib's).
+    pub const DEFAULT_SIGNAL: usize = 9;
+
+    /// Builds the indicator.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] when `signal` is 0 or above 10 000.
+    pub fn new(signal: usize) -> Result<Self, CoreError> {
+        let signal = check_period("signal", signal, 1)?;
+        Ok(Self {
+            macd: MovingAverageConvergenceDivergence::fixed(signal),
+        })
+    }
+
+    /// The signal period.
+    pub fn signal_period(&self) -> usize {
+        self.macd.signal_period
+    }
+
+    /// Batch form over the closes of `bars`.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
+    pub fn over(&self, bars: &[Bar]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
+        Ok(MovingAverageConvergenceDivergence::split(&run_bars(self, bars)?))
+    }
+
+    /// Batch form over any series of values.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidInput`] on an empty series or a non-finite value.
+    pub fn over_values(&self, values: &[f64]) -> Result<MovingAverageConvergenceDivergenceSeries, CoreError> {
+        Ok(MovingAverageConvergenceDivergence::split(&run_values(self, values)?))
+    }
+}
+
+impl Default for MovingAverageConvergenceDivergenceFixed {
+    fn default() -> Self {
+        Self {
+            macd: MovingAverageConvergenceDivergence::fixed(Self::DEFAULT_SIGNAL),
+        }
+    }
+}
+
+impl Indicator for MovingAverageConvergenceDivergenceFixed {
+    type Output = MovingAverageConvergenceDivergenceOutput;
+
+    fn reset(&mut self) {
+        self.macd.reset();
+    }
+
+    fn is_ready(&self) -> bool {
+        self.macd.is_ready()
+    }
+}
+
+impl Next<f64> for MovingAverageConvergenceDivergenceFixed {
+    fn next(&mut self, x: f64) -> Option<Self::Output> {
+        self.macd.next(x)
+    }
+}
+
+impl Next<&Bar> for MovingAverageConvergenceDivergenceFixed {
+    fn next(&mut self, bar: &Bar) -> Option<Self::Output> {
+        self.macd.next(bar.close)
     }
 }
 
