@@ -305,7 +305,7 @@ pub fn warm_up_bars(strategy: &Strategy, floor: usize) -> usize {
                     .filter_map(|p| params.get(p.name).copied().or(p.default))
                     .filter(|v| v.is_finite() && *v > 0.0)
                     .sum();
-                (3.0 * periods.min(1e6)) as usize + shift
+                ((3.0 * periods.min(1e6)) as usize).saturating_add(*shift)
             }
             Operand::Price { shift, .. } => *shift,
             Operand::Value { .. } => 0,
@@ -650,6 +650,14 @@ mod tests {
         .unwrap();
         assert_eq!(warm_up_bars(&s, 0), 402, "the price shift of 400 is the longest");
         assert_eq!(warm_up_bars(&s, 1000), 1000);
+        // A shift as large as the input allows saturates, never overflows
+        // (schemathesis found the panic through simulate_ea_action).
+        let huge = parse_strategy(&json!({
+            "entry_long": {"left": {"indicator": "sma", "params": {"period": 20}, "shift": usize::MAX}, "op": "gt", "right": {"price": "close"}},
+            "sizing": {"type": "all_in"}
+        }))
+        .unwrap();
+        assert_eq!(warm_up_bars(&huge, 0), usize::MAX);
         let s = parse_strategy(&json!({"type": "ma_cross", "fast": 10, "slow": 200})).unwrap();
         assert_eq!(warm_up_bars(&s, 0), 602);
         let e = explain(&s, &file("goog_1d_backtesting")[..602], PositionSide::Flat, 10_000.0).unwrap();
