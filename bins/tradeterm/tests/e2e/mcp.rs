@@ -99,9 +99,11 @@ async fn initialize_list_tools_and_get_tick() {
             c.name
         );
         if !c.annotations.read_only {
+            // destructiveHint always stated; idempotentHint only when true
+            // (MCP's default is false).
             assert_eq!(
                 (a.destructive_hint, a.idempotent_hint),
-                (Some(c.annotations.destructive), Some(c.annotations.idempotent)),
+                (Some(c.annotations.destructive), c.annotations.idempotent.then_some(true)),
                 "{}",
                 c.name
             );
