@@ -335,6 +335,16 @@ proptest! {
         same("stochf.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
         same("stochf.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
         prop_assert_eq!(&ind.over_columns(h, l, c).unwrap(), &batch);
+        for matype in [1, 3, 6] {
+            let ind = FastStochastic::with_matype(q, r, matype).unwrap();
+            let batch = ind.over(&bars).unwrap();
+            let outs = stream(ind, &bars);
+            same("stochf.d/matype", &batch.d, &field(&outs, |o| Some(o.d)))?;
+            let ind = StochasticRsi::with_matype(q, r, p % 5 + 1, matype).unwrap();
+            let batch = ind.over(&bars).unwrap();
+            let outs = stream_values(ind, &bars);
+            same("stochrsi.d/matype", &batch.d, &field(&outs, |o| Some(o.d)))?;
+        }
         let ind = StochasticRsi::new(q, r, p % 5 + 1).unwrap();
         let batch = ind.over(&bars).unwrap();
         let outs = stream_values(ind.clone(), &bars);

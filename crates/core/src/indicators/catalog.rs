@@ -172,6 +172,16 @@ const MA_OSC: &[ParamInfo] = &[
     },
 ];
 
+/// `fastd_matype` of STOCHF and STOCHRSI.
+const FASTD_MATYPE: ParamInfo = ParamInfo {
+    name: "fastd_matype",
+    description: "TA-Lib moving-average type of %D: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 8 T3 (7 MAMA not available).",
+    kind: ParamKind::Integer,
+    default: Some(0.0),
+    min: 0.0,
+    max: 8.0,
+};
+
 static CATALOG: &[IndicatorInfo] = &[
     IndicatorInfo {
         name: "sma",
@@ -824,14 +834,15 @@ static CATALOG: &[IndicatorInfo] = &[
         title: "Stochastic oscillator (fast)",
         family: "momentum",
         aliases: &["fast_stochastic"],
-        description: "Fast %K and its SMA %D, 0-100.",
+        description: "Fast %K and its moving average %D (SMA by default), 0-100.",
         inputs: HLC,
         params: &[
             int("fastk", 5.0, 1.0, "Look-back of the highest high / lowest low."),
-            int("fastd", 3.0, 1.0, "SMA period of %D."),
+            int("fastd", 3.0, 1.0, "Moving-average period of %D."),
+            FASTD_MATYPE,
         ],
         outputs: &["k", "d"],
-        talib: Some("STOCHF (SMA smoothing)"),
+        talib: Some("STOCHF"),
         warmup: "fastk + fastd - 2 (6)",
     },
     IndicatorInfo {
@@ -839,15 +850,16 @@ static CATALOG: &[IndicatorInfo] = &[
         title: "Stochastic RSI",
         family: "momentum",
         aliases: &["stoch_rsi"],
-        description: "Fast stochastic (%K, SMA %D) of the RSI of the closes, 0-100.",
+        description: "Fast stochastic (%K, %D: SMA by default) of the RSI of the closes, 0-100.",
         inputs: CLOSE,
         params: &[
             period(14.0, 2.0, "RSI period."),
             int("fastk", 5.0, 1.0, "Look-back of the RSI's highest / lowest."),
-            int("fastd", 3.0, 1.0, "SMA period of %D."),
+            int("fastd", 3.0, 1.0, "Moving-average period of %D."),
+            FASTD_MATYPE,
         ],
         outputs: &["k", "d"],
-        talib: Some("STOCHRSI (SMA smoothing)"),
+        talib: Some("STOCHRSI"),
         warmup: "period + fastk + fastd - 2 (20)",
     },
     IndicatorInfo {
@@ -1436,11 +1448,18 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
             UltimateOscillator::new(p.int("period1")?, p.int("period2")?, p.int("period3")?)?.over(bars)?,
         )],
         "stochf" => {
-            let s = FastStochastic::new(p.int("fastk")?, p.int("fastd")?)?.over(bars)?;
+            let s =
+                FastStochastic::with_matype(p.int("fastk")?, p.int("fastd")?, p.int("fastd_matype")?)?.over(bars)?;
             vec![("k", s.k), ("d", s.d)]
         }
         "stochrsi" => {
-            let s = StochasticRsi::new(p.int("period")?, p.int("fastk")?, p.int("fastd")?)?.over(bars)?;
+            let s = StochasticRsi::with_matype(
+                p.int("period")?,
+                p.int("fastk")?,
+                p.int("fastd")?,
+                p.int("fastd_matype")?,
+            )?
+            .over(bars)?;
             vec![("k", s.k), ("d", s.d)]
         }
         "avgprice" => vec![("avgprice", AveragePrice::new().over(bars)?)],

@@ -1,18 +1,44 @@
 //! Fast stochastic and stochastic RSI.
 
 use super::{RelativeStrengthIndex, StochasticSeries};
+use crate::indicators::trend::{MovingAverage, MovingAverageType};
 use crate::indicators::util::{RollingExtreme, RunningSma, check_period, is_zero_scaled};
 use crate::indicators::{Indicator, Next, run_bars, run_columns, run_values};
 use crate::{Bar, CoreError};
 
 use super::StochasticOutput;
 
-/// The fast %K of the last `fastk` highs/lows and its SMA.
+/// The %D smoothing: TA-Lib's running-sum SMA for `matype` 0 (bit-identical
+/// to TA-Lib's STOCHF), any other [`MovingAverageType`] otherwise.
+#[derive(Debug, Clone)]
+enum Smoothing {
+    Sma(RunningSma),
+    Other(Box<MovingAverage>),
+}
+
+impl Smoothing {
+    fn push(&mut self, x: f64) -> Option<f64> {
+        match self {
+            Self::Sma(s) => s.push(x),
+            Self::Other(m) => m.next(x),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Self::Sma(s) => s.clear(),
+            Self::Other(m) => m.reset(),
+        }
+    }
+}
+
+/// The fast %K of the last `fastk` highs/lows and its moving average.
 #[derive(Debug, Clone)]
 struct FastStoch {
     hi: RollingExtreme,
     lo: RollingExtreme,
-    d_sma: RunningSma,
+    d_sma: Smoothing,
+    matype: MovingAverageType,
 }
 
 impl FastStoch {
@@ -20,8 +46,22 @@ impl FastStoch {
         Self {
             hi: RollingExtreme::max(fastk),
             lo: RollingExtreme::min(fastk),
-            d_sma: RunningSma::new(fastd),
+            d_sma: Smoothing::Sma(RunningSma::new(fastd)),
+            matype: MovingAverageType::Sma,
         }
+    }
+
+    fn with_matype(fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
+        let kind = MovingAverageType::from_talib("fastd_matype", matype)?;
+        let d_sma = match kind {
+            MovingAverageType::Sma => Smoothing::Sma(RunningSma::new(fastd)),
+            other => Smoothing::Other(Box::new(MovingAverage::new(other, fastd)?)),
+        };
+        Ok(Self {
+            d_sma,
+            matype: kind,
+            ..Self::new(fastk, fastd)
+        })
     }
 
     fn push(&mut self, high: f64, low: f64, close: f64) -> Option<StochasticOutput> {
@@ -52,21 +92,24 @@ fn split(outs: &[Option<StochasticOutput>]) -> StochasticSeries {
     }
 }
 
-/// Fast stochastic, as TA-Lib's `TA_STOCHF` with `fastd_matype = SMA`.
+/// Fast stochastic, as TA-Lib's `TA_STOCHF`.
 ///
 /// # Formula
 ///
 /// `%K = (close − LL) / (HH − LL) · 100` over the last `fastk` bars (0 when
 /// the window is flat: `HH − LL` within `1e-14 · (|HH| + |LL|)`, as
-/// [`StochasticOscillator`](super::StochasticOscillator)); `%D = SMA_fastd(%K)`.
+/// [`StochasticOscillator`](super::StochasticOscillator)); `%D = MA_fastd(%K)`
+/// with the moving average of `fastd_matype` (TA-Lib's default SMA).
 ///
 /// # Parameters
 ///
 /// - `fastk`: 1 ..= 10 000 (default 5).
 /// - `fastd`: 1 ..= 10 000 (default 3).
+/// - `fastd_matype` ([`with_matype`](Self::with_matype)): TA-Lib's number,
+///   0 ..= 8 except 7 (default 0, SMA).
 ///
-/// Warm-up: both lines start at index `fastk + fastd − 2` (6), as TA-Lib
-/// (which does not emit %K before %D exists).
+/// Warm-up: both lines start where %D does: index `fastk + fastd − 2` (6)
+/// with an SMA, as TA-Lib (which does not emit %K before %D exists).
 ///
 /// # Example
 ///
@@ -98,6 +141,25 @@ impl FastStochastic {
         let fastk = check_period("fastk", fastk, 1)?;
         let fastd = check_period("fastd", fastd, 1)?;
         Ok(Self::unchecked(fastk, fastd))
+    }
+
+    /// Builds the indicator with TA-Lib's `fastd_matype` for %D.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] when a period is 0 or above 10 000, or
+    /// `matype` is outside 0 ..= 8 or 7 (MAMA, not available yet).
+    pub fn with_matype(fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
+        let fastk = check_period("fastk", fastk, 1)?;
+        let fastd = check_period("fastd", fastd, 1)?;
+        Ok(Self {
+            stoch: FastStoch::with_matype(fastk, fastd, matype)?,
+            ..Self::unchecked(fastk, fastd)
+        })
+    }
+
+    /// The moving average of %D.
+    pub fn matype(&self) -> MovingAverageType {
+        self.stoch.matype
     }
 
     fn unchecked(fastk: usize, fastd: usize) -> Self {
@@ -167,23 +229,25 @@ impl Next<&Bar> for FastStochastic {
     }
 }
 
-/// Stochastic RSI, as TA-Lib's `TA_STOCHRSI` with `fastd_matype = SMA`: the
-/// fast stochastic of the RSI.
+/// Stochastic RSI, as TA-Lib's `TA_STOCHRSI`: the fast stochastic of the RSI.
 ///
 /// # Formula
 ///
 /// `RSI` as [`RelativeStrengthIndex`] over `period`; then the fast
 /// stochastic of [`FastStochastic`] with the RSI as high, low and close:
 /// `%K = (RSI − min RSI) / (max RSI − min RSI) · 100` over `fastk` values,
-/// `%D = SMA_fastd(%K)`.
+/// `%D = MA_fastd(%K)` with the moving average of `fastd_matype` (default SMA).
 ///
 /// # Parameters
 ///
 /// - `period`: 2 ..= 10 000 (default 14).
 /// - `fastk`: 1 ..= 10 000 (default 5).
 /// - `fastd`: 1 ..= 10 000 (default 3).
+/// - `fastd_matype` ([`with_matype`](Self::with_matype)): TA-Lib's number,
+///   0 ..= 8 except 7 (default 0, SMA).
 ///
-/// Warm-up: both lines start at index `period + fastk + fastd − 2` (20).
+/// Warm-up: both lines start at index `period + fastk + fastd − 2` (20) with
+/// an SMA.
 ///
 /// # Example
 ///
@@ -215,6 +279,14 @@ impl StochasticRsi {
     /// [`CoreError::InvalidParameter`] on a period outside 2 ..= 10 000 or a
     /// `fastk` / `fastd` outside 1 ..= 10 000.
     pub fn new(period: usize, fastk: usize, fastd: usize) -> Result<Self, CoreError> {
+        Self::with_matype(period, fastk, fastd, 0)
+    }
+
+    /// Builds the indicator with TA-Lib's `fastd_matype` for %D.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), and for a `matype` outside 0 ..= 8 or 7 (MAMA).
+    pub fn with_matype(period: usize, fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
         let rsi = RelativeStrengthIndex::new(period)?;
         let fastk = check_period("fastk", fastk, 1)?;
         let fastd = check_period("fastd", fastd, 1)?;
@@ -222,7 +294,7 @@ impl StochasticRsi {
             fastk,
             fastd,
             rsi,
-            stoch: FastStoch::new(fastk, fastd),
+            stoch: FastStoch::with_matype(fastk, fastd, matype)?,
             ready: false,
         })
     }
