@@ -116,7 +116,7 @@ pub struct IndicatorDescription {
     pub name: String,
     /// Human title.
     pub title: String,
-    /// Family (trend, momentum, volatility, volume).
+    /// Family (trend, momentum, volatility, volume, price, statistics).
     pub family: String,
     /// Other accepted names.
     pub aliases: Vec<String>,
