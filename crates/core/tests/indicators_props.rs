@@ -335,7 +335,7 @@ proptest! {
         same("stochf.k", &batch.k, &field(&outs, |o| Some(o.k)))?;
         same("stochf.d", &batch.d, &field(&outs, |o| Some(o.d)))?;
         prop_assert_eq!(&ind.over_columns(h, l, c).unwrap(), &batch);
-        for matype in [1, 3, 6] {
+        for matype in [1, 3, 6, 7] {
             let ind = FastStochastic::with_matype(q, r, matype).unwrap();
             let batch = ind.over(&bars).unwrap();
             let outs = stream(ind, &bars);
@@ -366,12 +366,18 @@ proptest! {
         same("t3", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
         let ind = Trix::new(r).unwrap();
         same("trix", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
-        for matype in [0, 1, 2, 3, 4, 5, 6, 8] {
+        for matype in [0, 1, 2, 3, 4, 5, 6, 7, 8] {
             let ind = AbsolutePriceOscillator::new(r, q, matype).unwrap();
             same("apo", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
             let ind = PercentagePriceOscillator::new(q, r, matype).unwrap();
             same("ppo", &ind.over(&bars).unwrap(), &stream_values(ind, &bars))?;
         }
+        let ind = MesaAdaptiveMovingAverage::new(0.01 + (p % 9) as f64 * 0.1, 0.05).unwrap();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream_values(ind.clone(), &bars);
+        same("mama", &batch.mama, &field(&outs, |o| Some(o.mama)))?;
+        same("mama.fama", &batch.fama, &field(&outs, |o| Some(o.fama)))?;
+        prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
         let ind = MovingAverageConvergenceDivergenceFixed::new(r).unwrap();
         let batch = ind.over(&bars).unwrap();
         let outs = stream_values(ind.clone(), &bars);

@@ -16,14 +16,15 @@ use super::{
     ChaikinOscillator, ChandeMomentumOscillator, CommodityChannelIndex, DirectionalMovementIndex, DonchianChannels,
     DoubleExponentialMovingAverage, ExponentialMovingAverage, FastStochastic, IchimokuCloud,
     KaufmanAdaptiveMovingAverage, KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept,
-    LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MedianPrice, Midpoint, MidpointPrice,
-    MinusDirectionalIndicator, MinusDirectionalMovement, Momentum, MoneyFlowIndex, MovingAverageConvergenceDivergence,
-    MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange, OnBalanceVolume, ParabolicSar,
-    PearsonCorrelation, PercentagePriceOscillator, PlusDirectionalIndicator, PlusDirectionalMovement, RateOfChange,
-    RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, SimpleMovingAverage,
-    StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend, T3MovingAverage, TimeSeriesForecast,
-    TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange, TypicalPrice, UltimateOscillator,
-    Variance, VolumeWeightedAveragePrice, VwapAnchor, WeightedClosePrice, WeightedMovingAverage, WilliamsPercentRange,
+    LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MedianPrice, MesaAdaptiveMovingAverage, Midpoint,
+    MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement, Momentum, MoneyFlowIndex,
+    MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange,
+    OnBalanceVolume, ParabolicSar, PearsonCorrelation, PercentagePriceOscillator, PlusDirectionalIndicator,
+    PlusDirectionalMovement, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
+    RelativeStrengthIndex, SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend,
+    T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange,
+    TypicalPrice, UltimateOscillator, Variance, VolumeWeightedAveragePrice, VwapAnchor, WeightedClosePrice,
+    WeightedMovingAverage, WilliamsPercentRange,
 };
 use crate::{Bar, CoreError};
 
@@ -164,7 +165,7 @@ const MA_OSC: &[ParamInfo] = &[
     ),
     ParamInfo {
         name: "matype",
-        description: "TA-Lib moving-average type: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 8 T3 (7 MAMA not available).",
+        description: "TA-Lib moving-average type: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.",
         kind: ParamKind::Integer,
         default: Some(1.0),
         min: 0.0,
@@ -175,7 +176,7 @@ const MA_OSC: &[ParamInfo] = &[
 /// `fastd_matype` of STOCHF and STOCHRSI.
 const FASTD_MATYPE: ParamInfo = ParamInfo {
     name: "fastd_matype",
-    description: "TA-Lib moving-average type of %D: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 8 T3 (7 MAMA not available).",
+    description: "TA-Lib moving-average type of %D: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.",
     kind: ParamKind::Integer,
     default: Some(0.0),
     min: 0.0,
@@ -605,6 +606,21 @@ static CATALOG: &[IndicatorInfo] = &[
         outputs: &["beta"],
         talib: Some("BETA (high, low)"),
         warmup: "period",
+    },
+    IndicatorInfo {
+        name: "mama",
+        title: "MESA adaptive moving average",
+        family: "trend",
+        aliases: &[],
+        description: "Ehlers' MAMA of the closes (factor from the Hilbert-transform phase rate) and its following average FAMA.",
+        inputs: CLOSE,
+        params: &[
+            real("fastlimit", 0.5, 0.01, 0.99, "Upper limit of the factor."),
+            real("slowlimit", 0.05, 0.01, 0.99, "Lower limit of the factor."),
+        ],
+        outputs: &["mama", "fama"],
+        talib: Some("MAMA"),
+        warmup: "32",
     },
     IndicatorInfo {
         name: "dema",
@@ -1399,6 +1415,10 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
         "tsf" => vec![("tsf", TimeSeriesForecast::new(p.int("period")?)?.over(bars)?)],
         "correl" => vec![("correl", PearsonCorrelation::new(p.int("period")?)?.over(bars)?)],
         "beta" => vec![("beta", Beta::new(p.int("period")?)?.over(bars)?)],
+        "mama" => {
+            let s = MesaAdaptiveMovingAverage::new(p.real("fastlimit")?, p.real("slowlimit")?)?.over(bars)?;
+            vec![("mama", s.mama), ("fama", s.fama)]
+        }
         "dema" => vec![(
             "dema",
             DoubleExponentialMovingAverage::new(p.int("period")?)?.over(bars)?,

@@ -84,12 +84,12 @@ pub use statistics::{
 pub use trend::{
     AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
     AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
-    IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, Midpoint, MidpointPrice,
-    MinusDirectionalIndicator, MinusDirectionalMovement, MovingAverageConvergenceDivergence,
-    MovingAverageConvergenceDivergenceFixed, MovingAverageConvergenceDivergenceOutput,
-    MovingAverageConvergenceDivergenceSeries, MovingAverageType, ParabolicSar, PlusDirectionalIndicator,
-    PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput, SuperTrendSeries, T3MovingAverage,
-    TriangularMovingAverage, TripleExponentialMovingAverage, WeightedMovingAverage,
+    IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, MesaAdaptiveMovingAverage,
+    MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator,
+    MinusDirectionalMovement, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed,
+    MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, MovingAverageType,
+    ParabolicSar, PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput,
+    SuperTrendSeries, T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage, WeightedMovingAverage,
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{

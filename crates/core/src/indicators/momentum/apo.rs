@@ -63,7 +63,7 @@ macro_rules! oscillator {
             ///
             /// # Errors
             /// [`CoreError::InvalidParameter`] on a period outside 2 ..= 10 000 or
-            /// a `matype` outside 0 ..= 8 or 7 (MAMA, not available yet).
+            /// a `matype` outside 0 ..= 8.
             pub fn new(fast: usize, slow: usize, matype: usize) -> Result<Self, CoreError> {
                 Ok(Self {
                     po: PriceOscillator::new(fast, slow, matype)?,
@@ -136,7 +136,7 @@ oscillator!(
     ///
     /// - `fast`: 2 ..= 10 000 (default 12), `slow`: 2 ..= 10 000 (default 26);
     ///   swapped when `slow < fast`, as TA-Lib.
-    /// - `matype`: TA-Lib's moving-average number, 0 ..= 8 except 7 (default
+    /// - `matype`: TA-Lib's moving-average number, 0 ..= 8 (default
     ///   1, EMA: TA-Lib 0.8's default).
     ///
     /// Warm-up: the slow average's (25 with the defaults).

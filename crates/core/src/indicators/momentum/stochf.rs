@@ -106,7 +106,7 @@ fn split(outs: &[Option<StochasticOutput>]) -> StochasticSeries {
 /// - `fastk`: 1 ..= 10 000 (default 5).
 /// - `fastd`: 1 ..= 10 000 (default 3).
 /// - `fastd_matype` ([`with_matype`](Self::with_matype)): TA-Lib's number,
-///   0 ..= 8 except 7 (default 0, SMA).
+///   0 ..= 8 (default 0, SMA).
 ///
 /// Warm-up: both lines start where %D does: index `fastk + fastd − 2` (6)
 /// with an SMA, as TA-Lib (which does not emit %K before %D exists).
@@ -147,7 +147,7 @@ impl FastStochastic {
     ///
     /// # Errors
     /// [`CoreError::InvalidParameter`] when a period is 0 or above 10 000, or
-    /// `matype` is outside 0 ..= 8 or 7 (MAMA, not available yet).
+    /// `matype` is outside 0 ..= 8.
     pub fn with_matype(fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
         let fastk = check_period("fastk", fastk, 1)?;
         let fastd = check_period("fastd", fastd, 1)?;
@@ -244,7 +244,7 @@ impl Next<&Bar> for FastStochastic {
 /// - `fastk`: 1 ..= 10 000 (default 5).
 /// - `fastd`: 1 ..= 10 000 (default 3).
 /// - `fastd_matype` ([`with_matype`](Self::with_matype)): TA-Lib's number,
-///   0 ..= 8 except 7 (default 0, SMA).
+///   0 ..= 8 (default 0, SMA).
 ///
 /// Warm-up: both lines start at index `period + fastk + fastd − 2` (20) with
 /// an SMA.
@@ -285,7 +285,7 @@ impl StochasticRsi {
     /// Builds the indicator with TA-Lib's `fastd_matype` for %D.
     ///
     /// # Errors
-    /// As [`new`](Self::new), and for a `matype` outside 0 ..= 8 or 7 (MAMA).
+    /// As [`new`](Self::new), and for a `matype` outside 0 ..= 8.
     pub fn with_matype(period: usize, fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
         let rsi = RelativeStrengthIndex::new(period)?;
         let fastk = check_period("fastk", fastk, 1)?;

@@ -1,8 +1,9 @@
 //! TA-Lib's moving-average types (`matype`), for the functions that take one.
 
 use super::{
-    DoubleExponentialMovingAverage, ExponentialMovingAverage, KaufmanAdaptiveMovingAverage, SimpleMovingAverage,
-    T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage, WeightedMovingAverage,
+    DoubleExponentialMovingAverage, ExponentialMovingAverage, KaufmanAdaptiveMovingAverage, MesaAdaptiveMovingAverage,
+    SimpleMovingAverage, T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage,
+    WeightedMovingAverage,
 };
 use crate::CoreError;
 use crate::indicators::{Indicator, Next};
@@ -25,6 +26,9 @@ pub enum MovingAverageType {
     Trima,
     /// 6: [`KaufmanAdaptiveMovingAverage`].
     Kama,
+    /// 7: [`MesaAdaptiveMovingAverage`]'s MAMA line with TA-Lib's default
+    /// limits (0.5, 0.05); the period is not used, as in TA-Lib's `TA_MA`.
+    Mama,
     /// 8: [`T3MovingAverage`] with TA-Lib's default volume factor 0.7.
     T3,
 }
@@ -33,8 +37,7 @@ impl MovingAverageType {
     /// The type of TA-Lib's number `code`.
     ///
     /// # Errors
-    /// [`CoreError::InvalidParameter`] (naming `name`) outside 0 ..= 8, and
-    /// for 7 (MAMA, not implemented here yet).
+    /// [`CoreError::InvalidParameter`] (naming `name`) outside 0 ..= 8.
     pub fn from_talib(name: &str, code: usize) -> Result<Self, CoreError> {
         Ok(match code {
             0 => Self::Sma,
@@ -44,10 +47,8 @@ impl MovingAverageType {
             4 => Self::Tema,
             5 => Self::Trima,
             6 => Self::Kama,
+            7 => Self::Mama,
             8 => Self::T3,
-            7 => {
-                return Err(CoreError::param(name, "7 (MAMA) is not available yet; use 0-6 or 8"));
-            }
             _ => return Err(CoreError::param(name, format!("must be within 0 ..= 8, got {code}"))),
         })
     }
@@ -62,6 +63,7 @@ impl MovingAverageType {
             Self::Tema => 4,
             Self::Trima => 5,
             Self::Kama => 6,
+            Self::Mama => 7,
             Self::T3 => 8,
         }
     }
@@ -78,6 +80,7 @@ pub(crate) enum MovingAverage {
     Tema(TripleExponentialMovingAverage),
     Trima(TriangularMovingAverage),
     Kama(KaufmanAdaptiveMovingAverage),
+    Mama(Box<MesaAdaptiveMovingAverage>),
     T3(T3MovingAverage),
 }
 
@@ -91,6 +94,12 @@ impl MovingAverage {
             MovingAverageType::Tema => Self::Tema(TripleExponentialMovingAverage::new(period)?),
             MovingAverageType::Trima => Self::Trima(TriangularMovingAverage::new(period)?),
             MovingAverageType::Kama => Self::Kama(KaufmanAdaptiveMovingAverage::new(period)?),
+            MovingAverageType::Mama => {
+                // The period is checked (as every MA type's) but not used.
+                crate::indicators::util::check_period("period", period, 1)?;
+                let (fast, slow) = MesaAdaptiveMovingAverage::DEFAULTS;
+                Self::Mama(Box::new(MesaAdaptiveMovingAverage::unchecked(fast, slow)))
+            }
             MovingAverageType::T3 => Self::T3(T3MovingAverage::new(period, 0.7)?),
         })
     }
@@ -104,6 +113,7 @@ impl MovingAverage {
             Self::Tema(m) => m.next(x),
             Self::Trima(m) => m.next(x),
             Self::Kama(m) => m.next(x),
+            Self::Mama(m) => m.next(x).map(|o| o.mama),
             Self::T3(m) => m.next(x),
         }
     }
@@ -117,6 +127,7 @@ impl MovingAverage {
             Self::Tema(m) => m.reset(),
             Self::Trima(m) => m.reset(),
             Self::Kama(m) => m.reset(),
+            Self::Mama(m) => m.reset(),
             Self::T3(m) => m.reset(),
         }
     }

@@ -9,6 +9,7 @@ mod ichimoku;
 mod kama;
 mod ma;
 mod macd;
+mod mama;
 mod midpoint;
 mod sar;
 mod sma;
@@ -32,6 +33,7 @@ pub use macd::{
     MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed,
     MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries,
 };
+pub use mama::{MesaAdaptiveMovingAverage, MesaAdaptiveOutput, MesaAdaptiveSeries};
 pub use midpoint::{Midpoint, MidpointPrice};
 pub use sar::ParabolicSar;
 pub use sma::SimpleMovingAverage;
