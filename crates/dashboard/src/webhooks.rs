@@ -150,7 +150,7 @@ async fn run_on<T: DeserializeOwned>(
             })
         }),
         Err(e) if e.code == "NOT_FOUND" => Err(Failure::NotFound),
-        Err(e) if e.code == "VALIDATION_ERROR" => Err(Failure::Refused(e.message)),
+        Err(e) if e.code == "VALIDATION_ERROR" || e.code == "WEBHOOK_LIMIT" => Err(Failure::Refused(e.message)),
         Err(e) => Err(Failure::Failed(e)),
     }
 }

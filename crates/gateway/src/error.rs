@@ -104,6 +104,7 @@ impl From<tradeterm_store::StoreError> for ApiError {
         use tradeterm_store::StoreError;
         match e {
             StoreError::ApiKeyLimit => Self::new(StatusCode::CONFLICT, "API_KEY_LIMIT", e.to_string()),
+            StoreError::WebhookLimit => Self::new(StatusCode::CONFLICT, "WEBHOOK_LIMIT", e.to_string()),
             StoreError::NotFound(what) => Self::not_found(format!("{what} not found")),
             StoreError::Invalid(m) => Self::bad_request(m),
             StoreError::Database(_) => Self::internal(e),

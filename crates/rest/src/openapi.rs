@@ -101,6 +101,16 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "The `Idempotency-Key` belongs to a request still in progress, or was already used with a different request.",
     ),
     code(
+        "API_KEY_LIMIT",
+        409,
+        "The license already has 5 active API keys; revoke one first.",
+    ),
+    code(
+        "WEBHOOK_LIMIT",
+        409,
+        "The license already has 10 webhook endpoints; delete one first.",
+    ),
+    code(
         "PAYLOAD_TOO_LARGE",
         413,
         "The request body is larger than the route accepts (trading tools 16 KiB, backtests 4 MiB, everything else 256 KiB); refused as soon as `Content-Length` says so.",
@@ -638,6 +648,10 @@ impl Builder {
             || (has("terminal_id") && !tool.annotations.read_only)
         {
             codes.push("NOT_FOUND");
+        }
+        // The one tool that creates what a license may hold only so many of.
+        if tool.name == "create_webhook" {
+            codes.push("WEBHOOK_LIMIT");
         }
         let mut responses = self.error_responses(&codes, metered);
         let mut envelope = json!({

@@ -433,6 +433,14 @@ fn error_codes_cover_every_answered_code() {
             message: String::new(),
         },
         ToolError::Conflict(String::new()),
+        ToolError::LimitReached {
+            code: "API_KEY_LIMIT",
+            message: String::new(),
+        },
+        ToolError::LimitReached {
+            code: "WEBHOOK_LIMIT",
+            message: String::new(),
+        },
         ToolError::Dispatch(String::new()),
         ToolError::Gateway(String::new()),
         ToolError::Internal(String::new()),
@@ -450,6 +458,7 @@ fn error_codes_cover_every_answered_code() {
             | ToolError::NotFound(_)
             | ToolError::Rejected { .. }
             | ToolError::Conflict(_)
+            | ToolError::LimitReached { .. }
             | ToolError::Dispatch(_)
             | ToolError::Gateway(_)
             | ToolError::Internal(_) => {}

@@ -55,6 +55,9 @@ pub enum StoreError {
     /// The license already has [`MAX_ACTIVE_API_KEYS`] active API keys.
     #[error("the license already has {MAX_ACTIVE_API_KEYS} active API keys; revoke one first")]
     ApiKeyLimit,
+    /// The license already has [`MAX_WEBHOOKS_PER_LICENSE`] webhook endpoints.
+    #[error("a license has at most {MAX_WEBHOOKS_PER_LICENSE} webhook endpoints; delete one first")]
+    WebhookLimit,
     /// A referenced record does not exist (for this license).
     #[error("{0} not found")]
     NotFound(&'static str),

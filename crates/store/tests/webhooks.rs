@@ -85,7 +85,7 @@ async fn endpoints_are_per_license_with_a_limit_and_a_secret_shown_once(fx: Fx) 
     }
     let over = s.create_webhook(&a.id, "https://example.com/11", &[], None).await;
     assert!(
-        matches!(over, Err(StoreError::Invalid(ref m)) if m.contains("at most 10")),
+        matches!(over, Err(ref e @ StoreError::WebhookLimit) if e.to_string().contains("at most 10")),
         "{over:?}"
     );
     assert_eq!(s.list_webhooks(&a.id).await.unwrap().len(), MAX_WEBHOOKS_PER_LICENSE);

@@ -46,6 +46,15 @@ pub enum ToolError {
     /// An idempotency key is being used by a request still in progress, or with other input → 409 `IDEMPOTENCY_CONFLICT`.
     #[error("{0}")]
     Conflict(String),
+    /// A per-license limit is reached (active API keys, webhook endpoints):
+    /// `code` names it → 409 `API_KEY_LIMIT` or `WEBHOOK_LIMIT`.
+    #[error("{message}")]
+    LimitReached {
+        /// `API_KEY_LIMIT` or `WEBHOOK_LIMIT`.
+        code: &'static str,
+        /// What to do about it.
+        message: String,
+    },
     /// Terminal unreachable, timed out, or the command failed → 502 `DISPATCH_ERROR`.
     #[error("{0}")]
     Dispatch(String),
@@ -70,6 +79,7 @@ impl ToolError {
             Self::NotFound(_) => "NOT_FOUND",
             Self::Rejected { .. } => "ORDER_REJECTED",
             Self::Conflict(_) => "IDEMPOTENCY_CONFLICT",
+            Self::LimitReached { code, .. } => code,
             Self::Dispatch(_) => "DISPATCH_ERROR",
             Self::Gateway(_) => "GATEWAY_ERROR",
             Self::Internal(_) => "INTERNAL_ERROR",
@@ -82,7 +92,7 @@ impl ToolError {
             Self::InvalidInput(_) | Self::TerminalRequired | Self::NoTerminalConnected | Self::TerminalAmbiguous => 400,
             Self::Forbidden(_) | Self::TradingDisabled(_) | Self::NotConfirmed(_) => 403,
             Self::NotFound(_) => 404,
-            Self::Conflict(_) => 409,
+            Self::Conflict(_) | Self::LimitReached { .. } => 409,
             Self::Rejected { .. } => 422,
             Self::Dispatch(_) | Self::Gateway(_) => 502,
             Self::Internal(_) => 500,
@@ -122,7 +132,14 @@ impl From<tradeterm_store::StoreError> for ToolError {
         match e {
             StoreError::NotFound(what) => Self::NotFound(format!("{what} not found")),
             StoreError::Invalid(m) => Self::InvalidInput(m),
-            StoreError::ApiKeyLimit => Self::Conflict(e.to_string()),
+            StoreError::ApiKeyLimit => Self::LimitReached {
+                code: "API_KEY_LIMIT",
+                message: e.to_string(),
+            },
+            StoreError::WebhookLimit => Self::LimitReached {
+                code: "WEBHOOK_LIMIT",
+                message: e.to_string(),
+            },
             StoreError::Database(m) => Self::Internal(m),
         }
     }

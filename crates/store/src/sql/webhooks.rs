@@ -120,9 +120,7 @@ impl WebhookStore for SqlStore {
             lock_license!(pool, tx, license_id);
             let n = sqlx::query(COUNT).bind(license_id).fetch_one(&mut *tx).await?.int("n")?;
             if n >= MAX_WEBHOOKS_PER_LICENSE as i64 {
-                return Err(StoreError::Invalid(format!(
-                    "a license has at most {MAX_WEBHOOKS_PER_LICENSE} webhook endpoints; delete one first"
-                )));
+                return Err(StoreError::WebhookLimit);
             }
             sqlx::query(INSERT)
                 .bind(&endpoint.id)

@@ -169,11 +169,32 @@ pub fn deliverable(kind: EventType) -> bool {
 pub struct CreateWebhookInput {
     /// Where to post events: `https://` (plain `http://` outside production
     /// only); not a loopback, private, link-local or metadata address.
+    #[schemars(length(min = 1, max = outbound::MAX_URL_BYTES), pattern(outbound::URL_PATTERN))]
     pub url: String,
     /// Event types to deliver (e.g. `order.filled`); empty or absent: every
     /// type but `quote` and `stream.*`.
     #[serde(default)]
+    #[schemars(schema_with = "type_filter")]
     pub types: Vec<String>,
+}
+
+/// The names of the event types a webhook may filter on (every type but
+/// `quote` and `stream.*`).
+fn deliverable_names() -> Vec<&'static str> {
+    EventType::ALL
+        .iter()
+        .copied()
+        .filter(|t| deliverable(*t))
+        .map(EventType::as_str)
+        .collect()
+}
+
+fn type_filter(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "array", "items": { "enum": deliverable_names() } })
+}
+
+fn optional_type_filter(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["array", "null"], "items": { "enum": deliverable_names() } })
 }
 
 /// Output of `create_webhook`.
@@ -188,7 +209,8 @@ pub struct CreatedWebhook {
 async fn create_webhook(ctx: ToolContext, input: CreateWebhookInput) -> Result<CreatedWebhook, ToolError> {
     master_only(&ctx)?;
     let settings = ctx.services.webhooks;
-    let url = outbound::check_target(&input.url, &settings).await?;
+    outbound::check_target(&input.url, &settings).await?;
+    let url = outbound::as_stored(&input.url);
     let types = check_types(&input.types)?;
     // From now on: the endpoint starts after the license's newest event.
     let cursor = match &ctx.services.events {
@@ -203,7 +225,7 @@ async fn create_webhook(ctx: ToolContext, input: CreateWebhookInput) -> Result<C
     let (endpoint, secret) = ctx
         .services
         .store
-        .create_webhook(&ctx.license_id, url.as_str(), &types, cursor.as_deref())
+        .create_webhook(&ctx.license_id, url, &types, cursor.as_deref())
         .await?;
     Ok(CreatedWebhook {
         webhook: endpoint.into(),
@@ -335,9 +357,11 @@ pub struct UpdateWebhookInput {
     pub webhook_id: String,
     /// A new target (checked as at creation).
     #[serde(default)]
+    #[schemars(length(min = 1, max = outbound::MAX_URL_BYTES), pattern(outbound::URL_PATTERN))]
     pub url: Option<String>,
     /// A new type filter (empty: every deliverable type).
     #[serde(default)]
+    #[schemars(schema_with = "optional_type_filter")]
     pub types: Option<Vec<String>>,
     /// `true` enables it again (after it was disabled for failing), `false` disables it.
     #[serde(default)]
@@ -348,7 +372,10 @@ async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<W
     master_only(&ctx)?;
     let settings = ctx.services.webhooks;
     let url = match &input.url {
-        Some(u) => Some(outbound::check_target(u, &settings).await?.to_string()),
+        Some(u) => {
+            outbound::check_target(u, &settings).await?;
+            Some(outbound::as_stored(u).to_owned())
+        }
         None => None,
     };
     let types = input.types.as_deref().map(check_types).transpose()?;

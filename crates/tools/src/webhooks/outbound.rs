@@ -66,15 +66,120 @@ fn blocked_v4(ip: Ipv4Addr) -> bool {
         || o[0] >= 240 // reserved
 }
 
-/// Checks a target URL when an endpoint is saved: its form, scheme and the
-/// addresses it names or resolves to. Every refusal is a
-/// `VALIDATION_ERROR` naming `url`.
+/// The form of a target URL, as the input schemas state it (ECMA-262, as
+/// JSON Schema reads `pattern`): `http://` or `https://`, a host name (dot-
+/// separated labels of letters, digits and single inner hyphens, the last
+/// starting with a letter) or a dotted-quad IPv4 address, an optional port
+/// (0-65535), then an optional path, query or fragment of printable ASCII.
+/// [`url_form`] checks exactly this, so the schema and the server agree;
+/// every URL of this form parses. Host names in punycode (`xn--`) and IPv6
+/// literals are not accepted.
+pub const URL_PATTERN: &str = concat!(
+    "^https?://",
+    "(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])",
+    "|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)",
+    "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?",
+    "([/?#][!-~]*)?$"
+);
+
+/// Whether `s` has the form of [`URL_PATTERN`]. One trailing `\n` is
+/// allowed, as Python's `re` (which schema validators of that language use)
+/// lets `$` match before it; the URL parser drops it.
+pub fn url_form(s: &str) -> bool {
+    let s = s.strip_suffix('\n').unwrap_or(s);
+    let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) else {
+        return false;
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if !tail.bytes().all(|b| (b'!'..=b'~').contains(&b)) {
+        return false;
+    }
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    port.is_none_or(port_form) && (ipv4_form(host) || host_name_form(host))
+}
+
+/// Why `raw` does not have the form of [`URL_PATTERN`], in words.
+fn form_refusal(raw: &str) -> String {
+    let Some((scheme, rest)) = raw.split_once("://") else {
+        return "not a URL: give https://host[:port][/path]".into();
+    };
+    if scheme != "https" && scheme != "http" {
+        return format!(
+            "scheme `{}` is not allowed; use https://",
+            scheme.chars().take(16).collect::<String>()
+        );
+    }
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if authority.contains('@') {
+        return "must not hold credentials (user:password@)".into();
+    }
+    if authority.starts_with('[') {
+        return "IPv6 literals are not accepted: give a host name or an IPv4 address".into();
+    }
+    "give https://host[:port][/path]: a host name (letters, digits, inner hyphens, the last label starting with a \
+     letter) or an IPv4 address, a port up to 65535, then printable ASCII"
+        .into()
+}
+
+/// The target as stored, once [`check_target`] accepted it: as given (the
+/// parser's normal form can be longer: a `/` added, characters
+/// percent-encoded), without the one trailing `\n` [`url_form`] allows.
+pub fn as_stored(raw: &str) -> &str {
+    raw.strip_suffix('\n').unwrap_or(raw)
+}
+
+/// 0-65535 without leading zeros.
+fn port_form(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 5
+        && p.bytes().all(|b| b.is_ascii_digit())
+        && (p == "0" || !p.starts_with('0'))
+        && p.parse::<u32>().is_ok_and(|n| n <= 65_535)
+}
+
+/// Four dot-separated numbers 0-255 without leading zeros.
+fn ipv4_form(h: &str) -> bool {
+    let parts: Vec<&str> = h.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|o| {
+            !o.is_empty()
+                && o.len() <= 3
+                && o.bytes().all(|b| b.is_ascii_digit())
+                && (*o == "0" || !o.starts_with('0'))
+                && o.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
+
+/// Labels of letters and digits with single inner hyphens, the last
+/// starting with a letter.
+fn host_name_form(h: &str) -> bool {
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.split('-')
+                .all(|run| !run.is_empty() && run.bytes().all(|b| b.is_ascii_alphanumeric()))
+    };
+    let labels: Vec<&str> = h.split('.').collect();
+    labels.iter().all(|l| label(l))
+        && labels
+            .last()
+            .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
+/// Checks a target URL when an endpoint is saved: its form
+/// ([`URL_PATTERN`], as the input schema says), scheme and the addresses it
+/// names or resolves to. Every refusal is a `VALIDATION_ERROR` naming `url`.
 pub async fn check_target(raw: &str, settings: &WebhookSettings) -> Result<Url, ToolError> {
-    let raw = raw.trim();
     if raw.is_empty() || raw.len() > MAX_URL_BYTES {
         return Err(invalid(format!(
             "give an https:// URL of at most {MAX_URL_BYTES} bytes"
         )));
+    }
+    if !url_form(raw) {
+        return Err(invalid(form_refusal(raw)));
     }
     let url = Url::parse(raw).map_err(|e| invalid(format!("not a URL ({e})")))?;
     match url.scheme() {
@@ -162,6 +267,59 @@ pub fn literal_allowed(url: &Url, settings: &WebhookSettings) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// URLs and whether they have the form: [`url_form`] is checked on them
+    /// here, and `URL_PATTERN` by a JSON Schema validator in the REST
+    /// schema test (`crates/rest/tests/openapi.rs`); every accepted URL
+    /// parses, with its host and no credentials.
+    pub const URL_FORMS: &[(&str, bool)] = &[
+        ("https://hooks.example.com/tradeterm?x=1#f", true),
+        ("http://127.0.0.1:8080/hook", true),
+        ("http://localhost", true),
+        ("https://a-b.c-d.example:443", true),
+        ("http://0.0.0.0:0", true),
+        ("https://a.b/@user", true),
+        ("https://h/%zz\\back", true),
+        ("HTTPS://example.com", false),
+        ("https://", false),
+        ("https://example.com.", false),
+        ("https://user:pw@example.com", false),
+        ("https://exa mple.com", false),
+        ("https://example.com/a b", false),
+        (" https://example.com", false),
+        ("https://example.com\n", true),
+        ("https://example.com\n\n", false),
+        ("https://256.1.1.1", false),
+        ("https://01.1.1.1", false),
+        ("https://1.2.3", false),
+        ("https://999.1.1.1", false),
+        ("https://a--b.com", false),
+        ("https://-a.com", false),
+        ("https://a.1com", false),
+        ("https://example.com:65536", false),
+        ("https://example.com:080", false),
+        ("https://example.com:", false),
+        ("https://example.com:1:2", false),
+        ("https://[::1]/", false),
+        ("https://xn--bcher-kva.example", false),
+        ("https://bücher.example", false),
+        ("ftp://example.com", false),
+        ("", false),
+    ];
+
+    #[test]
+    fn the_url_form_is_the_schema_pattern_and_every_match_parses() {
+        for (url, ok) in URL_FORMS {
+            assert_eq!(url_form(url), *ok, "{url:?}");
+            if *ok {
+                let parsed = Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+                assert!(
+                    parsed.host_str().is_some_and(|h| !h.is_empty()) && parsed.username().is_empty(),
+                    "{url}"
+                );
+            }
+        }
+    }
     use super::*;
 
     fn strict() -> WebhookSettings {
@@ -203,7 +361,7 @@ mod tests {
             ("http://93.184.216.34/h", "https"),
             ("ftp://example.com/", "scheme"),
             ("https://127.0.0.1/h", "127.0.0.1"),
-            ("https://[::1]:8443/h", "::1"),
+            ("https://[::1]:8443/h", "IPv6"),
             ("https://169.254.169.254/latest/meta-data", "metadata"),
             ("https://10.0.0.5/h", "private"),
             ("https://localhost/h", "127.0.0.1"),
