@@ -37,6 +37,8 @@
 //!   fan-out to 1 000 subscribers and memory per idle subscriber.
 //! - `cargo xtask bench scale [--short]`: agent connections one gateway holds,
 //!   its memory per connection and dispatch latency with them connected.
+//! - `cargo xtask bench sessions`: memory of 2 000 MCP sessions of one key,
+//!   the 2 001st refused, memory after their idle expiry.
 
 #![allow(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
 
@@ -44,6 +46,7 @@ mod bench;
 mod bench_analytics;
 mod bench_events;
 mod bench_scale;
+mod bench_sessions;
 mod browser;
 mod inspector;
 mod layering;
@@ -75,11 +78,14 @@ fn main() -> ExitCode {
             Some("analytics") => bench_analytics::analytics(),
             Some("scale") => bench_scale::scale(&args[2..]),
             Some("events") => bench_events::events(&args[2..]),
-            _ => Err("usage: cargo xtask bench <rest [--quick]|analytics|scale [--short]|events [--short]>".into()),
+            Some("sessions") => bench_sessions::sessions(&args[2..]),
+            _ => Err(
+                "usage: cargo xtask bench <rest [--quick]|analytics|scale [--short]|events [--short]|sessions>".into(),
+            ),
         },
         _ => {
             println!(
-                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest [--quick]|bench analytics|bench scale [--short]|bench events [--short]>"
+                "usage: cargo xtask <test|lint|ci|layering|deny|venv|browser|screenshots|inspector|scale [--short]|bench rest [--quick]|bench analytics|bench scale [--short]|bench events [--short]|bench sessions>"
             );
             return if task == "help" {
                 ExitCode::SUCCESS
