@@ -345,6 +345,13 @@ proptest! {
             let outs = stream_values(ind, &bars);
             same("stochrsi.d/matype", &batch.d, &field(&outs, |o| Some(o.d)))?;
         }
+        for (km, dm) in [(1, 0), (2, 6), (7, 8)] {
+            let ind = StochasticOscillator::with_matypes(q, r, km, p % 5 + 1, dm).unwrap();
+            let batch = ind.over(&bars).unwrap();
+            let outs = stream(ind, &bars);
+            same("stoch.k/matype", &batch.k, &field(&outs, |o| Some(o.k)))?;
+            same("stoch.d/matype", &batch.d, &field(&outs, |o| Some(o.d)))?;
+        }
         let ind = StochasticRsi::new(q, r, p % 5 + 1).unwrap();
         let batch = ind.over(&bars).unwrap();
         let outs = stream_values(ind.clone(), &bars);

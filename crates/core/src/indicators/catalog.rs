@@ -173,6 +173,18 @@ const MA_OSC: &[ParamInfo] = &[
     },
 ];
 
+/// A TA-Lib moving-average type parameter (default 0, SMA).
+const fn matype_param(name: &'static str, description: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        description,
+        kind: ParamKind::Integer,
+        default: Some(0.0),
+        min: 0.0,
+        max: 8.0,
+    }
+}
+
 /// `fastd_matype` of STOCHF and STOCHRSI.
 const FASTD_MATYPE: ParamInfo = ParamInfo {
     name: "fastd_matype",
@@ -329,15 +341,28 @@ static CATALOG: &[IndicatorInfo] = &[
         title: "Stochastic oscillator (slow)",
         family: "momentum",
         aliases: &["stochastic", "stochastic_oscillator"],
-        description: "Slow %K (SMA of the fast %K) and %D (SMA of %K), 0-100.",
+        description: "Slow %K (moving average of the fast %K, SMA by default) and %D (moving average of %K), 0-100.",
         inputs: HLC,
         params: &[
             int("fastk", 5.0, 1.0, "Look-back of the highest high / lowest low."),
-            int("slowk", 3.0, 1.0, "SMA period smoothing the fast %K into the slow %K."),
-            int("slowd", 3.0, 1.0, "SMA period of %D."),
+            int(
+                "slowk",
+                3.0,
+                1.0,
+                "Moving-average period smoothing the fast %K into the slow %K.",
+            ),
+            int("slowd", 3.0, 1.0, "Moving-average period of %D."),
+            matype_param(
+                "slowk_matype",
+                "TA-Lib moving-average type of the slow %K: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.",
+            ),
+            matype_param(
+                "slowd_matype",
+                "TA-Lib moving-average type of %D: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.",
+            ),
         ],
         outputs: &["k", "d"],
-        talib: Some("STOCH (SMA smoothing)"),
+        talib: Some("STOCH"),
         warmup: "fastk + slowk + slowd - 3 (8)",
     },
     IndicatorInfo {
@@ -1372,7 +1397,14 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
         }
         "rsi" => vec![("rsi", RelativeStrengthIndex::new(p.int("period")?)?.over(bars)?)],
         "stoch" => {
-            let s = StochasticOscillator::new(p.int("fastk")?, p.int("slowk")?, p.int("slowd")?)?.over(bars)?;
+            let s = StochasticOscillator::with_matypes(
+                p.int("fastk")?,
+                p.int("slowk")?,
+                p.int("slowk_matype")?,
+                p.int("slowd")?,
+                p.int("slowd_matype")?,
+            )?
+            .over(bars)?;
             vec![("k", s.k), ("d", s.d)]
         }
         "willr" => vec![("willr", WilliamsPercentRange::new(p.int("period")?)?.over(bars)?)],

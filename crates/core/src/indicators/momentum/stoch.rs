@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::stochf::Smoothing;
+use crate::indicators::trend::MovingAverageType;
 use crate::indicators::util::{RollingExtreme, RunningSma, check_period, is_zero_scaled};
 use crate::indicators::{Indicator, Next, run_bars};
 use crate::{Bar, CoreError};
@@ -25,22 +27,24 @@ pub struct StochasticSeries {
     pub d: Vec<Option<f64>>,
 }
 
-/// Slow stochastic oscillator with SMA smoothing, as TA-Lib's `TA_STOCH`
-/// with `slowk_matype = slowd_matype = SMA`.
+/// Slow stochastic oscillator, as TA-Lib's `TA_STOCH` (SMA smoothing by
+/// default, any TA-Lib moving average with [`with_matypes`](Self::with_matypes)).
 ///
 /// # Formula
 ///
 /// `fast %K = (close − LL) / (HH − LL) · 100` over the last `fastk` bars
-/// (0 when the window is flat: `HH − LL` within `1e-14 · (|HH| + |LL|)`); `slow %K = SMA_slowk(fast %K)`; `slow %D = SMA_slowd(slow %K)`.
+/// (0 when the window is flat: `HH − LL` within `1e-14 · (|HH| + |LL|)`);
+/// `slow %K = MA_slowk(fast %K)`; `slow %D = MA_slowd(slow %K)`, each MA of
+/// its `matype` (TA-Lib's running-sum SMA for 0).
 ///
 /// # Parameters
 ///
 /// - `fastk`: 1 ..= 10 000 (default 5).
-/// - `slowk`: 1 ..= 10 000 (default 3).
-/// - `slowd`: 1 ..= 10 000 (default 3).
+/// - `slowk`: 1 ..= 10 000 (default 3); `slowk_matype` 0 ..= 8 (default 0, SMA).
+/// - `slowd`: 1 ..= 10 000 (default 3); `slowd_matype` 0 ..= 8 (default 0, SMA).
 ///
-/// Warm-up: both lines start at index `fastk + slowk + slowd − 3` (8), as
-/// TA-Lib (which does not emit %K before %D exists).
+/// Warm-up: both lines start at index `fastk + slowk + slowd − 3` (8) with
+/// SMAs, as TA-Lib (which does not emit %K before %D exists).
 ///
 /// # Example
 ///
@@ -65,8 +69,9 @@ pub struct StochasticOscillator {
     slowd: usize,
     hi: RollingExtreme,
     lo: RollingExtreme,
-    k_sma: RunningSma,
-    d_sma: RunningSma,
+    k_sma: Smoothing,
+    d_sma: Smoothing,
+    matypes: (MovingAverageType, MovingAverageType),
     ready: bool,
 }
 
@@ -92,10 +97,41 @@ impl StochasticOscillator {
             slowd,
             hi: RollingExtreme::max(fastk),
             lo: RollingExtreme::min(fastk),
-            k_sma: RunningSma::new(slowk),
-            d_sma: RunningSma::new(slowd),
+            k_sma: Smoothing::Sma(RunningSma::new(slowk)),
+            d_sma: Smoothing::Sma(RunningSma::new(slowd)),
+            matypes: (MovingAverageType::Sma, MovingAverageType::Sma),
             ready: false,
         }
+    }
+
+    /// Builds the indicator with TA-Lib's `slowk_matype` and `slowd_matype`
+    /// (0 SMA, the default of [`new`](Self::new), to 8; see
+    /// [`MovingAverageType`]).
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] when a period is 0 or above 10 000, or
+    /// a `matype` is outside 0 ..= 8.
+    pub fn with_matypes(
+        fastk: usize,
+        slowk: usize,
+        slowk_matype: usize,
+        slowd: usize,
+        slowd_matype: usize,
+    ) -> Result<Self, CoreError> {
+        let this = Self::new(fastk, slowk, slowd)?;
+        let (k_sma, kind_k) = Smoothing::new("slowk_matype", slowk, slowk_matype)?;
+        let (d_sma, kind_d) = Smoothing::new("slowd_matype", slowd, slowd_matype)?;
+        Ok(Self {
+            k_sma,
+            d_sma,
+            matypes: (kind_k, kind_d),
+            ..this
+        })
+    }
+
+    /// The moving averages of the slow %K and of %D.
+    pub fn matypes(&self) -> (MovingAverageType, MovingAverageType) {
+        self.matypes
     }
 
     /// `(fastk, slowk, slowd)`.

@@ -11,20 +11,30 @@ use super::StochasticOutput;
 /// The %D smoothing: TA-Lib's running-sum SMA for `matype` 0 (bit-identical
 /// to TA-Lib's STOCHF), any other [`MovingAverageType`] otherwise.
 #[derive(Debug, Clone)]
-enum Smoothing {
+pub(crate) enum Smoothing {
     Sma(RunningSma),
     Other(Box<MovingAverage>),
 }
 
 impl Smoothing {
-    fn push(&mut self, x: f64) -> Option<f64> {
+    /// The smoothing of TA-Lib's `matype` (named `name` in errors) over `period`.
+    pub(crate) fn new(name: &str, period: usize, matype: usize) -> Result<(Self, MovingAverageType), CoreError> {
+        let kind = MovingAverageType::from_talib(name, matype)?;
+        let smoothing = match kind {
+            MovingAverageType::Sma => Self::Sma(RunningSma::new(period)),
+            other => Self::Other(Box::new(MovingAverage::new(other, period)?)),
+        };
+        Ok((smoothing, kind))
+    }
+
+    pub(crate) fn push(&mut self, x: f64) -> Option<f64> {
         match self {
             Self::Sma(s) => s.push(x),
             Self::Other(m) => m.next(x),
         }
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         match self {
             Self::Sma(s) => s.clear(),
             Self::Other(m) => m.reset(),
@@ -52,11 +62,7 @@ impl FastStoch {
     }
 
     fn with_matype(fastk: usize, fastd: usize, matype: usize) -> Result<Self, CoreError> {
-        let kind = MovingAverageType::from_talib("fastd_matype", matype)?;
-        let d_sma = match kind {
-            MovingAverageType::Sma => Smoothing::Sma(RunningSma::new(fastd)),
-            other => Smoothing::Other(Box::new(MovingAverage::new(other, fastd)?)),
-        };
+        let (d_sma, kind) = Smoothing::new("fastd_matype", fastd, matype)?;
         Ok(Self {
             d_sma,
             matype: kind,
