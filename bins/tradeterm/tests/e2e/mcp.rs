@@ -103,7 +103,10 @@ async fn initialize_list_tools_and_get_tick() {
             // (MCP's default is false).
             assert_eq!(
                 (a.destructive_hint, a.idempotent_hint),
-                (Some(c.annotations.destructive), c.annotations.idempotent.then_some(true)),
+                (
+                    Some(c.annotations.destructive),
+                    c.annotations.idempotent.then_some(true)
+                ),
                 "{}",
                 c.name
             );
