@@ -3,10 +3,17 @@
 //! [`AuditFilter`], the same query `get_audit_log` (`GET /api/v1/audit`)
 //! runs, and exported with the store's one CSV writer ([`audit_csv`]).
 //!
-//! The page's filters (terminal, tool, surface, decision) and its cursor
-//! come from the query string ([`AuditQuery`]); [`AuditQuery::filter`]
-//! checks them as the tool's input schema bounds them and answers the
-//! store's filter, always for the session's license.
+//! The page's filters (a time range, terminal, credential, tool, surface,
+//! decision: those of `get_audit_log`) and its cursor come from the query
+//! string ([`AuditQuery`]); [`AuditQuery::filter`] checks them as the
+//! tool's input schema bounds them and answers the store's filter, always
+//! for the session's license.
+//!
+//! The time range is what the page's `datetime-local` inputs send
+//! (`2026-11-18T12:00`, seconds optional), read as UTC (the page says so,
+//! and shows every time in UTC); a date alone is its midnight, and an RFC
+//! 3339 time with an offset (`…Z`, `…+02:00`) is taken as written, as the
+//! API takes it. `from` is inclusive and `to` exclusive, as in the store.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -28,8 +35,17 @@ pub(crate) const DECISIONS: &[&str] = &["refused", "dry_run", "sent", "applied",
 /// The page's query string: every field optional, an empty one is no filter.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct AuditQuery {
+    /// Rows at or after this time (UTC unless it names an offset).
+    #[serde(default)]
+    pub from: String,
+    /// Rows before this time.
+    #[serde(default)]
+    pub to: String,
     #[serde(default)]
     pub terminal: String,
+    /// A credential's record id (`key_…`, `tkey_…`, `master:<license>`).
+    #[serde(default)]
+    pub credential: String,
     #[serde(default)]
     pub tool: String,
     #[serde(default)]
@@ -46,13 +62,57 @@ fn opt(text: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.to_owned())
 }
 
+/// A time of the range filter as unix ms: `YYYY-MM-DDTHH:MM[:SS]` (a
+/// `datetime-local` value, UTC), `YYYY-MM-DD` (its midnight, UTC) or RFC 3339.
+pub(crate) fn parse_time(text: &str) -> Option<i64> {
+    use chrono::{NaiveDate, NaiveDateTime};
+    let t = text.trim();
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Some(at.timestamp_millis());
+    }
+    [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())
+    .or_else(|| NaiveDate::parse_from_str(t, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0))
+    .map(|at| at.and_utc().timestamp_millis())
+}
+
+/// The range filter's time `name` (`from` or `to`); else a message for the owner.
+fn range_end(name: &str, text: &str) -> Result<Option<i64>, String> {
+    let Some(t) = opt(text) else {
+        return Ok(None);
+    };
+    if t.chars().count() > 64 {
+        return Err(format!("The {name} time has at most 64 characters."));
+    }
+    parse_time(&t)
+        .map(Some)
+        .ok_or_else(|| format!("The {name} time `{t}` is not a date and time (2026-11-18T12:00, UTC, or RFC 3339)."))
+}
+
 impl AuditQuery {
     /// The store's filter for a page of `limit` rows; else a message for the owner.
     pub(crate) fn filter(&self, limit: u32) -> Result<AuditFilter, String> {
-        for (name, value) in [("terminal", &self.terminal), ("tool", &self.tool)] {
-            if value.trim().chars().count() > 64 {
-                return Err(format!("The {name} filter has at most 64 characters."));
+        for (name, value, max) in [
+            ("terminal", &self.terminal, 64),
+            ("tool", &self.tool, 64),
+            ("credential", &self.credential, 255),
+        ] {
+            if value.trim().chars().count() > max {
+                return Err(format!("The {name} filter has at most {max} characters."));
             }
+        }
+        let from = range_end("from", &self.from)?;
+        let to = range_end("to", &self.to)?;
+        if let (Some(f), Some(t)) = (from, to)
+            && f >= t
+        {
+            return Err("The from time must be before the to time.".to_owned());
         }
         let surface = opt(&self.surface);
         if let Some(s) = &surface
@@ -76,20 +136,25 @@ impl AuditQuery {
             ),
         };
         Ok(AuditFilter {
+            from,
+            to,
             terminal_id: opt(&self.terminal),
+            credential_id: opt(&self.credential),
             tool: opt(&self.tool),
             surface,
             decision,
             before_seq,
             limit,
-            ..AuditFilter::default()
         })
     }
 
     /// The query string of these filters (without the cursor), `&`-joined and escaped.
     pub(crate) fn filters_query(&self) -> String {
         [
+            ("from", &self.from),
+            ("to", &self.to),
             ("terminal", &self.terminal),
+            ("credential", &self.credential),
             ("tool", &self.tool),
             ("surface", &self.surface),
             ("decision", &self.decision),
@@ -118,6 +183,45 @@ fn escape(value: &str) -> String {
         }
     }
     out
+}
+
+/// A credential the page offers as a filter: its record id, and what the
+/// owner calls it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CredentialChoice {
+    pub id: String,
+    pub label: String,
+}
+
+/// The license's credentials, as the filter offers them: the master key,
+/// every API key (revoked ones too: their rows stay), and each terminal's
+/// active key. Any other id (a rotated terminal key) still filters when
+/// typed or followed from a row.
+pub(crate) async fn credentials(
+    store: &dyn Store,
+    license_id: &str,
+    terminals: &[tradeterm_protocol::TerminalStatus],
+) -> Result<Vec<CredentialChoice>, tradeterm_store::StoreError> {
+    let mut out = vec![CredentialChoice {
+        id: format!("master:{license_id}"),
+        label: "Master key".to_owned(),
+    }];
+    for key in store.list_api_keys(license_id).await? {
+        let revoked = if key.revoked_at.is_some() { ", revoked" } else { "" };
+        out.push(CredentialChoice {
+            label: format!("API key {} ({}…{revoked})", key.label, key.prefix),
+            id: key.id,
+        });
+    }
+    for t in terminals {
+        if let Some(key) = store.terminal_key_record(license_id, &t.id).await? {
+            out.push(CredentialChoice {
+                id: key.id,
+                label: format!("Terminal key of {}", t.name),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// One page of the license's log, newest first, and the next page's cursor.
@@ -213,6 +317,51 @@ mod tests {
             .filters_query(),
             "tool=a%26b%3Dc%20d"
         );
+    }
+
+    #[test]
+    fn the_time_range_and_the_credential_reach_the_filter() {
+        let q = AuditQuery {
+            from: "2026-11-18T12:00".into(),
+            to: "2026-11-18T13:30:05".into(),
+            credential: " tkey_1 ".into(),
+            ..AuditQuery::default()
+        };
+        let f = q.filter(PAGE_ROWS).unwrap();
+        // 2026-11-18T12:00:00Z.
+        assert_eq!(f.from, Some(1_795_003_200_000));
+        assert_eq!(f.to, Some(1_795_003_200_000 + 90 * 60_000 + 5_000));
+        assert_eq!(f.credential_id.as_deref(), Some("tkey_1"));
+        assert_eq!(
+            q.filters_query(),
+            "from=2026-11-18T12%3A00&to=2026-11-18T13%3A30%3A05&credential=tkey_1"
+        );
+        // A date alone is its midnight; an offset is honoured.
+        assert_eq!(parse_time("2026-11-18"), Some(1_795_003_200_000 - 12 * 3_600_000));
+        assert_eq!(parse_time("2026-11-18T14:00:00+02:00"), Some(1_795_003_200_000));
+        assert_eq!(parse_time("2026-11-18T12:00:00.250Z"), Some(1_795_003_200_250));
+        for bad in [
+            AuditQuery {
+                from: "yesterday".into(),
+                ..AuditQuery::default()
+            },
+            AuditQuery {
+                to: "2026-13-01T00:00".into(),
+                ..AuditQuery::default()
+            },
+            // An empty range.
+            AuditQuery {
+                from: "2026-11-18T12:00".into(),
+                to: "2026-11-18T12:00".into(),
+                ..AuditQuery::default()
+            },
+            AuditQuery {
+                credential: "k".repeat(256),
+                ..AuditQuery::default()
+            },
+        ] {
+            assert!(bad.filter(PAGE_ROWS).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1040,9 +1040,12 @@ async fn audit_page(req: HttpRequest, dash: web::Data<Dashboard>) -> Result<Http
         .await
         .map_err(PageError::internal)?;
     let terminals = terminals_of(&dash, &owner).await?;
+    let credentials = audit::credentials(dash.gateway().store().as_ref(), &owner.license.id, &terminals)
+        .await
+        .map_err(PageError::internal)?;
     Ok(page_response(
         StatusCode::OK,
-        views::audit::page(&owner, &terminals, &query, &page),
+        views::audit::page(&owner, &terminals, &credentials, &query, &page),
     ))
 }
 

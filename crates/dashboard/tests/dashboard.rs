@@ -2108,3 +2108,125 @@ async fn the_settings_page_turns_trade_confirmation_off_and_on_with_its_csrf_tok
     let (_, page) = s.get("/dashboard/settings").await;
     assert!(page.contains("name=\"mcp_trade_confirmation\" checked"));
 }
+
+#[tokio::test]
+async fn the_audit_page_filters_by_time_range_and_credential() {
+    let app = spawn_app(Options::default()).await;
+    let a = app.tenant("Alpha").await;
+    // 2026-11-18T12:00:00Z, then one row a minute, from three credentials.
+    let t0 = 1_795_003_200_000;
+    let master = format!("master:{}", a.license.id);
+    let terminal_key = app
+        .store
+        .terminal_key_record(&a.license.id, &a.terminal_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    let mut ids = Vec::new();
+    for (i, credential) in [&a.api_key_id, &terminal_key, &master, &a.api_key_id]
+        .into_iter()
+        .enumerate()
+    {
+        let mut row = audit_row(
+            &a.license.id,
+            t0 + i as i64 * 60_000,
+            "alpha",
+            "rest",
+            "place_order",
+            &a.terminal_id,
+            "dry_run",
+            None,
+            None,
+        );
+        row.credential_id = credential.clone();
+        ids.push(app.store.append_audit(&row).await.unwrap().id);
+    }
+    let s = app.sign_in(&a.master).await;
+    let (status, all) = s.get("/dashboard/audit").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(audit_ids(&all).len(), 4);
+    // The filter offers the license's credentials by name.
+    for shown in [
+        format!("<option value=\"{master}\">Master key</option>"),
+        format!("<option value=\"{}\">API key Alpha key (", a.api_key_id),
+        format!("<option value=\"{terminal_key}\">Terminal key of Alpha terminal</option>"),
+        "type=\"datetime-local\" name=\"from\"".to_owned(),
+        "From (UTC)".to_owned(),
+    ] {
+        assert!(all.contains(&shown), "{shown} not on the page");
+    }
+    // A row's credential links to its rows.
+    assert!(
+        all.contains(&format!("href=\"/dashboard/audit?credential={}\"", terminal_key)),
+        "no link to the terminal key's rows"
+    );
+
+    // From inclusive, to exclusive, read as UTC: the rows of 12:01 and 12:02.
+    let (_, range) = s
+        .get("/dashboard/audit?from=2026-11-18T12:01&to=2026-11-18T12:03")
+        .await;
+    assert_eq!(audit_ids(&range), vec![ids[2].clone(), ids[1].clone()]);
+    assert!(
+        range.contains("name=\"from\" step=\"1\" value=\"2026-11-18T12:01:00\""),
+        "the range stays in the form"
+    );
+    // Open-ended, and an RFC 3339 time with an offset (12:02 UTC).
+    let (_, since) = s.get("/dashboard/audit?from=2026-11-18T14:02:00%2B02:00").await;
+    assert_eq!(audit_ids(&since), vec![ids[3].clone(), ids[2].clone()]);
+    let (_, until) = s.get("/dashboard/audit?to=2026-11-18T12:01").await;
+    assert_eq!(audit_ids(&until), vec![ids[0].clone()]);
+
+    // One credential, alone or with the range.
+    let (_, by_key) = s.get(&format!("/dashboard/audit?credential={}", a.api_key_id)).await;
+    assert_eq!(audit_ids(&by_key), vec![ids[3].clone(), ids[0].clone()]);
+    assert!(
+        by_key.contains(&format!("<option value=\"{}\" selected>", a.api_key_id)),
+        "the credential stays selected"
+    );
+    let (_, by_master) = s.get(&format!("/dashboard/audit?credential={master}")).await;
+    assert_eq!(audit_ids(&by_master), vec![ids[2].clone()]);
+    let (_, key_in_range) = s
+        .get(&format!(
+            "/dashboard/audit?credential={}&from=2026-11-18T12:01",
+            a.api_key_id
+        ))
+        .await;
+    assert_eq!(audit_ids(&key_in_range), vec![ids[3].clone()]);
+    // An id the filter does not list (a rotated key) still filters, and stays shown.
+    let (_, gone) = s.get("/dashboard/audit?credential=tkey_rotated").await;
+    assert!(audit_ids(&gone).is_empty());
+    assert!(gone.contains("<option value=\"tkey_rotated\" selected>"));
+
+    // The export keeps the range and the credential.
+    let (_, filtered) = s
+        .get(&format!("/dashboard/audit?credential={terminal_key}&from=2026-11-18"))
+        .await;
+    let export = format!("href=\"/dashboard/audit.csv?from=2026-11-18&amp;credential={terminal_key}\"");
+    assert!(filtered.contains(&export), "{export} not on the page");
+    let r = app
+        .http
+        .get(app.url(&format!(
+            "/dashboard/audit.csv?from=2026-11-18&credential={terminal_key}"
+        )))
+        .header(COOKIE, format!("tt_dash={}", s.cookie))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let csv = r.text().await.unwrap();
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(lines[1].starts_with(&format!("2,{},", ids[1])), "{csv}");
+
+    // A time that is none, or an empty range: 400 with the reason.
+    for bad in [
+        "from=yesterday",
+        "to=2026-13-01T00:00",
+        "from=2026-11-18T12:00&to=2026-11-18T11:00",
+    ] {
+        let (status, page) = s.get(&format!("/dashboard/audit?{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert!(page.contains("time"), "{bad}: {page}");
+    }
+}

@@ -5,7 +5,7 @@ use maud::{Markup, html};
 use tradeterm_protocol::TerminalStatus;
 
 use super::{AUDIT_PATH, Nav, layout};
-use crate::audit::{AuditQuery, DECISIONS, EXPORT_ROWS, Page, SURFACES, outcome};
+use crate::audit::{AuditQuery, CredentialChoice, DECISIONS, EXPORT_ROWS, Page, SURFACES, outcome, parse_time};
 use crate::session::Owner;
 
 /// Path of the CSV export.
@@ -34,8 +34,33 @@ fn with_query(path: &str, query: &str) -> String {
     }
 }
 
+/// The value a `datetime-local` input shows for a range filter: the time
+/// as UTC (`2026-11-18T12:00:05`), or what was typed when it is no time.
+fn local_value(text: &str) -> String {
+    let t = text.trim();
+    parse_time(t)
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or_else(|| t.to_owned(), |at| at.format("%Y-%m-%dT%H:%M:%S").to_string())
+}
+
+/// The page's link filtering by one credential (the other filters kept, from the first page).
+fn credential_link(query: &AuditQuery, credential: &str) -> String {
+    let q = AuditQuery {
+        credential: credential.to_owned(),
+        cursor: String::new(),
+        ..query.clone()
+    };
+    with_query(AUDIT_PATH, &q.filters_query())
+}
+
 /// The audit page.
-pub(crate) fn page(owner: &Owner, terminals: &[TerminalStatus], query: &AuditQuery, page: &Page) -> Markup {
+pub(crate) fn page(
+    owner: &Owner,
+    terminals: &[TerminalStatus],
+    credentials: &[CredentialChoice],
+    query: &AuditQuery,
+    page: &Page,
+) -> Markup {
     let filters = query.filters_query();
     let next = page.next_cursor.map(|c| {
         let q = if filters.is_empty() {
@@ -56,6 +81,8 @@ pub(crate) fn page(owner: &Owner, terminals: &[TerminalStatus], query: &AuditQue
     };
     let terminal = query.terminal.trim();
     let known = terminals.iter().any(|t| t.id == terminal);
+    let credential = query.credential.trim();
+    let known_credential = credentials.iter().any(|c| c.id == credential);
     layout(
         "Audit log",
         Some(owner),
@@ -68,6 +95,26 @@ pub(crate) fn page(owner: &Owner, terminals: &[TerminalStatus], query: &AuditQue
                  edited or deleted row is detected (" code { "tradeterm admin verify-audit" } ")."
             }
             form.inline.filters method="get" action=(AUDIT_PATH) aria-label="Filter the audit log" {
+                div.field {
+                    label for="f-from" { "From (UTC)" }
+                    input #f-from type="datetime-local" name="from" step="1" value=(local_value(&query.from));
+                }
+                div.field {
+                    label for="f-to" { "To (UTC, exclusive)" }
+                    input #f-to type="datetime-local" name="to" step="1" value=(local_value(&query.to));
+                }
+                div.field {
+                    label for="f-credential" { "Credential" }
+                    select #f-credential name="credential" {
+                        option value="" selected[credential.is_empty()] { "All credentials" }
+                        @for c in credentials {
+                            option value=(c.id) selected[c.id == credential] { (c.label) }
+                        }
+                        @if !credential.is_empty() && !known_credential {
+                            option value=(credential) selected { (credential) }
+                        }
+                    }
+                }
                 div.field {
                     label for="f-terminal" { "Terminal" }
                     select #f-terminal name="terminal" {
@@ -138,7 +185,10 @@ pub(crate) fn page(owner: &Owner, terminals: &[TerminalStatus], query: &AuditQue
                                         td { time datetime=(tradeterm_core::time::to_iso(r.at)) { (time_s(r.at)) } }
                                         td {
                                             (r.credential_label.as_deref().unwrap_or("—"))
-                                            br; span.id { (r.credential_id) }
+                                            br;
+                                            a.id href=(credential_link(query, &r.credential_id)) title="Only this credential's rows" {
+                                                (r.credential_id)
+                                            }
                                         }
                                         td { (r.surface) }
                                         td { code { (r.tool) } }
