@@ -152,7 +152,7 @@ macro_rules! event_types {
 event_types! {
     "A new quote of a symbol (conflated: the latest wins; not retained)."
     Quote = "quote", QuoteData, "market";
-    "A bar closed (the terminal formed the next one): the symbol, the timeframe and the bar, as `get_bars` returns it. Only for the symbols and timeframes a stream asks for (`symbols` and `timeframes`), once per bar and license, and only bars the terminal returns."
+    "A bar closed (the terminal formed the next one): the symbol, the timeframe and the bar, as `get_bars` returns it. Only for the symbols and timeframes a stream asks for (`symbols` and `timeframes`) or a webhook endpoint subscribes to (`bars`), once per bar and license, and only bars the terminal returns."
     BarClosed = "bar.closed", BarClosedData, "market";
     "A pending order was placed."
     OrderPlaced = "order.placed", OrderData, "trading";

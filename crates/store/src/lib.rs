@@ -41,7 +41,7 @@ pub use session::{DashboardSession, SessionStore};
 pub use sql::SqlStore;
 pub use webhook::{
     ClaimedDelivery, MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, WebhookAttempt, WebhookAttemptOutcome,
-    WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
+    WebhookBars, WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
 };
 
 use async_trait::async_trait;

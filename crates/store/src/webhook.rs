@@ -56,6 +56,19 @@ pub struct WebhookEndpoint {
     pub failing_since: Option<i64>,
     /// Id of the license's last event considered for it.
     pub cursor: Option<String>,
+    /// The `bar.closed` series it subscribes to (`None`: none).
+    pub bars: Option<WebhookBars>,
+}
+
+/// The bars an endpoint subscribes to: every symbol × timeframe pair is
+/// watched while the endpoint is enabled, and only these pairs' `bar.closed`
+/// events are delivered to it. Names as given (checked by the caller).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WebhookBars {
+    /// Symbols (at least one).
+    pub symbols: Vec<String>,
+    /// Timeframes, MetaTrader's names (at least one).
+    pub timeframes: Vec<String>,
 }
 
 /// A change of an endpoint (`None`: unchanged).
@@ -67,6 +80,8 @@ pub struct WebhookUpdate {
     pub types: Option<Vec<String>>,
     /// Enable (clears the reason and the failure streak) or disable.
     pub enabled: Option<bool>,
+    /// New bar subscription (`Some(None)`: none any more).
+    pub bars: Option<Option<WebhookBars>>,
 }
 
 /// One event to deliver to an endpoint.
@@ -169,6 +184,19 @@ pub trait WebhookStore: Send + Sync + 'static {
         license_id: &str,
         url: &str,
         types: &[String],
+        cursor: Option<&str>,
+    ) -> StoreResult<(WebhookEndpoint, Secret)> {
+        self.create_webhook_with_bars(license_id, url, types, None, cursor)
+            .await
+    }
+    /// [`WebhookStore::create_webhook`] with a bar subscription, in the same
+    /// statement (an endpoint never exists without the bars it was created with).
+    async fn create_webhook_with_bars(
+        &self,
+        license_id: &str,
+        url: &str,
+        types: &[String],
+        bars: Option<&WebhookBars>,
         cursor: Option<&str>,
     ) -> StoreResult<(WebhookEndpoint, Secret)>;
     /// One endpoint of the license.

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 use tradeterm_store::{
-    MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, Store, StoreError, Tier, WebhookAttemptOutcome, WebhookStore,
-    WebhookUpdate,
+    MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, Store, StoreError, Tier, WebhookAttemptOutcome, WebhookBars,
+    WebhookStore, WebhookUpdate,
 };
 
 use support::{Fixture, Val};
@@ -47,6 +47,7 @@ scenarios!(
     claims_are_exclusive_across_claimers_and_expire,
     attempts_are_recorded_by_the_holder_and_keep_the_failure_streak,
     another_license_reaches_nothing,
+    bar_subscriptions_are_kept_changed_and_cleared,
 );
 
 fn now_ms() -> i64 {
@@ -450,4 +451,72 @@ async fn another_license_reaches_nothing(fx: Fx) {
         s.create_webhook("lic_nope", "https://example.com/", &[], None).await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+async fn bar_subscriptions_are_kept_changed_and_cleared(fx: Fx) {
+    let s = &fx.store;
+    let (a, _) = s.create_license("A", Tier::Pro).await.unwrap();
+    let bars = WebhookBars {
+        symbols: types(&["EURUSD", "XAUUSD"]),
+        timeframes: types(&["M1", "H1"]),
+    };
+    let (w, _) = s
+        .create_webhook_with_bars(
+            &a.id,
+            "https://example.com/b",
+            &types(&["bar.closed"]),
+            Some(&bars),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(w.bars.as_ref(), Some(&bars));
+    assert_eq!(s.webhook(&a.id, &w.id).await.unwrap().unwrap().bars, Some(bars.clone()));
+    let listed = s.enabled_webhooks().await.unwrap();
+    assert_eq!(listed.iter().find(|e| e.id == w.id).unwrap().bars, Some(bars.clone()));
+    // Without bars: none, and an empty list is refused without a change.
+    let (plain, _) = s
+        .create_webhook(&a.id, "https://example.com/p", &[], None)
+        .await
+        .unwrap();
+    assert_eq!(s.webhook(&a.id, &plain.id).await.unwrap().unwrap().bars, None);
+    let empty = WebhookBars {
+        symbols: vec![],
+        timeframes: types(&["M1"]),
+    };
+    let refused = s
+        .create_webhook_with_bars(&a.id, "https://example.com/e", &[], Some(&empty), None)
+        .await;
+    assert!(matches!(refused, Err(StoreError::Invalid(_))), "{refused:?}");
+    assert_eq!(s.list_webhooks(&a.id).await.unwrap().len(), 2);
+    // Another change leaves the bars; a new subscription replaces them; `Some(None)` clears.
+    let other = WebhookUpdate {
+        url: Some("https://example.com/b2".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.update_webhook(&a.id, &w.id, &other).await.unwrap().unwrap().bars,
+        Some(bars)
+    );
+    let h4 = WebhookBars {
+        symbols: types(&["GBPUSD"]),
+        timeframes: types(&["H4"]),
+    };
+    let replace = WebhookUpdate {
+        bars: Some(Some(h4.clone())),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.update_webhook(&a.id, &w.id, &replace).await.unwrap().unwrap().bars,
+        Some(h4)
+    );
+    let clear = WebhookUpdate {
+        bars: Some(None),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.update_webhook(&a.id, &w.id, &clear).await.unwrap().unwrap().bars,
+        None
+    );
+    assert_eq!(s.webhook(&a.id, &w.id).await.unwrap().unwrap().bars, None);
 }

@@ -225,6 +225,16 @@ pub fn output_schema_of<T: JsonSchema>() -> Value {
     serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null)
 }
 
+/// An input that does not deserialize, named by where it went wrong
+/// (`bars.timeframes[0]: unknown variant …`). The path is found by a second
+/// pass that runs only on this error path, so a valid input costs nothing.
+fn input_error<I: DeserializeOwned>(raw: &Value, e: serde_json::Error) -> String {
+    match serde_path_to_error::deserialize::<_, I>(raw) {
+        Err(p) if p.path().iter().next().is_some() => format!("{}: {}", p.path(), p.inner()),
+        _ => e.to_string(),
+    }
+}
+
 impl ToolSpec {
     pub fn build<I, O, F, Fut>(self, handler_fn: F) -> Tool
     where
@@ -238,7 +248,8 @@ impl ToolSpec {
             let handler_fn = handler_fn.clone();
             Box::pin(async move {
                 schema::integral_numbers(&mut raw);
-                let input: I = serde_json::from_value(raw).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+                let input: I = <I as serde::Deserialize>::deserialize(&raw)
+                    .map_err(|e| ToolError::InvalidInput(input_error::<I>(&raw, e)))?;
                 let out = handler_fn(ctx, input).await?;
                 serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))
             })
@@ -367,6 +378,29 @@ mod tests {
         ] {
             assert!(find(spec_tool).is_some(), "{spec_tool} missing");
         }
+    }
+
+    #[test]
+    fn an_input_error_names_where_it_is() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            timeframes: Vec<tradeterm_core::Timeframe>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Input {
+            name: String,
+            bars: Option<Inner>,
+        }
+        let bad = serde_json::json!({ "name": "x", "bars": { "timeframes": ["M1", "M7"] } });
+        let e = <Input as serde::Deserialize>::deserialize(&bad).unwrap_err();
+        let msg = input_error::<Input>(&bad, e);
+        assert!(msg.starts_with("bars.timeframes[1]: unknown variant `M7`"), "{msg}");
+        // At the top level there is no path to name: serde's message as is.
+        let top = serde_json::json!({ "bars": null });
+        let e = <Input as serde::Deserialize>::deserialize(&top).unwrap_err();
+        assert_eq!(input_error::<Input>(&top, e), "missing field `name`");
     }
 }
 

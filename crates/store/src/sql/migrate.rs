@@ -41,6 +41,7 @@ pub(super) const SQLITE: &[Embedded] = &[
     embedded!("sqlite", 9, "0009_audit_log.sql", "audit_log"),
     embedded!("sqlite", 10, "0010_license_settings.sql", "license_settings"),
     embedded!("sqlite", 11, "0011_key_scopes.sql", "key_scopes"),
+    embedded!("sqlite", 12, "0012_webhook_bars.sql", "webhook_bars"),
 ];
 
 /// PostgreSQL migrations, in order. Every file of `migrations/postgres` must
@@ -57,6 +58,7 @@ pub(super) const POSTGRES: &[Embedded] = &[
     embedded!("postgres", 9, "0009_audit_log.sql", "audit_log"),
     embedded!("postgres", 10, "0010_license_settings.sql", "license_settings"),
     embedded!("postgres", 11, "0011_key_scopes.sql", "key_scopes"),
+    embedded!("postgres", 12, "0012_webhook_bars.sql", "webhook_bars"),
 ];
 
 /// A migrator over embedded migrations.

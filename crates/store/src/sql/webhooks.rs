@@ -17,7 +17,7 @@ use super::{SqlStore, WritePool, lock_license, now_ms, on_pool};
 use crate::keys;
 use crate::webhook::{
     ClaimedDelivery, MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_SECRET_PREFIX,
-    WebhookAttempt, WebhookAttemptOutcome, WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
+    WebhookAttempt, WebhookAttemptOutcome, WebhookBars, WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
 };
 use crate::{Secret, StoreError, StoreResult};
 
@@ -25,7 +25,7 @@ use crate::{Secret, StoreError, StoreResult};
 const MAX_URL_BYTES: usize = 2048;
 
 const ENDPOINT_COLS: &str = "id, license_id, url, types, enabled, created_at, updated_at, disabled_reason, \
-                             failing_since, cursor";
+                             failing_since, cursor, bars";
 
 fn endpoint<R: RowExt>(r: &R) -> StoreResult<WebhookEndpoint> {
     let types: Vec<String> = serde_json::from_str(&r.text("types")?)
@@ -41,7 +41,28 @@ fn endpoint<R: RowExt>(r: &R) -> StoreResult<WebhookEndpoint> {
         disabled_reason: r.opt_text("disabled_reason")?,
         failing_since: r.opt_int("failing_since")?,
         cursor: r.opt_text("cursor")?,
+        bars: bars_of(&r.text("bars")?)?,
     })
+}
+
+/// The `bars` column: '' for none, else the JSON of [`WebhookBars`].
+fn bars_of(text: &str) -> StoreResult<Option<WebhookBars>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(text)
+        .map(Some)
+        .map_err(|e| StoreError::Database(format!("webhook bars are not their JSON: {e}")))
+}
+
+fn bars_column(bars: Option<&WebhookBars>) -> StoreResult<String> {
+    match bars {
+        None => Ok(String::new()),
+        Some(b) if b.symbols.is_empty() || b.timeframes.is_empty() => Err(StoreError::Invalid(
+            "bars: at least one symbol and one timeframe".into(),
+        )),
+        Some(b) => serde_json::to_string(b).map_err(|e| StoreError::Invalid(format!("bars: {e}"))),
+    }
 }
 
 fn check_url(url: &str) -> StoreResult<()> {
@@ -88,14 +109,16 @@ impl ClaimSql for sqlx::PgPool {
 
 #[async_trait]
 impl WebhookStore for SqlStore {
-    async fn create_webhook(
+    async fn create_webhook_with_bars(
         &self,
         license_id: &str,
         url: &str,
         types: &[String],
+        bars: Option<&WebhookBars>,
         cursor: Option<&str>,
     ) -> StoreResult<(WebhookEndpoint, Secret)> {
         check_url(url)?;
+        let bars_text = bars_column(bars)?;
         let now = now_ms();
         let secret = keys::generate(WEBHOOK_SECRET_PREFIX);
         let endpoint = WebhookEndpoint {
@@ -109,12 +132,13 @@ impl WebhookStore for SqlStore {
             disabled_reason: None,
             failing_since: None,
             cursor: cursor.map(str::to_owned),
+            bars: bars.cloned(),
         };
         let types = types_json(types)?;
         const COUNT: &str = "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE license_id = $1";
         const INSERT: &str = "INSERT INTO webhook_endpoints \
-             (id, license_id, url, types, secret, enabled, created_at, updated_at, cursor) \
-             VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6, $7)";
+             (id, license_id, url, types, secret, enabled, created_at, updated_at, cursor, bars) \
+             VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6, $7, $8)";
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
             lock_license!(pool, tx, license_id);
@@ -130,6 +154,7 @@ impl WebhookStore for SqlStore {
                 .bind(secret.expose())
                 .bind(now)
                 .bind(cursor)
+                .bind(&bars_text)
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
@@ -182,6 +207,7 @@ impl WebhookStore for SqlStore {
             check_url(url)?;
         }
         let types = update.types.as_deref().map(types_json).transpose()?;
+        let bars = update.bars.as_ref().map(|b| bars_column(b.as_ref())).transpose()?;
         // Enabling clears the reason and the failure streak; disabling by
         // the owner says so.
         const SQL: &str = "UPDATE webhook_endpoints SET \
@@ -189,6 +215,7 @@ impl WebhookStore for SqlStore {
              enabled = COALESCE($3, enabled), \
              disabled_reason = CASE WHEN $3 IS NULL THEN disabled_reason WHEN $3 THEN NULL ELSE 'disabled by the owner' END, \
              failing_since = CASE WHEN $3 THEN NULL ELSE failing_since END, \
+             bars = COALESCE($7, bars), \
              updated_at = $4 WHERE id = $5 AND license_id = $6";
         let n = on_pool!(self, pool => sqlx::query(SQL)
             .bind(update.url.as_deref())
@@ -197,6 +224,7 @@ impl WebhookStore for SqlStore {
             .bind(now_ms())
             .bind(webhook_id)
             .bind(license_id)
+            .bind(bars.as_deref())
             .execute(pool)
             .await?
             .rows_affected());

@@ -26,11 +26,12 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tradeterm_core::Timeframe;
 use tradeterm_core::license::Capability;
 use tradeterm_core::time::{UnixMs, iso};
 use tradeterm_events::EventType;
 use tradeterm_store::webhook::WEBHOOK_ATTEMPTS_KEPT;
-use tradeterm_store::{MAX_WEBHOOKS_PER_LICENSE, WebhookAttempt, WebhookEndpoint, WebhookUpdate};
+use tradeterm_store::{MAX_WEBHOOKS_PER_LICENSE, WebhookAttempt, WebhookBars, WebhookEndpoint, WebhookUpdate};
 
 use crate::{Annotations, Gate, Target, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -122,6 +123,95 @@ pub struct WebhookView {
     #[serde(with = "iso")]
     #[schemars(with = "iso::Schema")]
     pub created_at: UnixMs,
+    /// The `bar.closed` series it subscribes to, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bars: Option<BarSubscription>,
+}
+
+/// The bars a webhook subscribes to: the server watches every symbol ×
+/// timeframe pair while the endpoint is enabled and delivers their
+/// `bar.closed` events (and only theirs) to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BarSubscription {
+    /// Symbols, on every terminal of the license (e.g. `EURUSD`).
+    #[schemars(length(min = 1, max = MAX_BAR_PAIRS), inner(pattern(tradeterm_core::market::SYMBOL_PATTERN)))]
+    pub symbols: Vec<String>,
+    /// Timeframes (`M1` … `MN1`).
+    #[schemars(length(min = 1, max = 9))]
+    pub timeframes: Vec<Timeframe>,
+}
+
+/// Most (symbol, timeframe) pairs one endpoint subscribes to (as one event
+/// stream): each costs a bars read from the terminal per closed bar.
+pub const MAX_BAR_PAIRS: usize = 64;
+
+impl BarSubscription {
+    /// Checks the names and the number of pairs; each name once, in the
+    /// order given.
+    fn checked(self) -> Result<Self, ToolError> {
+        let mut symbols: Vec<String> = Vec::new();
+        for s in self.symbols {
+            if !tradeterm_core::market::is_symbol(&s) {
+                return Err(ToolError::InvalidInput(format!(
+                    "bars.symbols: `{s}` is not a symbol name"
+                )));
+            }
+            if !symbols.contains(&s) {
+                symbols.push(s);
+            }
+        }
+        let mut timeframes: Vec<Timeframe> = Vec::new();
+        for tf in self.timeframes {
+            if !timeframes.contains(&tf) {
+                timeframes.push(tf);
+            }
+        }
+        if symbols.is_empty() || timeframes.is_empty() {
+            return Err(ToolError::InvalidInput(
+                "bars: name at least one symbol and one timeframe (or leave `bars` out)".into(),
+            ));
+        }
+        let pairs = symbols.len() * timeframes.len();
+        if pairs > MAX_BAR_PAIRS {
+            return Err(ToolError::InvalidInput(format!(
+                "bars: symbols × timeframes names {pairs} bar series; an endpoint may subscribe to at most {MAX_BAR_PAIRS}"
+            )));
+        }
+        Ok(Self { symbols, timeframes })
+    }
+
+    fn stored(&self) -> WebhookBars {
+        WebhookBars {
+            symbols: self.symbols.clone(),
+            timeframes: self.timeframes.iter().map(|t| t.as_str().to_owned()).collect(),
+        }
+    }
+
+    /// From the store; a timeframe name the store holds that no longer
+    /// parses is left out.
+    pub fn from_stored(b: &WebhookBars) -> Self {
+        Self {
+            symbols: b.symbols.clone(),
+            timeframes: b.timeframes.iter().filter_map(|t| t.parse().ok()).collect(),
+        }
+    }
+
+    /// Whether a `bar.closed` of `symbol` and `timeframe` is one of these series.
+    pub fn covers(&self, symbol: &str, timeframe: Timeframe) -> bool {
+        self.timeframes.contains(&timeframe) && self.symbols.iter().any(|s| s == symbol)
+    }
+}
+
+/// Bars subscribed with a type filter that leaves `bar.closed` out would
+/// watch series nobody is sent.
+fn check_bars_with_types(bars: Option<&BarSubscription>, types: &[String]) -> Result<(), ToolError> {
+    if bars.is_some() && !types.is_empty() && !types.iter().any(|t| t == EventType::BarClosed.as_str()) {
+        return Err(ToolError::InvalidInput(
+            "bars: the endpoint's types leave out `bar.closed`; add it to `types` (or leave `types` empty)".into(),
+        ));
+    }
+    Ok(())
 }
 
 impl From<WebhookEndpoint> for WebhookView {
@@ -134,6 +224,7 @@ impl From<WebhookEndpoint> for WebhookView {
             disabled_reason: e.disabled_reason,
             failing_since: e.failing_since,
             created_at: e.created_at,
+            bars: e.bars.as_ref().map(BarSubscription::from_stored),
         }
     }
 }
@@ -176,6 +267,10 @@ pub struct CreateWebhookInput {
     #[serde(default)]
     #[schemars(schema_with = "type_filter")]
     pub types: Vec<String>,
+    /// The `bar.closed` series to watch and deliver (symbols × timeframes);
+    /// absent: no bars.
+    #[serde(default)]
+    pub bars: Option<BarSubscription>,
 }
 
 /// The names of the event types a webhook may filter on (every type but
@@ -212,6 +307,9 @@ async fn create_webhook(ctx: ToolContext, input: CreateWebhookInput) -> Result<C
     outbound::check_target(&input.url, &settings).await?;
     let url = outbound::as_stored(&input.url);
     let types = check_types(&input.types)?;
+    let bars = input.bars.map(BarSubscription::checked).transpose()?;
+    check_bars_with_types(bars.as_ref(), &types)?;
+    let stored_bars = bars.as_ref().map(BarSubscription::stored);
     // From now on: the endpoint starts after the license's newest event.
     let cursor = match &ctx.services.events {
         Some(p) => p
@@ -225,7 +323,7 @@ async fn create_webhook(ctx: ToolContext, input: CreateWebhookInput) -> Result<C
     let (endpoint, secret) = ctx
         .services
         .store
-        .create_webhook(&ctx.license_id, url, &types, cursor.as_deref())
+        .create_webhook_with_bars(&ctx.license_id, url, &types, stored_bars.as_ref(), cursor.as_deref())
         .await?;
     Ok(CreatedWebhook {
         webhook: endpoint.into(),
@@ -366,6 +464,40 @@ pub struct UpdateWebhookInput {
     /// `true` enables it again (after it was disabled for failing), `false` disables it.
     #[serde(default)]
     pub enabled: Option<bool>,
+    /// A new bar subscription; `null` or absent: unchanged. To subscribe to
+    /// no bars any more, send `"bars": {"symbols": [], "timeframes": []}`.
+    #[serde(default)]
+    #[schemars(schema_with = "optional_bar_update")]
+    pub bars: Option<BarUpdate>,
+}
+
+/// `update_webhook`'s `bars`: a subscription, or both lists empty for none.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BarUpdate {
+    symbols: Vec<String>,
+    timeframes: Vec<Timeframe>,
+}
+
+fn optional_bar_update(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": ["object", "null"],
+        "description": "A new bar subscription (both lists empty: none any more).",
+        "properties": {
+            "symbols": {
+                "type": "array",
+                "maxItems": MAX_BAR_PAIRS,
+                "items": { "type": "string", "pattern": tradeterm_core::market::SYMBOL_PATTERN }
+            },
+            "timeframes": {
+                "type": "array",
+                "maxItems": 9,
+                "items": { "enum": Timeframe::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>() }
+            }
+        },
+        "required": ["symbols", "timeframes"],
+        "additionalProperties": false
+    })
 }
 
 async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<WebhookView, ToolError> {
@@ -379,10 +511,36 @@ async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<W
         None => None,
     };
     let types = input.types.as_deref().map(check_types).transpose()?;
+    let bars: Option<Option<BarSubscription>> = match input.bars {
+        None => None,
+        Some(b) if b.symbols.is_empty() && b.timeframes.is_empty() => Some(None),
+        Some(b) => Some(Some(
+            BarSubscription {
+                symbols: b.symbols,
+                timeframes: b.timeframes,
+            }
+            .checked()?,
+        )),
+    };
+    // Bars and types must agree as they will be after the change.
+    if bars.is_some() || types.is_some() {
+        let current = ctx
+            .services
+            .store
+            .webhook(&ctx.license_id, &input.webhook_id)
+            .await?
+            .ok_or_else(|| not_found(&input.webhook_id))?;
+        let after_bars = match &bars {
+            Some(b) => b.clone(),
+            None => current.bars.as_ref().map(BarSubscription::from_stored),
+        };
+        check_bars_with_types(after_bars.as_ref(), types.as_deref().unwrap_or(&current.types))?;
+    }
     let update = WebhookUpdate {
         url,
         types,
         enabled: input.enabled,
+        bars: bars.map(|b| b.as_ref().map(BarSubscription::stored)),
     };
     ctx.services
         .store

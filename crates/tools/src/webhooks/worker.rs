@@ -20,25 +20,39 @@
 //!   [`WebhookSettings::disable_after`] without a success is disabled and a
 //!   `webhook.disabled` event is published.
 //!
+//! - **Bars.** An endpoint may subscribe to `bar.closed` series (`bars`:
+//!   symbols × timeframes). Every process registers the pairs of every
+//!   enabled endpoint in its [`BarInterests`] (read from the store every
+//!   [`BAR_REFRESH`]), so the bar watcher of whichever instance sees the
+//!   quote produces the bar (once across instances), and the enqueuer
+//!   gives an endpoint only the `bar.closed` events of its own series.
+//!
 //! Stopping (or killing) the process mid-delivery loses nothing: a claimed
 //! delivery whose attempt was not recorded is taken again when its lease
 //! ends, so the receiver may get it twice (at least once; dedupe by
 //! `Tradeterm-Event-Id`).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, broadcast};
-use tradeterm_events::model::WebhookDisabledData;
-use tradeterm_events::{Draft, EventBus, EventId, EventType, Live};
-use tradeterm_store::{ClaimedDelivery, NewWebhookDelivery, Secret, WebhookAttemptOutcome, WebhookEndpoint};
+use tradeterm_events::interest::{BarInterest, BarInterests};
+use tradeterm_events::model::{BarClosedData, WebhookDisabledData};
+use tradeterm_events::{Draft, Event, EventBus, EventId, EventType, Live};
+use tradeterm_store::{
+    ClaimedDelivery, NewWebhookDelivery, Secret, WebhookAttemptOutcome, WebhookBars, WebhookEndpoint,
+};
 
-use super::{WebhookSettings, deliverable, outbound, sign};
+use super::{BarSubscription, WebhookSettings, deliverable, outbound, sign};
 use crate::Services;
 
 /// Events read from the log per replay call.
 const REPLAY_PAGE: usize = 500;
+
+/// How often the bar subscriptions of the endpoints are read again: a new
+/// or changed subscription is watched on every instance within this.
+pub const BAR_REFRESH: Duration = Duration::from_secs(2);
 
 /// The running worker; [`WebhookHandle::stop`] ends it.
 #[derive(Debug)]
@@ -65,6 +79,10 @@ pub fn spawn(services: Arc<Services>, settings: WebhookSettings) -> WebhookHandl
     let wake = Arc::new(Notify::new());
     let mut tasks = Vec::new();
     if let Some(publisher) = services.events.clone() {
+        tasks.push(tokio::spawn(bar_interest_loop(
+            services.clone(),
+            publisher.bar_interests().clone(),
+        )));
         let bus = publisher.bus().clone();
         // Subscribed before the first round, so nothing falls between.
         let live = bus.live();
@@ -101,6 +119,57 @@ fn random_u64() -> u64 {
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// Keeps the bar series of every enabled endpoint registered in this
+/// process's interests: one registration per endpoint, replaced when its
+/// subscription changes, dropped when it is disabled, deleted or gives up
+/// its bars. A failed read keeps what is registered.
+async fn bar_interest_loop(services: Arc<Services>, interests: Arc<BarInterests>) {
+    let mut held: HashMap<String, (String, WebhookBars, BarInterest)> = HashMap::new();
+    let mut tick = tokio::time::interval(BAR_REFRESH);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let endpoints = match services.store.enabled_webhooks().await {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "webhooks: bar subscriptions not read; keeping the registered ones");
+                continue;
+            }
+        };
+        let wanted: HashMap<String, (String, WebhookBars)> = endpoints
+            .into_iter()
+            .filter_map(|e| e.bars.map(|b| (e.id, (e.license_id, b))))
+            .collect();
+        held.retain(|id, (license, bars, _)| wanted.get(id).is_some_and(|(l, b)| l == license && b == bars));
+        for (id, (license, bars)) in wanted {
+            if held.contains_key(&id) {
+                continue;
+            }
+            let sub = BarSubscription::from_stored(&bars);
+            let symbols: BTreeSet<String> = sub.symbols.iter().cloned().collect();
+            let timeframes: BTreeSet<_> = sub.timeframes.iter().copied().collect();
+            let guard = interests.register(&license, None, &symbols, &timeframes);
+            held.insert(id, (license, bars, guard));
+        }
+    }
+}
+
+/// Whether an endpoint takes an event: its type filter, and for
+/// `bar.closed` its own bar series.
+fn takes(e: &WebhookEndpoint, bars: Option<&BarSubscription>, ev: &Event) -> bool {
+    if !(e.types.is_empty() || e.types.iter().any(|t| t == ev.kind.as_str())) {
+        return false;
+    }
+    if ev.kind != EventType::BarClosed {
+        return true;
+    }
+    let (Some(bars), Some(symbol), Some(tf)) = (bars, ev.symbol.as_deref(), BarClosedData::timeframe_of(&ev.data))
+    else {
+        return false;
+    };
+    bars.covers(symbol, tf)
 }
 
 async fn enqueue_loop(
@@ -183,6 +252,7 @@ async fn enqueue_round(services: &Services, bus: &dyn EventBus, only: Option<&Ha
 
 async fn enqueue_endpoint(services: &Services, bus: &dyn EventBus, e: &WebhookEndpoint) -> Result<u64, String> {
     let mut after: Option<EventId> = e.cursor.as_deref().and_then(|c| c.parse().ok());
+    let bars = e.bars.as_ref().map(BarSubscription::from_stored);
     let mut added = 0;
     loop {
         let replay = bus
@@ -202,7 +272,7 @@ async fn enqueue_endpoint(services: &Services, bus: &dyn EventBus, e: &WebhookEn
             .events
             .iter()
             .filter(|ev| ev.id.is_some() && deliverable(ev.kind))
-            .filter(|ev| e.types.is_empty() || e.types.iter().any(|t| t == ev.kind.as_str()))
+            .filter(|ev| takes(e, bars.as_ref(), ev))
             .map(|ev| NewWebhookDelivery {
                 event_id: ev.id.map(|i| i.to_string()).unwrap_or_default(),
                 event_type: ev.kind.as_str().to_owned(),
@@ -458,5 +528,66 @@ mod tests {
             ..s
         };
         assert_eq!(claim_lease(&slow), Duration::from_secs(90));
+    }
+
+    fn endpoint(types: &[&str], bars: Option<(&[&str], &[&str])>) -> WebhookEndpoint {
+        WebhookEndpoint {
+            id: "whk_1".into(),
+            license_id: "lic".into(),
+            url: "https://example.com/h".into(),
+            types: types.iter().map(|t| (*t).to_owned()).collect(),
+            enabled: true,
+            created_at: 0,
+            updated_at: 0,
+            disabled_reason: None,
+            failing_since: None,
+            cursor: None,
+            bars: bars.map(|(s, t)| WebhookBars {
+                symbols: s.iter().map(|x| (*x).to_owned()).collect(),
+                timeframes: t.iter().map(|x| (*x).to_owned()).collect(),
+            }),
+        }
+    }
+
+    fn bar_event(symbol: &str, timeframe: tradeterm_core::Timeframe) -> Event {
+        let data = BarClosedData {
+            symbol: symbol.into(),
+            timeframe,
+            bar: tradeterm_core::Bar {
+                time: 0,
+                open: 1.0,
+                high: 1.0,
+                low: 1.0,
+                close: 1.0,
+                volume: 1.0,
+            },
+        };
+        Draft::new(EventType::BarClosed, 0, Some("t1"), &data).with_id("1-1".parse().unwrap())
+    }
+
+    #[test]
+    fn an_endpoint_takes_the_bars_of_its_own_series_only() {
+        use tradeterm_core::Timeframe::{H1, M1};
+        let fill = Draft::new(
+            EventType::OrderFilled,
+            0,
+            Some("t1"),
+            &serde_json::json!({"symbol": "EURUSD"}),
+        )
+        .with_id("1-2".parse().unwrap());
+        let subscribed = endpoint(&["bar.closed", "order.filled"], Some((&["EURUSD"], &["M1"])));
+        let everything = endpoint(&[], None);
+        let filtered = endpoint(&["order.filled"], None);
+        let with =
+            |e: &WebhookEndpoint, ev: &Event| takes(e, e.bars.as_ref().map(BarSubscription::from_stored).as_ref(), ev);
+        assert!(with(&subscribed, &bar_event("EURUSD", M1)));
+        assert!(!with(&subscribed, &bar_event("EURUSD", H1)), "another timeframe");
+        assert!(!with(&subscribed, &bar_event("GBPUSD", M1)), "another symbol");
+        assert!(with(&subscribed, &fill));
+        // No series subscribed: no bar.closed, whatever the type filter.
+        assert!(!with(&everything, &bar_event("EURUSD", M1)));
+        assert!(with(&everything, &fill));
+        assert!(!with(&filtered, &bar_event("EURUSD", M1)));
+        assert!(with(&filtered, &fill));
     }
 }
