@@ -438,3 +438,154 @@ async fn deliveries_pending_at_a_stop_are_delivered_after_a_restart() {
     assert_eq!(ok_twice, 2, "each event delivered once");
     t.stack.stop().await;
 }
+
+/// The bars `get_bars` returns for `[from, to)`.
+async fn bars_between(t: &TestStack, symbol: &str, timeframe: &str, from: i64, to: i64) -> Vec<tradeterm_core::Bar> {
+    let iso = tradeterm_core::time::to_iso;
+    let input = json!({ "symbol": symbol, "timeframe": timeframe, "from": iso(from), "to": iso(to) });
+    crate::harness::data::bars_of(&t.api().on(t.terminal(0)).tool("get_bars", &input).await.data())
+}
+
+#[tokio::test]
+async fn an_endpoint_subscribing_bars_gets_their_closed_bars_without_a_stream() {
+    use crate::harness::WEDNESDAY_NOON;
+    const MIN: i64 = 60_000;
+    let clock = Arc::new(tradeterm_sim::ManualClock::new(WEDNESDAY_NOON + 45_000));
+    let t = spawn_with(
+        Options {
+            sims: 1,
+            sim_clock: Some(clock.clone()),
+            ..Options::default()
+        },
+        fast,
+    )
+    .await;
+    let master = t.creds.license_key.clone();
+    let interests = t.stack.events.bar_interests().clone();
+    assert_eq!(interests.len(), 0, "no stream, no endpoint: nothing watched");
+
+    // Refused, and nothing created: bars with a type filter leaving
+    // bar.closed out, an unknown timeframe, a bad symbol, too many series,
+    // one list empty.
+    let r = Receiver::start(&[], 200).await;
+    let m = t.master();
+    let refused = [
+        json!({ "url": r.url, "types": ["order.filled"], "bars": { "symbols": ["EURUSD"], "timeframes": ["M1"] } }),
+        json!({ "url": r.url, "bars": { "symbols": ["EURUSD"], "timeframes": ["M7"] } }),
+        json!({ "url": r.url, "bars": { "symbols": ["EUR USD"], "timeframes": ["M1"] } }),
+        json!({ "url": r.url, "bars": { "symbols": (0..8).map(|i| format!("SYM{i}")).collect::<Vec<_>>(),
+                                        "timeframes": ["M1", "M5", "M15", "M30", "H1", "H4", "D1", "W1", "MN1"] } }),
+        json!({ "url": r.url, "bars": { "symbols": [], "timeframes": ["M1"] } }),
+    ];
+    for body in &refused {
+        m.post("/api/webhooks", body)
+            .await
+            .failure_for(400, "VALIDATION_ERROR", body)
+            .mentions("bars");
+    }
+    assert!(
+        m.get("/api/webhooks").await.data()["webhooks"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // One endpoint subscribes EURUSD M1; another takes bar.closed without
+    // subscribing any series.
+    let created = m
+        .post(
+            "/api/webhooks",
+            &json!({ "url": r.url, "types": ["bar.closed"], "bars": { "symbols": ["EURUSD", "EURUSD"], "timeframes": ["M1"] } }),
+        )
+        .await
+        .data();
+    assert_eq!(
+        created["webhook"]["bars"],
+        json!({ "symbols": ["EURUSD"], "timeframes": ["M1"] }),
+        "shown with the endpoint, each name once: {created}"
+    );
+    let id = created["webhook"]["webhook_id"].as_str().unwrap().to_owned();
+    let secret = created["secret"].as_str().unwrap().to_owned();
+    let plain = Receiver::start(&[], 200).await;
+    create(&t, &master, &plain.url, &["bar.closed"]).await;
+    wait_until("the endpoint's series is watched", Duration::from_secs(10), || {
+        let n = interests.len();
+        async move { (n == 1).then_some(()) }
+    })
+    .await;
+    // A quote after the interest (the watcher hears the feed a quote stream
+    // does): the bar forming now is the first the watcher publishes.
+    let mut quotes = t
+        .api()
+        .request(reqwest::Method::GET, "/api/v1/events?types=quote&symbols=EURUSD")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(quotes.status().as_u16(), 200);
+    let mut seen = String::new();
+    while !seen.contains("event: quote") {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), quotes.chunk())
+            .await
+            .expect("a quote within 30 s")
+            .unwrap()
+            .expect("the stream stays open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(quotes);
+
+    clock.set(WEDNESDAY_NOON + MIN + 45_000);
+    clock.set(WEDNESDAY_NOON + 2 * MIN + 45_000);
+    let expected = bars_between(&t, "EURUSD", "M1", WEDNESDAY_NOON, WEDNESDAY_NOON + 2 * MIN).await;
+    assert_eq!(expected.len(), 2, "the simulated market traded: {expected:?}");
+    let got = wait_until("both closed bars were delivered", Duration::from_secs(30), || {
+        let got = r.got();
+        async move { (got.len() >= 2).then_some(got) }
+    })
+    .await;
+    let mut delivered = Vec::new();
+    for g in &got {
+        let body = assert_signed(g, &secret);
+        assert_eq!(body["type"], "bar.closed", "{body}");
+        assert_eq!(
+            (&body["data"]["symbol"], &body["data"]["timeframe"]),
+            (&json!("EURUSD"), &json!("M1"))
+        );
+        delivered.push(crate::harness::data::bar_of(&body["data"]["bar"]));
+    }
+    assert_eq!(delivered, expected, "each closed bar once, as get_bars returns it");
+    assert!(
+        plain.got().is_empty(),
+        "an endpoint that subscribed no series gets none of another's bars: {:?}",
+        plain.got()
+    );
+
+    // Giving the bars up stops the watching.
+    let changed = m
+        .send(
+            reqwest::Method::PATCH,
+            &format!("/api/webhooks/{id}"),
+            Some(&json!({ "bars": { "symbols": [], "timeframes": [] } })),
+        )
+        .await
+        .envelope()
+        .data();
+    assert!(changed.get("bars").is_none(), "{changed}");
+    wait_until("nothing is watched any more", Duration::from_secs(10), || {
+        let n = interests.len();
+        async move { (n == 0).then_some(()) }
+    })
+    .await;
+    // Types without bar.closed with bars kept: refused, nothing changed.
+    m.send(
+        reqwest::Method::PATCH,
+        &format!("/api/webhooks/{id}"),
+        Some(&json!({ "types": ["order.filled"], "bars": { "symbols": ["EURUSD"], "timeframes": ["H1"] } })),
+    )
+    .await
+    .envelope()
+    .failure(400, "VALIDATION_ERROR")
+    .mentions("bar.closed");
+    let now = m.get(&format!("/api/webhooks/{id}")).await.data();
+    assert_eq!(now["webhook"]["types"], json!(["bar.closed"]), "{now}");
+    t.stack.stop().await;
+}
