@@ -417,6 +417,37 @@ proptest! {
         let ind = Beta::new(p).unwrap();
         same("beta", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
         same("beta/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(h, l).unwrap()))?;
+
+        for matype in 0..=8 {
+            for period in [1, p] {
+                let ind = AnyMovingAverage::new(period, matype).unwrap();
+                same("ma", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+                same("ma/bar", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+            }
+            let ind = BollingerBands::with_matype(q, 2.0, 1.5, matype).unwrap();
+            let batch = ind.over(&bars).unwrap();
+            let outs = stream_values(ind, &bars);
+            same("bbands.middle/matype", &batch.middle, &field(&outs, |o| Some(o.middle)))?;
+            same("bbands.upper/matype", &batch.upper, &field(&outs, |o| Some(o.upper)))?;
+            same("bbands.lower/matype", &batch.lower, &field(&outs, |o| Some(o.lower)))?;
+            let ind = MovingAverageConvergenceDivergenceExt::new(q, matype, r, (matype + 3) % 9, p % 5 + 1, (matype + 7) % 9)
+                .unwrap();
+            let batch = ind.over(&bars).unwrap();
+            let outs = stream(ind, &bars);
+            same("macdext", &batch.macd, &field(&outs, |o| Some(o.macd)))?;
+            same("macdext.signal", &batch.signal, &field(&outs, |o| Some(o.signal)))?;
+            same("macdext.hist", &batch.histogram, &field(&outs, |o| Some(o.histogram)))?;
+            let ind = VariablePeriodMovingAverage::new(q.min(r), q.max(r), matype).unwrap();
+            // Bars' volumes are 0, 1 or up to 2000: every clamp is exercised.
+            same("mavp", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+            same("mavp/col", &ind.over(&bars).unwrap(), &ind.over_columns(c, v).unwrap())?;
+        }
+        let first = &bars[0];
+        for (sv, offset) in [(0.0, 0.0), (first.low * 0.99, 0.01), (-first.high * 1.01, 0.05)] {
+            let ind = ParabolicSarExtended::new(sv, offset, 0.01, 0.02, 0.1 + (p % 3) as f64 * 0.1, 0.03, 0.01, 0.3)
+                .unwrap();
+            same("sarext", &ind.over(&bars).unwrap(), &stream(ind, &bars))?;
+        }
     }
 
     #[test]

@@ -31,6 +31,9 @@ struct Case {
     params: BTreeMap<String, f64>,
     talib: String,
     outputs: BTreeMap<String, Expected>,
+    /// MAVP cases: the bars' volume (MAVP's period) replaced by `(i * 7) % c`.
+    #[serde(default)]
+    periods_cycle: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,7 +90,22 @@ fn check_file(path: &Path, worst: &mut BTreeMap<String, f64>) -> (usize, Vec<Str
     let mut failures = Vec::new();
     for case in &fixture.cases {
         let label = format!("{} {} {:?} [{}]", fixture.data, case.indicator, case.params, case.talib);
-        let out = match compute(&case.indicator, &case.params, &bars) {
+        let cycled;
+        let input = match case.periods_cycle {
+            Some(c) => {
+                cycled = bars
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| tradeterm_core::Bar {
+                        volume: ((i * 7) % c) as f64,
+                        ..*b
+                    })
+                    .collect::<Vec<_>>();
+                &cycled[..]
+            }
+            None => &bars[..],
+        };
+        let out = match compute(&case.indicator, &case.params, input) {
             Ok(out) => out,
             Err(e) => {
                 failures.push(format!("{label}: compute failed: {e}"));

@@ -11,20 +11,21 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AbsolutePriceOscillator, AccumulationDistribution, Aroon, AroonOscillator, AverageDirectionalIndex,
-    AverageDirectionalIndexRating, AveragePrice, AverageTrueRange, BalanceOfPower, BandsSeries, Beta, BollingerBands,
-    ChaikinOscillator, ChandeMomentumOscillator, CommodityChannelIndex, DirectionalMovementIndex, DonchianChannels,
-    DoubleExponentialMovingAverage, ExponentialMovingAverage, FastStochastic, IchimokuCloud,
-    KaufmanAdaptiveMovingAverage, KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept,
-    LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MedianPrice, MesaAdaptiveMovingAverage, Midpoint,
-    MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement, Momentum, MoneyFlowIndex,
-    MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange,
-    OnBalanceVolume, ParabolicSar, PearsonCorrelation, PercentagePriceOscillator, PlusDirectionalIndicator,
+    AbsolutePriceOscillator, AccumulationDistribution, AnyMovingAverage, Aroon, AroonOscillator,
+    AverageDirectionalIndex, AverageDirectionalIndexRating, AveragePrice, AverageTrueRange, BalanceOfPower,
+    BandsSeries, Beta, BollingerBands, ChaikinOscillator, ChandeMomentumOscillator, CommodityChannelIndex,
+    DirectionalMovementIndex, DonchianChannels, DoubleExponentialMovingAverage, ExponentialMovingAverage,
+    FastStochastic, IchimokuCloud, KaufmanAdaptiveMovingAverage, KeltnerChannels, LinearRegressionAngle,
+    LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MedianPrice,
+    MesaAdaptiveMovingAverage, Midpoint, MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement, Momentum,
+    MoneyFlowIndex, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceExt,
+    MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange, OnBalanceVolume, ParabolicSar,
+    ParabolicSarExtended, PearsonCorrelation, PercentagePriceOscillator, PlusDirectionalIndicator,
     PlusDirectionalMovement, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
     RelativeStrengthIndex, SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend,
     T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange,
-    TypicalPrice, UltimateOscillator, Variance, VolumeWeightedAveragePrice, VwapAnchor, WeightedClosePrice,
-    WeightedMovingAverage, WilliamsPercentRange,
+    TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage, Variance, VolumeWeightedAveragePrice, VwapAnchor,
+    WeightedClosePrice, WeightedMovingAverage, WilliamsPercentRange,
 };
 use crate::{Bar, CoreError};
 
@@ -185,6 +186,9 @@ const fn matype_param(name: &'static str, description: &'static str) -> ParamInf
     }
 }
 
+/// The moving-average types, as TA-Lib numbers them.
+const MATYPES: &str = "TA-Lib moving-average type: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.";
+
 /// `fastd_matype` of STOCHF and STOCHRSI.
 const FASTD_MATYPE: ParamInfo = ParamInfo {
     name: "fastd_matype",
@@ -200,7 +204,7 @@ static CATALOG: &[IndicatorInfo] = &[
         name: "sma",
         title: "Simple moving average",
         family: "trend",
-        aliases: &["ma", "simple_moving_average"],
+        aliases: &["simple_moving_average"],
         description: "Arithmetic mean of the last `period` closes.",
         inputs: CLOSE,
         params: &[period(30.0, 1.0, "Number of bars averaged.")],
@@ -430,16 +434,17 @@ static CATALOG: &[IndicatorInfo] = &[
         title: "Bollinger Bands",
         family: "volatility",
         aliases: &["bollinger", "bollinger_bands", "bb"],
-        description: "SMA of the closes with bands `nbdev` population standard deviations above and below.",
+        description: "Moving average of the closes (SMA by default, any TA-Lib matype) with bands `nbdev` population standard deviations above and below.",
         inputs: CLOSE,
         params: &[
             period(20.0, 2.0, "Window of the SMA and of the deviation."),
             real("nbdev_up", 2.0, 0.0, 100.0, "Standard deviations above the middle."),
             real("nbdev_dn", 2.0, 0.0, 100.0, "Standard deviations below the middle."),
+            matype_param("matype", MATYPES),
         ],
         outputs: BANDS,
-        talib: Some("BBANDS (matype SMA)"),
-        warmup: "period - 1",
+        talib: Some("BBANDS"),
+        warmup: "max(period - 1, lookback of the matype's average) (19)",
     },
     IndicatorInfo {
         name: "stddev",
@@ -1086,6 +1091,118 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("ADOSC"),
         warmup: "max(fast, slow) - 1 (9)",
     },
+    IndicatorInfo {
+        name: "ma",
+        title: "Moving average (any type)",
+        family: "trend",
+        aliases: &["moving_average"],
+        description: "Moving average of the closes of a TA-Lib matype (0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3); period 1 copies the closes.",
+        inputs: CLOSE,
+        params: &[
+            period(30.0, 1.0, "Moving-average period (not used by MAMA)."),
+            matype_param("matype", MATYPES),
+        ],
+        outputs: &["ma"],
+        talib: Some("MA"),
+        warmup: "lookback of the matype: period - 1 for SMA/EMA/WMA/TRIMA, 2(period-1) DEMA, 3(period-1) TEMA, period KAMA, 32 MAMA, 6(period-1) T3 (29)",
+    },
+    IndicatorInfo {
+        name: "macdext",
+        title: "MACD with controllable moving-average types",
+        family: "trend",
+        aliases: &["macd_ext"],
+        description: "Fast MA minus slow MA of the closes (each of its own TA-Lib matype, SMA by default), its signal MA and the histogram.",
+        inputs: CLOSE,
+        params: &[
+            int(
+                "fast",
+                12.0,
+                2.0,
+                "Fast moving-average period (swapped with `slow` when longer).",
+            ),
+            matype_param("fast_matype", MATYPES),
+            int("slow", 26.0, 2.0, "Slow moving-average period."),
+            matype_param("slow_matype", MATYPES),
+            int("signal", 9.0, 1.0, "Signal moving-average period."),
+            matype_param("signal_matype", MATYPES),
+        ],
+        outputs: &["macd", "signal", "histogram"],
+        talib: Some("MACDEXT"),
+        warmup: "max(lookback fast, lookback slow) + lookback signal (33)",
+    },
+    IndicatorInfo {
+        name: "mavp",
+        title: "Moving average with variable period",
+        family: "trend",
+        aliases: &["variable_period_moving_average"],
+        description: "Moving average of the closes whose period is read per bar from the bar's `volume` field (truncated, clamped to min_period..max_period).",
+        inputs: &["close", "volume"],
+        params: &[
+            int("min_period", 2.0, 2.0, "Smallest period (at most `max_period`)."),
+            int("max_period", 30.0, 2.0, "Largest period."),
+            matype_param("matype", MATYPES),
+        ],
+        outputs: &["mavp"],
+        talib: Some("MAVP"),
+        warmup: "lookback of the matype with max_period (29)",
+    },
+    IndicatorInfo {
+        name: "sarext",
+        title: "Parabolic SAR (extended)",
+        family: "trend",
+        aliases: &["sar_ext", "psar_ext"],
+        description: "Parabolic SAR with a start value, an offset on reversal and separate long/short acceleration factors; short positions are negative values.",
+        inputs: HL,
+        params: &[
+            real(
+                "start_value",
+                0.0,
+                -1.0e12,
+                1.0e12,
+                "0: direction from the first bars; > 0: start long at this SAR; < 0: start short at |value|.",
+            ),
+            real(
+                "offset_on_reverse",
+                0.0,
+                0.0,
+                3.0e37,
+                "Fraction of the SAR added (to short) or removed (to long) on a reversal.",
+            ),
+            real(
+                "acceleration_init_long",
+                0.02,
+                0.0,
+                3.0e37,
+                "Initial long factor (lowered to the maximum).",
+            ),
+            real(
+                "acceleration_long",
+                0.02,
+                0.0,
+                3.0e37,
+                "Long factor step (lowered to the maximum).",
+            ),
+            real("acceleration_max_long", 0.2, 0.0, 3.0e37, "Long factor maximum."),
+            real(
+                "acceleration_init_short",
+                0.02,
+                0.0,
+                3.0e37,
+                "Initial short factor (lowered to the maximum).",
+            ),
+            real(
+                "acceleration_short",
+                0.02,
+                0.0,
+                3.0e37,
+                "Short factor step (lowered to the maximum).",
+            ),
+            real("acceleration_max_short", 0.2, 0.0, 3.0e37, "Short factor maximum."),
+        ],
+        outputs: &["sarext"],
+        talib: Some("SAREXT"),
+        warmup: "1",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -1412,7 +1529,15 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
         "mom" => vec![("mom", Momentum::new(p.int("period")?)?.over(bars)?)],
         "roc" => vec![("roc", RateOfChange::new(p.int("period")?)?.over(bars)?)],
         "atr" => vec![("atr", AverageTrueRange::new(p.int("period")?)?.over(bars)?)],
-        "bbands" => bands(BollingerBands::new(p.int("period")?, p.real("nbdev_up")?, p.real("nbdev_dn")?)?.over(bars)?),
+        "bbands" => bands(
+            BollingerBands::with_matype(
+                p.int("period")?,
+                p.real("nbdev_up")?,
+                p.real("nbdev_dn")?,
+                p.int("matype")?,
+            )?
+            .over(bars)?,
+        ),
         "stddev" => vec![(
             "stddev",
             StandardDeviation::new(p.int("period")?, p.real("nbdev")?)?.over(bars)?,
@@ -1531,6 +1656,41 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
         "adosc" => vec![(
             "adosc",
             ChaikinOscillator::new(p.int("fast")?, p.int("slow")?)?.over(bars)?,
+        )],
+        "ma" => vec![(
+            "ma",
+            AnyMovingAverage::new(p.int("period")?, p.int("matype")?)?.over(bars)?,
+        )],
+        "macdext" => {
+            let s = MovingAverageConvergenceDivergenceExt::new(
+                p.int("fast")?,
+                p.int("fast_matype")?,
+                p.int("slow")?,
+                p.int("slow_matype")?,
+                p.int("signal")?,
+                p.int("signal_matype")?,
+            )?
+            .over(bars)?;
+            vec![("macd", s.macd), ("signal", s.signal), ("histogram", s.histogram)]
+        }
+        "mavp" => vec![(
+            "mavp",
+            VariablePeriodMovingAverage::new(p.int("min_period")?, p.int("max_period")?, p.int("matype")?)?
+                .over(bars)?,
+        )],
+        "sarext" => vec![(
+            "sarext",
+            ParabolicSarExtended::new(
+                p.real("start_value")?,
+                p.real("offset_on_reverse")?,
+                p.real("acceleration_init_long")?,
+                p.real("acceleration_long")?,
+                p.real("acceleration_max_long")?,
+                p.real("acceleration_init_short")?,
+                p.real("acceleration_short")?,
+                p.real("acceleration_max_short")?,
+            )?
+            .over(bars)?,
         )],
         other => {
             return Err(CoreError::param(

@@ -82,14 +82,16 @@ pub use statistics::{
     LinearRegressionSlope, LinearRegressionValue, PearsonCorrelation, TimeSeriesForecast, Variance,
 };
 pub use trend::{
-    AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
+    AnyMovingAverage, AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
     AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
     IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, MesaAdaptiveMovingAverage,
     MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator,
-    MinusDirectionalMovement, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed,
-    MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, MovingAverageType,
-    ParabolicSar, PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput,
-    SuperTrendSeries, T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage, WeightedMovingAverage,
+    MinusDirectionalMovement, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceExt,
+    MovingAverageConvergenceDivergenceFixed, MovingAverageConvergenceDivergenceOutput,
+    MovingAverageConvergenceDivergenceSeries, MovingAverageType, ParabolicSar, ParabolicSarExtended,
+    PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput,
+    SuperTrendSeries, T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage,
+    VariablePeriodMovingAverage, WeightedMovingAverage,
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{

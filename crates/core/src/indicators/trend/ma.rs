@@ -132,3 +132,208 @@ impl MovingAverage {
         }
     }
 }
+
+impl MovingAverageType {
+    /// TA-Lib's lookback of `TA_MA` with this type and `period` (the index
+    /// of its first value): 0 for a period of 1 (`TA_MA` then copies its
+    /// input), `period − 1` for SMA, EMA, WMA and TRIMA, `2·(period − 1)` for
+    /// DEMA, `3·(period − 1)` for TEMA, `period` for KAMA, 32 for MAMA and
+    /// `6·(period − 1)` for T3.
+    pub fn lookback(self, period: usize) -> usize {
+        if period <= 1 {
+            return 0;
+        }
+        let p = period - 1;
+        match self {
+            Self::Sma | Self::Ema | Self::Wma | Self::Trima => p,
+            Self::Dema => 2 * p,
+            Self::Tema => 3 * p,
+            Self::Kama => period,
+            Self::Mama => 32,
+            Self::T3 => 6 * p,
+        }
+    }
+}
+
+/// A moving average of any TA-Lib type, as TA-Lib's `TA_MA`.
+///
+/// # Formula
+///
+/// The moving average of the [`MovingAverageType`] (each exactly as its own
+/// type computes it from the first input). A period of 1 copies the input,
+/// whatever the type, as `TA_MA` does. With MAMA the period is checked but
+/// not used: the MAMA line with TA-Lib's default limits (0.5, 0.05).
+///
+/// # Parameters
+///
+/// - `period`: 1 ..= 10 000 (default 30).
+/// - `matype`: TA-Lib's number, 0 ..= 8 (default 0, SMA).
+///
+/// Warm-up: [`MovingAverageType::lookback`] (29 with the defaults).
+///
+/// # Example
+///
+/// ```
+/// use tradeterm_core::indicators::{AnyMovingAverage, MovingAverageType};
+///
+/// let ma = AnyMovingAverage::new(2, 2)?; // WMA(2)
+/// assert_eq!(ma.matype(), MovingAverageType::Wma);
+/// let out = ma.over_values(&[1.0, 4.0, 7.0])?;
+/// assert_eq!(out, vec![None, Some(3.0), Some(6.0)]);
+/// # Ok::<(), tradeterm_core::CoreError>(())
+/// ```
+#[doc(alias = "MA")]
+#[derive(Debug, Clone)]
+pub struct AnyMovingAverage {
+    period: usize,
+    kind: MovingAverageType,
+    /// `None` for a period of 1 (the input copied).
+    ma: Option<MovingAverage>,
+    ready: bool,
+}
+
+impl AnyMovingAverage {
+    /// Default `(period, matype)` (TA-Lib's: 30, SMA).
+    pub const DEFAULTS: (usize, usize) = (30, 0);
+
+    /// Builds the moving average; `matype` is TA-Lib's number
+    /// ([`MovingAverageType::from_talib`]).
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] on a period outside 1 ..= 10 000 or a
+    /// `matype` outside 0 ..= 8.
+    pub fn new(period: usize, matype: usize) -> Result<Self, CoreError> {
+        let kind = MovingAverageType::from_talib("matype", matype)?;
+        Self::of_type(period, kind)
+    }
+
+    /// [`Self::new`] with the type given as a [`MovingAverageType`].
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] on a period outside 1 ..= 10 000.
+    pub fn of_type(period: usize, kind: MovingAverageType) -> Result<Self, CoreError> {
+        let period = crate::indicators::util::check_period("period", period, 1)?;
+        let ma = if period == 1 {
+            None
+        } else {
+            Some(MovingAverage::new(kind, period)?)
+        };
+        Ok(Self {
+            period,
+            kind,
+            ma,
+            ready: false,
+        })
+    }
+
+    /// The period.
+    pub fn period(&self) -> usize {
+        self.period
+    }
+
+    /// The moving-average type.
+    pub fn matype(&self) -> MovingAverageType {
+        self.kind
+    }
+
+    /// TA-Lib's lookback (index of the first value).
+    pub fn lookback(&self) -> usize {
+        self.kind.lookback(self.period)
+    }
+}
+
+impl Default for AnyMovingAverage {
+    fn default() -> Self {
+        Self {
+            period: Self::DEFAULTS.0,
+            kind: MovingAverageType::Sma,
+            ma: Some(MovingAverage::Sma(SimpleMovingAverage::default())),
+            ready: false,
+        }
+    }
+}
+
+impl Indicator for AnyMovingAverage {
+    type Output = f64;
+
+    fn reset(&mut self) {
+        if let Some(ma) = &mut self.ma {
+            ma.reset();
+        }
+        self.ready = false;
+    }
+
+    fn is_ready(&self) -> bool {
+        self.ready
+    }
+}
+
+impl Next<f64> for AnyMovingAverage {
+    #[inline]
+    fn next(&mut self, x: f64) -> Option<f64> {
+        let v = match &mut self.ma {
+            Some(ma) => ma.next(x)?,
+            None => x,
+        };
+        self.ready = true;
+        Some(v)
+    }
+}
+
+crate::indicators::close_based!(AnyMovingAverage);
+
+/// A [`AnyMovingAverage`] started `skip` inputs late: TA-Lib's functions
+/// that combine moving averages of different lookbacks (MACDEXT, MAVP, BBANDS)
+/// start each one so that all have their first value on the same bar, which
+/// matters for the recursive types (EMA, DEMA, TEMA, KAMA, MAMA, T3).
+#[derive(Debug, Clone)]
+pub(crate) struct AlignedMovingAverage {
+    skip: usize,
+    left: usize,
+    ma: AnyMovingAverage,
+}
+
+impl AlignedMovingAverage {
+    /// `ma` whose first value falls on input `start` (at least its own lookback).
+    pub(crate) fn new(ma: AnyMovingAverage, start: usize) -> Self {
+        let skip = start.saturating_sub(ma.lookback());
+        Self { skip, left: skip, ma }
+    }
+
+    #[inline]
+    pub(crate) fn next(&mut self, x: f64) -> Option<f64> {
+        if self.left > 0 {
+            self.left -= 1;
+            return None;
+        }
+        self.ma.next(x)
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.left = self.skip;
+        self.ma.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn period_one_copies_and_lookbacks_are_talibs() {
+        for code in 0..=8 {
+            let ma = AnyMovingAverage::new(1, code).unwrap();
+            let xs = [1.0, 2.5, -3.0];
+            assert_eq!(ma.over_values(&xs).unwrap(), xs.map(Some).to_vec());
+            let kind = MovingAverageType::from_talib("matype", code).unwrap();
+            for period in [2, 5, 9] {
+                let ma = AnyMovingAverage::of_type(period, kind).unwrap();
+                let ys: Vec<f64> = (0..200).map(|i| (f64::from(i) * 0.37).sin() + 10.0).collect();
+                let first = ma.over_values(&ys).unwrap().iter().position(Option::is_some);
+                assert_eq!(first, Some(kind.lookback(period)), "{kind:?} {period}");
+            }
+        }
+        assert!(AnyMovingAverage::new(0, 0).is_err());
+        assert!(AnyMovingAverage::new(5, 9).is_err());
+    }
+}

@@ -9,9 +9,12 @@ mod ichimoku;
 mod kama;
 mod ma;
 mod macd;
+mod macdext;
 mod mama;
+mod mavp;
 mod midpoint;
 mod sar;
+mod sarext;
 mod sma;
 mod supertrend;
 mod t3;
@@ -28,14 +31,17 @@ pub use ema::ExponentialMovingAverage;
 pub use ichimoku::{IchimokuCloud, IchimokuOutput, IchimokuSeries};
 pub use kama::KaufmanAdaptiveMovingAverage;
 pub(crate) use ma::MovingAverage;
-pub use ma::MovingAverageType;
+pub use ma::{AnyMovingAverage, MovingAverageType};
 pub use macd::{
     MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceFixed,
     MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries,
 };
+pub use macdext::MovingAverageConvergenceDivergenceExt;
 pub use mama::{MesaAdaptiveMovingAverage, MesaAdaptiveOutput, MesaAdaptiveSeries};
+pub use mavp::VariablePeriodMovingAverage;
 pub use midpoint::{Midpoint, MidpointPrice};
 pub use sar::ParabolicSar;
+pub use sarext::ParabolicSarExtended;
 pub use sma::SimpleMovingAverage;
 pub use supertrend::{SuperTrend, SuperTrendOutput, SuperTrendSeries};
 pub use t3::T3MovingAverage;

@@ -1,12 +1,13 @@
 //! Bollinger Bands.
 
+use crate::indicators::trend::{AnyMovingAverage, MovingAverageType};
 use crate::indicators::util::{PandasSma, RollingVariance, check_period, check_real};
 use crate::indicators::{BandsOutput, BandsSeries, Indicator, Next, run_bars, run_values};
 use crate::{Bar, CoreError};
 
-/// Bollinger Bands: a simple moving average with bands a multiple of the
-/// population standard deviation away, as TA-Lib's `TA_BBANDS` with
-/// `matype = SMA`.
+/// Bollinger Bands: a moving average (simple by default) with bands a
+/// multiple of the population standard deviation away, as TA-Lib's
+/// `TA_BBANDS`.
 ///
 /// # Formula
 ///
@@ -15,13 +16,18 @@ use crate::{Bar, CoreError};
 /// rolling mean), `σ` = population standard deviation of the same
 /// window ([`StandardDeviation`](crate::indicators::StandardDeviation)'s
 /// computation), `upper = middle + nbdev_up · σ`, `lower = middle − nbdev_dn · σ`.
+/// With another `matype` ([`with_matype`](Self::with_matype)) the middle line
+/// is that moving average ([`AnyMovingAverage`]) and σ the standard
+/// deviation of the last `period` values around their own mean, as TA-Lib.
 ///
 /// # Parameters
 ///
 /// - `period`: 2 ..= 10 000 (default 20, TA-Lib 0.8's).
 /// - `nbdev_up`, `nbdev_dn`: finite, 0 ..= 100 (default 2 each).
+/// - `matype`: TA-Lib's moving-average number, 0 ..= 8 (default 0, SMA).
 ///
-/// Warm-up: the first value is at index `period − 1`.
+/// Warm-up: the first value is at index `max(period − 1, lookback of the
+/// moving average)` (`period − 1` with an SMA).
 ///
 /// # Example
 ///
@@ -41,7 +47,10 @@ pub struct BollingerBands {
     period: usize,
     nbdev_up: f64,
     nbdev_dn: f64,
+    matype: MovingAverageType,
     sma: PandasSma,
+    /// The middle line when `matype` is not SMA.
+    other: Option<AnyMovingAverage>,
     var: RollingVariance,
     ready: bool,
 }
@@ -64,12 +73,34 @@ impl BollingerBands {
         Ok(Self::unchecked(period, nbdev_up, nbdev_dn))
     }
 
+    /// [`Self::new`] with TA-Lib's `matype` of the middle line
+    /// ([`MovingAverageType::from_talib`]).
+    ///
+    /// # Errors
+    /// As [`Self::new`], and a `matype` outside 0 ..= 8.
+    pub fn with_matype(period: usize, nbdev_up: f64, nbdev_dn: f64, matype: usize) -> Result<Self, CoreError> {
+        let kind = MovingAverageType::from_talib("matype", matype)?;
+        let mut bb = Self::new(period, nbdev_up, nbdev_dn)?;
+        if kind != MovingAverageType::Sma {
+            bb.other = Some(AnyMovingAverage::of_type(bb.period, kind)?);
+        }
+        bb.matype = kind;
+        Ok(bb)
+    }
+
+    /// The moving-average type of the middle line.
+    pub fn matype(&self) -> MovingAverageType {
+        self.matype
+    }
+
     fn unchecked(period: usize, nbdev_up: f64, nbdev_dn: f64) -> Self {
         Self {
             period,
             nbdev_up,
             nbdev_dn,
+            matype: MovingAverageType::Sma,
             sma: PandasSma::new(period),
+            other: None,
             var: RollingVariance::new(period),
             ready: false,
         }
@@ -108,6 +139,9 @@ impl Indicator for BollingerBands {
 
     fn reset(&mut self) {
         self.sma.clear();
+        if let Some(ma) = &mut self.other {
+            ma.reset();
+        }
         self.var.clear();
         self.ready = false;
     }
@@ -119,7 +153,10 @@ impl Indicator for BollingerBands {
 
 impl Next<f64> for BollingerBands {
     fn next(&mut self, x: f64) -> Option<BandsOutput> {
-        let middle = self.sma.push(x);
+        let middle = match &mut self.other {
+            None => self.sma.push(x),
+            Some(ma) => ma.next(x),
+        };
         let var = self.var.push(x);
         let (middle, var) = (middle?, var?);
         self.ready = true;
@@ -154,5 +191,11 @@ mod tests {
         assert!((out.upper[3].unwrap() - (3.0 + sd)).abs() < 1e-12);
         assert!((out.lower[3].unwrap() - (3.0 - sd)).abs() < 1e-12);
         assert!(BollingerBands::new(20, -1.0, 2.0).is_err());
+        assert!(BollingerBands::with_matype(20, 2.0, 2.0, 9).is_err());
+        let ema = BollingerBands::with_matype(3, 1.0, 1.0, 1).unwrap();
+        let out = ema.over_values(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        // EMA(3) seeded with the SMA 2, then 2 + 0.5 · (4 − 2).
+        assert_eq!(out.middle[3], Some(3.0));
+        assert!((out.upper[3].unwrap() - (3.0 + sd)).abs() < 1e-12);
     }
 }
