@@ -308,7 +308,8 @@ mod tests {
             params: BTreeMap::new(),
             output: output.map(str::to_owned),
         };
-        assert_eq!(series_name(&s("MA", None)), "sma.sma");
+        assert_eq!(series_name(&s("MA", None)), "ma.ma");
+        assert_eq!(series_name(&s("SMA", None)), "sma.sma");
         assert_eq!(series_name(&s("bbands", Some("Upper"))), "bbands.upper");
         assert_eq!(series_name(&s("price", None)), "price.close");
     }
