@@ -40,8 +40,8 @@ pub use model::*;
 pub use session::{DashboardSession, SessionStore};
 pub use sql::SqlStore;
 pub use webhook::{
-    ClaimedDelivery, MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, WebhookAttempt, WebhookAttemptOutcome,
-    WebhookBars, WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
+    ClaimedDelivery, MAX_WEBHOOKS_PER_LICENSE, NewWebhookDelivery, WebhookAttempt, WebhookAttemptOutcome, WebhookBars,
+    WebhookCounts, WebhookEndpoint, WebhookStore, WebhookUpdate,
 };
 
 use async_trait::async_trait;
