@@ -135,16 +135,18 @@ pub struct WebhookView {
 #[serde(deny_unknown_fields)]
 pub struct BarSubscription {
     /// Symbols, on every terminal of the license (e.g. `EURUSD`).
-    #[schemars(length(min = 1, max = MAX_BAR_PAIRS), inner(pattern(tradeterm_core::market::SYMBOL_PATTERN)))]
+    #[schemars(length(min = 1, max = MAX_BAR_SYMBOLS), inner(pattern(tradeterm_core::market::SYMBOL_PATTERN)))]
     pub symbols: Vec<String>,
     /// Timeframes (`M1` … `MN1`).
     #[schemars(length(min = 1, max = 9))]
     pub timeframes: Vec<Timeframe>,
 }
 
-/// Most (symbol, timeframe) pairs one endpoint subscribes to (as one event
-/// stream): each costs a bars read from the terminal per closed bar.
-pub const MAX_BAR_PAIRS: usize = 64;
+/// Most symbols one endpoint subscribes bars of. With the nine timeframes
+/// that is at most 144 series (each costs a bars read from the terminal per
+/// closed bar); the bound is the schema's own `maxItems`, so a request the
+/// schema accepts is never refused for its number of series.
+pub const MAX_BAR_SYMBOLS: usize = 16;
 
 impl BarSubscription {
     /// Checks the names and the number of pairs; each name once, in the
@@ -172,10 +174,10 @@ impl BarSubscription {
                 "bars: name at least one symbol and one timeframe (or leave `bars` out)".into(),
             ));
         }
-        let pairs = symbols.len() * timeframes.len();
-        if pairs > MAX_BAR_PAIRS {
+        if symbols.len() > MAX_BAR_SYMBOLS {
             return Err(ToolError::InvalidInput(format!(
-                "bars: symbols × timeframes names {pairs} bar series; an endpoint may subscribe to at most {MAX_BAR_PAIRS}"
+                "bars.symbols: {} symbols; an endpoint may subscribe to the bars of at most {MAX_BAR_SYMBOLS}",
+                symbols.len()
             )));
         }
         Ok(Self { symbols, timeframes })
@@ -203,15 +205,16 @@ impl BarSubscription {
     }
 }
 
-/// Bars subscribed with a type filter that leaves `bar.closed` out would
-/// watch series nobody is sent.
-fn check_bars_with_types(bars: Option<&BarSubscription>, types: &[String]) -> Result<(), ToolError> {
-    if bars.is_some() && !types.is_empty() && !types.iter().any(|t| t == EventType::BarClosed.as_str()) {
-        return Err(ToolError::InvalidInput(
-            "bars: the endpoint's types leave out `bar.closed`; add it to `types` (or leave `types` empty)".into(),
-        ));
+/// Subscribing to bars is asking for `bar.closed`: a type filter that
+/// leaves it out gets it added (`true` when it was), rather than watching
+/// series nobody is sent.
+fn add_bar_type(bars: Option<&BarSubscription>, types: &mut Vec<String>) -> bool {
+    let name = EventType::BarClosed.as_str();
+    if bars.is_some() && !types.is_empty() && !types.iter().any(|t| t == name) {
+        types.push(name.to_owned());
+        return true;
     }
-    Ok(())
+    false
 }
 
 impl From<WebhookEndpoint> for WebhookView {
@@ -268,7 +271,7 @@ pub struct CreateWebhookInput {
     #[schemars(schema_with = "type_filter")]
     pub types: Vec<String>,
     /// The `bar.closed` series to watch and deliver (symbols × timeframes);
-    /// absent: no bars.
+    /// absent: no bars. With a non-empty `types`, `bar.closed` is added to it.
     #[serde(default)]
     pub bars: Option<BarSubscription>,
 }
@@ -306,9 +309,9 @@ async fn create_webhook(ctx: ToolContext, input: CreateWebhookInput) -> Result<C
     let settings = ctx.services.webhooks;
     outbound::check_target(&input.url, &settings).await?;
     let url = outbound::as_stored(&input.url);
-    let types = check_types(&input.types)?;
+    let mut types = check_types(&input.types)?;
     let bars = input.bars.map(BarSubscription::checked).transpose()?;
-    check_bars_with_types(bars.as_ref(), &types)?;
+    add_bar_type(bars.as_ref(), &mut types);
     let stored_bars = bars.as_ref().map(BarSubscription::stored);
     // From now on: the endpoint starts after the license's newest event.
     let cursor = match &ctx.services.events {
@@ -486,7 +489,7 @@ fn optional_bar_update(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         "properties": {
             "symbols": {
                 "type": "array",
-                "maxItems": MAX_BAR_PAIRS,
+                "maxItems": MAX_BAR_SYMBOLS,
                 "items": { "type": "string", "pattern": tradeterm_core::market::SYMBOL_PATTERN }
             },
             "timeframes": {
@@ -496,7 +499,12 @@ fn optional_bar_update(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
             }
         },
         "required": ["symbols", "timeframes"],
-        "additionalProperties": false
+        "additionalProperties": false,
+        // Both lists empty (no bars any more) or both named.
+        "anyOf": [
+            { "properties": { "symbols": { "maxItems": 0 }, "timeframes": { "maxItems": 0 } } },
+            { "properties": { "symbols": { "minItems": 1 }, "timeframes": { "minItems": 1 } } }
+        ]
     })
 }
 
@@ -510,7 +518,7 @@ async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<W
         }
         None => None,
     };
-    let types = input.types.as_deref().map(check_types).transpose()?;
+    let mut types = input.types.as_deref().map(check_types).transpose()?;
     let bars: Option<Option<BarSubscription>> = match input.bars {
         None => None,
         Some(b) if b.symbols.is_empty() && b.timeframes.is_empty() => Some(None),
@@ -522,7 +530,8 @@ async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<W
             .checked()?,
         )),
     };
-    // Bars and types must agree as they will be after the change.
+    // Bars as they will be after the change bring `bar.closed` into the
+    // type filter as it will be.
     if bars.is_some() || types.is_some() {
         let current = ctx
             .services
@@ -534,7 +543,10 @@ async fn update_webhook(ctx: ToolContext, input: UpdateWebhookInput) -> Result<W
             Some(b) => b.clone(),
             None => current.bars.as_ref().map(BarSubscription::from_stored),
         };
-        check_bars_with_types(after_bars.as_ref(), types.as_deref().unwrap_or(&current.types))?;
+        let mut after_types = types.clone().unwrap_or_else(|| current.types.clone());
+        if add_bar_type(after_bars.as_ref(), &mut after_types) {
+            types = Some(after_types);
+        }
     }
     let update = WebhookUpdate {
         url,
