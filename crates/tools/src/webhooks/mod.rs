@@ -152,6 +152,20 @@ impl BarSubscription {
     /// Checks the names and the number of pairs; each name once, in the
     /// order given.
     fn checked(self) -> Result<Self, ToolError> {
+        // The schema's bounds count the items as sent, repeats included.
+        if self.symbols.len() > MAX_BAR_SYMBOLS {
+            return Err(ToolError::InvalidInput(format!(
+                "bars.symbols: {} items; an endpoint may subscribe to the bars of at most {MAX_BAR_SYMBOLS} symbols",
+                self.symbols.len()
+            )));
+        }
+        if self.timeframes.len() > Timeframe::ALL.len() {
+            return Err(ToolError::InvalidInput(format!(
+                "bars.timeframes: {} items; at most {}",
+                self.timeframes.len(),
+                Timeframe::ALL.len()
+            )));
+        }
         let mut symbols: Vec<String> = Vec::new();
         for s in self.symbols {
             if !tradeterm_core::market::is_symbol(&s) {
@@ -173,12 +187,6 @@ impl BarSubscription {
             return Err(ToolError::InvalidInput(
                 "bars: name at least one symbol and one timeframe (or leave `bars` out)".into(),
             ));
-        }
-        if symbols.len() > MAX_BAR_SYMBOLS {
-            return Err(ToolError::InvalidInput(format!(
-                "bars.symbols: {} symbols; an endpoint may subscribe to the bars of at most {MAX_BAR_SYMBOLS}",
-                symbols.len()
-            )));
         }
         Ok(Self { symbols, timeframes })
     }
