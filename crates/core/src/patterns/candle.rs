@@ -113,6 +113,11 @@ pub(crate) fn white(b: &Bar) -> bool {
     b.close >= b.open
 }
 
+/// +1 for a white candle, -1 for a black one (TA-Lib `TA_CANDLECOLOR`).
+pub(crate) fn color(b: &Bar) -> i32 {
+    if white(b) { 1 } else { -1 }
+}
+
 /// High minus the top of the real body.
 pub(crate) fn upper_shadow(b: &Bar) -> f64 {
     b.high - if white(b) { b.close } else { b.open }
@@ -141,6 +146,18 @@ pub(crate) fn body_gap_up(later: &Bar, earlier: &Bar) -> bool {
 /// The real body of `later` lies entirely below the real body of `earlier`.
 pub(crate) fn body_gap_down(later: &Bar, earlier: &Bar) -> bool {
     body_top(later) < body_bottom(earlier)
+}
+
+/// The whole range of `later` lies above the high of `earlier` (TA-Lib
+/// `TA_CANDLEGAPUP`).
+pub(crate) fn candle_gap_up(later: &Bar, earlier: &Bar) -> bool {
+    later.low > earlier.high
+}
+
+/// The whole range of `later` lies below the low of `earlier` (TA-Lib
+/// `TA_CANDLEGAPDOWN`).
+pub(crate) fn candle_gap_down(later: &Bar, earlier: &Bar) -> bool {
+    later.high < earlier.low
 }
 
 /// The running "period total" of one candle setting as a `CDL*` function

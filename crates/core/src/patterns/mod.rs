@@ -2,22 +2,25 @@
 //!
 //! One job: given closed bars, say at which bars a candlestick pattern
 //! completes, with TA-Lib's output convention (`0` = none, `±100` = bullish
-//! or bearish, `±80` for the weaker forms of engulfing and harami, `+100`
-//! for the doji family, which has no direction). The caller decides which
+//! or bearish, `±80` for the weaker forms of engulfing and harami, `±200`
+//! for a confirmed hikkake, `+100` for the doji family, the rickshaw man and
+//! the takuri, which have no direction). The caller decides which
 //! bars are closed: every bar passed in is treated as closed, so pass a
 //! forming bar only if a provisional answer is wanted.
 //!
 //! **Invariant (reference):** [`detect`] returns, bar for bar, what TA-Lib
 //! 0.8.2 (Python `talib`, C core 0.8.1) returns for the same function on the
 //! same series with its default parameters (penetration 0.3 for the
-//! morning/evening stars, 0.5 for dark cloud cover) and its default candle
-//! settings ([`CandleSetting`]). That includes TA-Lib's lookback (the first
+//! morning/evening stars and the abandoned baby, 0.5 for dark cloud cover and
+//! mat hold) and its default candle settings ([`CandleSetting`]). That includes TA-Lib's lookback (the first
 //! [`Pattern::lookback`] bars are `0`) and its running averages: each
 //! function keeps its own "period total" per candle setting, started at its
 //! own lookback and updated by `total += new - old`, so every comparison sees
 //! the very same floating-point number as TA-Lib. `tests/patterns_talib.rs`
-//! checks exact equality on every series of `data/market/` against fixtures
-//! written by `scripts/fixtures/talib_patterns_fixtures.py`.
+//! checks exact equality for all 61 `CDL*` functions on every series of
+//! `data/market/` (and on a series with the few patterns those lack planted
+//! in it) against fixtures written by
+//! `scripts/fixtures/talib_patterns_fixtures.py`.
 //!
 //! **Invariant (no look-ahead):** the value at bar `i` depends only on bars
 //! `0..=i`, so running [`detect`] on a prefix gives the prefix of the full
@@ -51,6 +54,7 @@
 //! ```
 
 mod candle;
+mod long;
 mod multi;
 mod single;
 
@@ -159,11 +163,181 @@ pub enum Pattern {
     /// previous body, the first closing under the white candle's high. -100.
     #[doc(alias = "CDL3BLACKCROWS")]
     ThreeBlackCrows,
+    /// `CDLMARUBOZU`: a long real body with very short shadows at both ends.
+    /// ±100 by colour.
+    #[doc(alias = "CDLMARUBOZU")]
+    Marubozu,
+    /// `CDLCLOSINGMARUBOZU`: a long real body with a very short shadow at its
+    /// closing end. ±100 by colour.
+    #[doc(alias = "CDLCLOSINGMARUBOZU")]
+    ClosingMarubozu,
+    /// `CDLLONGLINE`: a long real body with short shadows. ±100 by colour.
+    #[doc(alias = "CDLLONGLINE")]
+    LongLine,
+    /// `CDLSHORTLINE`: a short real body with short shadows. ±100, the sign
+    /// being the candle's colour.
+    #[doc(alias = "CDLSHORTLINE")]
+    ShortLine,
+    /// `CDLSPINNINGTOP`: a short real body with both shadows longer than it.
+    /// ±100, the sign being the candle's colour.
+    #[doc(alias = "CDLSPINNINGTOP")]
+    SpinningTop,
+    /// `CDLHIGHWAVE`: a short real body with both shadows more than twice as
+    /// long. ±100, the sign being the candle's colour.
+    #[doc(alias = "CDLHIGHWAVE")]
+    HighWave,
+    /// `CDLRICKSHAWMAN`: a doji with two long shadows, its body near the middle
+    /// of the range. +100 (no direction).
+    #[doc(alias = "CDLRICKSHAWMAN")]
+    RickshawMan,
+    /// `CDLTAKURI`: a doji with a very short upper and a very long lower
+    /// shadow. +100 (no direction).
+    #[doc(alias = "CDLTAKURI")]
+    Takuri,
+    /// `CDLBELTHOLD`: a long real body with a very short shadow at its opening
+    /// end. ±100 by colour.
+    #[doc(alias = "CDLBELTHOLD")]
+    BeltHold,
+    /// `CDLCOUNTERATTACK`: two long bodies of opposite colours closing at the
+    /// same level. Sign = colour of the second.
+    #[doc(alias = "CDLCOUNTERATTACK")]
+    Counterattack,
+    /// `CDLINNECK`: a long black body, then a white candle opening below its
+    /// low and closing at or just above its close. -100.
+    #[doc(alias = "CDLINNECK")]
+    InNeck,
+    /// `CDLONNECK`: a long black body, then a white candle opening below its
+    /// low and closing at that low. -100.
+    #[doc(alias = "CDLONNECK")]
+    OnNeck,
+    /// `CDLTHRUSTING`: a long black body, then a white candle opening below its
+    /// low and closing above its close but not above the middle of its body.
+    /// -100.
+    #[doc(alias = "CDLTHRUSTING")]
+    Thrusting,
+    /// `CDLSEPARATINGLINES`: opposite colours opening at the same level, the
+    /// second a long belt hold. Sign = colour of the second.
+    #[doc(alias = "CDLSEPARATINGLINES")]
+    SeparatingLines,
+    /// `CDLMATCHINGLOW`: two black candles with the same close. +100.
+    #[doc(alias = "CDLMATCHINGLOW")]
+    MatchingLow,
+    /// `CDLHOMINGPIGEON`: a long black body, then a short black body inside it.
+    /// +100.
+    #[doc(alias = "CDLHOMINGPIGEON")]
+    HomingPigeon,
+    /// `CDLKICKING`: two marubozu of opposite colours with a gap between them.
+    /// Sign = colour of the second.
+    #[doc(alias = "CDLKICKING")]
+    Kicking,
+    /// `CDLKICKINGBYLENGTH`: the kicking pattern signed by the colour of the
+    /// longer marubozu.
+    #[doc(alias = "CDLKICKINGBYLENGTH")]
+    KickingByLength,
+    /// `CDL2CROWS`: a long white body, a black one gapping up, a black one
+    /// closing inside the first body. -100.
+    #[doc(alias = "CDL2CROWS")]
+    TwoCrows,
+    /// `CDL3INSIDE`: a harami confirmed by a close beyond the first open. Sign
+    /// opposite to the first candle's colour.
+    #[doc(alias = "CDL3INSIDE")]
+    ThreeInside,
+    /// `CDL3OUTSIDE`: an engulfing pair confirmed by a close beyond the second
+    /// close. Sign = colour of the engulfing candle.
+    #[doc(alias = "CDL3OUTSIDE")]
+    ThreeOutside,
+    /// `CDL3LINESTRIKE`: three candles of one colour stepping on, then one of
+    /// the other colour wiping them out. Sign = colour of the three.
+    #[doc(alias = "CDL3LINESTRIKE")]
+    ThreeLineStrike,
+    /// `CDL3STARSINSOUTH`: three shrinking black candles, the last a small
+    /// marubozu inside the second range. +100.
+    #[doc(alias = "CDL3STARSINSOUTH")]
+    ThreeStarsInSouth,
+    /// `CDLABANDONEDBABY`: a long body, a doji gapping away (ranges), a candle
+    /// of the other colour gapping back and closing `penetration` (default 0.3)
+    /// deep into the first body. Sign = colour of the third.
+    #[doc(alias = "CDLABANDONEDBABY")]
+    AbandonedBaby,
+    /// `CDLADVANCEBLOCK`: three rising white candles whose advance weakens
+    /// (shrinking bodies, long upper shadows). -100.
+    #[doc(alias = "CDLADVANCEBLOCK")]
+    AdvanceBlock,
+    /// `CDLBREAKAWAY`: a long body, a gap and two more candles in its
+    /// direction, then a candle of the other colour closing inside the gap.
+    /// Sign = colour of the last.
+    #[doc(alias = "CDLBREAKAWAY")]
+    Breakaway,
+    /// `CDLCONCEALBABYSWALL`: two black marubozu, a black candle gapping down
+    /// with an upper shadow into the second body, a black candle engulfing its
+    /// range. +100.
+    #[doc(alias = "CDLCONCEALBABYSWALL")]
+    ConcealingBabySwallow,
+    /// `CDLGAPSIDESIDEWHITE`: two similar white candles side by side after a
+    /// body gap. +100 after a gap up, -100 after a gap down.
+    #[doc(alias = "CDLGAPSIDESIDEWHITE")]
+    GapSideBySideWhite,
+    /// `CDLHIKKAKE`: an inside bar, then a false breakout: +100 (lower high and
+    /// low) or -100 (higher high and low); ±200 on a confirming close beyond
+    /// the inside bar within three bars.
+    #[doc(alias = "CDLHIKKAKE")]
+    Hikkake,
+    /// `CDLHIKKAKEMOD`: the hikkake after a second inside bar closing near its
+    /// low (bullish) or high (bearish); ±100, ±200 on confirmation.
+    #[doc(alias = "CDLHIKKAKEMOD")]
+    ModifiedHikkake,
+    /// `CDLIDENTICAL3CROWS`: three falling black candles, each opening at the
+    /// previous close, with very short lower shadows. -100.
+    #[doc(alias = "CDLIDENTICAL3CROWS")]
+    IdenticalThreeCrows,
+    /// `CDLLADDERBOTTOM`: three falling black candles, a black one with an
+    /// upper shadow, then a white one closing above its high. +100.
+    #[doc(alias = "CDLLADDERBOTTOM")]
+    LadderBottom,
+    /// `CDLMATHOLD`: a long white body, three small reaction candles holding
+    /// within it (at most `penetration`, default 0.5, deep), then a white
+    /// candle closing above them. +100.
+    #[doc(alias = "CDLMATHOLD")]
+    MatHold,
+    /// `CDLRISEFALL3METHODS`: rising (falling) three methods: a long body,
+    /// three small counter-moves inside its range, a long body of the first
+    /// colour closing beyond it. Sign = colour of the first.
+    #[doc(alias = "CDLRISEFALL3METHODS")]
+    RiseFallThreeMethods,
+    /// `CDLSTALLEDPATTERN`: two long rising white candles, then a small white
+    /// one riding on the second's shoulder. -100.
+    #[doc(alias = "CDLSTALLEDPATTERN")]
+    StalledPattern,
+    /// `CDLSTICKSANDWICH`: black, white above its close, black closing at the
+    /// first close. +100.
+    #[doc(alias = "CDLSTICKSANDWICH")]
+    StickSandwich,
+    /// `CDLTASUKIGAP`: a body gap, a candle in its direction, a similar candle
+    /// of the other colour closing inside the gap. Sign = colour of the second.
+    #[doc(alias = "CDLTASUKIGAP")]
+    TasukiGap,
+    /// `CDLTRISTAR`: three doji, the middle one gapping away. -100 (top) or
+    /// +100 (bottom).
+    #[doc(alias = "CDLTRISTAR")]
+    Tristar,
+    /// `CDLUNIQUE3RIVER`: a long black body, a black harami with a lower low, a
+    /// short white candle opening above that low. +100.
+    #[doc(alias = "CDLUNIQUE3RIVER")]
+    UniqueThreeRiver,
+    /// `CDLUPSIDEGAP2CROWS`: a long white body, a short black one gapping up, a
+    /// black one engulfing it and closing above the first close. -100.
+    #[doc(alias = "CDLUPSIDEGAP2CROWS")]
+    UpsideGapTwoCrows,
+    /// `CDLXSIDEGAP3METHODS`: upside/downside gap three methods: two candles of
+    /// one colour with a body gap, then one of the other colour closing inside
+    /// the first body. Sign = colour of the first two.
+    #[doc(alias = "CDLXSIDEGAP3METHODS")]
+    GapThreeMethods,
 }
 
 impl Pattern {
     /// Every pattern, in the order [`scan`] reports hits of one bar.
-    pub const ALL: [Pattern; 20] = [
+    pub const ALL: [Pattern; 61] = [
         Pattern::Engulfing,
         Pattern::Hammer,
         Pattern::InvertedHammer,
@@ -184,6 +358,47 @@ impl Pattern {
         Pattern::DarkCloudCover,
         Pattern::ThreeWhiteSoldiers,
         Pattern::ThreeBlackCrows,
+        Pattern::Marubozu,
+        Pattern::ClosingMarubozu,
+        Pattern::LongLine,
+        Pattern::ShortLine,
+        Pattern::SpinningTop,
+        Pattern::HighWave,
+        Pattern::RickshawMan,
+        Pattern::Takuri,
+        Pattern::BeltHold,
+        Pattern::Counterattack,
+        Pattern::InNeck,
+        Pattern::OnNeck,
+        Pattern::Thrusting,
+        Pattern::SeparatingLines,
+        Pattern::MatchingLow,
+        Pattern::HomingPigeon,
+        Pattern::Kicking,
+        Pattern::KickingByLength,
+        Pattern::TwoCrows,
+        Pattern::ThreeInside,
+        Pattern::ThreeOutside,
+        Pattern::ThreeLineStrike,
+        Pattern::ThreeStarsInSouth,
+        Pattern::AbandonedBaby,
+        Pattern::AdvanceBlock,
+        Pattern::Breakaway,
+        Pattern::ConcealingBabySwallow,
+        Pattern::GapSideBySideWhite,
+        Pattern::Hikkake,
+        Pattern::ModifiedHikkake,
+        Pattern::IdenticalThreeCrows,
+        Pattern::LadderBottom,
+        Pattern::MatHold,
+        Pattern::RiseFallThreeMethods,
+        Pattern::StalledPattern,
+        Pattern::StickSandwich,
+        Pattern::TasukiGap,
+        Pattern::Tristar,
+        Pattern::UniqueThreeRiver,
+        Pattern::UpsideGapTwoCrows,
+        Pattern::GapThreeMethods,
     ];
 
     /// Snake-case name (`"morning_star"`), as serialized.
@@ -209,6 +424,47 @@ impl Pattern {
             Pattern::DarkCloudCover => "dark_cloud_cover",
             Pattern::ThreeWhiteSoldiers => "three_white_soldiers",
             Pattern::ThreeBlackCrows => "three_black_crows",
+            Pattern::Marubozu => "marubozu",
+            Pattern::ClosingMarubozu => "closing_marubozu",
+            Pattern::LongLine => "long_line",
+            Pattern::ShortLine => "short_line",
+            Pattern::SpinningTop => "spinning_top",
+            Pattern::HighWave => "high_wave",
+            Pattern::RickshawMan => "rickshaw_man",
+            Pattern::Takuri => "takuri",
+            Pattern::BeltHold => "belt_hold",
+            Pattern::Counterattack => "counterattack",
+            Pattern::InNeck => "in_neck",
+            Pattern::OnNeck => "on_neck",
+            Pattern::Thrusting => "thrusting",
+            Pattern::SeparatingLines => "separating_lines",
+            Pattern::MatchingLow => "matching_low",
+            Pattern::HomingPigeon => "homing_pigeon",
+            Pattern::Kicking => "kicking",
+            Pattern::KickingByLength => "kicking_by_length",
+            Pattern::TwoCrows => "two_crows",
+            Pattern::ThreeInside => "three_inside",
+            Pattern::ThreeOutside => "three_outside",
+            Pattern::ThreeLineStrike => "three_line_strike",
+            Pattern::ThreeStarsInSouth => "three_stars_in_south",
+            Pattern::AbandonedBaby => "abandoned_baby",
+            Pattern::AdvanceBlock => "advance_block",
+            Pattern::Breakaway => "breakaway",
+            Pattern::ConcealingBabySwallow => "concealing_baby_swallow",
+            Pattern::GapSideBySideWhite => "gap_side_by_side_white",
+            Pattern::Hikkake => "hikkake",
+            Pattern::ModifiedHikkake => "modified_hikkake",
+            Pattern::IdenticalThreeCrows => "identical_three_crows",
+            Pattern::LadderBottom => "ladder_bottom",
+            Pattern::MatHold => "mat_hold",
+            Pattern::RiseFallThreeMethods => "rise_fall_three_methods",
+            Pattern::StalledPattern => "stalled_pattern",
+            Pattern::StickSandwich => "stick_sandwich",
+            Pattern::TasukiGap => "tasuki_gap",
+            Pattern::Tristar => "tristar",
+            Pattern::UniqueThreeRiver => "unique_three_river",
+            Pattern::UpsideGapTwoCrows => "upside_gap_two_crows",
+            Pattern::GapThreeMethods => "gap_three_methods",
         }
     }
 
@@ -235,11 +491,53 @@ impl Pattern {
             Pattern::DarkCloudCover => "CDLDARKCLOUDCOVER",
             Pattern::ThreeWhiteSoldiers => "CDL3WHITESOLDIERS",
             Pattern::ThreeBlackCrows => "CDL3BLACKCROWS",
+            Pattern::Marubozu => "CDLMARUBOZU",
+            Pattern::ClosingMarubozu => "CDLCLOSINGMARUBOZU",
+            Pattern::LongLine => "CDLLONGLINE",
+            Pattern::ShortLine => "CDLSHORTLINE",
+            Pattern::SpinningTop => "CDLSPINNINGTOP",
+            Pattern::HighWave => "CDLHIGHWAVE",
+            Pattern::RickshawMan => "CDLRICKSHAWMAN",
+            Pattern::Takuri => "CDLTAKURI",
+            Pattern::BeltHold => "CDLBELTHOLD",
+            Pattern::Counterattack => "CDLCOUNTERATTACK",
+            Pattern::InNeck => "CDLINNECK",
+            Pattern::OnNeck => "CDLONNECK",
+            Pattern::Thrusting => "CDLTHRUSTING",
+            Pattern::SeparatingLines => "CDLSEPARATINGLINES",
+            Pattern::MatchingLow => "CDLMATCHINGLOW",
+            Pattern::HomingPigeon => "CDLHOMINGPIGEON",
+            Pattern::Kicking => "CDLKICKING",
+            Pattern::KickingByLength => "CDLKICKINGBYLENGTH",
+            Pattern::TwoCrows => "CDL2CROWS",
+            Pattern::ThreeInside => "CDL3INSIDE",
+            Pattern::ThreeOutside => "CDL3OUTSIDE",
+            Pattern::ThreeLineStrike => "CDL3LINESTRIKE",
+            Pattern::ThreeStarsInSouth => "CDL3STARSINSOUTH",
+            Pattern::AbandonedBaby => "CDLABANDONEDBABY",
+            Pattern::AdvanceBlock => "CDLADVANCEBLOCK",
+            Pattern::Breakaway => "CDLBREAKAWAY",
+            Pattern::ConcealingBabySwallow => "CDLCONCEALBABYSWALL",
+            Pattern::GapSideBySideWhite => "CDLGAPSIDESIDEWHITE",
+            Pattern::Hikkake => "CDLHIKKAKE",
+            Pattern::ModifiedHikkake => "CDLHIKKAKEMOD",
+            Pattern::IdenticalThreeCrows => "CDLIDENTICAL3CROWS",
+            Pattern::LadderBottom => "CDLLADDERBOTTOM",
+            Pattern::MatHold => "CDLMATHOLD",
+            Pattern::RiseFallThreeMethods => "CDLRISEFALL3METHODS",
+            Pattern::StalledPattern => "CDLSTALLEDPATTERN",
+            Pattern::StickSandwich => "CDLSTICKSANDWICH",
+            Pattern::TasukiGap => "CDLTASUKIGAP",
+            Pattern::Tristar => "CDLTRISTAR",
+            Pattern::UniqueThreeRiver => "CDLUNIQUE3RIVER",
+            Pattern::UpsideGapTwoCrows => "CDLUPSIDEGAP2CROWS",
+            Pattern::GapThreeMethods => "CDLXSIDEGAP3METHODS",
         }
     }
 
-    /// Number of candles that make up the pattern (1, 2 or 3; the white
-    /// candle before three black crows is not counted).
+    /// Number of candles that make up the pattern (1 to 5; the white candle
+    /// before three black crows and the hikkake's confirmation bar are not
+    /// counted).
     pub const fn candles(self) -> usize {
         match self {
             Pattern::Hammer
@@ -249,26 +547,64 @@ impl Pattern {
             | Pattern::Doji
             | Pattern::DragonflyDoji
             | Pattern::GravestoneDoji
-            | Pattern::LongLeggedDoji => 1,
+            | Pattern::LongLeggedDoji
+            | Pattern::Marubozu
+            | Pattern::ClosingMarubozu
+            | Pattern::LongLine
+            | Pattern::ShortLine
+            | Pattern::SpinningTop
+            | Pattern::HighWave
+            | Pattern::RickshawMan
+            | Pattern::Takuri
+            | Pattern::BeltHold => 1,
             Pattern::Engulfing
             | Pattern::DojiStar
             | Pattern::Harami
             | Pattern::HaramiCross
             | Pattern::Piercing
-            | Pattern::DarkCloudCover => 2,
+            | Pattern::DarkCloudCover
+            | Pattern::Counterattack
+            | Pattern::InNeck
+            | Pattern::OnNeck
+            | Pattern::Thrusting
+            | Pattern::SeparatingLines
+            | Pattern::MatchingLow
+            | Pattern::HomingPigeon
+            | Pattern::Kicking
+            | Pattern::KickingByLength => 2,
             Pattern::MorningStar
             | Pattern::EveningStar
             | Pattern::MorningDojiStar
             | Pattern::EveningDojiStar
             | Pattern::ThreeWhiteSoldiers
-            | Pattern::ThreeBlackCrows => 3,
+            | Pattern::ThreeBlackCrows
+            | Pattern::TwoCrows
+            | Pattern::ThreeInside
+            | Pattern::ThreeOutside
+            | Pattern::ThreeStarsInSouth
+            | Pattern::AbandonedBaby
+            | Pattern::AdvanceBlock
+            | Pattern::GapSideBySideWhite
+            | Pattern::Hikkake
+            | Pattern::IdenticalThreeCrows
+            | Pattern::StalledPattern
+            | Pattern::StickSandwich
+            | Pattern::TasukiGap
+            | Pattern::Tristar
+            | Pattern::UniqueThreeRiver
+            | Pattern::UpsideGapTwoCrows
+            | Pattern::GapThreeMethods => 3,
+            Pattern::ThreeLineStrike | Pattern::ConcealingBabySwallow | Pattern::ModifiedHikkake => 4,
+            Pattern::Breakaway | Pattern::LadderBottom | Pattern::MatHold | Pattern::RiseFallThreeMethods => 5,
         }
     }
 
     /// TA-Lib's lookback: the first bar that can carry a non-zero value.
     /// Bars before it are always `0` (TA-Lib `TA_CDL*_Lookback`).
     pub fn lookback(self) -> usize {
-        use CandleSetting::{BodyDoji, BodyLong, BodyShort, Far, Near, ShadowLong, ShadowVeryShort};
+        use CandleSetting::{
+            BodyDoji, BodyLong, BodyShort, Equal, Far, Near, ShadowLong, ShadowShort, ShadowVeryLong, ShadowVeryShort,
+        };
         let max = |settings: &[CandleSetting]| settings.iter().map(|s| s.period()).max().unwrap_or(0);
         match self {
             Pattern::Engulfing => 2,
@@ -284,28 +620,79 @@ impl Pattern {
             Pattern::Piercing | Pattern::DarkCloudCover => BodyLong.period() + 1,
             Pattern::ThreeWhiteSoldiers => max(&[ShadowVeryShort, BodyShort, Far, Near]) + 2,
             Pattern::ThreeBlackCrows => ShadowVeryShort.period() + 3,
+            Pattern::Marubozu => max(&[BodyLong, ShadowVeryShort]),
+            Pattern::ClosingMarubozu => max(&[BodyLong, ShadowVeryShort]),
+            Pattern::LongLine => max(&[BodyLong, ShadowShort]),
+            Pattern::ShortLine => max(&[BodyShort, ShadowShort]),
+            Pattern::SpinningTop => BodyShort.period(),
+            Pattern::HighWave => max(&[BodyShort, ShadowVeryLong]),
+            Pattern::RickshawMan => max(&[BodyDoji, ShadowLong, Near]),
+            Pattern::Takuri => max(&[BodyDoji, ShadowVeryShort, ShadowVeryLong]),
+            Pattern::BeltHold => max(&[BodyLong, ShadowVeryShort]),
+            Pattern::Counterattack => max(&[Equal, BodyLong]) + 1,
+            Pattern::InNeck => max(&[Equal, BodyLong]) + 1,
+            Pattern::OnNeck => max(&[Equal, BodyLong]) + 1,
+            Pattern::Thrusting => max(&[Equal, BodyLong]) + 1,
+            Pattern::SeparatingLines => max(&[ShadowVeryShort, BodyLong, Equal]) + 1,
+            Pattern::MatchingLow => Equal.period() + 1,
+            Pattern::HomingPigeon => max(&[BodyShort, BodyLong]) + 1,
+            Pattern::Kicking => max(&[ShadowVeryShort, BodyLong]) + 1,
+            Pattern::KickingByLength => max(&[ShadowVeryShort, BodyLong]) + 1,
+            Pattern::TwoCrows => BodyLong.period() + 2,
+            Pattern::ThreeInside => max(&[BodyShort, BodyLong]) + 2,
+            Pattern::ThreeOutside => 3,
+            Pattern::ThreeLineStrike => Near.period() + 3,
+            Pattern::ThreeStarsInSouth => max(&[ShadowVeryShort, ShadowLong, BodyLong, BodyShort]) + 2,
+            Pattern::AbandonedBaby => max(&[BodyDoji, BodyLong, BodyShort]) + 2,
+            Pattern::AdvanceBlock => max(&[ShadowLong, ShadowShort, Far, Near, BodyLong]) + 2,
+            Pattern::Breakaway => BodyLong.period() + 4,
+            Pattern::ConcealingBabySwallow => ShadowVeryShort.period() + 3,
+            Pattern::GapSideBySideWhite => max(&[Near, Equal]) + 2,
+            Pattern::Hikkake => 5,
+            Pattern::ModifiedHikkake => Near.period().max(1) + 5,
+            Pattern::IdenticalThreeCrows => max(&[ShadowVeryShort, Equal]) + 2,
+            Pattern::LadderBottom => ShadowVeryShort.period() + 4,
+            Pattern::MatHold => max(&[BodyShort, BodyLong]) + 4,
+            Pattern::RiseFallThreeMethods => max(&[BodyShort, BodyLong]) + 4,
+            Pattern::StalledPattern => max(&[BodyLong, BodyShort, ShadowVeryShort, Near]) + 2,
+            Pattern::StickSandwich => Equal.period() + 2,
+            Pattern::TasukiGap => Near.period() + 2,
+            Pattern::Tristar => BodyDoji.period() + 2,
+            Pattern::UniqueThreeRiver => max(&[BodyShort, BodyLong]) + 2,
+            Pattern::UpsideGapTwoCrows => max(&[BodyShort, BodyLong]) + 2,
+            Pattern::GapThreeMethods => 2,
         }
     }
 
     /// TA-Lib's default penetration for the patterns that take one
-    /// (`optInPenetration`): 0.3 for the morning/evening (doji) stars, 0.5
-    /// for dark cloud cover; `None` for the others.
+    /// (`optInPenetration`): 0.3 for the morning/evening (doji) stars and the
+    /// abandoned baby, 0.5 for dark cloud cover and mat hold; `None` for the
+    /// others.
     pub const fn default_penetration(self) -> Option<f64> {
         match self {
             Pattern::MorningStar | Pattern::EveningStar | Pattern::MorningDojiStar | Pattern::EveningDojiStar => {
                 Some(0.3)
             }
-            Pattern::DarkCloudCover => Some(0.5),
+            Pattern::DarkCloudCover | Pattern::MatHold => Some(0.5),
+            Pattern::AbandonedBaby => Some(0.3),
             _ => None,
         }
     }
 
-    /// Whether the sign of the output means bullish/bearish. The doji family
-    /// always outputs +100 and has no direction of its own.
+    /// Whether the sign of the output means bullish/bearish. The doji family,
+    /// the rickshaw man and the takuri always output +100 and have no
+    /// direction of their own. (For the short line, spinning top and high
+    /// wave TA-Lib's sign is the candle's colour; it is reported as a
+    /// direction like the other colour-signed patterns.)
     pub const fn is_directional(self) -> bool {
         !matches!(
             self,
-            Pattern::Doji | Pattern::DragonflyDoji | Pattern::GravestoneDoji | Pattern::LongLeggedDoji
+            Pattern::Doji
+                | Pattern::DragonflyDoji
+                | Pattern::GravestoneDoji
+                | Pattern::LongLeggedDoji
+                | Pattern::RickshawMan
+                | Pattern::Takuri
         )
     }
 }
@@ -357,7 +744,8 @@ pub enum Direction {
     Bullish,
     /// Negative value.
     Bearish,
-    /// A doji-family pattern (always +100): indecision, no direction.
+    /// A doji-family pattern, rickshaw man or takuri (always +100):
+    /// indecision, no direction.
     Neutral,
 }
 
@@ -375,7 +763,8 @@ pub struct PatternHit {
     pub pattern: Pattern,
     /// Bullish, bearish, or neutral for the doji family.
     pub direction: Direction,
-    /// TA-Lib's value: ±100, ±80 for the weaker engulfing/harami forms.
+    /// TA-Lib's value: ±100, ±80 for the weaker engulfing/harami forms,
+    /// ±200 for a hikkake's confirmation bar.
     pub value: i32,
 }
 
@@ -431,6 +820,47 @@ fn run(pattern: Pattern, bars: &[Bar], penetration: f64) -> Vec<i32> {
         Pattern::DarkCloudCover => multi::dark_cloud_cover(bars, penetration),
         Pattern::ThreeWhiteSoldiers => multi::three_white_soldiers(bars),
         Pattern::ThreeBlackCrows => multi::three_black_crows(bars),
+        Pattern::Marubozu => single::marubozu(bars),
+        Pattern::ClosingMarubozu => single::closing_marubozu(bars),
+        Pattern::LongLine => single::long_line(bars),
+        Pattern::ShortLine => single::short_line(bars),
+        Pattern::SpinningTop => single::spinning_top(bars),
+        Pattern::HighWave => single::high_wave(bars),
+        Pattern::RickshawMan => single::rickshaw_man(bars),
+        Pattern::Takuri => single::takuri(bars),
+        Pattern::BeltHold => single::belt_hold(bars),
+        Pattern::Counterattack => multi::counterattack(bars),
+        Pattern::InNeck => multi::in_neck(bars),
+        Pattern::OnNeck => multi::on_neck(bars),
+        Pattern::Thrusting => multi::thrusting(bars),
+        Pattern::SeparatingLines => multi::separating_lines(bars),
+        Pattern::MatchingLow => multi::matching_low(bars),
+        Pattern::HomingPigeon => multi::homing_pigeon(bars),
+        Pattern::Kicking => multi::kicking(bars),
+        Pattern::KickingByLength => multi::kicking_by_length(bars),
+        Pattern::TwoCrows => multi::two_crows(bars),
+        Pattern::ThreeInside => multi::three_inside(bars),
+        Pattern::ThreeOutside => multi::three_outside(bars),
+        Pattern::ThreeLineStrike => long::three_line_strike(bars),
+        Pattern::ThreeStarsInSouth => multi::three_stars_in_south(bars),
+        Pattern::AbandonedBaby => multi::abandoned_baby(bars, penetration),
+        Pattern::AdvanceBlock => multi::advance_block(bars),
+        Pattern::Breakaway => long::breakaway(bars),
+        Pattern::ConcealingBabySwallow => long::concealing_baby_swallow(bars),
+        Pattern::GapSideBySideWhite => multi::gap_side_by_side_white(bars),
+        Pattern::Hikkake => long::hikkake(bars),
+        Pattern::ModifiedHikkake => long::modified_hikkake(bars),
+        Pattern::IdenticalThreeCrows => multi::identical_three_crows(bars),
+        Pattern::LadderBottom => long::ladder_bottom(bars),
+        Pattern::MatHold => long::mat_hold(bars, penetration),
+        Pattern::RiseFallThreeMethods => long::rise_fall_three_methods(bars),
+        Pattern::StalledPattern => multi::stalled_pattern(bars),
+        Pattern::StickSandwich => multi::stick_sandwich(bars),
+        Pattern::TasukiGap => multi::tasuki_gap(bars),
+        Pattern::Tristar => multi::tristar(bars),
+        Pattern::UniqueThreeRiver => multi::unique_three_river(bars),
+        Pattern::UpsideGapTwoCrows => multi::upside_gap_two_crows(bars),
+        Pattern::GapThreeMethods => multi::gap_three_methods(bars),
     }
 }
 

@@ -54,6 +54,22 @@ fn lookbacks_are_talibs() {
         (Pattern::DarkCloudCover, 11),
         (Pattern::ThreeWhiteSoldiers, 12),
         (Pattern::ThreeBlackCrows, 13),
+        (Pattern::Marubozu, 10),
+        (Pattern::SpinningTop, 10),
+        (Pattern::RickshawMan, 10),
+        (Pattern::Counterattack, 11),
+        (Pattern::MatchingLow, 6),
+        (Pattern::ThreeOutside, 3),
+        (Pattern::ThreeLineStrike, 8),
+        (Pattern::AdvanceBlock, 12),
+        (Pattern::Breakaway, 14),
+        (Pattern::ConcealingBabySwallow, 13),
+        (Pattern::GapSideBySideWhite, 7),
+        (Pattern::Hikkake, 5),
+        (Pattern::ModifiedHikkake, 10),
+        (Pattern::MatHold, 14),
+        (Pattern::StickSandwich, 7),
+        (Pattern::GapThreeMethods, 2),
     ];
     for (p, lb) in expected {
         assert_eq!(p.lookback(), lb, "{p}");
@@ -109,6 +125,9 @@ fn penetration_is_checked() {
     }
     assert!(detect_with(Pattern::Hammer, &bars, Some(0.3)).is_err());
     assert!(detect_with(Pattern::DarkCloudCover, &bars, Some(0.0)).is_ok());
+    assert!(detect_with(Pattern::AbandonedBaby, &bars, Some(0.5)).is_ok());
+    assert!(detect_with(Pattern::MatHold, &bars, Some(0.2)).is_ok());
+    assert!(detect_with(Pattern::Hikkake, &bars, Some(0.2)).is_err());
 }
 
 #[test]
@@ -130,7 +149,9 @@ fn values_are_talibs_codes_and_nothing_looks_ahead() {
     for p in Pattern::ALL {
         let full = detect(p, &bars).unwrap();
         for &v in &full {
-            assert!([0, 80, -80, 100, -100].contains(&v), "{p}: {v}");
+            assert!([0, 80, -80, 100, -100, 200, -200].contains(&v), "{p}: {v}");
+            let hikkake = matches!(p, Pattern::Hikkake | Pattern::ModifiedHikkake);
+            assert!(v.abs() != 200 || hikkake, "{p}: {v}");
             if !p.is_directional() {
                 assert!(v == 0 || v == 100, "{p}: {v}");
             }
@@ -192,4 +213,38 @@ fn morning_star_respects_penetration() {
         .find(|h| h.pattern == Pattern::MorningStar)
         .expect("morning star hit");
     assert_eq!((hit.index, hit.direction, hit.value), (14, Direction::Bullish, 100));
+}
+
+#[test]
+fn hikkake_signals_then_confirms() {
+    let mut bars = quiet(6);
+    bars.push(bar(6, 100.0, 102.0, 98.0, 101.0)); // wide bar
+    bars.push(bar(7, 100.5, 101.5, 99.0, 100.0)); // inside it
+    bars.push(bar(8, 99.5, 101.0, 98.5, 99.0)); // lower high and lower low: bullish hikkake
+    bars.push(bar(9, 99.0, 100.0, 98.4, 99.5)); // no confirmation yet, not inside bar 8
+    bars.push(bar(10, 99.6, 102.0, 99.5, 101.8)); // closes above the inside bar's high
+    let out = detect(Pattern::Hikkake, &bars).unwrap();
+    assert_eq!(&out[8..], &[100, 0, 200]);
+    let hit = scan(&bars)
+        .unwrap()
+        .into_iter()
+        .find(|h| h.pattern == Pattern::Hikkake && h.index == 10)
+        .expect("confirmation hit");
+    assert_eq!((hit.direction, hit.value), (Direction::Bullish, 200));
+}
+
+#[test]
+fn marubozu_and_belt_hold_on_built_candles() {
+    let mut bars = quiet(12);
+    // Body 2.0 (> average 0.2), no shadows: marubozu, closing marubozu,
+    // belt hold and long line at once.
+    bars.push(bar(12, 100.0, 102.0, 100.0, 102.0));
+    // Black, long, no upper shadow but a lower one: belt hold, not marubozu.
+    bars.push(bar(13, 102.0, 102.0, 99.0, 100.0));
+    let marubozu = detect(Pattern::Marubozu, &bars).unwrap();
+    assert_eq!((marubozu[12], marubozu[13]), (100, 0));
+    let belt = detect(Pattern::BeltHold, &bars).unwrap();
+    assert_eq!((belt[12], belt[13]), (100, -100));
+    assert_eq!(detect(Pattern::ClosingMarubozu, &bars).unwrap()[13], 0);
+    assert_eq!(detect(Pattern::LongLine, &bars).unwrap()[12], 100);
 }
