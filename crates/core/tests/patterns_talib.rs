@@ -28,6 +28,16 @@ struct Fixture {
     rows: usize,
     versions: BTreeMap<String, String>,
     patterns: BTreeMap<String, Expected>,
+    with_penetration: Vec<WithPenetration>,
+}
+
+/// TA-Lib's non-zero outputs of one function at a non-default penetration.
+#[derive(Debug, Deserialize)]
+struct WithPenetration {
+    function: String,
+    penetration: f64,
+    idx: Vec<usize>,
+    values: Vec<i32>,
 }
 
 /// `synthetic/planted.json`: the bars (open, high, low, close) and TA-Lib's
@@ -37,6 +47,7 @@ struct Planted {
     versions: BTreeMap<String, String>,
     bars: Vec<[f64; 4]>,
     patterns: BTreeMap<String, Expected>,
+    with_penetration: Vec<WithPenetration>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,6 +91,55 @@ fn diff(expected: &[(usize, i32)], got: &[(usize, i32)]) -> String {
     format!("{n} bars differ; first: {}", lines.join("; "))
 }
 
+/// Non-zero values of `out` as (bar, value) pairs.
+fn non_zero(out: &[i32]) -> Vec<(usize, i32)> {
+    out.iter()
+        .enumerate()
+        .filter(|(_, v)| **v != 0)
+        .map(|(i, v)| (i, *v))
+        .collect()
+}
+
+/// Compares every `with_penetration` entry with `detect_with`; returns the
+/// mismatches and, per function, the penetrations checked.
+fn check_penetrations(
+    label: &str,
+    bars: &[Bar],
+    entries: &[WithPenetration],
+    checked: &mut BTreeMap<String, Vec<f64>>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for e in entries {
+        let pattern: Pattern = e
+            .function
+            .parse()
+            .unwrap_or_else(|err| panic!("{label} {}: {err}", e.function));
+        assert_ne!(
+            pattern.default_penetration(),
+            None,
+            "{label}: {} takes no penetration",
+            e.function
+        );
+        let expected: Vec<(usize, i32)> = e.idx.iter().copied().zip(e.values.iter().copied()).collect();
+        let out = patterns::detect_with(pattern, bars, Some(e.penetration))
+            .unwrap_or_else(|err| panic!("{label} {}: {err}", e.function));
+        let got = non_zero(&out);
+        let seen = checked.entry(e.function.clone()).or_default();
+        if !seen.contains(&e.penetration) {
+            seen.push(e.penetration);
+        }
+        if got != expected {
+            failures.push(format!(
+                "{label} {} penetration {}: {}",
+                e.function,
+                e.penetration,
+                diff(&expected, &got)
+            ));
+        }
+    }
+    failures
+}
+
 #[test]
 fn every_pattern_equals_talib_on_every_dataset() {
     let fixtures = sorted_files(&manifest_dir().join("tests/fixtures/patterns"), "json");
@@ -97,6 +157,7 @@ fn every_pattern_equals_talib_on_every_dataset() {
 
     let mut failures = Vec::new();
     let mut hits_per_pattern: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut penetrations: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for path in &fixtures {
         let fixture: Fixture = load(path);
         assert!(
@@ -148,6 +209,13 @@ fn every_pattern_equals_talib_on_every_dataset() {
                 ));
             }
         }
+
+        failures.extend(check_penetrations(
+            &fixture.data,
+            &bars,
+            &fixture.with_penetration,
+            &mut penetrations,
+        ));
 
         // `scan` reports exactly TA-Lib's non-zero values, ordered by bar,
         // with the time of the bar and the direction of the sign.
@@ -223,6 +291,21 @@ fn every_pattern_equals_talib_on_every_dataset() {
         *hits_per_pattern.entry(pattern.talib_name()).or_default() += expected.len();
         if got != expected {
             failures.push(format!("planted {}: {}", pattern.talib_name(), diff(&expected, &got)));
+        }
+    }
+
+    failures.extend(check_penetrations(
+        "planted",
+        &bars,
+        &planted.with_penetration,
+        &mut penetrations,
+    ));
+    // Every pattern with a penetration is checked at three values besides
+    // its default.
+    for pattern in Pattern::ALL {
+        if pattern.default_penetration().is_some() {
+            let n = penetrations.get(pattern.talib_name()).map_or(0, Vec::len);
+            assert!(n >= 3, "{pattern}: {n} other penetrations checked");
         }
     }
 
