@@ -73,10 +73,11 @@ use crate::time::UnixMs;
 /// A candlestick pattern, named after the TA-Lib function it reproduces.
 ///
 /// The formulas are summarised on each variant; `docs/patterns.md` has the
-/// full conditions, parameters and an example bar from `data/market/` per
-/// pattern. "Long", "short", "doji", "very short", "near" and "far" are the
-/// [`CandleSetting`]s, each compared with an average over the bars before
-/// the candle concerned.
+/// full conditions, parameters and an example from `data/market/` per
+/// pattern (from the planted test series for the five that `data/market/`
+/// lacks). "Long", "short", "doji", "very short", "near", "far" and "equal"
+/// are the [`CandleSetting`]s, each compared with an average over the bars
+/// before the candle concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
