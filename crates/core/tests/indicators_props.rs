@@ -385,6 +385,35 @@ proptest! {
         same("mama", &batch.mama, &field(&outs, |o| Some(o.mama)))?;
         same("mama.fama", &batch.fama, &field(&outs, |o| Some(o.fama)))?;
         prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
+        // The Hilbert-transform functions and IMI (bars up to 160: past the 63-bar warm-up).
+        let ind = HilbertTrendline::new();
+        same("ht_trendline", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("ht_trendline/bar", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("ht_trendline/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = HilbertDominantCyclePeriod::new();
+        same("ht_dcperiod", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("ht_dcperiod/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = HilbertDominantCyclePhase::new();
+        same("ht_dcphase", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("ht_dcphase/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = HilbertTrendMode::new();
+        same("ht_trendmode", &ind.over(&bars).unwrap(), &stream_values(ind.clone(), &bars))?;
+        same("ht_trendmode/col", &ind.over(&bars).unwrap(), &ind.over_values(c).unwrap())?;
+        let ind = HilbertPhasor::new();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream_values(ind.clone(), &bars);
+        same("ht_phasor.inphase", &batch.inphase, &field(&outs, |o| Some(o.inphase)))?;
+        same("ht_phasor.quadrature", &batch.quadrature, &field(&outs, |o| Some(o.quadrature)))?;
+        prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
+        let ind = HilbertSineWave::new();
+        let batch = ind.over(&bars).unwrap();
+        let outs = stream_values(ind.clone(), &bars);
+        same("ht_sine.sine", &batch.sine, &field(&outs, |o| Some(o.sine)))?;
+        same("ht_sine.leadsine", &batch.leadsine, &field(&outs, |o| Some(o.leadsine)))?;
+        prop_assert_eq!(&ind.over_values(c).unwrap(), &batch);
+        let ind = IntradayMomentumIndex::new(q).unwrap();
+        same("imi", &ind.over(&bars).unwrap(), &stream(ind.clone(), &bars))?;
+        same("imi/col", &ind.over(&bars).unwrap(), &opt(&ind.over_columns(o, c).unwrap()))?;
         let ind = MovingAverageConvergenceDivergenceFixed::new(r).unwrap();
         let batch = ind.over(&bars).unwrap();
         let outs = stream_values(ind.clone(), &bars);
@@ -464,6 +493,26 @@ proptest! {
         ichi.reset();
         let second: Vec<_> = bars.iter().map(|b| ichi.next(b)).collect();
         same("ichimoku after reset", &first, &second)?;
+
+        let mut trendmode = HilbertTrendMode::new();
+        let first: Vec<_> = bars.iter().map(|b| trendmode.next(b)).collect();
+        trendmode.reset();
+        prop_assert!(!trendmode.is_ready());
+        let second: Vec<_> = bars.iter().map(|b| trendmode.next(b)).collect();
+        same("ht_trendmode after reset", &first, &second)?;
+
+        let mut sine = HilbertSineWave::new();
+        let first: Vec<_> = bars.iter().map(|b| sine.next(b)).collect();
+        sine.reset();
+        let second: Vec<_> = bars.iter().map(|b| sine.next(b)).collect();
+        same("ht_sine after reset", &first, &second)?;
+
+        let mut imi = IntradayMomentumIndex::new(p).unwrap();
+        let first: Vec<_> = bars.iter().map(|b| imi.next(b)).collect();
+        imi.reset();
+        prop_assert!(!imi.is_ready());
+        let second: Vec<_> = bars.iter().map(|b| imi.next(b)).collect();
+        same("imi after reset", &first, &second)?;
 
         let mut macd = MovingAverageConvergenceDivergence::new(2, p, 3).unwrap();
         let first: Vec<_> = bars.iter().map(|b| macd.next(b)).collect();
@@ -603,6 +652,13 @@ proptest! {
             MoneyFlowIndex::new(p).unwrap(),
             VolumeWeightedAveragePrice::new(VwapAnchor::DailyUtc),
             VolumeWeightedAveragePrice::new(VwapAnchor::From(120_000)),
+            HilbertTrendline::new(),
+            HilbertDominantCyclePeriod::new(),
+            HilbertDominantCyclePhase::new(),
+            HilbertPhasor::new(),
+            HilbertSineWave::new(),
+            HilbertTrendMode::new(),
+            IntradayMomentumIndex::new(p).unwrap(),
         );
         let mut sd = StandardDeviation::new(p, 1.0).unwrap();
         for v in &values {

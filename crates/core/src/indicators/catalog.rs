@@ -15,17 +15,18 @@ use super::{
     AverageDirectionalIndex, AverageDirectionalIndexRating, AveragePrice, AverageTrueRange, BalanceOfPower,
     BandsSeries, Beta, BollingerBands, ChaikinOscillator, ChandeMomentumOscillator, CommodityChannelIndex,
     DirectionalMovementIndex, DonchianChannels, DoubleExponentialMovingAverage, ExponentialMovingAverage,
-    FastStochastic, IchimokuCloud, KaufmanAdaptiveMovingAverage, KeltnerChannels, LinearRegressionAngle,
-    LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MedianPrice,
-    MesaAdaptiveMovingAverage, Midpoint, MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement, Momentum,
-    MoneyFlowIndex, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceExt,
-    MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange, OnBalanceVolume, ParabolicSar,
-    ParabolicSarExtended, PearsonCorrelation, PercentagePriceOscillator, PlusDirectionalIndicator,
-    PlusDirectionalMovement, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
-    RelativeStrengthIndex, SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend,
-    T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange,
-    TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage, Variance, VolumeWeightedAveragePrice, VwapAnchor,
-    WeightedClosePrice, WeightedMovingAverage, WilliamsPercentRange,
+    FastStochastic, HilbertDominantCyclePeriod, HilbertDominantCyclePhase, HilbertPhasor, HilbertSineWave,
+    HilbertTrendMode, HilbertTrendline, IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage,
+    KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue,
+    MAX_PERIOD, MedianPrice, MesaAdaptiveMovingAverage, Midpoint, MidpointPrice, MinusDirectionalIndicator,
+    MinusDirectionalMovement, Momentum, MoneyFlowIndex, MovingAverageConvergenceDivergence,
+    MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed, NormalizedAverageTrueRange,
+    OnBalanceVolume, ParabolicSar, ParabolicSarExtended, PearsonCorrelation, PercentagePriceOscillator,
+    PlusDirectionalIndicator, PlusDirectionalMovement, RateOfChange, RateOfChangePercentage, RateOfChangeRatio,
+    RateOfChangeRatio100, RelativeStrengthIndex, SimpleMovingAverage, StandardDeviation, StochasticOscillator,
+    StochasticRsi, SuperTrend, T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage,
+    TripleExponentialMovingAverage, Trix, TrueRange, TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage,
+    Variance, VolumeWeightedAveragePrice, VwapAnchor, WeightedClosePrice, WeightedMovingAverage, WilliamsPercentRange,
 };
 use crate::{Bar, CoreError};
 
@@ -66,7 +67,7 @@ pub struct IndicatorInfo {
     pub name: &'static str,
     /// Human title.
     pub title: &'static str,
-    /// `trend`, `momentum`, `volatility`, `volume`, `price` or `statistics`.
+    /// `trend`, `momentum`, `volatility`, `volume`, `price`, `statistics` or `cycle`.
     pub family: &'static str,
     /// Other accepted names (case-insensitive).
     pub aliases: &'static [&'static str],
@@ -152,6 +153,7 @@ const CLOSE: &[&str] = &["close"];
 const HLC: &[&str] = &["high", "low", "close"];
 const HL: &[&str] = &["high", "low"];
 const OHLC: &[&str] = &["open", "high", "low", "close"];
+const OC: &[&str] = &["open", "close"];
 const HLCV: &[&str] = &["high", "low", "close", "volume"];
 const BANDS: &[&str] = &["upper", "middle", "lower"];
 
@@ -1203,6 +1205,90 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("SAREXT"),
         warmup: "1",
     },
+    IndicatorInfo {
+        name: "ht_trendline",
+        title: "Hilbert transform instantaneous trendline",
+        family: "trend",
+        aliases: &["instantaneous_trendline"],
+        description: "Ehlers' instantaneous trendline: the mean close over one dominant cycle (Hilbert-transform period), smoothed by a 4-bar WMA.",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["ht_trendline"],
+        talib: Some("HT_TRENDLINE"),
+        warmup: "63",
+    },
+    IndicatorInfo {
+        name: "ht_dcperiod",
+        title: "Hilbert transform dominant cycle period",
+        family: "cycle",
+        aliases: &["dominant_cycle_period"],
+        description: "Period in bars (6 to 50) of the dominant cycle of the closes, from Ehlers' Hilbert transform and homodyne discriminator.",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["ht_dcperiod"],
+        talib: Some("HT_DCPERIOD"),
+        warmup: "32",
+    },
+    IndicatorInfo {
+        name: "ht_dcphase",
+        title: "Hilbert transform dominant cycle phase",
+        family: "cycle",
+        aliases: &["dominant_cycle_phase"],
+        description: "Phase in degrees (-45 to 315) of the dominant cycle of the closes (Ehlers' Hilbert transform).",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["ht_dcphase"],
+        talib: Some("HT_DCPHASE"),
+        warmup: "63",
+    },
+    IndicatorInfo {
+        name: "ht_phasor",
+        title: "Hilbert transform phasor components",
+        family: "cycle",
+        aliases: &["phasor"],
+        description: "In-phase and quadrature components of the detrended closes (Ehlers' Hilbert transform).",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["inphase", "quadrature"],
+        talib: Some("HT_PHASOR"),
+        warmup: "32",
+    },
+    IndicatorInfo {
+        name: "ht_sine",
+        title: "Hilbert transform sine wave",
+        family: "cycle",
+        aliases: &["sine_wave"],
+        description: "Sine of the dominant cycle phase and the lead sine (phase + 45 degrees); their crossings mark cycle turns.",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["sine", "leadsine"],
+        talib: Some("HT_SINE"),
+        warmup: "63",
+    },
+    IndicatorInfo {
+        name: "ht_trendmode",
+        title: "Hilbert transform trend vs cycle mode",
+        family: "cycle",
+        aliases: &["trend_mode"],
+        description: "1 while the closes trend, 0 while they cycle (Ehlers' sine-wave crossings, phase rate and distance to the instantaneous trendline).",
+        inputs: CLOSE,
+        params: &[],
+        outputs: &["ht_trendmode"],
+        talib: Some("HT_TRENDMODE"),
+        warmup: "63",
+    },
+    IndicatorInfo {
+        name: "imi",
+        title: "Intraday momentum index",
+        family: "momentum",
+        aliases: &["intraday_momentum_index"],
+        description: "100 * up / (up + down) of the bar bodies (close - open) over the last `period` bars, 0 to 100 (50 where every body is empty, as TA-Lib).",
+        inputs: OC,
+        params: &[period(14.0, 2.0, "Number of bars.")],
+        outputs: &["imi"],
+        talib: Some("IMI"),
+        warmup: "period - 1",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -1218,7 +1304,9 @@ pub const PRICE_OUTPUTS: [&str; 4] = ["close", "open", "high", "low"];
 /// `with_price`): an object whose `indicator` is the indicator's name or an
 /// alias (lower case), whose `params` hold only its parameters, each with
 /// its kind and bounds, and, with `with_output`, whose `output` is one of
-/// its outputs or null. An input choosing an indicator is `anyOf` these, so
+/// its outputs or null. An input choosing an indicator is `oneOf` these (the
+/// names are disjoint, so exactly one matches: as a `oneOf`, a generator
+/// such as schemathesis need not multiply two choices in one object), so
 /// its schema states what [`compute`] accepts.
 pub fn choice_schemas(with_price: bool, with_output: bool) -> Vec<serde_json::Value> {
     use serde_json::{Value, json};
@@ -1576,6 +1664,19 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
             let s = MesaAdaptiveMovingAverage::new(p.real("fastlimit")?, p.real("slowlimit")?)?.over(bars)?;
             vec![("mama", s.mama), ("fama", s.fama)]
         }
+        "ht_trendline" => vec![("ht_trendline", HilbertTrendline::new().over(bars)?)],
+        "ht_dcperiod" => vec![("ht_dcperiod", HilbertDominantCyclePeriod::new().over(bars)?)],
+        "ht_dcphase" => vec![("ht_dcphase", HilbertDominantCyclePhase::new().over(bars)?)],
+        "ht_phasor" => {
+            let s = HilbertPhasor::new().over(bars)?;
+            vec![("inphase", s.inphase), ("quadrature", s.quadrature)]
+        }
+        "ht_sine" => {
+            let s = HilbertSineWave::new().over(bars)?;
+            vec![("sine", s.sine), ("leadsine", s.leadsine)]
+        }
+        "ht_trendmode" => vec![("ht_trendmode", HilbertTrendMode::new().over(bars)?)],
+        "imi" => vec![("imi", IntradayMomentumIndex::new(p.int("period")?)?.over(bars)?)],
         "dema" => vec![(
             "dema",
             DoubleExponentialMovingAverage::new(p.int("period")?)?.over(bars)?,

@@ -49,6 +49,7 @@
 //! ```
 
 mod catalog;
+pub mod cycle;
 /// The fuzz target's check over the batch API (feature `fuzzing`: used by
 /// `fuzz/` and `tests/indicators_fuzz.rs`, not part of the library's API).
 #[cfg(feature = "fuzzing")]
@@ -70,11 +71,16 @@ pub use catalog::{
     IndicatorInfo, IndicatorOutput, OutputSeries, PRICE_OUTPUTS, ParamInfo, ParamKind, catalog, check_choice,
     choice_schemas, compute, find,
 };
+pub use cycle::{
+    HilbertDominantCyclePeriod, HilbertDominantCyclePhase, HilbertPhasor, HilbertPhasorOutput, HilbertPhasorSeries,
+    HilbertSineWave, HilbertSineWaveOutput, HilbertSineWaveSeries, HilbertTrendMode,
+};
 pub use momentum::{
     AbsolutePriceOscillator, Aroon, AroonOscillator, AroonOutput, AroonSeries, BalanceOfPower,
-    ChandeMomentumOscillator, CommodityChannelIndex, FastStochastic, Momentum, PercentagePriceOscillator, RateOfChange,
-    RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, StochasticOscillator,
-    StochasticOutput, StochasticRsi, StochasticSeries, Trix, UltimateOscillator, WilliamsPercentRange,
+    ChandeMomentumOscillator, CommodityChannelIndex, FastStochastic, IntradayMomentumIndex, Momentum,
+    PercentagePriceOscillator, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
+    RelativeStrengthIndex, StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix,
+    UltimateOscillator, WilliamsPercentRange,
 };
 pub use price::{AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
 pub use statistics::{
@@ -84,14 +90,14 @@ pub use statistics::{
 pub use trend::{
     AnyMovingAverage, AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
     AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
-    IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, MesaAdaptiveMovingAverage,
-    MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator,
-    MinusDirectionalMovement, MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceExt,
-    MovingAverageConvergenceDivergenceFixed, MovingAverageConvergenceDivergenceOutput,
-    MovingAverageConvergenceDivergenceSeries, MovingAverageType, ParabolicSar, ParabolicSarExtended,
-    PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage, SuperTrend, SuperTrendOutput,
-    SuperTrendSeries, T3MovingAverage, TriangularMovingAverage, TripleExponentialMovingAverage,
-    VariablePeriodMovingAverage, WeightedMovingAverage,
+    HilbertTrendline, IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage,
+    MesaAdaptiveMovingAverage, MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice,
+    MinusDirectionalIndicator, MinusDirectionalMovement, MovingAverageConvergenceDivergence,
+    MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed,
+    MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, MovingAverageType,
+    ParabolicSar, ParabolicSarExtended, PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage,
+    SuperTrend, SuperTrendOutput, SuperTrendSeries, T3MovingAverage, TriangularMovingAverage,
+    TripleExponentialMovingAverage, VariablePeriodMovingAverage, WeightedMovingAverage,
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{

@@ -1,11 +1,12 @@
 //! Momentum indicators: RSI, CMO, stochastic, Williams %R, CCI, balance of
-//! power, momentum and the rates of change.
+//! power, intraday momentum, momentum and the rates of change.
 
 mod apo;
 mod aroon;
 mod bop;
 mod cci;
 mod cmo;
+mod imi;
 mod mom;
 mod roc;
 mod rocx;
@@ -21,6 +22,7 @@ pub use aroon::{Aroon, AroonOscillator, AroonOutput, AroonSeries};
 pub use bop::BalanceOfPower;
 pub use cci::CommodityChannelIndex;
 pub use cmo::ChandeMomentumOscillator;
+pub use imi::IntradayMomentumIndex;
 pub use mom::Momentum;
 pub use roc::RateOfChange;
 pub use rocx::{RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100};

@@ -5,6 +5,7 @@ mod adx;
 mod dema;
 mod dm;
 mod ema;
+mod ht_trendline;
 mod ichimoku;
 mod kama;
 mod ma;
@@ -28,6 +29,7 @@ pub use dm::{
     PlusDirectionalIndicator, PlusDirectionalMovement,
 };
 pub use ema::ExponentialMovingAverage;
+pub use ht_trendline::HilbertTrendline;
 pub use ichimoku::{IchimokuCloud, IchimokuOutput, IchimokuSeries};
 pub use kama::KaufmanAdaptiveMovingAverage;
 pub(crate) use ma::MovingAverage;
