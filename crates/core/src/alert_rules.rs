@@ -124,7 +124,7 @@ pub enum AlertCondition {
         source: PriceSource,
     },
     /// A `check_confluence` condition becomes true at a bar close.
-    #[schemars(extend("anyOf" = crate::indicators::choice_schemas(true, true)))]
+    #[schemars(extend("oneOf" = crate::indicators::choice_schemas(true, true)))]
     Indicator {
         /// Instrument.
         #[schemars(pattern(crate::market::SYMBOL_PATTERN))]

@@ -63,7 +63,7 @@ pub enum Op {
 /// A series: an indicator of the catalog (or `price`) with parameters and an output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("anyOf" = crate::indicators::choice_schemas(true, true)))]
+#[schemars(extend("oneOf" = crate::indicators::choice_schemas(true, true)))]
 pub struct SeriesRef {
     /// Indicator name or alias (`rsi`, `ema`, `bbands`, ...), or `price`.
     pub indicator: String,

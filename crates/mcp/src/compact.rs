@@ -26,7 +26,7 @@
 //! Four deep parts are stated in the opt-in list only
 //! ([`without_deep_choices`]), as they would take the default list past its
 //! budget: the per-indicator parameter schemas of an indicator choice (the
-//! `anyOf` of `get_indicator`, `check_confluence` and `set_alert`, with the
+//! `oneOf` of `get_indicator`, `check_confluence` and `set_alert`, with the
 //! `enum` of indicator names: the name is a string there, the catalogue
 //! being `list_indicators`, so the default list does not grow with it), the
 //! `enum` of `detect_patterns`' pattern names (strings; the tool's
@@ -223,7 +223,7 @@ pub fn compact_input_schema(schema: &Value, budgets: Budgets) -> Value {
 const DEEP_OBJECTS: [&str; 2] = ["strategy", "config"];
 
 /// An input schema without its deep choices (see the module documentation):
-/// an `anyOf` whose every branch names `indicator`s is removed (and the
+/// a `oneOf` (or `anyOf`) whose every branch names `indicator`s is removed (and the
 /// `enum` of the `indicator` property beside it becomes a string), a `strategy`
 /// property becomes `{"type": "object"}` with its description, and the
 /// `$defs` no longer referenced go.
@@ -231,11 +231,15 @@ pub fn without_deep_choices(schema: &Value) -> Value {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(o) => {
-                let indicator_choice = o.get("anyOf").and_then(Value::as_array).is_some_and(|branches| {
-                    !branches.is_empty() && branches.iter().all(|b| b["properties"]["indicator"]["enum"].is_array())
+                // The catalog's choices are a `oneOf` (disjoint names); an
+                // `anyOf` of them is stripped the same way.
+                let indicator_choice = ["oneOf", "anyOf"].into_iter().find(|key| {
+                    o.get(*key).and_then(Value::as_array).is_some_and(|branches| {
+                        !branches.is_empty() && branches.iter().all(|b| b["properties"]["indicator"]["enum"].is_array())
+                    })
                 });
-                if indicator_choice {
-                    o.remove("anyOf");
+                if let Some(key) = indicator_choice {
+                    o.remove(key);
                     // The name itself: a string (the names are those of list_indicators).
                     if let Some(name) = o
                         .get_mut("properties")
@@ -632,7 +636,7 @@ mod tests {
         let (_, plain) = lean("backtest_strategy");
         assert_eq!(plain["properties"]["strategy"]["type"], "object");
         let (full, plain) = lean("get_indicator");
-        assert!(full.get("anyOf").is_some() && plain.get("anyOf").is_none());
+        assert!(full.get("oneOf").is_some() && plain.get("oneOf").is_none());
     }
 
     /// A string `enum` or `const` implies its type, and `u64::MAX` is no

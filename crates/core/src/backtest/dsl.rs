@@ -143,7 +143,7 @@ pub enum Operand {
     /// An output of a catalog indicator (see the `indicators` tool): its
     /// name or an alias, its own parameters within their bounds, one of its
     /// outputs.
-    #[schemars(extend("anyOf" = catalog::choice_schemas(false, true)))]
+    #[schemars(extend("oneOf" = catalog::choice_schemas(false, true)))]
     Indicator {
         /// Indicator name or alias (`sma`, `rsi`, `macd`, ...).
         indicator: String,
@@ -483,7 +483,7 @@ mod tests {
         let defs = &schema["$defs"];
         assert_eq!(defs["Costs"]["properties"]["commission"]["exclusiveMaximum"], 1);
         let indicator = &defs["Operand"]["anyOf"][0];
-        assert!(indicator["anyOf"].as_array().unwrap().len() >= 20, "{indicator}");
+        assert!(indicator["oneOf"].as_array().unwrap().len() >= 20, "{indicator}");
         let parse = |v: serde_json::Value| serde_json::from_value::<Strategy>(v).unwrap().validate();
         assert!(parse(serde_json::json!({ "sizing": { "type": "all_in" } })).is_err());
         assert!(
