@@ -42,7 +42,7 @@ pub(crate) fn indicator_names(with_price: bool) -> Vec<&'static str> {
 /// Input of `get_indicator`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("anyOf" = indicators::choice_schemas(false, false)))]
+#[schemars(extend("oneOf" = indicators::choice_schemas(false, false)))]
 pub struct IndicatorInput {
     /// Instrument, e.g. `EURUSD`.
     #[schemars(pattern(crate::schema::SYMBOL_PATTERN))]
@@ -116,7 +116,7 @@ pub struct IndicatorDescription {
     pub name: String,
     /// Human title.
     pub title: String,
-    /// Family (trend, momentum, volatility, volume, price, statistics).
+    /// Family (trend, momentum, volatility, volume, price, statistics, cycle).
     pub family: String,
     /// Other accepted names.
     pub aliases: Vec<String>,
@@ -175,8 +175,11 @@ async fn get_indicator(ctx: ToolContext, input: IndicatorInput) -> Result<Indica
             input.symbol, input.timeframe
         )));
     }
-    let out =
-        indicators::compute(info.name, &input.params, &bars).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    // Off the serving thread (crate::compute): MAVP over a wide period
+    // range, for one, is heavy.
+    let (name, params) = (info.name, input.params);
+    let (out, bars) = crate::compute::cpu(move || (indicators::compute(name, &params, &bars), bars)).await?;
+    let out = out.map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let total = bars.len();
     let start = total.saturating_sub(count as usize);
     Ok(IndicatorResult {

@@ -150,7 +150,7 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         return Err(ToolError::InvalidInput("`initial_equity` must be a number > 0".into()));
     }
     let bars = fetch_bars(&ctx, &input.symbol, input.timeframe, Some(count), None, None).await?;
-    let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
+    let (Some(first), Some(last)) = (bars.first().map(|b| b.time), bars.last().map(|b| b.time)) else {
         return Err(ToolError::NotFound(format!(
             "no bars for {} {}",
             input.symbol, input.timeframe
@@ -160,7 +160,9 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         initial_equity,
         ..RunOptions::default()
     };
-    let result = backtest::run(&strategy, &bars, &opts).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+    // Off the serving thread (crate::compute); the bars come back for the times.
+    let (result, bars) = crate::compute::cpu(move || (backtest::run(&strategy, &bars, &opts), bars)).await?;
+    let result = result.map_err(|e| ToolError::InvalidInput(e.to_string()))?;
     let step = result.equity.len().div_ceil(MAX_EQUITY_POINTS - 1).max(1);
     let points = result.equity.len();
     let equity_curve = (0..points)
@@ -177,8 +179,8 @@ async fn backtest_strategy(ctx: ToolContext, input: BacktestInput) -> Result<Bac
         symbol: input.symbol,
         timeframe: input.timeframe,
         bars: bars.len(),
-        from: first.time,
-        to: last.time,
+        from: first,
+        to: last,
         metrics: result.metrics,
         trades,
         truncated,

@@ -38,6 +38,7 @@ pub mod bar_watch;
 pub mod calendar_feed;
 pub mod chart;
 mod coaching;
+mod compute;
 pub mod confirm;
 mod context;
 mod costs;

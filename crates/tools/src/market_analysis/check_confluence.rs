@@ -17,7 +17,7 @@ const MIN_CONFLUENCE_BARS: u32 = 50;
 /// One condition of `check_confluence`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("anyOf" = tradeterm_core::indicators::choice_schemas(true, true)))]
+#[schemars(extend("oneOf" = tradeterm_core::indicators::choice_schemas(true, true)))]
 pub struct ConditionInput {
     /// Timeframe of the bars the condition is evaluated on.
     pub timeframe: Timeframe,
@@ -127,53 +127,59 @@ async fn handle(ctx: ToolContext, input: ConfluenceInput) -> Result<ConfluenceOu
             slot.insert(bars_of(&ctx, &input.symbol, condition.timeframe, bar_count).await?);
         }
     }
-    let mut results = Vec::with_capacity(input.conditions.len());
-    for (number, condition) in input.conditions.into_iter().enumerate() {
-        let bars = by_tf.get(&condition.timeframe).map(Vec::as_slice).unwrap_or_default();
-        let left = SeriesRef {
-            indicator: condition.indicator,
-            params: condition.params,
-            output: condition.output,
-        };
-        let assessment = confluence::assess(bars, &left, condition.op, &condition.value)
-            .map_err(|e| ToolError::InvalidInput(format!("condition {number} ({}): {e}", condition.timeframe)))?;
-        let time = last_time(bars);
-        results.push(match assessment {
-            Assessment::Evaluated(outcome) => ConditionResult {
-                index: number,
-                timeframe: condition.timeframe,
-                op: condition.op,
-                passed: outcome.passed,
-                evaluable: true,
-                time,
-                left_name: outcome.left_name,
-                left: Some(outcome.left),
-                left_prev: outcome.left_prev,
-                right_name: outcome.right_name,
-                right: Some(outcome.right),
-                right_prev: outcome.right_prev,
-                unevaluable: None,
-            },
-            Assessment::Unevaluable(why) => ConditionResult {
-                index: number,
-                timeframe: condition.timeframe,
-                op: condition.op,
-                passed: false,
-                evaluable: false,
-                time,
-                left_name: series_name(&left),
-                left: None,
-                left_prev: None,
-                right_name: match &condition.value {
-                    Operand::Number(_) => "value".to_owned(),
-                    Operand::Series(s) => series_name(s),
+    // Off the serving thread (crate::compute): up to 8 indicators over the bars.
+    let conditions = input.conditions;
+    let results = crate::compute::cpu(move || -> Result<Vec<ConditionResult>, ToolError> {
+        let mut results = Vec::with_capacity(conditions.len());
+        for (number, condition) in conditions.into_iter().enumerate() {
+            let bars = by_tf.get(&condition.timeframe).map(Vec::as_slice).unwrap_or_default();
+            let left = SeriesRef {
+                indicator: condition.indicator,
+                params: condition.params,
+                output: condition.output,
+            };
+            let assessment = confluence::assess(bars, &left, condition.op, &condition.value)
+                .map_err(|e| ToolError::InvalidInput(format!("condition {number} ({}): {e}", condition.timeframe)))?;
+            let time = last_time(bars);
+            results.push(match assessment {
+                Assessment::Evaluated(outcome) => ConditionResult {
+                    index: number,
+                    timeframe: condition.timeframe,
+                    op: condition.op,
+                    passed: outcome.passed,
+                    evaluable: true,
+                    time,
+                    left_name: outcome.left_name,
+                    left: Some(outcome.left),
+                    left_prev: outcome.left_prev,
+                    right_name: outcome.right_name,
+                    right: Some(outcome.right),
+                    right_prev: outcome.right_prev,
+                    unevaluable: None,
                 },
-                right: None,
-                right_prev: None,
-                unevaluable: Some(why),
-            },
-        });
-    }
+                Assessment::Unevaluable(why) => ConditionResult {
+                    index: number,
+                    timeframe: condition.timeframe,
+                    op: condition.op,
+                    passed: false,
+                    evaluable: false,
+                    time,
+                    left_name: series_name(&left),
+                    left: None,
+                    left_prev: None,
+                    right_name: match &condition.value {
+                        Operand::Number(_) => "value".to_owned(),
+                        Operand::Series(s) => series_name(s),
+                    },
+                    right: None,
+                    right_prev: None,
+                    unevaluable: Some(why),
+                },
+            });
+        }
+        Ok(results)
+    })
+    .await??;
     Ok(summary(input.symbol, results))
 }
 
