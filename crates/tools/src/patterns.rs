@@ -88,7 +88,7 @@ pub struct DetectPatternsInput {
     /// Timeframe of the bars: M1, M5, M15, M30, H1, H4, D1, W1 or MN1 (default H1).
     #[serde(default)]
     pub timeframe: Option<Timeframe>,
-    /// Patterns to look for (default: all 20): engulfing, hammer, inverted_hammer, shooting_star, hanging_man, doji, dragonfly_doji, gravestone_doji, long_legged_doji, doji_star, morning_star, evening_star, morning_doji_star, evening_doji_star, harami, harami_cross, piercing, dark_cloud_cover, three_white_soldiers, three_black_crows. TA-Lib names (`CDLENGULFING`) are accepted too.
+    /// Patterns to look for (default: all 61 of TA-Lib's CDL* functions), by snake-case name (`engulfing`, `three_inside`, `hikkake`, ...) or TA-Lib name (`CDLENGULFING`).
     #[serde(default)]
     #[schemars(schema_with = "pattern_names")]
     pub patterns: Option<Vec<String>>,
@@ -111,7 +111,7 @@ pub struct PatternHitOut {
     pub talib_name: &'static str,
     /// `bullish`, `bearish`, or `neutral` for the doji family (no direction of its own).
     pub direction: Direction,
-    /// TA-Lib's value: +100 bullish, -100 bearish, ±80 for the weaker engulfing/harami forms, +100 for the doji family.
+    /// TA-Lib's value: +100 bullish, -100 bearish, ±80 for the weaker engulfing/harami forms, ±200 for a confirmed (modified) hikkake, +100 for the neutral ones (doji family, rickshaw man, takuri).
     pub value: i32,
     /// Candles that make up the pattern (1-3), ending at `time`.
     pub candles: usize,
@@ -259,7 +259,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         ToolSpec {
             name: "detect_patterns",
             title: "Candlestick patterns",
-            description: "Candlestick patterns completed on the closed bars of a symbol (the still-forming bar is left out): engulfing, hammer, inverted hammer, shooting star, hanging man, the doji family (doji, dragonfly, gravestone, long-legged, doji star), morning/evening (doji) star, harami and harami cross, piercing line, dark cloud cover, three white soldiers, three black crows. Detection equals TA-Lib's CDL* functions with their default penetration and candle settings (value +100 bullish, -100 bearish, ±80 weaker engulfing/harami, doji family neutral). Choose the patterns (default all) and the lookback in closed bars (default 50); hits are listed with their bar time (ISO 8601 UTC). Patterns ignore the trend: judging the context is up to the caller.",
+            description: "Candlestick patterns completed on the closed bars of a symbol (the still-forming bar is left out): all 61 of TA-Lib's CDL* functions (engulfing, hammer, the doji family, morning/evening star, harami, three inside/outside, hikkake, marubozu, ...; the names are in the `patterns` input). Detection equals TA-Lib with its default penetration and candle settings (value +100 bullish, -100 bearish, ±80 weaker engulfing/harami, ±200 confirmed hikkake, neutral ones +100). Choose the patterns (default all) and the lookback in closed bars (default 50); hits are listed with their bar time (ISO 8601 UTC). Patterns ignore the trend: judging the context is up to the caller.",
             capability: Capability::Analytics,
             gate: Gate::Always,
             target: Target::Terminal,
@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn pattern_names_parse_in_catalog_order_and_refuse_unknown_ones() {
         let all = parse_patterns(None).unwrap();
-        assert_eq!(all.len(), 20);
+        assert_eq!(all.len(), 61);
         let some = parse_patterns(Some(&["CDLHAMMER".into(), "engulfing".into(), "hammer".into()])).unwrap();
         assert_eq!(some, vec![Pattern::Engulfing, Pattern::Hammer]);
         let e = parse_patterns(Some(&["hammerhead".into()])).unwrap_err();
