@@ -42,6 +42,7 @@ mod confirm;
 pub mod prompts;
 pub mod resources;
 mod server;
+mod sessions;
 mod tools;
 
 use std::net::TcpListener;
@@ -99,6 +100,12 @@ pub struct McpSettings {
     /// A session without a request for this long is closed
     /// (`MCP_SESSION_IDLE_SECS`, default 5 min).
     pub session_idle: Duration,
+    /// A session with nothing in flight, no open stream and no resource
+    /// subscription for this long is parked: its rmcp worker (about 100 KiB)
+    /// is closed and a record of a few hundred bytes keeps the session until
+    /// its next request brings it back, or `session_idle` expires it
+    /// (default 1 s; [`sessions`]).
+    pub session_park: Duration,
     /// How long the user has to confirm a live trade before nothing is sent
     /// (`MCP_TRADE_CONFIRM_TIMEOUT_SECS`, default 120 s; `docs/mcp.md`,
     /// "Trade confirmation").
@@ -217,6 +224,9 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// How long an idle session keeps its worker by default ([`sessions`]).
+pub const DEFAULT_SESSION_PARK: Duration = Duration::from_secs(1);
+
 /// How long the user has to confirm a live trade by default.
 pub const DEFAULT_TRADE_CONFIRM_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -234,6 +244,7 @@ impl Default for McpSettings {
             guess: Arc::default(),
             max_sessions_per_key: 50,
             session_idle: Duration::from_secs(300),
+            session_park: DEFAULT_SESSION_PARK,
             trade_confirm_timeout: DEFAULT_TRADE_CONFIRM_TIMEOUT,
         }
     }
@@ -253,14 +264,16 @@ struct Inner {
     readiness: tradeterm_telemetry::Readiness,
     /// Open sessions per credential id.
     slots: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    /// Every session's record, parked or not, by session id.
+    sessions: Arc<sessions::Sessions>,
 }
 
 /// One open MCP session of a credential, counted while it lives (in the
 /// request that opens it, then in the session's handler).
 #[derive(Debug)]
 pub(crate) struct SessionSlot {
-    credential: String,
-    slots: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    pub(crate) credential: String,
+    pub(crate) slots: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
 }
 
 impl Drop for SessionSlot {
@@ -307,6 +320,7 @@ impl McpState {
                 limiter,
                 readiness,
                 slots: Arc::default(),
+                sessions: Arc::default(),
             }),
         }
     }
@@ -343,6 +357,20 @@ impl McpState {
             .lock()
             .map(|s| s.get(credential_id).copied().unwrap_or(0))
             .unwrap_or(0)
+    }
+
+    /// MCP sessions this server keeps now, parked or not (all credentials).
+    pub fn sessions_kept(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
+    /// Of those, the parked ones (no rmcp worker; `McpSettings::session_park`).
+    pub fn sessions_parked(&self) -> usize {
+        self.inner.sessions.parked()
+    }
+
+    pub(crate) fn sessions(&self) -> &Arc<sessions::Sessions> {
+        &self.inner.sessions
     }
 
     /// A slot for one more session of `credential`, or `None` at the cap.
@@ -459,15 +487,25 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
     let settings = state.settings();
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
     hosts.extend(settings.allowed_hosts.iter().filter(|h| !h.is_empty()).cloned());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_sse_keep_alive(Some(settings.sse_keep_alive))
         .with_cancellation_token(shutdown.child_token());
+    // Parked sessions come back from their records (crate::sessions).
+    config.session_store = Some(state.sessions().clone());
     let factory_state = state.clone();
     let mut manager = LocalSessionManager::default();
-    // An idle session ends (and its handler, and its slot, go) after this.
+    // A worker with no event for this long ends (as a safety net: the sweep
+    // parks idle sessions and expires their records, crate::sessions).
     manager.session_config.keep_alive = Some(settings.session_idle);
     let sessions = Arc::new(manager);
+    tokio::spawn(sessions::sweep(
+        state.sessions().clone(),
+        sessions.clone(),
+        settings.session_park.min(settings.session_idle),
+        settings.session_idle,
+        shutdown.clone(),
+    ));
     let mcp = StreamableHttpService::new(
         move || Ok(server::Session::new(factory_state.clone())),
         sessions.clone(),
@@ -476,7 +514,10 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
     let readiness = state.readiness().clone();
     Router::new()
         .route_service(MCP_PATH, mcp)
-        .route_layer(axum::middleware::from_fn_with_state(sessions, session_close_status))
+        .route_layer(axum::middleware::from_fn_with_state(
+            (sessions, state.sessions().clone()),
+            session_close_status,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(state, authenticate))
         .route("/healthz", get(healthz))
         .merge(tradeterm_telemetry::axum::routes(readiness))
@@ -495,7 +536,11 @@ fn router(state: McpState, shutdown: CancellationToken) -> Router {
 /// a `DELETE` becomes 204 No Content when the session existed, and 404 when
 /// it did not. rmcp's own checks (session id present, protocol version
 /// header) come first and keep their answers.
-async fn session_close_status(State(sessions): State<Arc<LocalSessionManager>>, req: Request, next: Next) -> Response {
+async fn session_close_status(
+    State((sessions, records)): State<(Arc<LocalSessionManager>, Arc<sessions::Sessions>)>,
+    req: Request,
+    next: Next,
+) -> Response {
     use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 
     if req.method() != axum::http::Method::DELETE {
@@ -508,7 +553,8 @@ async fn session_close_status(State(sessions): State<Arc<LocalSessionManager>>, 
         .map(Into::into);
     let existed = match &id {
         // The local manager cannot fail; were it to, the close is not called a 404.
-        Some(id) => sessions.has_session(id).await.unwrap_or(true),
+        // A parked session exists too (its record).
+        Some(id) => records.get(id).is_some() || sessions.has_session(id).await.unwrap_or(true),
         None => false,
     };
     let mut res = next.run(req).await;
@@ -567,11 +613,32 @@ async fn authenticate(State(state): State<McpState>, mut req: Request, next: Nex
         Ok(Ok(caller)) => caller,
         Ok(Err(e)) | Err(e) => return e.into_response(),
     };
-    let opens_session = req.method() == axum::http::Method::POST && !req.headers().contains_key("mcp-session-id");
+    let session_id = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let opens_session = req.method() == axum::http::Method::POST && session_id.is_none();
+    let mut opened = None;
+    let mut busy = None;
+    if let Some(record) = session_id.as_deref().and_then(|id| state.sessions().get(id)) {
+        // Another key's session is refused here, parked or not, with the
+        // handler's own message (Session::authorized): a parked session is
+        // not brought back for it, and the answer does not depend on whether
+        // the session was parked.
+        let me = (caller.license_id().to_owned(), caller.terminal_id().to_owned());
+        if record.owner.get().is_some_and(|owner| *owner != me) {
+            return not_the_owner();
+        }
+        busy = Some(record.busy());
+    }
     if opens_session {
         match state.take_slot(&caller.claims.cred_id) {
             Some(slot) => {
-                req.extensions_mut().insert(slot);
+                let record = Arc::new(sessions::SessionRecord::new(slot));
+                req.extensions_mut().insert(record.clone());
+                busy = Some(record.busy());
+                opened = Some(record);
             }
             None => {
                 tradeterm_telemetry::record::limit_refused("mcp_sessions", "mcp");
@@ -589,7 +656,30 @@ async fn authenticate(State(state): State<McpState>, mut req: Request, next: Nex
     }
     req.extensions_mut().insert(ClientSource(source));
     req.extensions_mut().insert(caller);
-    next.run(req).await
+    let res = next.run(req).await;
+    // The new session's record is kept under the id rmcp gave it.
+    if let Some(record) = opened
+        && let Some(id) = res.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+    {
+        state.sessions().insert(id, record);
+    }
+    match busy {
+        // In flight until its answer's stream ends (an SSE stream may stay open).
+        Some(busy) => res.map(|body| sessions::busy_while_streaming(body, busy)),
+        None => res,
+    }
+}
+
+/// The answer to a request on another terminal key's session: 403 with a
+/// JSON-RPC error (no request id: the body is not read), the message the
+/// session's handler gives.
+fn not_the_owner() -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32600, "message": "this MCP session belongs to another terminal key" },
+    });
+    (axum::http::StatusCode::FORBIDDEN, axum::Json(body)).into_response()
 }
 
 /// The client's address of an MCP request (the trusted proxy's

@@ -221,6 +221,11 @@ impl Subscriptions {
         Ok(())
     }
 
+    /// Whether no URI is subscribed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.uris.lock().map(|u| u.is_empty()).unwrap_or(true)
+    }
+
     /// Removes `uri`; stops the task after the last one.
     pub(crate) fn remove(&self, uri: &str) {
         let empty = self

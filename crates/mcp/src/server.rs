@@ -7,7 +7,7 @@
 //! Clients that probe `server/discover` first fall back to `initialize`.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Implementation,
@@ -25,6 +25,7 @@ use tradeterm_tools::{Invocation, TerminalChoice, ToolError};
 
 use crate::McpState;
 use crate::auth::Caller;
+use crate::sessions::{Live, SessionRecord};
 use crate::tools::{ToolListOptions, annotations, charted_success, failure, success, tool_error};
 
 /// Names of the MCP-only session tools.
@@ -119,21 +120,23 @@ pub(crate) fn session_tools(output_schemas: bool, budgets: crate::compact::Budge
         .collect()
 }
 
-/// The handler of one MCP session.
+/// The handler of one MCP session while its rmcp worker runs.
+///
+/// What the session is (owner, trading mode, tool list, slot) lives in its
+/// [`SessionRecord`], which outlives the handler when the session is parked
+/// (`crate::sessions`) and is taken back when it returns, so the handler
+/// itself holds nearly nothing.
 #[derive(Clone)]
 pub(crate) struct Session {
     state: McpState,
-    mode: Arc<Mutex<TradingMode>>,
-    /// License and terminal that opened the session; other credentials cannot use it.
-    owner: Arc<OnceLock<(String, String)>>,
-    /// The session's tool list (groups, output schemas), fixed at `initialize`.
-    list: Arc<OnceLock<ToolListOptions>>,
-    /// Counts the session in `tradeterm_mcp_sessions_open` while it lives.
-    _open: Arc<tradeterm_telemetry::record::McpSessionGuard>,
-    /// `resources/subscribe` of this session (`crate::resources`).
+    /// The session's record, taken at `initialize`: from the opening
+    /// request, or from the records when a parked session comes back.
+    record: Arc<OnceLock<Arc<SessionRecord>>>,
+    /// Counts this handler in the record while it runs (none: parked).
+    live: Arc<OnceLock<Live>>,
+    /// `resources/subscribe` of this session (`crate::resources`); they end
+    /// with the worker, so a session with subscriptions is never parked.
     subscriptions: Arc<crate::resources::Subscriptions>,
-    /// The credential's session slot, taken over from the `initialize` request.
-    slot: Arc<OnceLock<Arc<crate::SessionSlot>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -156,28 +159,62 @@ impl Session {
     pub(crate) fn new(state: McpState) -> Self {
         Self {
             state,
-            mode: Arc::new(Mutex::new(TradingMode::Live)),
-            owner: Arc::new(OnceLock::new()),
-            list: Arc::new(OnceLock::new()),
-            _open: Arc::new(tradeterm_telemetry::record::McpSessionGuard::open()),
+            record: Arc::default(),
+            live: Arc::default(),
             subscriptions: Arc::default(),
-            slot: Arc::default(),
         }
     }
 
     /// The session's tool-list options (the operator's defaults until `initialize` fixed them).
     fn list_options(&self) -> ToolListOptions {
-        self.list.get().cloned().unwrap_or_else(|| self.state.default_list())
+        self.record
+            .get()
+            .and_then(|r| r.list.get().cloned())
+            .unwrap_or_else(|| self.state.default_list())
     }
 
+    /// The trading mode (`paper` if it cannot be read: never more than asked).
     fn mode(&self) -> TradingMode {
-        self.mode.lock().map(|m| *m).unwrap_or(TradingMode::Paper)
+        self.record
+            .get()
+            .and_then(|r| r.mode.lock().ok().map(|m| *m))
+            .unwrap_or(TradingMode::Paper)
     }
 
     fn set_mode(&self, mode: TradingMode) {
-        if let Ok(mut m) = self.mode.lock() {
+        if let Some(r) = self.record.get()
+            && let Ok(mut m) = r.mode.lock()
+        {
             *m = mode;
         }
+    }
+
+    /// The record this handler serves, at `initialize`: its own once set; a
+    /// parked session's when rmcp brings it back (the replayed `initialize`
+    /// carries the session id); else the opening request's.
+    fn take_record(&self, context: &RequestContext<RoleServer>) -> Result<Arc<SessionRecord>, McpError> {
+        if let Some(record) = self.record.get() {
+            return Ok(record.clone());
+        }
+        let record = match context
+            .extensions
+            .get::<rmcp::transport::streamable_http_server::SessionRestoreMarker>()
+        {
+            Some(marker) => self
+                .state
+                .sessions()
+                .get(marker.id.as_ref())
+                .ok_or_else(|| McpError::invalid_request("this MCP session has expired; open a new one", None))?,
+            None => context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|p| p.extensions.get::<Arc<SessionRecord>>())
+                .cloned()
+                .ok_or_else(|| McpError::internal_error("an MCP session opened without its record", None))?,
+        };
+        let record = self.record.get_or_init(|| record).clone();
+        let _ = self.live.set(record.live());
+        Ok(record)
     }
 
     /// The caller of this request, who must be the session's owner.
@@ -188,8 +225,11 @@ impl Session {
                 None,
             ));
         };
+        let Some(record) = self.record.get() else {
+            return Err(McpError::invalid_request("this MCP session is not initialized", None));
+        };
         let me = (caller.license_id().to_owned(), caller.terminal_id().to_owned());
-        let owner = self.owner.get_or_init(|| me.clone());
+        let owner = record.owner.get_or_init(|| me.clone());
         if *owner != me {
             return Err(McpError::invalid_request(
                 "this MCP session belongs to another terminal key",
@@ -258,13 +298,13 @@ impl ServerHandler for Session {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        let record = self.take_record(&context)?;
         let caller = self.authorized(&context)?;
-        if let Some(slot) = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Arc<crate::SessionSlot>>())
-        {
-            let _ = self.slot.set(slot.clone());
+        if record.init.get().is_some() {
+            // A parked session back: its tool list and mode are the record's.
+            tracing::debug!(terminal = %caller.terminal_id(), "MCP session resumed");
+            context.peer.set_peer_info(request.clone());
+            return self.negotiate_initialize(&request);
         }
         let options = match context.extensions.get::<axum::http::request::Parts>() {
             Some(parts) => crate::list_options(&self.state, parts).map_err(|e| McpError::invalid_params(e, None))?,
@@ -278,7 +318,8 @@ impl ServerHandler for Session {
             output_schemas = options.output_schemas,
             "MCP session opened"
         );
-        let _ = self.list.set(options);
+        let _ = record.list.set(options);
+        let _ = record.init.set(request.clone());
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -385,7 +426,8 @@ impl ServerHandler for Session {
         let Some(events) = &self.state.services().events else {
             return Err(McpError::internal_error("this server publishes no events", None));
         };
-        self.subscriptions
+        let added = self
+            .subscriptions
             .add(
                 request.uri.clone(),
                 events.bus().clone(),
@@ -394,7 +436,9 @@ impl ServerHandler for Session {
                 context.peer.clone(),
             )
             .await
-            .map_err(|e| McpError::internal_error(format!("the event engine is unavailable: {e}"), None))
+            .map_err(|e| McpError::internal_error(format!("the event engine is unavailable: {e}"), None));
+        self.note_subscriptions();
+        added
     }
 
     #[allow(
@@ -409,6 +453,7 @@ impl ServerHandler for Session {
         let caller = self.authorized(&context)?;
         self.resource_of(&caller, &request.uri)?;
         self.subscriptions.remove(&request.uri);
+        self.note_subscriptions();
         Ok(())
     }
 
@@ -448,6 +493,14 @@ fn tool_caller(caller: &Caller) -> tradeterm_tools::Caller {
 }
 
 impl Session {
+    /// Tells the record whether the session has subscriptions (never parked then).
+    fn note_subscriptions(&self) {
+        if let Some(r) = self.record.get() {
+            r.subscribed
+                .store(!self.subscriptions.is_empty(), std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// The terminal and kind of a resource URI, which must name the session's
     /// own terminal (a terminal key reaches only its terminal).
     fn resource_of(&self, caller: &Caller, uri: &str) -> Result<(String, crate::resources::Kind), McpError> {

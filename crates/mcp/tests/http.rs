@@ -105,6 +105,16 @@ async fn spawn_app() -> App {
 /// `n` MCP instances sharing one store, one gateway and `redis` (as
 /// processes behind a load balancer do); the gateway's tokens name `cred_id`.
 async fn spawn_apps(n: usize, redis: Option<deadpool_redis::Pool>, cred_id: &str) -> Vec<App> {
+    spawn_apps_with(n, redis, cred_id, McpSettings::default()).await
+}
+
+/// [`spawn_apps`] with these MCP settings.
+async fn spawn_apps_with(
+    n: usize,
+    redis: Option<deadpool_redis::Pool>,
+    cred_id: &str,
+    settings: McpSettings,
+) -> Vec<App> {
     let (private, public) = generate_rsa_pem_pair().unwrap();
     let signer = TokenSigner::from_pem(private.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
     let store = SqlStore::connect("sqlite::memory:").await.unwrap();
@@ -126,18 +136,25 @@ async fn spawn_apps(n: usize, redis: Option<deadpool_redis::Pool>, cred_id: &str
     let mut apps = Vec::new();
     for _ in 0..n {
         let verifier = TokenVerifier::from_pem(public.as_bytes(), DEFAULT_ISSUER, DEFAULT_AUDIENCE).unwrap();
-        apps.push(spawn_instance(services.clone(), verifier, &gateway, key.clone()));
+        apps.push(spawn_instance(
+            services.clone(),
+            verifier,
+            &gateway,
+            key.clone(),
+            settings.clone(),
+        ));
     }
     apps
 }
 
-fn spawn_instance(services: Arc<Services>, verifier: TokenVerifier, gateway: &str, key: String) -> App {
-    let state = McpState::new(
-        McpSettings::default(),
-        services,
-        verifier,
-        GatewayClient::new(gateway).unwrap(),
-    );
+fn spawn_instance(
+    services: Arc<Services>,
+    verifier: TokenVerifier,
+    gateway: &str,
+    key: String,
+    settings: McpSettings,
+) -> App {
+    let state = McpState::new(settings, services, verifier, GatewayClient::new(gateway).unwrap());
     let server = McpServer::build(state.clone(), TcpListener::bind("127.0.0.1:0").unwrap()).unwrap();
     let url = format!("http://127.0.0.1:{}{MCP_PATH}", server.port());
     let handle = server.handle();
@@ -689,4 +706,106 @@ async fn the_python_sdk_lists_tools_by_group_and_with_output_schemas_and_gets_a_
     );
     assert!(summary["prompt_mentions_key_levels"].as_bool().unwrap(), "{summary}");
     app.handle.stop();
+}
+
+/// Polls `done` every 20 ms until it holds; panics after `limit`.
+async fn eventually(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{what} not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The `structuredContent` of a session tool's answer.
+async fn mode_of(app: &App, session: &str, tool: &str, args: Value) -> Value {
+    let answer = rpc(app, session, "tools/call", json!({ "name": tool, "arguments": args })).await;
+    answer["result"]["structuredContent"]["mode"].clone()
+}
+
+/// An idle session gives its rmcp worker up (parked) and keeps what it is:
+/// its next request brings it back in `paper` mode, with its tool list.
+#[tokio::test]
+async fn an_idle_session_is_parked_and_comes_back_as_it_was() {
+    let settings = McpSettings {
+        session_park: Duration::from_millis(100),
+        ..McpSettings::default()
+    };
+    let app = spawn_apps_with(1, None, "tkey-park", settings).await.remove(0);
+    let session = app.open_session_with("?groups=market", &[]).await;
+    assert_eq!(
+        mode_of(&app, &session, "set_mode", json!({ "mode": "paper" })).await,
+        "paper"
+    );
+    let listed = names(&rpc(&app, &session, "tools/list", json!({})).await);
+    eventually("the session parked", Duration::from_secs(5), || {
+        app.state.sessions_parked() == 1
+    })
+    .await;
+    assert_eq!(
+        app.state.open_sessions("tkey-park"),
+        1,
+        "a parked session keeps its slot"
+    );
+    // Back on its next request, as it was.
+    assert_eq!(mode_of(&app, &session, "get_mode", json!({})).await, "paper");
+    assert_eq!(app.state.sessions_parked(), 0);
+    assert_eq!(names(&rpc(&app, &session, "tools/list", json!({})).await), listed);
+    // Parked again, then closed: 204, and gone.
+    eventually("the session parked again", Duration::from_secs(5), || {
+        app.state.sessions_parked() == 1
+    })
+    .await;
+    let closed = app
+        .request(reqwest::Method::DELETE, Some(&session))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 204, "DELETE of a parked session");
+    assert_eq!(app.list_tools(&session).await.status(), 404);
+    eventually("the slot freed", Duration::from_secs(5), || {
+        app.state.open_sessions("tkey-park") == 0
+    })
+    .await;
+    assert_eq!(app.state.sessions_kept(), 0);
+}
+
+/// `MCP_MAX_SESSIONS_PER_KEY` and `MCP_SESSION_IDLE_SECS`, parked sessions
+/// counted: one session over the cap is refused with 429 `RATE_LIMITED`;
+/// idle ones expire (404 from then on) and free the key's slots.
+#[tokio::test]
+async fn sessions_over_the_cap_are_refused_and_idle_ones_expire() {
+    let settings = McpSettings {
+        max_sessions_per_key: 3,
+        session_idle: Duration::from_secs(1),
+        session_park: Duration::from_millis(100),
+        ..McpSettings::default()
+    };
+    let app = spawn_apps_with(1, None, "tkey-cap", settings).await.remove(0);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(app.open_session().await);
+    }
+    assert_eq!(app.state.open_sessions("tkey-cap"), 3);
+    let refused = app.initialize_with("", &[]).await;
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "RATE_LIMITED", "{body}");
+    // Parked or not, still counted until they expire.
+    eventually("the sessions parked", Duration::from_secs(5), || {
+        app.state.sessions_parked() == 3 || app.state.sessions_kept() < 3
+    })
+    .await;
+    assert_eq!(app.initialize_with("", &[]).await.status(), 429);
+    eventually("the idle sessions expired", Duration::from_secs(10), || {
+        app.state.sessions_kept() == 0 && app.state.open_sessions("tkey-cap") == 0
+    })
+    .await;
+    for session in &held {
+        assert_eq!(app.list_tools(session).await.status(), 404, "an expired session");
+    }
+    // The key's slots are free again.
+    app.open_session().await;
+    assert_eq!(app.state.open_sessions("tkey-cap"), 1);
 }
