@@ -479,6 +479,95 @@ proptest! {
         }
     }
 
+    /// The TA-Lib 0.8 functions (RMA, HMA, VWMA, ZLEMA, DPO, QSTICK, AO, AC,
+    /// ER, FOSC, VHF, AVGDEV, ADR, MASSI, PVT, NVI, PVI, CMF, EFI, MARKETFI):
+    /// streaming = batch, the close-based ones also through `Next<f64>`,
+    /// and the column form equals the bar form.
+    #[test]
+    fn streaming_equals_batch_talib_08_functions(
+        bars in bars_strategy(160),
+        p in 1usize..40,
+        q in 2usize..40,
+        r in 2usize..15,
+    ) {
+        let cols = Columns::of(&bars);
+        let (o, h, l, c, v) = (&cols.open[..], &cols.high[..], &cols.low[..], &cols.close[..], &cols.volume[..]);
+        macro_rules! close_based {
+            ($name:literal, $ind:expr) => {{
+                let ind = $ind;
+                let batch = ind.over(&bars).unwrap();
+                same($name, &batch, &stream_values(ind.clone(), &bars))?;
+                same(concat!($name, "/bar"), &batch, &stream(ind.clone(), &bars))?;
+                same(concat!($name, "/col"), &batch, &ind.over_values(c).unwrap())?;
+            }};
+        }
+        close_based!("rma", WildersMovingAverage::new(p).unwrap());
+        close_based!("hma", HullMovingAverage::new(p).unwrap());
+        close_based!("zlema", ZeroLagExponentialMovingAverage::new(p).unwrap());
+        close_based!("dpo", DetrendedPriceOscillator::new(q).unwrap());
+        close_based!("er", EfficiencyRatio::new(q).unwrap());
+        close_based!("fosc", ForecastOscillator::new(q).unwrap());
+        close_based!("vhf", VerticalHorizontalFilter::new(q).unwrap());
+        close_based!("avgdev", AverageDeviation::new(q).unwrap());
+        macro_rules! bar_based {
+            ($name:literal, $ind:expr, $($col:expr),+) => {{
+                let ind = $ind;
+                let batch = ind.over(&bars).unwrap();
+                same($name, &batch, &stream(ind.clone(), &bars))?;
+                same(concat!($name, "/col"), &batch, &opt(&ind.over_columns($($col),+).unwrap()))?;
+            }};
+        }
+        bar_based!("vwma", VolumeWeightedMovingAverage::new(p).unwrap(), c, v);
+        bar_based!("qstick", Qstick::new(p).unwrap(), o, c);
+        bar_based!("ao", AwesomeOscillator::new(r, q).unwrap(), h, l);
+        bar_based!("ac", AcceleratorOscillator::new(r, q, r).unwrap(), h, l);
+        bar_based!("adr", AverageDailyRange::new(p).unwrap(), h, l);
+        bar_based!("massi", MassIndex::new(r, q).unwrap(), h, l);
+        bar_based!("pvt", PriceVolumeTrend::new(), c, v);
+        bar_based!("nvi", NegativeVolumeIndex::new(), c, v);
+        bar_based!("pvi", PositiveVolumeIndex::new(), c, v);
+        bar_based!("cmf", ChaikinMoneyFlow::new(q).unwrap(), h, l, c, v);
+        bar_based!("efi", ElderForceIndex::new(p).unwrap(), c, v);
+        bar_based!("marketfi", MarketFacilitationIndex::new(), h, l, v);
+    }
+
+    /// `reset` of the TA-Lib 0.8 functions: the same outputs as a fresh copy.
+    #[test]
+    fn reset_behaves_as_new_talib_08(bars in bars_strategy(80), p in 2usize..20) {
+        macro_rules! twice {
+            ($($name:literal => $ind:expr),* $(,)?) => {$({
+                let mut ind = $ind;
+                let first: Vec<_> = bars.iter().map(|b| ind.next(b)).collect();
+                ind.reset();
+                prop_assert!(!ind.is_ready(), "{} ready after reset", $name);
+                let second: Vec<_> = bars.iter().map(|b| ind.next(b)).collect();
+                same($name, &first, &second)?;
+            })*};
+        }
+        twice!(
+            "rma" => WildersMovingAverage::new(p).unwrap(),
+            "hma" => HullMovingAverage::new(p).unwrap(),
+            "vwma" => VolumeWeightedMovingAverage::new(p).unwrap(),
+            "zlema" => ZeroLagExponentialMovingAverage::new(p).unwrap(),
+            "dpo" => DetrendedPriceOscillator::new(p).unwrap(),
+            "qstick" => Qstick::new(p).unwrap(),
+            "ao" => AwesomeOscillator::new(2, p).unwrap(),
+            "ac" => AcceleratorOscillator::new(2, p, 3).unwrap(),
+            "er" => EfficiencyRatio::new(p).unwrap(),
+            "fosc" => ForecastOscillator::new(p).unwrap(),
+            "vhf" => VerticalHorizontalFilter::new(p).unwrap(),
+            "avgdev" => AverageDeviation::new(p).unwrap(),
+            "adr" => AverageDailyRange::new(p).unwrap(),
+            "massi" => MassIndex::new(2, p).unwrap(),
+            "pvt" => PriceVolumeTrend::new(),
+            "nvi" => NegativeVolumeIndex::new(),
+            "pvi" => PositiveVolumeIndex::new(),
+            "cmf" => ChaikinMoneyFlow::new(p).unwrap(),
+            "efi" => ElderForceIndex::new(p).unwrap(),
+            "marketfi" => MarketFacilitationIndex::new(),
+        );
+    }
+
     #[test]
     fn reset_behaves_as_new(bars in bars_strategy(80), p in 2usize..20) {
         let mut rsi = RelativeStrengthIndex::new(p).unwrap();
@@ -659,6 +748,28 @@ proptest! {
             HilbertSineWave::new(),
             HilbertTrendMode::new(),
             IntradayMomentumIndex::new(p).unwrap(),
+        );
+        feed!(
+            WildersMovingAverage::new(p).unwrap(),
+            HullMovingAverage::new(p).unwrap(),
+            VolumeWeightedMovingAverage::new(p).unwrap(),
+            ZeroLagExponentialMovingAverage::new(p).unwrap(),
+            DetrendedPriceOscillator::new(p).unwrap(),
+            Qstick::new(p).unwrap(),
+            AwesomeOscillator::new(2, p).unwrap(),
+            AcceleratorOscillator::new(2, p, 2).unwrap(),
+            EfficiencyRatio::new(p).unwrap(),
+            ForecastOscillator::new(p).unwrap(),
+            VerticalHorizontalFilter::new(p).unwrap(),
+            AverageDeviation::new(p).unwrap(),
+            AverageDailyRange::new(p).unwrap(),
+            MassIndex::new(2, p).unwrap(),
+            PriceVolumeTrend::new(),
+            NegativeVolumeIndex::new(),
+            PositiveVolumeIndex::new(),
+            ChaikinMoneyFlow::new(p).unwrap(),
+            ElderForceIndex::new(p).unwrap(),
+            MarketFacilitationIndex::new(),
         );
         let mut sd = StandardDeviation::new(p, 1.0).unwrap();
         for v in &values {

@@ -76,13 +76,14 @@ pub use cycle::{
     HilbertSineWave, HilbertSineWaveOutput, HilbertSineWaveSeries, HilbertTrendMode,
 };
 pub use momentum::{
-    AbsolutePriceOscillator, Aroon, AroonOscillator, AroonOutput, AroonSeries, BalanceOfPower,
-    ChandeMomentumOscillator, CommodityChannelIndex, FastStochastic, IntradayMomentumIndex, Momentum,
-    PercentagePriceOscillator, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
-    RelativeStrengthIndex, StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix,
-    UltimateOscillator, WilliamsPercentRange,
+    AbsolutePriceOscillator, AcceleratorOscillator, Aroon, AroonOscillator, AroonOutput, AroonSeries,
+    AwesomeOscillator, BalanceOfPower, ChandeMomentumOscillator, CommodityChannelIndex, DetrendedPriceOscillator,
+    EfficiencyRatio, FastStochastic, ForecastOscillator, IntradayMomentumIndex, Momentum, PercentagePriceOscillator,
+    Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex,
+    StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix, UltimateOscillator,
+    VerticalHorizontalFilter, WilliamsPercentRange,
 };
-pub use price::{AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
+pub use price::{AverageDeviation, AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
 pub use statistics::{
     Beta, LinearRegression, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionOutput,
     LinearRegressionSlope, LinearRegressionValue, PearsonCorrelation, TimeSeriesForecast, Variance,
@@ -90,23 +91,25 @@ pub use statistics::{
 pub use trend::{
     AnyMovingAverage, AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
     AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
-    HilbertTrendline, IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage,
+    HilbertTrendline, HullMovingAverage, IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage,
     MesaAdaptiveMovingAverage, MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice,
     MinusDirectionalIndicator, MinusDirectionalMovement, MovingAverageConvergenceDivergence,
     MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed,
     MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, MovingAverageType,
     ParabolicSar, ParabolicSarExtended, PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage,
     SuperTrend, SuperTrendOutput, SuperTrendSeries, T3MovingAverage, TriangularMovingAverage,
-    TripleExponentialMovingAverage, VariablePeriodMovingAverage, WeightedMovingAverage,
+    TripleExponentialMovingAverage, VariablePeriodMovingAverage, VolumeWeightedMovingAverage, WeightedMovingAverage,
+    WildersMovingAverage, ZeroLagExponentialMovingAverage,
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{
-    AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, NormalizedAverageTrueRange, StandardDeviation,
-    TrueRange,
+    AverageDailyRange, AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, MassIndex,
+    NormalizedAverageTrueRange, StandardDeviation, TrueRange,
 };
 pub use volume::{
-    AccumulationDistribution, ChaikinOscillator, MoneyFlowIndex, OnBalanceVolume, VolumeWeightedAveragePrice,
-    VwapAnchor,
+    AccumulationDistribution, ChaikinMoneyFlow, ChaikinOscillator, ElderForceIndex, MarketFacilitationIndex,
+    MoneyFlowIndex, NegativeVolumeIndex, OnBalanceVolume, PositiveVolumeIndex, PriceVolumeTrend,
+    VolumeWeightedAveragePrice, VwapAnchor,
 };
 
 /// Largest period (or window) any indicator accepts.

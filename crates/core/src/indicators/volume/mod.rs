@@ -2,11 +2,21 @@
 //! oscillator), money flow index and VWAP.
 
 mod ad;
+mod cmf;
+mod efi;
+mod marketfi;
 mod mfi;
+mod nvi;
 mod obv;
+mod pvt;
 mod vwap;
 
 pub use ad::{AccumulationDistribution, ChaikinOscillator};
+pub use cmf::ChaikinMoneyFlow;
+pub use efi::ElderForceIndex;
+pub use marketfi::MarketFacilitationIndex;
 pub use mfi::MoneyFlowIndex;
+pub use nvi::{NegativeVolumeIndex, PositiveVolumeIndex};
 pub use obv::OnBalanceVolume;
+pub use pvt::PriceVolumeTrend;
 pub use vwap::{VolumeWeightedAveragePrice, VwapAnchor};
