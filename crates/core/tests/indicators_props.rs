@@ -480,7 +480,9 @@ proptest! {
     }
 
     /// The TA-Lib 0.8 functions (RMA, HMA, VWMA, ZLEMA, DPO, QSTICK, AO, AC,
-    /// ER, FOSC, VHF, AVGDEV, ADR, MASSI, PVT, NVI, PVI, CMF, EFI, MARKETFI):
+    /// ER, FOSC, VHF, AVGDEV, ADR, MASSI, PVT, NVI, PVI, CMF, EFI, MARKETFI,
+    /// CMOU, COPPOCK, TSI, PERCENTILE, PERCENTRANK, RVI, WAD, CVI, PVO, RVOL,
+    /// ACCBANDS, ERI, VORTEX, HA):
     /// streaming = batch, the close-based ones also through `Next<f64>`,
     /// and the column form equals the bar form.
     #[test]
@@ -529,6 +531,29 @@ proptest! {
         bar_based!("cmf", ChaikinMoneyFlow::new(q).unwrap(), h, l, c, v);
         bar_based!("efi", ElderForceIndex::new(p).unwrap(), c, v);
         bar_based!("marketfi", MarketFacilitationIndex::new(), h, l, v);
+        close_based!("cmou", ChandeMomentumOscillatorUnsmoothed::new(q).unwrap());
+        close_based!("coppock", CoppockCurve::new(p, r, q).unwrap());
+        close_based!("tsi", TrueStrengthIndex::new(r, q).unwrap());
+        close_based!("percentile", RollingPercentile::new(q, (p as f64) * 2.5).unwrap());
+        close_based!("percentrank", PercentRank::new(q).unwrap());
+        close_based!("rvi", RelativeVolatilityIndex::new(p, q).unwrap());
+        bar_based!("wad", WilliamsAccumulationDistribution::new(), h, l, c);
+        bar_based!("cvi", ChaikinVolatility::new(q, p).unwrap(), h, l);
+        bar_based!("pvo", PercentageVolumeOscillator::new(r, q, p % 9).unwrap(), v);
+        bar_based!("rvol", RelativeVolume::new(p).unwrap(), v);
+        macro_rules! multi {
+            ($name:literal, $ind:expr, [$($col:expr),+], $($field:ident),+) => {{
+                let ind = $ind;
+                let batch = ind.over(&bars).unwrap();
+                let outs = stream(ind.clone(), &bars);
+                $(same(concat!($name, ".", stringify!($field)), &batch.$field, &field(&outs, |o| Some(o.$field)))?;)+
+                prop_assert_eq!(&ind.over_columns($($col),+).unwrap(), &batch);
+            }};
+        }
+        multi!("accbands", AccelerationBands::new(q).unwrap(), [h, l, c], upper, middle, lower);
+        multi!("eri", ElderRayIndex::new(p).unwrap(), [h, l, c], bull, bear);
+        multi!("vortex", Vortex::new(p).unwrap(), [h, l, c], plus, minus);
+        multi!("ha", HeikinAshi::new(), [o, h, l, c], open, high, low, close);
     }
 
     /// `reset` of the TA-Lib 0.8 functions: the same outputs as a fresh copy.
@@ -565,6 +590,20 @@ proptest! {
             "cmf" => ChaikinMoneyFlow::new(p).unwrap(),
             "efi" => ElderForceIndex::new(p).unwrap(),
             "marketfi" => MarketFacilitationIndex::new(),
+            "cmou" => ChandeMomentumOscillatorUnsmoothed::new(p).unwrap(),
+            "coppock" => CoppockCurve::new(p, 2, p).unwrap(),
+            "tsi" => TrueStrengthIndex::new(p, 2).unwrap(),
+            "percentile" => RollingPercentile::new(p, 30.0).unwrap(),
+            "percentrank" => PercentRank::new(p).unwrap(),
+            "rvi" => RelativeVolatilityIndex::new(p, 3).unwrap(),
+            "wad" => WilliamsAccumulationDistribution::new(),
+            "cvi" => ChaikinVolatility::new(p, 2).unwrap(),
+            "pvo" => PercentageVolumeOscillator::new(2, p, 1).unwrap(),
+            "rvol" => RelativeVolume::new(p).unwrap(),
+            "accbands" => AccelerationBands::new(p).unwrap(),
+            "eri" => ElderRayIndex::new(p).unwrap(),
+            "vortex" => Vortex::new(p).unwrap(),
+            "ha" => HeikinAshi::new(),
         );
     }
 
@@ -770,6 +809,20 @@ proptest! {
             ChaikinMoneyFlow::new(p).unwrap(),
             ElderForceIndex::new(p).unwrap(),
             MarketFacilitationIndex::new(),
+            ChandeMomentumOscillatorUnsmoothed::new(p).unwrap(),
+            CoppockCurve::new(p, 2, p).unwrap(),
+            TrueStrengthIndex::new(p, 2).unwrap(),
+            RollingPercentile::new(p, 30.0).unwrap(),
+            PercentRank::new(p).unwrap(),
+            RelativeVolatilityIndex::new(p, 3).unwrap(),
+            WilliamsAccumulationDistribution::new(),
+            ChaikinVolatility::new(p, 2).unwrap(),
+            PercentageVolumeOscillator::new(2, p, 1).unwrap(),
+            RelativeVolume::new(p).unwrap(),
+            AccelerationBands::new(p).unwrap(),
+            ElderRayIndex::new(p).unwrap(),
+            Vortex::new(p).unwrap(),
+            HeikinAshi::new(),
         );
         let mut sd = StandardDeviation::new(p, 1.0).unwrap();
         for v in &values {

@@ -11,26 +11,29 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AbsolutePriceOscillator, AcceleratorOscillator, AccumulationDistribution, AnyMovingAverage, Aroon, AroonOscillator,
-    AverageDailyRange, AverageDeviation, AverageDirectionalIndex, AverageDirectionalIndexRating, AveragePrice,
-    AverageTrueRange, AwesomeOscillator, BalanceOfPower, BandsSeries, Beta, BollingerBands, ChaikinMoneyFlow,
-    ChaikinOscillator, ChandeMomentumOscillator, CommodityChannelIndex, DetrendedPriceOscillator,
+    AbsolutePriceOscillator, AccelerationBands, AcceleratorOscillator, AccumulationDistribution, AnyMovingAverage,
+    Aroon, AroonOscillator, AverageDailyRange, AverageDeviation, AverageDirectionalIndex,
+    AverageDirectionalIndexRating, AveragePrice, AverageTrueRange, AwesomeOscillator, BalanceOfPower, BandsSeries,
+    Beta, BollingerBands, ChaikinMoneyFlow, ChaikinOscillator, ChaikinVolatility, ChandeMomentumOscillator,
+    ChandeMomentumOscillatorUnsmoothed, CommodityChannelIndex, CoppockCurve, DetrendedPriceOscillator,
     DirectionalMovementIndex, DonchianChannels, DoubleExponentialMovingAverage, EfficiencyRatio, ElderForceIndex,
-    ExponentialMovingAverage, FastStochastic, ForecastOscillator, HilbertDominantCyclePeriod,
-    HilbertDominantCyclePhase, HilbertPhasor, HilbertSineWave, HilbertTrendMode, HilbertTrendline, HullMovingAverage,
-    IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage, KeltnerChannels, LinearRegressionAngle,
-    LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue, MAX_PERIOD, MarketFacilitationIndex,
-    MassIndex, MedianPrice, MesaAdaptiveMovingAverage, Midpoint, MidpointPrice, MinusDirectionalIndicator,
-    MinusDirectionalMovement, Momentum, MoneyFlowIndex, MovingAverageConvergenceDivergence,
+    ElderRayIndex, ExponentialMovingAverage, FastStochastic, ForecastOscillator, HeikinAshi,
+    HilbertDominantCyclePeriod, HilbertDominantCyclePhase, HilbertPhasor, HilbertSineWave, HilbertTrendMode,
+    HilbertTrendline, HullMovingAverage, IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage,
+    KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue,
+    MAX_PERIOD, MarketFacilitationIndex, MassIndex, MedianPrice, MesaAdaptiveMovingAverage, Midpoint, MidpointPrice,
+    MinusDirectionalIndicator, MinusDirectionalMovement, Momentum, MoneyFlowIndex, MovingAverageConvergenceDivergence,
     MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed, NegativeVolumeIndex,
-    NormalizedAverageTrueRange, OnBalanceVolume, ParabolicSar, ParabolicSarExtended, PearsonCorrelation,
-    PercentagePriceOscillator, PlusDirectionalIndicator, PlusDirectionalMovement, PositiveVolumeIndex,
-    PriceVolumeTrend, Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100,
-    RelativeStrengthIndex, SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend,
-    T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange,
+    NormalizedAverageTrueRange, OnBalanceVolume, ParabolicSar, ParabolicSarExtended, PearsonCorrelation, PercentRank,
+    PercentagePriceOscillator, PercentageVolumeOscillator, PlusDirectionalIndicator, PlusDirectionalMovement,
+    PositiveVolumeIndex, PriceVolumeTrend, Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio,
+    RateOfChangeRatio100, RelativeStrengthIndex, RelativeVolatilityIndex, RelativeVolume, RollingPercentile,
+    SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend, T3MovingAverage,
+    TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange, TrueStrengthIndex,
     TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage, Variance, VerticalHorizontalFilter,
-    VolumeWeightedAveragePrice, VolumeWeightedMovingAverage, VwapAnchor, WeightedClosePrice, WeightedMovingAverage,
-    WildersMovingAverage, WilliamsPercentRange, ZeroLagExponentialMovingAverage,
+    VolumeWeightedAveragePrice, VolumeWeightedMovingAverage, Vortex, VwapAnchor, WeightedClosePrice,
+    WeightedMovingAverage, WildersMovingAverage, WilliamsAccumulationDistribution, WilliamsPercentRange,
+    ZeroLagExponentialMovingAverage,
 };
 use crate::{Bar, CoreError};
 
@@ -160,6 +163,7 @@ const OHLC: &[&str] = &["open", "high", "low", "close"];
 const OC: &[&str] = &["open", "close"];
 const CV: &[&str] = &["close", "volume"];
 const HLV: &[&str] = &["high", "low", "volume"];
+const VOLUME: &[&str] = &["volume"];
 const HLCV: &[&str] = &["high", "low", "close", "volume"];
 const BANDS: &[&str] = &["upper", "middle", "lower"];
 
@@ -1545,6 +1549,206 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("MARKETFI"),
         warmup: "0",
     },
+    IndicatorInfo {
+        name: "accbands",
+        title: "Acceleration bands",
+        family: "trend",
+        aliases: &["acceleration_bands"],
+        description: "SMA of high * (1 + f) and of low * (1 - f), f = 4 (high - low)/(high + low), around the SMA of the closes.",
+        inputs: HLC,
+        params: &[period(20.0, 2.0, "Number of bars.")],
+        outputs: BANDS,
+        talib: Some("ACCBANDS"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "cmou",
+        title: "Chande momentum oscillator (unsmoothed)",
+        family: "momentum",
+        aliases: &["cmo_unsmoothed"],
+        description: "100 * (sum of gains - sum of losses)/(their total) over the last `period` one-bar changes, plain sums.",
+        inputs: CLOSE,
+        params: &[period(14.0, 2.0, "Number of bars.")],
+        outputs: &["cmou"],
+        talib: Some("CMOU"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "coppock",
+        title: "Coppock curve",
+        family: "momentum",
+        aliases: &["coppock_curve"],
+        description: "WMA over `wma` bars of ROC(roc1) + ROC(roc2) of the closes.",
+        inputs: CLOSE,
+        params: &[
+            int("wma", 10.0, 1.0, "WMA period."),
+            int("roc1", 11.0, 1.0, "First rate-of-change period."),
+            int("roc2", 14.0, 1.0, "Second rate-of-change period."),
+        ],
+        outputs: &["coppock"],
+        talib: Some("COPPOCK"),
+        warmup: "max(roc1, roc2) + wma - 1",
+    },
+    IndicatorInfo {
+        name: "eri",
+        title: "Elder ray index",
+        family: "momentum",
+        aliases: &["elder_ray"],
+        description: "Bull power high - EMA(close) and bear power low - EMA(close).",
+        inputs: HLC,
+        params: &[period(13.0, 1.0, "EMA period.")],
+        outputs: &["bull", "bear"],
+        talib: Some("ERI"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "tsi",
+        title: "True strength index",
+        family: "momentum",
+        aliases: &["true_strength_index"],
+        description: "100 * double-smoothed EMA of the one-bar change over the double-smoothed EMA of its absolute value.",
+        inputs: CLOSE,
+        params: &[
+            int("first", 25.0, 2.0, "First EMA period."),
+            int("second", 13.0, 2.0, "Second EMA period."),
+        ],
+        outputs: &["tsi"],
+        talib: Some("TSI"),
+        warmup: "first + second - 1",
+    },
+    IndicatorInfo {
+        name: "vortex",
+        title: "Vortex indicator",
+        family: "momentum",
+        aliases: &["vortex_indicator"],
+        description: "VI+ = sum |high - previous low| / sum true range, VI- = sum |low - previous high| / sum true range over `period` bars.",
+        inputs: HLC,
+        params: &[period(14.0, 1.0, "Number of bars.")],
+        outputs: &["plus_vi", "minus_vi"],
+        talib: Some("VORTEX"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "wad",
+        title: "Williams accumulation/distribution",
+        family: "momentum",
+        aliases: &["williams_ad"],
+        description: "Running sum from 0 of close - min(low, previous close) on up bars and close - max(high, previous close) on down bars.",
+        inputs: HLC,
+        params: &[],
+        outputs: &["wad"],
+        talib: Some("WAD"),
+        warmup: "0",
+    },
+    IndicatorInfo {
+        name: "ha",
+        title: "Heikin-Ashi candles",
+        family: "price",
+        aliases: &["heikin_ashi"],
+        description: "Heikin-Ashi open, high, low and close: close (O + H + L + C)/4, open the mean of the previous candle's open and close.",
+        inputs: OHLC,
+        params: &[],
+        outputs: &["ha_open", "ha_high", "ha_low", "ha_close"],
+        talib: Some("HA"),
+        warmup: "0",
+    },
+    IndicatorInfo {
+        name: "percentile",
+        title: "Rolling percentile",
+        family: "statistics",
+        aliases: &["rolling_percentile"],
+        description: "The nearest-rank `percentile` of the last `period` closes (no interpolation).",
+        inputs: CLOSE,
+        params: &[
+            period(30.0, 2.0, "Number of bars."),
+            real("percentile", 50.0, 0.0, 100.0, "Percentile, 0 to 100."),
+        ],
+        outputs: &["percentile"],
+        talib: Some("PERCENTILE"),
+        warmup: "period - 1",
+    },
+    IndicatorInfo {
+        name: "percentrank",
+        title: "Percent rank",
+        family: "statistics",
+        aliases: &["percent_rank"],
+        description: "Percent of the previous `period` closes strictly below the current close.",
+        inputs: CLOSE,
+        params: &[period(100.0, 2.0, "Number of bars.")],
+        outputs: &["percentrank"],
+        talib: Some("PERCENTRANK"),
+        warmup: "period",
+    },
+    IndicatorInfo {
+        name: "cvi",
+        title: "Chaikin volatility",
+        family: "volatility",
+        aliases: &["chaikin_volatility"],
+        description: "Rate of change over `roc` bars of the EMA of high - low.",
+        inputs: HL,
+        params: &[
+            period(10.0, 2.0, "EMA period."),
+            int("roc", 10.0, 1.0, "Rate-of-change period."),
+        ],
+        outputs: &["cvi"],
+        talib: Some("CVI"),
+        warmup: "period - 1 + roc",
+    },
+    IndicatorInfo {
+        name: "rvi",
+        title: "Relative volatility index",
+        family: "volatility",
+        aliases: &["relative_volatility_index"],
+        description: "RSI-like 0-100 ratio of the standard deviation of the closes on up bars to that on all moving bars, Wilder-smoothed.",
+        inputs: CLOSE,
+        params: &[
+            period(14.0, 1.0, "Smoothing period."),
+            int("stddev", 10.0, 2.0, "Standard-deviation period."),
+        ],
+        outputs: &["rvi"],
+        talib: Some("RVI"),
+        warmup: "stddev - 1 + period - 1",
+    },
+    IndicatorInfo {
+        name: "pvo",
+        title: "Percentage volume oscillator",
+        family: "volume",
+        aliases: &["percentage_volume_oscillator"],
+        description: "100 * (MA(volume, fast) - MA(volume, slow)) / MA(volume, slow).",
+        inputs: VOLUME,
+        params: &[
+            int("fast", 12.0, 2.0, "Fast moving-average period."),
+            int(
+                "slow",
+                26.0,
+                2.0,
+                "Slow moving-average period (swapped with `fast` when shorter).",
+            ),
+            ParamInfo {
+                name: "matype",
+                description: MATYPES,
+                kind: ParamKind::Integer,
+                default: Some(1.0),
+                min: 0.0,
+                max: 8.0,
+            },
+        ],
+        outputs: &["pvo"],
+        talib: Some("PVO"),
+        warmup: "the slow MA's lookback",
+    },
+    IndicatorInfo {
+        name: "rvol",
+        title: "Relative volume",
+        family: "volume",
+        aliases: &["relative_volume"],
+        description: "Volume over the average volume of the `period` bars before it (null where that average is 0).",
+        inputs: VOLUME,
+        params: &[period(20.0, 1.0, "Number of bars.")],
+        outputs: &["rvol"],
+        talib: Some("RVOL"),
+        warmup: "period",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -1962,6 +2166,55 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
         "cmf" => vec![("cmf", ChaikinMoneyFlow::new(p.int("period")?)?.over(bars)?)],
         "efi" => vec![("efi", ElderForceIndex::new(p.int("period")?)?.over(bars)?)],
         "marketfi" => vec![("marketfi", MarketFacilitationIndex::new().over(bars)?)],
+        "accbands" => bands(AccelerationBands::new(p.int("period")?)?.over(bars)?),
+        "cmou" => vec![(
+            "cmou",
+            ChandeMomentumOscillatorUnsmoothed::new(p.int("period")?)?.over(bars)?,
+        )],
+        "coppock" => vec![(
+            "coppock",
+            CoppockCurve::new(p.int("wma")?, p.int("roc1")?, p.int("roc2")?)?.over(bars)?,
+        )],
+        "eri" => {
+            let s = ElderRayIndex::new(p.int("period")?)?.over(bars)?;
+            vec![("bull", s.bull), ("bear", s.bear)]
+        }
+        "tsi" => vec![(
+            "tsi",
+            TrueStrengthIndex::new(p.int("first")?, p.int("second")?)?.over(bars)?,
+        )],
+        "vortex" => {
+            let s = Vortex::new(p.int("period")?)?.over(bars)?;
+            vec![("plus_vi", s.plus), ("minus_vi", s.minus)]
+        }
+        "wad" => vec![("wad", WilliamsAccumulationDistribution::new().over(bars)?)],
+        "ha" => {
+            let s = HeikinAshi::new().over(bars)?;
+            vec![
+                ("ha_open", s.open),
+                ("ha_high", s.high),
+                ("ha_low", s.low),
+                ("ha_close", s.close),
+            ]
+        }
+        "percentile" => vec![(
+            "percentile",
+            RollingPercentile::new(p.int("period")?, p.real("percentile")?)?.over(bars)?,
+        )],
+        "percentrank" => vec![("percentrank", PercentRank::new(p.int("period")?)?.over(bars)?)],
+        "cvi" => vec![(
+            "cvi",
+            ChaikinVolatility::new(p.int("period")?, p.int("roc")?)?.over(bars)?,
+        )],
+        "rvi" => vec![(
+            "rvi",
+            RelativeVolatilityIndex::new(p.int("period")?, p.int("stddev")?)?.over(bars)?,
+        )],
+        "pvo" => vec![(
+            "pvo",
+            PercentageVolumeOscillator::new(p.int("fast")?, p.int("slow")?, p.int("matype")?)?.over(bars)?,
+        )],
+        "rvol" => vec![("rvol", RelativeVolume::new(p.int("period")?)?.over(bars)?)],
         "dema" => vec![(
             "dema",
             DoubleExponentialMovingAverage::new(p.int("period")?)?.over(bars)?,

@@ -77,24 +77,30 @@ pub use cycle::{
 };
 pub use momentum::{
     AbsolutePriceOscillator, AcceleratorOscillator, Aroon, AroonOscillator, AroonOutput, AroonSeries,
-    AwesomeOscillator, BalanceOfPower, ChandeMomentumOscillator, CommodityChannelIndex, DetrendedPriceOscillator,
-    EfficiencyRatio, FastStochastic, ForecastOscillator, IntradayMomentumIndex, Momentum, PercentagePriceOscillator,
+    AwesomeOscillator, BalanceOfPower, ChandeMomentumOscillator, ChandeMomentumOscillatorUnsmoothed,
+    CommodityChannelIndex, CoppockCurve, DetrendedPriceOscillator, EfficiencyRatio, ElderRayIndex, ElderRayOutput,
+    ElderRaySeries, FastStochastic, ForecastOscillator, IntradayMomentumIndex, Momentum, PercentagePriceOscillator,
     Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex,
-    StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix, UltimateOscillator,
-    VerticalHorizontalFilter, WilliamsPercentRange,
+    StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix, TrueStrengthIndex,
+    UltimateOscillator, VerticalHorizontalFilter, Vortex, VortexOutput, VortexSeries, WilliamsAccumulationDistribution,
+    WilliamsPercentRange,
 };
-pub use price::{AverageDeviation, AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};
+pub use price::{
+    AverageDeviation, AveragePrice, HeikinAshi, HeikinAshiOutput, HeikinAshiSeries, MedianPrice, TypicalPrice,
+    WeightedClosePrice,
+};
 pub use statistics::{
     Beta, LinearRegression, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionOutput,
-    LinearRegressionSlope, LinearRegressionValue, PearsonCorrelation, TimeSeriesForecast, Variance,
+    LinearRegressionSlope, LinearRegressionValue, PearsonCorrelation, PercentRank, RollingPercentile,
+    TimeSeriesForecast, Variance,
 };
 pub use trend::{
-    AnyMovingAverage, AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexRating,
-    AverageDirectionalIndexSeries, DirectionalMovementIndex, DoubleExponentialMovingAverage, ExponentialMovingAverage,
-    HilbertTrendline, HullMovingAverage, IchimokuCloud, IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage,
-    MesaAdaptiveMovingAverage, MesaAdaptiveOutput, MesaAdaptiveSeries, Midpoint, MidpointPrice,
-    MinusDirectionalIndicator, MinusDirectionalMovement, MovingAverageConvergenceDivergence,
-    MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed,
+    AccelerationBands, AnyMovingAverage, AverageDirectionalIndex, AverageDirectionalIndexOutput,
+    AverageDirectionalIndexRating, AverageDirectionalIndexSeries, DirectionalMovementIndex,
+    DoubleExponentialMovingAverage, ExponentialMovingAverage, HilbertTrendline, HullMovingAverage, IchimokuCloud,
+    IchimokuOutput, IchimokuSeries, KaufmanAdaptiveMovingAverage, MesaAdaptiveMovingAverage, MesaAdaptiveOutput,
+    MesaAdaptiveSeries, Midpoint, MidpointPrice, MinusDirectionalIndicator, MinusDirectionalMovement,
+    MovingAverageConvergenceDivergence, MovingAverageConvergenceDivergenceExt, MovingAverageConvergenceDivergenceFixed,
     MovingAverageConvergenceDivergenceOutput, MovingAverageConvergenceDivergenceSeries, MovingAverageType,
     ParabolicSar, ParabolicSarExtended, PlusDirectionalIndicator, PlusDirectionalMovement, SimpleMovingAverage,
     SuperTrend, SuperTrendOutput, SuperTrendSeries, T3MovingAverage, TriangularMovingAverage,
@@ -103,13 +109,13 @@ pub use trend::{
 };
 pub(crate) use util::PandasMean;
 pub use volatility::{
-    AverageDailyRange, AverageTrueRange, BollingerBands, DonchianChannels, KeltnerChannels, MassIndex,
-    NormalizedAverageTrueRange, StandardDeviation, TrueRange,
+    AverageDailyRange, AverageTrueRange, BollingerBands, ChaikinVolatility, DonchianChannels, KeltnerChannels,
+    MassIndex, NormalizedAverageTrueRange, RelativeVolatilityIndex, StandardDeviation, TrueRange,
 };
 pub use volume::{
     AccumulationDistribution, ChaikinMoneyFlow, ChaikinOscillator, ElderForceIndex, MarketFacilitationIndex,
-    MoneyFlowIndex, NegativeVolumeIndex, OnBalanceVolume, PositiveVolumeIndex, PriceVolumeTrend,
-    VolumeWeightedAveragePrice, VwapAnchor,
+    MoneyFlowIndex, NegativeVolumeIndex, OnBalanceVolume, PercentageVolumeOscillator, PositiveVolumeIndex,
+    PriceVolumeTrend, RelativeVolume, VolumeWeightedAveragePrice, VwapAnchor,
 };
 
 /// Largest period (or window) any indicator accepts.

@@ -2,7 +2,9 @@
 //! AVGPRICE, MEDPRICE, TYPPRICE and WCLPRICE).
 
 mod avgdev;
+mod ha;
 mod transforms;
 
 pub use avgdev::AverageDeviation;
+pub use ha::{HeikinAshi, HeikinAshiOutput, HeikinAshiSeries};
 pub use transforms::{AveragePrice, MedianPrice, TypicalPrice, WeightedClosePrice};

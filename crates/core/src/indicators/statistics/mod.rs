@@ -9,6 +9,7 @@
 
 mod correl;
 mod linreg;
+mod percentile;
 mod var;
 
 pub use correl::{Beta, PearsonCorrelation};
@@ -16,4 +17,5 @@ pub use linreg::{
     LinearRegression, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionOutput, LinearRegressionSlope,
     LinearRegressionValue, TimeSeriesForecast,
 };
+pub use percentile::{PercentRank, RollingPercentile};
 pub use var::Variance;

@@ -1,6 +1,7 @@
 //! Trend indicators: moving averages, MACD, ADX/DMI, Parabolic SAR, Ichimoku
 //! and SuperTrend.
 
+mod accbands;
 mod adx;
 mod dema;
 mod dm;
@@ -26,6 +27,7 @@ mod vwma;
 mod wma;
 mod zlema;
 
+pub use accbands::AccelerationBands;
 pub use adx::{AverageDirectionalIndex, AverageDirectionalIndexOutput, AverageDirectionalIndexSeries};
 pub use dema::{DoubleExponentialMovingAverage, TripleExponentialMovingAverage};
 pub use dm::{

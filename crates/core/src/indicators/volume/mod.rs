@@ -8,7 +8,9 @@ mod marketfi;
 mod mfi;
 mod nvi;
 mod obv;
+mod pvo;
 mod pvt;
+mod rvol;
 mod vwap;
 
 pub use ad::{AccumulationDistribution, ChaikinOscillator};
@@ -18,5 +20,7 @@ pub use marketfi::MarketFacilitationIndex;
 pub use mfi::MoneyFlowIndex;
 pub use nvi::{NegativeVolumeIndex, PositiveVolumeIndex};
 pub use obv::OnBalanceVolume;
+pub use pvo::PercentageVolumeOscillator;
 pub use pvt::PriceVolumeTrend;
+pub use rvol::RelativeVolume;
 pub use vwap::{VolumeWeightedAveragePrice, VwapAnchor};
