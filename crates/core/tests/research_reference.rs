@@ -14,6 +14,7 @@ use tradeterm_core::research::deflated_sharpe::{
     SharpeStats, deflated_sharpe_ratio, probabilistic_sharpe_ratio, sharpe_variance,
 };
 use tradeterm_core::research::normal;
+use tradeterm_core::research::pbo::{CscvConfig, CscvMetric, probability_of_backtest_overfitting};
 
 fn load(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,6 +26,10 @@ fn load(name: &str) -> Value {
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("expected a number, got {v}"))
+}
+
+fn nums(v: &Value) -> Vec<f64> {
+    v.as_array().expect("array").iter().map(num).collect()
 }
 
 /// Relative difference, with an absolute floor of `floor`.
@@ -135,4 +140,55 @@ fn deflated_sharpe_matches_scipy() {
         check("PSR(SR*)", got, num(&pair[1]));
     }
     eprintln!("deflated Sharpe: worst relative difference {worst:e}");
+}
+
+#[test]
+fn pbo_matches_numpy_itertools_cscv() {
+    let fx = load("pbo.json");
+    let m = trial_matrix();
+    assert_eq!(m.len() as u64, fx["rows"].as_u64().unwrap());
+    let mut worst = 0.0_f64;
+    for case in fx["cases"].as_array().unwrap() {
+        let blocks = case["blocks"].as_u64().unwrap() as usize;
+        let metric = match case["metric"].as_str().unwrap() {
+            "sharpe" => CscvMetric::Sharpe,
+            "mean" => CscvMetric::Mean,
+            other => panic!("metric {other}"),
+        };
+        let r = probability_of_backtest_overfitting(&m, &CscvConfig { blocks, metric }).unwrap();
+        let name = format!("S = {blocks}, {metric:?}");
+        assert_eq!(r.splits.len() as u64, case["combinations"].as_u64().unwrap(), "{name}");
+        // The PBO is a count over the splits: equal, not close.
+        assert_eq!(r.pbo, num(&case["pbo"]), "{name}: PBO");
+        let best: Vec<u64> = case["best"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let logits = nums(&case["logits"]);
+        for (i, split) in r.splits.iter().enumerate() {
+            assert_eq!(split.best_trial as u64, best[i], "{name}: split {i} best trial");
+            worst = worst.max(rel(split.logit, logits[i], 1e-300));
+            assert_close(&format!("{name}: split {i} logit"), split.logit, logits[i], 1e-9);
+        }
+        if let (Some(is), Some(oos)) = (case.get("in_sample"), case.get("out_of_sample")) {
+            let (is, oos) = (nums(is), nums(oos));
+            for (i, split) in r.splits.iter().enumerate() {
+                worst = worst.max(rel(split.in_sample, is[i], 1e-300));
+                worst = worst.max(rel(split.out_of_sample, oos[i], 1e-300));
+                // Means of returns are ~1e-6: relative to the value itself.
+                assert!(
+                    rel(split.in_sample, is[i], 1e-300) <= 1e-9,
+                    "{name}: split {i} in-sample"
+                );
+                assert!(
+                    rel(split.out_of_sample, oos[i], 1e-300) <= 1e-9,
+                    "{name}: split {i} out-of-sample"
+                );
+            }
+        }
+        eprintln!("{name}: PBO {} over {} splits", r.pbo, r.splits.len());
+    }
+    eprintln!("PBO: worst relative difference {worst:e}");
 }

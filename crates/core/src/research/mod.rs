@@ -21,3 +21,4 @@
 
 pub mod deflated_sharpe;
 pub mod normal;
+pub mod pbo;
