@@ -482,7 +482,7 @@ proptest! {
     /// The TA-Lib 0.8 functions (RMA, HMA, VWMA, ZLEMA, DPO, QSTICK, AO, AC,
     /// ER, FOSC, VHF, AVGDEV, ADR, MASSI, PVT, NVI, PVI, CMF, EFI, MARKETFI,
     /// CMOU, COPPOCK, TSI, PERCENTILE, PERCENTRANK, RVI, WAD, CVI, PVO, RVOL,
-    /// ACCBANDS, ERI, VORTEX, HA):
+    /// ACCBANDS, ERI, VORTEX, HA, FRACTAL):
     /// streaming = batch, the close-based ones also through `Next<f64>`,
     /// and the column form equals the bar form.
     #[test]
@@ -554,6 +554,7 @@ proptest! {
         multi!("eri", ElderRayIndex::new(p).unwrap(), [h, l, c], bull, bear);
         multi!("vortex", Vortex::new(p).unwrap(), [h, l, c], plus, minus);
         multi!("ha", HeikinAshi::new(), [o, h, l, c], open, high, low, close);
+        multi!("fractal", Fractal::new(r, p).unwrap(), [h, l], swing_high, swing_low);
     }
 
     /// `reset` of the TA-Lib 0.8 functions: the same outputs as a fresh copy.
@@ -604,6 +605,7 @@ proptest! {
             "eri" => ElderRayIndex::new(p).unwrap(),
             "vortex" => Vortex::new(p).unwrap(),
             "ha" => HeikinAshi::new(),
+            "fractal" => Fractal::new(p, 2).unwrap(),
         );
     }
 
@@ -823,6 +825,7 @@ proptest! {
             ElderRayIndex::new(p).unwrap(),
             Vortex::new(p).unwrap(),
             HeikinAshi::new(),
+            Fractal::new(p, 1).unwrap(),
         );
         let mut sd = StandardDeviation::new(p, 1.0).unwrap();
         for v in &values {

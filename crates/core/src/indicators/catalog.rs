@@ -17,7 +17,7 @@ use super::{
     Beta, BollingerBands, ChaikinMoneyFlow, ChaikinOscillator, ChaikinVolatility, ChandeMomentumOscillator,
     ChandeMomentumOscillatorUnsmoothed, CommodityChannelIndex, CoppockCurve, DetrendedPriceOscillator,
     DirectionalMovementIndex, DonchianChannels, DoubleExponentialMovingAverage, EfficiencyRatio, ElderForceIndex,
-    ElderRayIndex, ExponentialMovingAverage, FastStochastic, ForecastOscillator, HeikinAshi,
+    ElderRayIndex, ExponentialMovingAverage, FastStochastic, ForecastOscillator, Fractal, HeikinAshi,
     HilbertDominantCyclePeriod, HilbertDominantCyclePhase, HilbertPhasor, HilbertSineWave, HilbertTrendMode,
     HilbertTrendline, HullMovingAverage, IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage,
     KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue,
@@ -1749,6 +1749,21 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("RVOL"),
         warmup: "period",
     },
+    IndicatorInfo {
+        name: "fractal",
+        title: "Williams fractals",
+        family: "momentum",
+        aliases: &["williams_fractal", "swing_points"],
+        description: "100 on the bar that confirms a swing high (swing_high) or low (swing_low): the bar `right` bars back has the highest high (lowest low) of the `left + 1 + right` bars, strictly; else 0.",
+        inputs: HL,
+        params: &[
+            int("left", 2.0, 1.0, "Bars before the pivot."),
+            int("right", 2.0, 1.0, "Bars after the pivot (the confirmation delay)."),
+        ],
+        outputs: &["swing_high", "swing_low"],
+        talib: Some("FRACTAL"),
+        warmup: "left + right",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -2215,6 +2230,10 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
             PercentageVolumeOscillator::new(p.int("fast")?, p.int("slow")?, p.int("matype")?)?.over(bars)?,
         )],
         "rvol" => vec![("rvol", RelativeVolume::new(p.int("period")?)?.over(bars)?)],
+        "fractal" => {
+            let s = Fractal::new(p.int("left")?, p.int("right")?)?.over(bars)?;
+            vec![("swing_high", s.swing_high), ("swing_low", s.swing_low)]
+        }
         "dema" => vec![(
             "dema",
             DoubleExponentialMovingAverage::new(p.int("period")?)?.over(bars)?,
