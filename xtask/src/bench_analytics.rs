@@ -1,22 +1,32 @@
 //! `cargo xtask bench analytics`: the core analytics benchmarks beside their
-//! Python references, in the same run, as a table of ratios.
+//! Python references, in the same run, as tables of ratios.
 //!
-//! - Ours: `cargo bench -p tradeterm-core --bench indicators --bench
-//!   structure` (criterion). The indicator bench measures thread CPU time,
-//!   the structure bench wall time. Criterion's raw samples are read back from
-//!   `sample.json` (in a private `CRITERION_HOME`), giving the minimum and the
-//!   median time per call.
-//! - References: `scripts/bench/talib_bench.py --json` (TA-Lib RSI/EMA/ATR
-//!   over the same 1 000 000 bars; thread CPU time, min and median of 40
-//!   calls) and `scripts/bench/smc_bench.py --json --repeat 3`
-//!   (smartmoneyconcepts swings + FVG + BOS/CHoCH over the same 100 000 bars;
-//!   wall time, best of 3). The pinned packages are installed with pip when
-//!   missing, in the project's virtual environment (`.venv`); without `python3` (or when the install fails) a reference is
+//! - Ours: `cargo bench -p tradeterm-core --bench analytics --bench
+//!   structure`. The analytics bench times every function of the indicator
+//!   catalogue at its defaults (the column form where the type has one, and
+//!   `compute` on `&[Bar]`) and every candlestick pattern (`detect` on
+//!   `&[Bar]`) over 1 000 000 bars, in thread CPU time (min and median of
+//!   5–15 calls), and prints them with the cases as one JSON line. The
+//!   structure bench (criterion, wall time) is read back from criterion's
+//!   `sample.json` (in a private `CRITERION_HOME`).
+//! - References: `scripts/bench/talib_bench.py --json --cases FILE`, FILE
+//!   being the analytics bench's JSON, so TA-Lib runs the same list with the
+//!   same parameters (each catalogue entry's TA-Lib alias, inputs and
+//!   defaults; same clock and call policy), and `scripts/bench/smc_bench.py
+//!   --json --repeat 3` (smartmoneyconcepts swings + FVG + BOS/CHoCH over the
+//!   same 100 000 bars; wall time, best of 3). The pinned packages are
+//!   installed with pip when missing, in the project's virtual environment
+//!   (`.venv`); without `python3` (or when the install fails) a reference is
 //!   skipped with a message and only our side is printed.
 //!
 //! Both sides build the series from the same CSV file of `data/market/` with
 //! the same construction; each prints the left-to-right sum of its closes and
 //! the table says whether they agree.
+//!
+//! Targets (issue 33): every function at most TA-Lib's time in column form
+//! with a median ratio at most 0.8, and at most TA-Lib's time through
+//! `&[Bar]`; the summary lines count the functions that meet them, on the
+//! ratios of the median times.
 //!
 //! The machine is shared, so absolute times move from run to run; the ratios
 //! of one run are the figures to report.
@@ -124,25 +134,72 @@ fn python_json(script: &str, extra: &[&str]) -> std::result::Result<serde_json::
     serde_json::from_str(line).map_err(|e| format!("{script}: {e} in {line:?}"))
 }
 
-/// TA-Lib's thread-CPU timings per case, its version line and sum of closes.
-fn talib() -> std::result::Result<(BTreeMap<String, Timing>, String, f64), String> {
-    python_ready("talib", TALIB_PINS)?;
-    let v = python_json("scripts/bench/talib_bench.py", &[])?;
-    let mut out = BTreeMap::new();
-    if let Some(results) = v["results"].as_object() {
-        for (name, r) in results {
-            if let (Some(min_ms), Some(median_ms)) = (r["cpu_min_ms"].as_f64(), r["cpu_median_ms"].as_f64()) {
-                out.insert(name.clone(), Timing { min_ms, median_ms });
-            }
+/// TA-Lib's side of the analytics bench: per catalogue name and per pattern
+/// name, its timing (or why there is none), its notes, its version line and
+/// sum of closes.
+struct TalibRun {
+    indicators: BTreeMap<String, Reference>,
+    patterns: BTreeMap<String, Reference>,
+    version: String,
+    sum_close: f64,
+}
+
+/// One TA-Lib reference: its functions and timing, or why there is none.
+#[derive(Debug, Clone, Default)]
+struct Reference {
+    functions: Vec<String>,
+    timing: Option<Timing>,
+    notes: Vec<String>,
+    error: Option<String>,
+}
+
+impl Reference {
+    fn parse(v: &serde_json::Value) -> Self {
+        let strings = |key: &str| -> Vec<String> {
+            v[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        };
+        Self {
+            functions: strings("talib"),
+            timing: timing_of(v),
+            notes: strings("notes"),
+            error: v["error"].as_str().map(str::to_owned),
         }
     }
-    let version = format!(
-        "TA-Lib {} (C core {}), numpy {}",
-        v["talib"].as_str().unwrap_or("?"),
-        v["talib_core"].as_str().unwrap_or("?"),
-        v["numpy"].as_str().unwrap_or("?")
-    );
-    Ok((out, version, v["sum_close"].as_f64().unwrap_or(f64::NAN)))
+}
+
+/// `{min_ms, median_ms}` of a JSON object.
+fn timing_of(v: &serde_json::Value) -> Option<Timing> {
+    Some(Timing {
+        min_ms: v["min_ms"].as_f64()?,
+        median_ms: v["median_ms"].as_f64()?,
+    })
+}
+
+/// Runs TA-Lib on the cases the Rust bench wrote to `cases`.
+fn talib(cases: &Path) -> std::result::Result<TalibRun, String> {
+    python_ready("talib", TALIB_PINS)?;
+    let cases = cases.to_string_lossy();
+    let v = python_json("scripts/bench/talib_bench.py", &["--cases", &cases])?;
+    let table = |key: &str| -> BTreeMap<String, Reference> {
+        v[key]
+            .as_object()
+            .map(|o| o.iter().map(|(k, r)| (k.clone(), Reference::parse(r))).collect())
+            .unwrap_or_default()
+    };
+    Ok(TalibRun {
+        indicators: table("indicators"),
+        patterns: table("patterns"),
+        version: format!(
+            "TA-Lib {} (C core {}), numpy {}",
+            v["talib"].as_str().unwrap_or("?"),
+            v["talib_core"].as_str().unwrap_or("?"),
+            v["numpy"].as_str().unwrap_or("?")
+        ),
+        sum_close: v["sum_close"].as_f64().unwrap_or(f64::NAN),
+    })
 }
 
 /// smc's best total time of 3 runs, its version and sum of closes.
@@ -194,17 +251,189 @@ fn fmt_ratio(ours: Timing, theirs: Option<Timing>) -> String {
         .unwrap_or_else(|| "—".into())
 }
 
+/// One row of our side: a catalogue function or a pattern.
+struct Ours {
+    name: String,
+    talib_alias: Option<String>,
+    /// `compute` (indicators) or `detect` (patterns) on `&[Bar]`.
+    bars: Timing,
+    /// The column form and its kind (`column` or `values`), if any.
+    column: Option<(String, Timing)>,
+}
+
+fn parse_ours(list: &serde_json::Value) -> Vec<Ours> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| {
+                    Some(Ours {
+                        name: v["name"].as_str()?.to_owned(),
+                        talib_alias: v["talib"].as_str().map(str::to_owned),
+                        bars: timing_of(&v["bars"])?,
+                        column: timing_of(&v["column"])
+                            .map(|t| (v["column"]["form"].as_str().unwrap_or("column").to_owned(), t)),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Median of some ratios.
+fn median(xs: Vec<f64>) -> Option<f64> {
+    Timing::from_per_call(xs).map(|t| t.median_ms)
+}
+
+/// "n of m at most 1.0× (median ratio r); over: a 1.23, b 1.50".
+fn summary(ratios: &[(String, f64)]) -> String {
+    if ratios.is_empty() {
+        return "no function compared".into();
+    }
+    let within = ratios.iter().filter(|(_, r)| *r <= 1.0).count();
+    let mut over: Vec<&(String, f64)> = ratios.iter().filter(|(_, r)| *r > 1.0).collect();
+    over.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let med = median(ratios.iter().map(|(_, r)| *r).collect()).unwrap_or(f64::NAN);
+    let mut out = format!(
+        "{within} of {} at most 1.0x TA-Lib, median ratio {med:.2}",
+        ratios.len()
+    );
+    if !over.is_empty() {
+        let list: Vec<String> = over.iter().map(|(n, r)| format!("{n} {r:.2}")).collect();
+        out.push_str(&format!("; over 1.0x: {}", list.join(", ")));
+    }
+    out
+}
+
+fn median_ratio(ours: Timing, theirs: Option<Timing>) -> Option<f64> {
+    theirs.map(|t| ours.median_ms / t.median_ms)
+}
+
+fn fmt_ratio_cell(r: Option<f64>) -> String {
+    match r {
+        Some(r) if r > 1.0 => format!("**{}**", ratio(r)),
+        Some(r) => ratio(r),
+        None => "—".into(),
+    }
+}
+
+fn fmt_median(t: Option<Timing>) -> String {
+    t.map(|t| format!("{:.3}", t.median_ms)).unwrap_or_else(|| "—".into())
+}
+
+fn print_indicators(ours: &[Ours], talib: &BTreeMap<String, Reference>) {
+    println!(
+        "| function | TA-Lib | ours, column form | ours, compute(&[Bar]) | TA-Lib | column / TA-Lib | &[Bar] / TA-Lib |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let (mut column_ratios, mut bars_ratios, mut values_only, mut no_column) = (vec![], vec![], vec![], vec![]);
+    let mut notes = Vec::new();
+    let mut no_counterpart = Vec::new();
+    for o in ours {
+        let reference = talib.get(&o.name).cloned().unwrap_or_default();
+        let theirs = reference.timing;
+        let column_ratio = o.column.as_ref().and_then(|(_, t)| median_ratio(*t, theirs));
+        let bars_ratio = median_ratio(o.bars, theirs);
+        if theirs.is_some() {
+            match (&o.column, column_ratio) {
+                (Some((form, _)), Some(r)) if form == "column" => column_ratios.push((o.name.clone(), r)),
+                (Some(_), Some(r)) => values_only.push((o.name.clone(), r)),
+                _ => no_column.push(o.name.clone()),
+            }
+            if let Some(r) = bars_ratio {
+                bars_ratios.push((o.name.clone(), r));
+            }
+        } else {
+            no_counterpart.push(o.name.clone());
+        }
+        for n in &reference.notes {
+            notes.push(format!("{}: {n}", o.name));
+        }
+        if let Some(e) = &reference.error {
+            notes.push(format!("{}: TA-Lib side failed: {e}", o.name));
+        }
+        let functions = if reference.functions.is_empty() {
+            o.talib_alias
+                .clone()
+                .map_or_else(|| "—".to_owned(), |a| format!("({a}: none)"))
+        } else {
+            reference.functions.join(" + ")
+        };
+        let column = o
+            .column
+            .as_ref()
+            .map_or_else(|| "—".to_owned(), |(form, t)| format!("{:.3} ({form})", t.median_ms));
+        println!(
+            "| {} | {functions} | {column} | {} | {} | {} | {} |",
+            o.name,
+            fmt_median(Some(o.bars)),
+            fmt_median(theirs),
+            fmt_ratio_cell(column_ratio),
+            fmt_ratio_cell(bars_ratio),
+        );
+    }
+    println!();
+    println!(
+        "Column form, `over_column`/`over_columns` (f64 columns in, Vec<f64> out, TA-Lib's shape): {}.",
+        summary(&column_ratios)
+    );
+    println!(
+        "Column form, `over_values` only (a column in, Vec<Option<f64>> out): {}.",
+        summary(&values_only)
+    );
+    let mut all_columns = column_ratios.clone();
+    all_columns.extend(values_only.iter().cloned());
+    println!("Every column form together: {}.", summary(&all_columns));
+    if !no_column.is_empty() {
+        println!(
+            "No column form ({} functions with a TA-Lib counterpart, so the column target is not met): {}.",
+            no_column.len(),
+            no_column.join(", ")
+        );
+    }
+    println!("Through &[Bar] (compute): {}.", summary(&bars_ratios));
+    if !no_counterpart.is_empty() {
+        println!("No TA-Lib counterpart (ours only): {}.", no_counterpart.join(", "));
+    }
+    for n in notes {
+        println!("Note: {n}");
+    }
+}
+
+fn print_patterns(ours: &[Ours], talib: &BTreeMap<String, Reference>) {
+    println!("| pattern | TA-Lib | ours, detect(&[Bar]) | TA-Lib | ours / TA-Lib |");
+    println!("|---|---|---:|---:|---:|");
+    let mut ratios = Vec::new();
+    for o in ours {
+        let theirs = talib.get(&o.name).and_then(|r| r.timing);
+        let r = median_ratio(o.bars, theirs);
+        if let Some(r) = r {
+            ratios.push((o.name.clone(), r));
+        }
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            o.name,
+            o.talib_alias.as_deref().unwrap_or("—"),
+            fmt_median(Some(o.bars)),
+            fmt_median(theirs),
+            fmt_ratio_cell(r)
+        );
+    }
+    println!();
+    println!("Candlestick patterns through &[Bar]: {}.", summary(&ratios));
+}
+
 pub fn analytics() -> Result<()> {
     let root = workspace_root();
     let home = target_dir().join("xtask-bench-analytics");
     let _ = std::fs::remove_dir_all(&home);
-    // Build with live output, then run with stderr captured for the checksums.
+    std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+    // Build with live output, then run with the output captured.
     let bench_args = [
         "bench",
         "-p",
         "tradeterm-core",
         "--bench",
-        "indicators",
+        "analytics",
         "--bench",
         "structure",
     ];
@@ -220,86 +449,57 @@ pub fn analytics() -> Result<()> {
     if !out.status.success() {
         return Err(format!("cargo bench failed with {}:\n{stderr}", out.status));
     }
-    let sum_indicators = checksum(&stderr, "indicators bench:");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    const PREFIX: &str = "analytics bench json: ";
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(PREFIX))
+        .ok_or("the analytics bench printed no JSON line")?;
+    let ours: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("analytics bench JSON: {e}"))?;
+    let cases = home.join("cases.json");
+    std::fs::write(&cases, line).map_err(|e| format!("{}: {e}", cases.display()))?;
+    let sum_ours = ours["sum_close"].as_f64();
     let sum_structure = checksum(&stderr, "structure bench:");
 
-    let (talib, talib_note) = match talib() {
-        Ok((t, version, sum)) => (t, format!("{version}; {}", same_series(sum_indicators, sum))),
-        Err(e) => (BTreeMap::new(), format!("TA-Lib reference skipped: {e}")),
+    let (talib, talib_note) = match talib(&cases) {
+        Ok(t) => {
+            let note = format!("{}; {}", t.version, same_series(sum_ours, t.sum_close));
+            (Some(t), note)
+        }
+        Err(e) => (None, format!("TA-Lib reference skipped: {e}")),
     };
     let (smc, smc_note) = match smc() {
         Ok((t, version, sum)) => (Some(t), format!("{version}; {}", same_series(sum_structure, sum))),
         Err(e) => (None, format!("smartmoneyconcepts reference skipped: {e}")),
     };
+    let empty = BTreeMap::new();
+    let (talib_indicators, talib_patterns) = talib
+        .as_ref()
+        .map_or((&empty, &empty), |t| (&t.indicators, &t.patterns));
 
-    // (row label, criterion id, reference)
-    let rows: [(&str, &str, Option<Timing>); 9] = [
-        (
-            "RSI(14) column",
-            "indicators_1m/rsi14_column",
-            talib.get("rsi14").copied(),
-        ),
-        (
-            "EMA(20) column",
-            "indicators_1m/ema20_column",
-            talib.get("ema20").copied(),
-        ),
-        (
-            "ATR(14) columns",
-            "indicators_1m/atr14_columns",
-            talib.get("atr14").copied(),
-        ),
-        (
-            "RSI(14) over(&[Bar])",
-            "indicators_1m/rsi14_bars",
-            talib.get("rsi14").copied(),
-        ),
-        (
-            "EMA(20) over(&[Bar])",
-            "indicators_1m/ema20_bars",
-            talib.get("ema20").copied(),
-        ),
-        (
-            "ATR(14) over(&[Bar])",
-            "indicators_1m/atr14_bars",
-            talib.get("atr14").copied(),
-        ),
-        (
-            "RSI(14) over_values",
-            "indicators_1m/rsi14_values",
-            talib.get("rsi14").copied(),
-        ),
-        (
-            "EMA(20) over_values",
-            "indicators_1m/ema20_values",
-            talib.get("ema20").copied(),
-        ),
-        (
-            "structure: swings+FVG+BOS/CHoCH",
-            "structure/swings_fvg_bos_choch_100k",
-            smc,
-        ),
-    ];
     println!();
-    println!("Core analytics, same run. Indicators: 1 000 000 bars, thread CPU time, ms per call (min / median);");
-    println!("structure: 100 000 bars, wall time (ours: criterion min / median; smc: best of 3).");
+    println!(
+        "Core analytics, same run: {} bars, thread CPU time, ms per call (median of 5-15 calls); ratios of the medians, below 1 = ours faster, over 1 in bold.",
+        ours["bars"].as_u64().unwrap_or(0)
+    );
     println!("  {talib_note}");
+    println!();
+    print_indicators(&parse_ours(&ours["indicators"]), talib_indicators);
+    println!();
+    print_patterns(&parse_ours(&ours["patterns"]), talib_patterns);
+    println!();
+    println!("Structure: 100 000 bars, wall time (ours: criterion min / median; smc: best of 3).");
     println!("  {smc_note}");
     println!();
     println!("| benchmark | ours ms (min / median) | reference ms (min / median) | ours / reference (min / median) |");
     println!("|---|---:|---:|---:|");
-    for (label, id, reference) in rows {
-        let ours = criterion_timing(&home, id)?;
-        println!(
-            "| {label} | {} | {} | {} |",
-            fmt_ms(Some(ours)),
-            fmt_ms(reference),
-            fmt_ratio(ours, reference)
-        );
-    }
-    println!();
-    println!("Reference: TA-Lib (RSI, EMA, ATR on f64 numpy columns) and smartmoneyconcepts (structure).");
-    println!("A ratio below 1 means ours is faster.");
+    let structure = criterion_timing(&home, "structure/swings_fvg_bos_choch_100k")?;
+    println!(
+        "| structure: swings+FVG+BOS/CHoCH | {} | {} | {} |",
+        fmt_ms(Some(structure)),
+        fmt_ms(smc),
+        fmt_ratio(structure, smc)
+    );
     Ok(())
 }
 
@@ -325,5 +525,44 @@ mod tests {
         let err = "structure bench: 100000 bars, sum of closes 108431.12345, 9 events (swings+fvg+bos)";
         assert_eq!(checksum(err, "structure bench:"), Some(108_431.123_45));
         assert_eq!(checksum("nothing", "structure bench:"), None);
+    }
+
+    #[test]
+    fn summary_counts_the_functions_within_target() {
+        let ratios = vec![
+            ("rsi".to_owned(), 0.8),
+            ("ema".to_owned(), 0.5),
+            ("kama".to_owned(), 1.25),
+        ];
+        assert_eq!(
+            summary(&ratios),
+            "2 of 3 at most 1.0x TA-Lib, median ratio 0.80; over 1.0x: kama 1.25"
+        );
+        assert_eq!(summary(&[]), "no function compared");
+    }
+
+    #[test]
+    fn reads_both_sides_json() {
+        let ours: serde_json::Value = serde_json::from_str(
+            r#"[{"name":"rsi","talib":"RSI","bars":{"min_ms":3.0,"median_ms":3.5},
+                 "column":{"form":"column","min_ms":2.0,"median_ms":2.5}},
+                {"name":"vwap","talib":null,"bars":{"min_ms":4.0,"median_ms":4.5},"column":null}]"#,
+        )
+        .unwrap();
+        let ours = parse_ours(&ours);
+        assert_eq!(ours.len(), 2);
+        assert_eq!(
+            ours[0].column.as_ref().map(|(f, t)| (f.as_str(), t.median_ms)),
+            Some(("column", 2.5))
+        );
+        assert!(ours[1].column.is_none() && ours[1].talib_alias.is_none());
+        let theirs: serde_json::Value =
+            serde_json::from_str(r#"{"talib":["ADX","PLUS_DI"],"notes":[],"min_ms":1.0,"median_ms":2.0}"#).unwrap();
+        let r = Reference::parse(&theirs);
+        assert_eq!(r.functions, ["ADX", "PLUS_DI"]);
+        assert_eq!(r.timing.map(|t| t.median_ms), Some(2.0));
+        let none: serde_json::Value =
+            serde_json::from_str(r#"{"talib":null,"notes":["no TA-Lib counterpart"]}"#).unwrap();
+        assert!(Reference::parse(&none).timing.is_none());
     }
 }

