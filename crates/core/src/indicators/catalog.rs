@@ -19,7 +19,7 @@ use super::{
     DirectionalMovementIndex, DonchianChannels, DoubleExponentialMovingAverage, EfficiencyRatio, ElderForceIndex,
     ElderRayIndex, ExponentialMovingAverage, FastStochastic, ForecastOscillator, Fractal, HeikinAshi,
     HilbertDominantCyclePeriod, HilbertDominantCyclePhase, HilbertPhasor, HilbertSineWave, HilbertTrendMode,
-    HilbertTrendline, HullMovingAverage, IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage,
+    HilbertTrendline, HullMovingAverage, IchimokuCloud, IntradayMomentumIndex, KaufmanAdaptiveMovingAverage, Kdj,
     KeltnerChannels, LinearRegressionAngle, LinearRegressionIntercept, LinearRegressionSlope, LinearRegressionValue,
     MAX_PERIOD, MarketFacilitationIndex, MassIndex, MedianPrice, MesaAdaptiveMovingAverage, Midpoint, MidpointPrice,
     MinusDirectionalIndicator, MinusDirectionalMovement, Momentum, MoneyFlowIndex, MovingAverageConvergenceDivergence,
@@ -197,6 +197,29 @@ const fn matype_param(name: &'static str, description: &'static str) -> ParamInf
         max: 8.0,
     }
 }
+
+/// `slowk_matype` and `slowd_matype` of KDJ: TA-Lib 0.8's 14 types, default 13.
+const KDJ_MATYPE: [ParamInfo; 2] = [
+    ParamInfo {
+        name: "slowk_matype",
+        description: KDJ_MATYPES,
+        kind: ParamKind::Integer,
+        default: Some(13.0),
+        min: 0.0,
+        max: 13.0,
+    },
+    ParamInfo {
+        name: "slowd_matype",
+        description: KDJ_MATYPES,
+        kind: ParamKind::Integer,
+        default: Some(13.0),
+        min: 0.0,
+        max: 13.0,
+    },
+];
+
+/// TA-Lib 0.8's moving-average types as KDJ takes them.
+const KDJ_MATYPES: &str = "TA-Lib moving-average type: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3, 9 HMA, 10 none, 11 default (13), 12 ZLEMA, 13 Wilder.";
 
 /// The moving-average types, as TA-Lib numbers them.
 const MATYPES: &str = "TA-Lib moving-average type: 0 SMA, 1 EMA, 2 WMA, 3 DEMA, 4 TEMA, 5 TRIMA, 6 KAMA, 7 MAMA, 8 T3.";
@@ -1764,6 +1787,24 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("FRACTAL"),
         warmup: "left + right",
     },
+    IndicatorInfo {
+        name: "kdj",
+        title: "KDJ",
+        family: "momentum",
+        aliases: &["kdj_stochastic"],
+        description: "Slow stochastic with Wilder-smoothed K and D (by default) and J = 3K - 2D.",
+        inputs: HLC,
+        params: &[
+            int("fastk", 9.0, 1.0, "Fast %K window in bars."),
+            int("slowk", 3.0, 1.0, "K smoothing period."),
+            KDJ_MATYPE[0],
+            int("slowd", 3.0, 1.0, "D smoothing period."),
+            KDJ_MATYPE[1],
+        ],
+        outputs: &["k", "d", "j"],
+        talib: Some("KDJ"),
+        warmup: "fastk - 1 + the two averages' lookbacks",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -2230,6 +2271,17 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
             PercentageVolumeOscillator::new(p.int("fast")?, p.int("slow")?, p.int("matype")?)?.over(bars)?,
         )],
         "rvol" => vec![("rvol", RelativeVolume::new(p.int("period")?)?.over(bars)?)],
+        "kdj" => {
+            let s = Kdj::new(
+                p.int("fastk")?,
+                p.int("slowk")?,
+                p.int("slowk_matype")?,
+                p.int("slowd")?,
+                p.int("slowd_matype")?,
+            )?
+            .over(bars)?;
+            vec![("k", s.k), ("d", s.d), ("j", s.j)]
+        }
         "fractal" => {
             let s = Fractal::new(p.int("left")?, p.int("right")?)?.over(bars)?;
             vec![("swing_high", s.swing_high), ("swing_low", s.swing_low)]

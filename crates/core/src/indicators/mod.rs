@@ -80,10 +80,10 @@ pub use momentum::{
     AwesomeOscillator, BalanceOfPower, ChandeMomentumOscillator, ChandeMomentumOscillatorUnsmoothed,
     CommodityChannelIndex, CoppockCurve, DetrendedPriceOscillator, EfficiencyRatio, ElderRayIndex, ElderRayOutput,
     ElderRaySeries, FastStochastic, ForecastOscillator, Fractal, FractalOutput, FractalSeries, IntradayMomentumIndex,
-    Momentum, PercentagePriceOscillator, Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio,
-    RateOfChangeRatio100, RelativeStrengthIndex, StochasticOscillator, StochasticOutput, StochasticRsi,
-    StochasticSeries, Trix, TrueStrengthIndex, UltimateOscillator, VerticalHorizontalFilter, Vortex, VortexOutput,
-    VortexSeries, WilliamsAccumulationDistribution, WilliamsPercentRange,
+    Kdj, KdjOutput, KdjSeries, Momentum, PercentagePriceOscillator, Qstick, RateOfChange, RateOfChangePercentage,
+    RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,
+    StochasticRsi, StochasticSeries, Trix, TrueStrengthIndex, UltimateOscillator, VerticalHorizontalFilter, Vortex,
+    VortexOutput, VortexSeries, WilliamsAccumulationDistribution, WilliamsPercentRange,
 };
 pub use price::{
     AverageDeviation, AveragePrice, HeikinAshi, HeikinAshiOutput, HeikinAshiSeries, MedianPrice, TypicalPrice,
