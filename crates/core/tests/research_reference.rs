@@ -13,6 +13,9 @@ use serde_json::Value;
 use tradeterm_core::research::deflated_sharpe::{
     SharpeStats, deflated_sharpe_ratio, probabilistic_sharpe_ratio, sharpe_variance,
 };
+use tradeterm_core::research::monte_carlo::{
+    Distribution, MonteCarloConfig, Resampling, Xoshiro256StarStar, monte_carlo, percentile, sequence_stats,
+};
 use tradeterm_core::research::normal;
 use tradeterm_core::research::pbo::{CscvConfig, CscvMetric, probability_of_backtest_overfitting};
 
@@ -191,4 +194,117 @@ fn pbo_matches_numpy_itertools_cscv() {
         eprintln!("{name}: PBO {} over {} splits", r.pbo, r.splits.len());
     }
     eprintln!("PBO: worst relative difference {worst:e}");
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_str().expect("decimal string").parse().expect("u64"))
+        .collect()
+}
+
+#[test]
+fn monte_carlo_matches_python() {
+    let fx = load("monte_carlo.json");
+    let initial = num(&fx["initial_equity"]);
+    let trades = nums(&fx["trades"]);
+    let mut worst = 0.0_f64;
+
+    // The generator, bit for bit.
+    let mut rng = Xoshiro256StarStar::new(7);
+    let first: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
+    assert_eq!(first, u64s(&fx["xoshiro_seed_7"]));
+    let bounds = [1_u64, 2, 3, 10, 1000, (1 << 63) + 5];
+    let below: Vec<u64> = bounds.iter().map(|&n| rng.below(n)).collect();
+    assert_eq!(below, u64s(&fx["below_after"]));
+
+    // The statistics of the sequence as given.
+    let seq = sequence_stats(initial, &trades).unwrap();
+    let want = &fx["sequence"];
+    for (name, got) in [
+        ("final_equity", seq.final_equity),
+        ("max_drawdown", seq.max_drawdown),
+        ("max_drawdown_pct", seq.max_drawdown_pct),
+    ] {
+        worst = worst.max(rel(got, num(&want[name]), 1e-300));
+        assert_close(name, got, num(&want[name]), 1e-9);
+    }
+    assert_eq!(
+        seq.longest_losing_streak as u64,
+        want["longest_losing_streak"].as_u64().unwrap()
+    );
+
+    // numpy.percentile of fixed lists.
+    for (list, pairs) in fx["percentiles"].as_object().unwrap() {
+        let values = if list == "trades" {
+            trades.clone()
+        } else {
+            vec![3.0, -1.5, 7.25, 0.0, 2.0, 10.0, -4.0]
+        };
+        for pair in pairs.as_array().unwrap() {
+            let (p, want) = (num(&pair[0]), num(&pair[1]));
+            let got = percentile(&values, p).unwrap();
+            worst = worst.max(rel(got, want, 1.0));
+            assert_close(&format!("{list}: percentile {p}"), got, want, 1e-12);
+        }
+    }
+
+    // Whole runs with the same generator.
+    let mut check = |name: &str, got: &Distribution, want: &Value| {
+        for (field, g) in [("mean", got.mean), ("min", got.min), ("max", got.max)] {
+            worst = worst.max(rel(g, num(&want[field]), 1.0));
+            assert_close(&format!("{name} {field}"), g, num(&want[field]), 1e-9);
+        }
+        let pairs = want["percentiles"].as_array().unwrap();
+        assert_eq!(got.percentiles.len(), pairs.len());
+        for (g, pair) in got.percentiles.iter().zip(pairs) {
+            assert_eq!(g.percentile, num(&pair[0]));
+            worst = worst.max(rel(g.value, num(&pair[1]), 1.0));
+            assert_close(&format!("{name} p{}", g.percentile), g.value, num(&pair[1]), 1e-9);
+        }
+    };
+    for run in fx["runs"].as_array().unwrap() {
+        let resampling = match run["mode"].as_str().unwrap() {
+            "bootstrap" => Resampling::Bootstrap,
+            "permutation" => Resampling::Permutation,
+            other => panic!("mode {other}"),
+        };
+        let pcts: Vec<f64> = run["final_equity"]["percentiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| num(&pair[0]))
+            .collect();
+        let config = MonteCarloConfig {
+            runs: run["runs"].as_u64().unwrap() as usize,
+            seed: run["seed"].as_u64().unwrap(),
+            resampling,
+            percentiles: pcts,
+        };
+        let mc = monte_carlo(&trades, initial, &config).unwrap();
+        let mode = format!("{resampling:?}");
+        check(&format!("{mode} final equity"), &mc.final_equity, &run["final_equity"]);
+        check(&format!("{mode} max drawdown"), &mc.max_drawdown, &run["max_drawdown"]);
+        check(
+            &format!("{mode} max drawdown %"),
+            &mc.max_drawdown_pct,
+            &run["max_drawdown_pct"],
+        );
+        check(
+            &format!("{mode} losing streak"),
+            &mc.longest_losing_streak,
+            &run["longest_losing_streak"],
+        );
+        eprintln!(
+            "{mode}: final equity p5 {:.2} p50 {:.2} p95 {:.2}; max drawdown % p50 {:.2} p95 {:.2}; streak p95 {}",
+            mc.final_equity.percentiles[0].value,
+            mc.final_equity.percentiles[2].value,
+            mc.final_equity.percentiles[4].value,
+            mc.max_drawdown_pct.percentiles[2].value,
+            mc.max_drawdown_pct.percentiles[4].value,
+            mc.longest_losing_streak.percentiles[4].value,
+        );
+    }
+    eprintln!("Monte Carlo: worst relative difference {worst:e}");
 }

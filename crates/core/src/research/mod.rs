@@ -3,6 +3,15 @@
 //! probability of backtest overfitting by combinatorially symmetric
 //! cross-validation, and Monte Carlo of a trade sequence.
 //!
+//! * [`deflated_sharpe`]: PSR, the expected maximum Sharpe ratio of N trials
+//!   and the deflated Sharpe ratio (Bailey and López de Prado, 2014);
+//! * [`pbo`]: the probability of backtest overfitting by CSCV (Bailey,
+//!   Borwein, López de Prado and Zhu);
+//! * [`monte_carlo`]: bootstrap and permutation of a trade sequence with a
+//!   seeded xoshiro256** generator; final equity, drawdown and losing-streak
+//!   distributions with numpy-convention percentiles;
+//! * [`normal`]: the standard normal CDF and its inverse they rely on.
+//!
 //! All are pure functions of their inputs; randomness comes in as a seed.
 //! Formulas, references and conventions are in each module and in
 //! `docs/research.md`.
@@ -20,5 +29,6 @@
 //! ```
 
 pub mod deflated_sharpe;
+pub mod monte_carlo;
 pub mod normal;
 pub mod pbo;
