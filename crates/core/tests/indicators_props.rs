@@ -482,7 +482,7 @@ proptest! {
     /// The TA-Lib 0.8 functions (RMA, HMA, VWMA, ZLEMA, DPO, QSTICK, AO, AC,
     /// ER, FOSC, VHF, AVGDEV, ADR, MASSI, PVT, NVI, PVI, CMF, EFI, MARKETFI,
     /// CMOU, COPPOCK, TSI, PERCENTILE, PERCENTRANK, RVI, WAD, CVI, PVO, RVOL,
-    /// ACCBANDS, ERI, VORTEX, HA, FRACTAL, KDJ):
+    /// ACCBANDS, ERI, VORTEX, HA, FRACTAL, KDJ, SMI):
     /// streaming = batch, the close-based ones also through `Next<f64>`,
     /// and the column form equals the bar form.
     #[test]
@@ -557,6 +557,7 @@ proptest! {
         multi!("fractal", Fractal::new(r, p).unwrap(), [h, l], swing_high, swing_low);
         multi!("kdj", Kdj::new(q, r, 13, r, p % 14).unwrap(), [h, l, c], k, d, j);
         multi!("kdj/classic", Kdj::new(q, p, p % 9, r, 13).unwrap(), [h, l, c], k, d, j);
+        multi!("smi", StochasticMomentumIndex::new(q, r, q, r).unwrap(), [h, l, c], smi, signal);
     }
 
     /// `reset` of the TA-Lib 0.8 functions: the same outputs as a fresh copy.
@@ -609,6 +610,7 @@ proptest! {
             "ha" => HeikinAshi::new(),
             "fractal" => Fractal::new(p, 2).unwrap(),
             "kdj" => Kdj::new(p, 3, 13, 3, 12).unwrap(),
+            "smi" => StochasticMomentumIndex::new(p, 2, 3, 2).unwrap(),
         );
     }
 
@@ -830,6 +832,7 @@ proptest! {
             HeikinAshi::new(),
             Fractal::new(p, 1).unwrap(),
             Kdj::new(p, 3, 13, 3, 9).unwrap(),
+            StochasticMomentumIndex::new(p, 2, p, 2).unwrap(),
         );
         let mut sd = StandardDeviation::new(p, 1.0).unwrap();
         for v in &values {

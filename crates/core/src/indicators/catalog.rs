@@ -28,12 +28,12 @@ use super::{
     PercentagePriceOscillator, PercentageVolumeOscillator, PlusDirectionalIndicator, PlusDirectionalMovement,
     PositiveVolumeIndex, PriceVolumeTrend, Qstick, RateOfChange, RateOfChangePercentage, RateOfChangeRatio,
     RateOfChangeRatio100, RelativeStrengthIndex, RelativeVolatilityIndex, RelativeVolume, RollingPercentile,
-    SimpleMovingAverage, StandardDeviation, StochasticOscillator, StochasticRsi, SuperTrend, T3MovingAverage,
-    TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange, TrueStrengthIndex,
-    TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage, Variance, VerticalHorizontalFilter,
-    VolumeWeightedAveragePrice, VolumeWeightedMovingAverage, Vortex, VwapAnchor, WeightedClosePrice,
-    WeightedMovingAverage, WildersMovingAverage, WilliamsAccumulationDistribution, WilliamsPercentRange,
-    ZeroLagExponentialMovingAverage,
+    SimpleMovingAverage, StandardDeviation, StochasticMomentumIndex, StochasticOscillator, StochasticRsi, SuperTrend,
+    T3MovingAverage, TimeSeriesForecast, TriangularMovingAverage, TripleExponentialMovingAverage, Trix, TrueRange,
+    TrueStrengthIndex, TypicalPrice, UltimateOscillator, VariablePeriodMovingAverage, Variance,
+    VerticalHorizontalFilter, VolumeWeightedAveragePrice, VolumeWeightedMovingAverage, Vortex, VwapAnchor,
+    WeightedClosePrice, WeightedMovingAverage, WildersMovingAverage, WilliamsAccumulationDistribution,
+    WilliamsPercentRange, ZeroLagExponentialMovingAverage,
 };
 use crate::{Bar, CoreError};
 
@@ -1805,6 +1805,23 @@ static CATALOG: &[IndicatorInfo] = &[
         talib: Some("KDJ"),
         warmup: "fastk - 1 + the two averages' lookbacks",
     },
+    IndicatorInfo {
+        name: "smi",
+        title: "Stochastic momentum index",
+        family: "momentum",
+        aliases: &["stochastic_momentum_index"],
+        description: "100 * double-smoothed (close - midpoint of the `period`-bar range) over half the double-smoothed range, -100 to 100, with an EMA signal line.",
+        inputs: HLC,
+        params: &[
+            period(13.0, 2.0, "High/low window in bars."),
+            int("fast", 2.0, 2.0, "Second (fast) EMA period."),
+            int("slow", 25.0, 2.0, "First (slow) EMA period."),
+            int("signal", 9.0, 2.0, "Signal EMA period."),
+        ],
+        outputs: &["smi", "signal"],
+        talib: Some("SMI"),
+        warmup: "period + fast + slow + signal - 4",
+    },
 ];
 
 /// Every indicator, with its aliases, parameters (defaults and bounds) and outputs.
@@ -2281,6 +2298,11 @@ pub fn compute(name: &str, params: &BTreeMap<String, f64>, bars: &[Bar]) -> Resu
             )?
             .over(bars)?;
             vec![("k", s.k), ("d", s.d), ("j", s.j)]
+        }
+        "smi" => {
+            let s = StochasticMomentumIndex::new(p.int("period")?, p.int("fast")?, p.int("slow")?, p.int("signal")?)?
+                .over(bars)?;
+            vec![("smi", s.smi), ("signal", s.signal)]
         }
         "fractal" => {
             let s = Fractal::new(p.int("left")?, p.int("right")?)?.over(bars)?;

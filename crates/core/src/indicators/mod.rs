@@ -81,9 +81,10 @@ pub use momentum::{
     CommodityChannelIndex, CoppockCurve, DetrendedPriceOscillator, EfficiencyRatio, ElderRayIndex, ElderRayOutput,
     ElderRaySeries, FastStochastic, ForecastOscillator, Fractal, FractalOutput, FractalSeries, IntradayMomentumIndex,
     Kdj, KdjOutput, KdjSeries, Momentum, PercentagePriceOscillator, Qstick, RateOfChange, RateOfChangePercentage,
-    RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, StochasticOscillator, StochasticOutput,
-    StochasticRsi, StochasticSeries, Trix, TrueStrengthIndex, UltimateOscillator, VerticalHorizontalFilter, Vortex,
-    VortexOutput, VortexSeries, WilliamsAccumulationDistribution, WilliamsPercentRange,
+    RateOfChangeRatio, RateOfChangeRatio100, RelativeStrengthIndex, SmiOutput, SmiSeries, StochasticMomentumIndex,
+    StochasticOscillator, StochasticOutput, StochasticRsi, StochasticSeries, Trix, TrueStrengthIndex,
+    UltimateOscillator, VerticalHorizontalFilter, Vortex, VortexOutput, VortexSeries, WilliamsAccumulationDistribution,
+    WilliamsPercentRange,
 };
 pub use price::{
     AverageDeviation, AveragePrice, HeikinAshi, HeikinAshiOutput, HeikinAshiSeries, MedianPrice, TypicalPrice,
