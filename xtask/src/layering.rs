@@ -421,12 +421,22 @@ fn binary_violations(rule: &BinaryRule, linked: &BTreeSet<String>) -> Vec<String
 
 /// Builds `tradeterm-core` alone (`cargo check -p tradeterm-core --lib`): with
 /// only its own features, so that a feature enabled by another workspace
-/// crate cannot hide an I/O or clock dependency.
+/// crate cannot hide an I/O or clock dependency; then `tradeterm-connect`
+/// alone, as `cargo install` builds it.
 pub fn core_alone() -> Result<()> {
     crate::run(
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(crate::workspace_root())
             .args(["check", "-p", "tradeterm-core", "--lib"]),
+    )?;
+    // The stdio connector is what users install on its own (`cargo install
+    // --path bins/tradeterm-connect`): built alone, its crates get only the
+    // features they ask for, which a workspace build hides (it once lacked
+    // rmcp's `server`).
+    crate::run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(crate::workspace_root())
+            .args(["check", "-p", "tradeterm-connect", "--bins"]),
     )
 }
 

@@ -11,7 +11,7 @@
 //!   `cargo xtask scale --short`.
 //! - `cargo xtask lint`: `cargo fmt --check`, clippy with `-D warnings`,
 //!   `cargo deny check licenses bans sources` (installs cargo-deny if missing),
-//!   `tradeterm-core` built alone, and the layering check.
+//!   `tradeterm-core` and `tradeterm-connect` built alone, and the layering check.
 //! - `cargo xtask ci`: `lint`, then `test`.
 //! - `cargo xtask layering`: only the layering check (crates and binaries).
 //! - `cargo xtask venv`: creates or updates the Python virtual environment
