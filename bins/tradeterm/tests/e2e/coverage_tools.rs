@@ -685,7 +685,10 @@ async fn detect_patterns_equals_core_on_the_closed_bars() {
             )
             .await
             .data();
-        assert_eq!(out["patterns"].as_array().unwrap().len(), 20);
+        assert_eq!(
+            out["patterns"].as_array().unwrap().len(),
+            tradeterm_core::patterns::Pattern::ALL.len()
+        );
         let scanned = out["bars_scanned"].as_u64().unwrap() as usize;
         assert_eq!(scanned as u64, lookback + 20, "{symbol}");
         assert_eq!(out["lookback"], lookback);
